@@ -81,8 +81,9 @@ class TrendForecast:
     seconds_to_empty: float | None
 
 
-def trend_forecast(balance: Series, at: datetime, reference: datetime,
-                   window_s: float) -> TrendForecast | None:
+def trend_forecast(
+    balance: Series, at: datetime, reference: datetime, window_s: float
+) -> TrendForecast | None:
     """Least-squares slope of a balance over the window, extended to zero.
 
     Needs at least two readings; a flat or rising balance does not forecast an empty one.

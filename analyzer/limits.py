@@ -13,7 +13,7 @@ from analyzer.units import GIB, KIB, MB, MIB, TIB
 
 GP2_BUCKET_CREDITS = 5_400_000.0
 GP2_BURST_IOPS = 3_000.0
-GP2_IO_BYTES = 256 * KIB
+SSD_IO_BYTES = 256 * KIB
 HDD_IO_BYTES = 1 * MIB
 
 
@@ -36,7 +36,7 @@ class CreditBucket:
         gp2 counts an I/O above 256 KiB as several; st1/sc1 count any I/O up to 1 MiB as 1 MiB.
         """
         if self.unit is Unit.IOPS:
-            return max(iops, bytes_per_second / GP2_IO_BYTES)
+            return max(iops, bytes_per_second / SSD_IO_BYTES)
         return max(bytes_per_second, iops * HDD_IO_BYTES)
 
     def drain(self, consumption: float) -> float:
@@ -77,6 +77,14 @@ class Envelope:
     bucket: CreditBucket | None = None
     approximate: bool = False
     """True where AWS publishes no exact figure (magnetic `standard` volumes)."""
+    io_unit_bytes: float | None = None
+    """The largest I/O counted as one against the IOPS limit (256 KiB SSD, 1 MiB HDD)."""
+
+    def counted_iops(self, iops: float, bytes_per_second: float) -> float:
+        """IOPS as the limit counts them: an I/O larger than the unit counts as several."""
+        if self.io_unit_bytes is None:
+            return iops
+        return max(iops, bytes_per_second / self.io_unit_bytes)
 
     def iops_limit(self, credits_left: bool = True) -> float:
         return self.iops if credits_left else self.baseline_iops
@@ -93,25 +101,32 @@ def gp2(size_gib: int) -> Envelope:
     baseline = min(max(3.0 * size_gib, 100.0), 16_000.0)
     non_burst_cap = 128 * MIB if size_gib < 334 else 250 * MIB
     if baseline >= GP2_BURST_IOPS:
-        return Envelope(baseline, 250 * MIB, baseline, 250 * MIB)
+        return Envelope(baseline, 250 * MIB, baseline, 250 * MIB, io_unit_bytes=SSD_IO_BYTES)
     burst_throughput = 128 * MIB if size_gib <= 170 else 250 * MIB
     bucket = CreditBucket(GP2_BUCKET_CREDITS, baseline, GP2_BURST_IOPS, Unit.IOPS)
     return Envelope(
         iops=GP2_BURST_IOPS,
         throughput_bps=burst_throughput,
         baseline_iops=baseline,
-        baseline_throughput_bps=min(non_burst_cap, baseline * GP2_IO_BYTES),
+        baseline_throughput_bps=min(non_burst_cap, baseline * SSD_IO_BYTES),
         bucket=bucket,
+        io_unit_bytes=SSD_IO_BYTES,
     )
 
 
-def _hdd(size_gib: int, base_per_tib: float, base_max: float, burst_per_tib: float,
-         burst_max: float, max_iops: float) -> Envelope:
+def _hdd(
+    size_gib: int,
+    base_per_tib: float,
+    base_max: float,
+    burst_per_tib: float,
+    burst_max: float,
+    max_iops: float,
+) -> Envelope:
     tib = size_gib * GIB / TIB
     baseline = min(base_per_tib * tib, base_max) * MIB
     burst = min(burst_per_tib * tib, burst_max) * MIB
     bucket = CreditBucket(size_gib * GIB, baseline, burst, Unit.BYTES_PER_SECOND)
-    return Envelope(max_iops, burst, max_iops, baseline, bucket)
+    return Envelope(max_iops, burst, max_iops, baseline, bucket, io_unit_bytes=HDD_IO_BYTES)
 
 
 def st1(size_gib: int) -> Envelope:
@@ -125,7 +140,9 @@ def sc1(size_gib: int) -> Envelope:
 def gp3(iops: int | None, throughput_mibps: int | None) -> Envelope:
     provisioned_iops = float(iops or 3_000)
     throughput = float(throughput_mibps or 125) * MIB
-    return Envelope(provisioned_iops, throughput, provisioned_iops, throughput)
+    return Envelope(
+        provisioned_iops, throughput, provisioned_iops, throughput, io_unit_bytes=SSD_IO_BYTES
+    )
 
 
 def io1(iops: int, nitro: bool | None = True) -> Envelope:
@@ -134,12 +151,12 @@ def io1(iops: int, nitro: bool | None = True) -> Envelope:
         throughput = min(effective * 256 * KIB, 500 * MIB)
     else:
         throughput = min(effective * 16 * KIB, 1_000 * MIB)
-    return Envelope(effective, throughput, effective, throughput)
+    return Envelope(effective, throughput, effective, throughput, io_unit_bytes=SSD_IO_BYTES)
 
 
 def io2(iops: int) -> Envelope:
     throughput = min(0.256 * MIB * iops, 4_000 * MIB)
-    return Envelope(float(iops), throughput, float(iops), throughput)
+    return Envelope(float(iops), throughput, float(iops), throughput, io_unit_bytes=SSD_IO_BYTES)
 
 
 def standard() -> Envelope:

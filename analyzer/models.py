@@ -124,7 +124,7 @@ class InstanceType:
 
     @property
     def ebs_bursts(self) -> bool:
-        """Types whose baseline is below their maximum run at maximum only while EBS credits last."""
+        """Whether the type runs at its maximum only while EBS burst credits last."""
         return (self.baseline_iops or 0) < (self.maximum_iops or 0) or (
             self.baseline_throughput_bps or 0
         ) < (self.maximum_throughput_bps or 0)

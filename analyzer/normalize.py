@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from functools import reduce
+from itertools import pairwise
 
 from analyzer.models import Measure, Status
 from analyzer.series import Series, combine_status
@@ -25,7 +27,7 @@ def detect_period(series: Series, requested_s: int) -> int:
     stamps = series.timestamps
     if len(stamps) < 2:
         return requested_s
-    gaps = [int((b - a).total_seconds()) for a, b in zip(stamps, stamps[1:], strict=False)]
+    gaps = [int((b - a).total_seconds()) for a, b in pairwise(stamps)]
     step = reduce(math.gcd, gaps)
     detected = requested_s
     for resolution in CLOUDWATCH_RESOLUTIONS:
@@ -53,15 +55,16 @@ def add(*parts: Series) -> Series:
     period = max(p.period_s for p in parts)
     if status is not Status.OK:
         return Series((), (), period, status, error)
-    totals: dict = {}
+    totals: dict[datetime, float] = {}
     for part in parts:
         for stamp, value in part.points():
             totals[stamp] = totals.get(stamp, 0.0) + value
     return Series.of(totals.items(), period)
 
 
-def divide(numerator: Series, denominator: Series,
-           transform: Callable[[float, float], float] | None = None) -> Series:
+def divide(
+    numerator: Series, denominator: Series, transform: Callable[[float, float], float] | None = None
+) -> Series:
     """Pointwise ratio where both have a point and the denominator is positive."""
     status, error = combine_status(numerator, denominator)
     if status is Status.ERROR:

@@ -58,7 +58,9 @@ class Series:
         cut = bisect.bisect_right(self.timestamps, end - timedelta(seconds=self.period_s))
         if cut == len(self.timestamps):
             return self
-        return Series(self.timestamps[:cut], self.values[:cut], self.period_s, self.status, self.error)
+        return Series(
+            self.timestamps[:cut], self.values[:cut], self.period_s, self.status, self.error
+        )
 
     def between(self, start: datetime, end: datetime) -> Series:
         """The periods that start at or after `start` and are complete by `end`."""
@@ -79,7 +81,13 @@ class Series:
         return sum(self.values) / len(self.values)
 
     def map(self, fn: Callable[[float], float]) -> Series:
-        return Series(self.timestamps, tuple(fn(v) for v in self.values), self.period_s, self.status, self.error)
+        return Series(
+            self.timestamps,
+            tuple(fn(v) for v in self.values),
+            self.period_s,
+            self.status,
+            self.error,
+        )
 
 
 def combine_status(*series: Series) -> tuple[Status, str | None]:

@@ -35,8 +35,16 @@ def test_gp2_from_1000_gib_has_no_burst(size_gib: int) -> None:
 
 @pytest.mark.parametrize(
     ("size_gib", "baseline"),
-    [(1, 100), (33, 100), (34, 102), (50, 150), (100, 300), (250, 750), (5_334, 16_000),
-     (16_384, 16_000)],
+    [
+        (1, 100),
+        (33, 100),
+        (34, 102),
+        (50, 150),
+        (100, 300),
+        (250, 750),
+        (5_334, 16_000),
+        (16_384, 16_000),
+    ],
 )
 def test_gp2_baseline_is_3_iops_per_gib_between_100_and_16000(size_gib: int, baseline: int) -> None:
     assert limits.gp2(size_gib).baseline_iops == baseline
@@ -75,8 +83,12 @@ def test_gp2_iops_limit_is_burst_while_credits_last_then_baseline() -> None:
 
 @pytest.mark.parametrize(
     ("factory", "size_gib", "burst_seconds"),
-    [(limits.st1, 1_024, 4_993), (limits.st1, 2_048, 4_993), (limits.sc1, 1_024, 15_420),
-     (limits.sc1, 3_200, 15_420)],
+    [
+        (limits.st1, 1_024, 4_993),
+        (limits.st1, 2_048, 4_993),
+        (limits.sc1, 1_024, 15_420),
+        (limits.sc1, 3_200, 15_420),
+    ],
 )
 def test_hdd_full_bucket_duration(factory, size_gib: int, burst_seconds: int) -> None:  # type: ignore[no-untyped-def]
     bucket = factory(size_gib).bucket
@@ -138,7 +150,9 @@ def test_volume_envelope_dispatches_on_type() -> None:
 
     assert limits.volume_envelope(volume("gp2")) == limits.gp2(100)
     assert limits.volume_envelope(volume("io2", iops=5_000)) == limits.io2(5_000)
-    assert limits.volume_envelope(volume("io1", iops=50_000), InstanceType("m4.large", nitro=False)) == limits.io1(50_000, False)
+    assert limits.volume_envelope(
+        volume("io1", iops=50_000), InstanceType("m4.large", nitro=False)
+    ) == limits.io1(50_000, False)
     assert limits.volume_envelope(volume("future-type")) is None
     assert limits.has_burst_balance(volume("gp2"))
     assert not limits.has_burst_balance(volume("gp2", size=1_000))

@@ -73,8 +73,11 @@ def raw_volume(ops_per_min, bytes_per_min, idle_s=None, balance=None):
 
 
 def test_volume_measures():
-    out = normalize.volume(raw_volume([90_000, 60_000], [90_000 * 4096, 60_000 * 16384],
-                                      idle_s=[0, 30], balance=[40, 38]))
+    out = normalize.volume(
+        raw_volume(
+            [90_000, 60_000], [90_000 * 4096, 60_000 * 16384], idle_s=[0, 30], balance=[40, 38]
+        )
+    )
     assert list(out[Measure.IOPS].values) == [1_500, 1_000]
     assert list(out[Measure.READ_IOPS].values) == [1_125, 750]
     assert list(out[Measure.THROUGHPUT].values) == [1_500 * 4096, 1_000 * 16384]

@@ -1,0 +1,136 @@
+"""boto3 clients through the standard credential chain, and what their failures mean.
+
+Retries are botocore's own (`standard` mode); this module only decides whether a failure
+that is left after them means "no access" (fatal for a command) or "this call failed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ProfileNotFound,
+    ReadTimeoutError,
+    TokenRetrievalError,
+)
+
+from analyzer import __version__
+from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
+
+ACCESS_CODES = frozenset(
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "AuthFailure",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "InvalidClientTokenId",
+        "OptInRequired",
+        "SignatureDoesNotMatch",
+        "UnauthorizedOperation",
+        "UnrecognizedClientException",
+    }
+)
+
+UNREACHABLE = (
+    EndpointConnectionError,
+    ConnectTimeoutError,
+    ReadTimeoutError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    TokenRetrievalError,
+)
+
+CLIENT_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 5},
+    user_agent_extra=f"ebs-bottleneck-analyzer/{__version__}",
+    connect_timeout=10,
+    read_timeout=30,
+)
+
+
+def default_region() -> str | None:
+    """The region the SDK would use (AWS_REGION, AWS_DEFAULT_REGION, the profile)."""
+    try:
+        region: str | None = boto3.session.Session().region_name
+        return region
+    except ProfileNotFound as exc:
+        raise ConfigError(f"AWS profile: {exc}") from None
+
+
+@dataclass
+class Clients:
+    """The clients of one region, created once and reused across cycles."""
+
+    region: str
+    _session: boto3.session.Session = field(repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def for_region(cls, region: str) -> Clients:
+        try:
+            return cls(region, boto3.session.Session(region_name=region))
+        except ProfileNotFound as exc:
+            raise ConfigError(f"AWS profile: {exc}") from None
+
+    def client(self, service: str) -> Any:
+        if service not in self._cache:
+            try:
+                self._cache[service] = self._session.client(service, config=CLIENT_CONFIG)
+            except NoRegionError:
+                raise ConfigError("no AWS region: pass --region or set AWS_REGION") from None
+        return self._cache[service]
+
+    @property
+    def ec2(self) -> Any:
+        return self.client("ec2")
+
+    @property
+    def cloudwatch(self) -> Any:
+        return self.client("cloudwatch")
+
+    @property
+    def rds(self) -> Any:
+        return self.client("rds")
+
+
+ClientFactory = Callable[[str], Clients]
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", "Unknown"))
+
+
+def error_text(exc: BaseException) -> str:
+    if isinstance(exc, ClientError):
+        message = exc.response.get("Error", {}).get("Message", "")
+        return f"{error_code(exc)}: {message}".rstrip(": ")
+    return str(exc) or type(exc).__name__
+
+
+@contextmanager
+def calling(operation: str, region: str) -> Iterator[None]:
+    """Name the call in whatever escapes: `ec2:DescribeVolumes in us-east-1: AccessDenied: …`."""
+    where = f"{operation} in {region}"
+    try:
+        yield
+    except ClientError as exc:
+        if error_code(exc) in ACCESS_CODES:
+            raise AwsAccessError(f"{where}: {error_text(exc)}") from None
+        raise AwsCallError(f"{where}: {error_text(exc)}", error_code(exc)) from None
+    except UNREACHABLE as exc:
+        raise AwsAccessError(f"{where}: {error_text(exc)}") from None
+    except BotoCoreError as exc:
+        raise AwsCallError(f"{where}: {error_text(exc)}") from None

@@ -1,0 +1,174 @@
+"""The command line: parse arguments, build the pieces, call them. Nothing else lives here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from analyzer import __version__, logs, report, rules
+from analyzer import settings as settings_mod
+from analyzer.errors import AnalyzerError, ConfigError
+
+PROG = "ebs-analyzer"
+
+EPILOG = """\
+exit codes: 0 success (whatever was found), 2 invalid configuration or rule files,
+3 AWS unreachable or access denied.
+Every option also reads an EBS_ANALYZER_<NAME> variable (lists comma-separated), e.g.
+EBS_ANALYZER_REGION=us-east-1,eu-west-1. AWS access uses the SDK's usual chain
+(AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL, instance and pod roles).
+"""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("common options")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="YAML file of settings (env: EBS_ANALYZER_CONFIG)",
+    )
+    group.add_argument(
+        "--rules",
+        metavar="DIR",
+        action="append",
+        help="rule directory; repeat to layer directories, later ids override "
+        "earlier ones (default: the shipped rules)",
+    )
+    group.add_argument(
+        "--region",
+        metavar="R",
+        action="append",
+        help="AWS region to watch; repeatable (default: the SDK's region)",
+    )
+    group.add_argument(
+        "--tag",
+        metavar="KEY=VALUE",
+        action="append",
+        help="only resources with this tag, and what they are attached to; repeatable",
+    )
+    group.add_argument(
+        "--lookback",
+        metavar="DURATION",
+        help="history fetched for the first analysis, e.g. 3h (default 3h)",
+    )
+    group.add_argument(
+        "--log-level",
+        default=os.environ.get("EBS_ANALYZER_LOG_LEVEL", "warning"),
+        choices=["debug", "info", "warning", "error"],
+        help="log level on stderr (default: warning)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Warns before an EBS volume, EC2 instance or RDS storage limit holds a "
+        "workload back.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    once = commands.add_parser(
+        "once",
+        help="one full cycle (discover, backfill history, analyze), print the report",
+        description="Discover resources, fetch their recent history from CloudWatch, analyze "
+        "it and print the report on stdout. Logs go to stderr.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    once.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
+    )
+    _common(once)
+
+    rules_cmd = commands.add_parser("rules", help="validate or list rule files")
+    rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+    check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
+    check.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="rule directories or files (default: the shipped rules)",
+    )
+    listing = rules_sub.add_parser("list", help="list the rules in force")
+    listing.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="rule directories (default: the shipped rules)",
+    )
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> settings_mod.Settings:
+    config = args.config or (
+        Path(os.environ["EBS_ANALYZER_CONFIG"]) if os.environ.get("EBS_ANALYZER_CONFIG") else None
+    )
+    flags: dict[str, Any] = {
+        "region": args.region,
+        "tag": args.tag,
+        "rules": args.rules,
+        "lookback": args.lookback,
+    }
+    return settings_mod.load(flags, config)
+
+
+def _once(args: argparse.Namespace) -> int:
+    from analyzer.cycle import Analyzer
+
+    settings = _settings(args)
+    ruleset = rules.load(settings.rule_dirs)
+    result = Analyzer(settings, ruleset).run(datetime.now(UTC))
+    render = report.to_json if args.format == "json" else report.to_text
+    sys.stdout.write(render(result.snapshot, result.findings, settings.forecast_window))
+    if args.format == "json":
+        sys.stdout.write("\n")
+    return 0
+
+
+def _rules(args: argparse.Namespace) -> int:
+    ruleset = rules.load(args.dirs or None)
+    if args.rules_command == "check":
+        enabled = len(ruleset.rules)
+        print(f"{len(ruleset)} rule(s) valid ({enabled} enabled)")
+        return 0
+    for loaded in ruleset.loaded:
+        rule = loaded.rule
+        state = "" if rule.enabled else "  (disabled)"
+        types = ",".join(t.value for t in rule.resource_types)
+        print(
+            f"{rule.id:<34} {rule.kind:<18} {rule.severity.value:<8} {types:<16} "
+            f"{loaded.source.name}{state}"
+        )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logs.configure(getattr(args, "log_level", "warning"))
+    try:
+        if args.command == "once":
+            return _once(args)
+        if args.command == "rules":
+            return _rules(args)
+        raise ConfigError(f"unknown command {args.command!r}")
+    except AnalyzerError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""What every rule kind shares: the rule-file fields, and how a rule decides it applies."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from analyzer.models import Finding, ResourceType, Severity, Volume
+from analyzer.series import Series
+from analyzer.snapshot import ResourceState, Snapshot
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def parse_duration(value: Any) -> Any:
+    """`90s`, `15m`, `1h`, `1d`, or a number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 15m")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match:
+            return float(match.group(1)) * _SECONDS[match.group(2)]
+        raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h")
+    return value
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), Field(ge=0)]
+PositiveDuration = Annotated[float, BeforeValidator(parse_duration), Field(gt=0)]
+
+
+class RuleBase(BaseModel):
+    """The fields every rule has. Subclasses add their parameters and `evaluate`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=128)
+    kind: str
+    resource_types: tuple[ResourceType, ...] = Field(min_length=1)
+    severity: Severity
+    for_: Duration = Field(default=0.0, alias="for")
+    volume_types: tuple[str, ...] | None = None
+    """Only volumes of these types (and RDS storage of these types)."""
+    description: str = ""
+    enabled: bool = True
+
+    supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
+
+    @model_validator(mode="after")
+    def _supported_resource_types(self) -> RuleBase:
+        unsupported = [t.value for t in self.resource_types if t not in self.supported]
+        if unsupported:
+            allowed = ", ".join(sorted(t.value for t in self.supported))
+            raise ValueError(
+                f"kind {self.kind!r} does not apply to {', '.join(unsupported)} "
+                f"(it applies to {allowed})"
+            )
+        return self
+
+    def applies_to(self, state: ResourceState) -> bool:
+        if state.ref.resource_type not in self.resource_types:
+            return False
+        if self.volume_types is not None and isinstance(state.resource, Volume):
+            return state.resource.volume_type in self.volume_types
+        return True
+
+    def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
+        """The finding this rule makes of `state` with the data complete by `at`, if any."""
+        raise NotImplementedError
+
+
+def recent(series: Series, at: datetime, window_s: float) -> Series:
+    return series.between(at - timedelta(seconds=window_s), at)
+
+
+def window_evidence(series: Series, window_s: float) -> dict[str, Any]:
+    """Which data a finding rests on: the window, the resolution and the datapoints used."""
+    return {
+        "window_start": series.timestamps[0].isoformat() if series.timestamps else None,
+        "window_end": (series.timestamps[-1] + timedelta(seconds=series.period_s)).isoformat()
+        if series.timestamps
+        else None,
+        "window_seconds": window_s,
+        "period_seconds": series.period_s,
+        "datapoints": len(series),
+    }

@@ -1,0 +1,83 @@
+"""The next bottleneck: which limit binds once the one a finding names is lifted.
+
+The workload is assumed to grow at its present I/O size and mix. Every other limit on its I/O
+path (the resource's other dimension, the instance behind a volume, each volume behind an
+instance) is compared with what it carries now; the one with the least headroom binds next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from analyzer.detectors.base import recent
+from analyzer.models import Bottleneck, Measure, NextBottleneck, ResourceType, Unit
+from analyzer.snapshot import ResourceState, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    bottleneck: Bottleneck
+    resource_id: str
+    limit: float
+    observed: float
+    unit: Unit
+
+    @property
+    def headroom(self) -> float:
+        return self.limit / self.observed
+
+
+def _candidates(
+    state: ResourceState, at: datetime, window_s: float, burst_level: bool
+) -> list[_Candidate]:
+    """The IOPS and throughput limits of one resource against its mean rates in the window.
+
+    With `burst_level`, the limits are those that hold while credits last (the level a credit
+    problem, once solved, gives back); otherwise those in force at `at`.
+    """
+    if state.envelope is None or state.envelope.approximate:
+        return []
+    iops_limit: float | None
+    bps_limit: float | None
+    if burst_level:
+        iops_limit, bps_limit = state.envelope.iops, state.envelope.throughput_bps
+    else:
+        iops_limit, bps_limit = state.iops_limit(at), state.throughput_limit(at)
+    kind = state.ref.resource_type
+    on_volume = kind is ResourceType.VOLUME
+    iops_bottleneck = Bottleneck.VOLUME_IOPS if on_volume else Bottleneck.INSTANCE_IOPS
+    bps_bottleneck = Bottleneck.VOLUME_THROUGHPUT if on_volume else Bottleneck.INSTANCE_THROUGHPUT
+    out = []
+    iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
+    bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
+    if iops and iops_limit:
+        out.append(_Candidate(iops_bottleneck, state.ref.resource_id, iops_limit, iops, Unit.IOPS))
+    if bps and bps_limit:
+        out.append(
+            _Candidate(bps_bottleneck, state.ref.resource_id, bps_limit, bps, Unit.BYTES_PER_SECOND)
+        )
+    return out
+
+
+def next_bottleneck(
+    state: ResourceState, snapshot: Snapshot, at: datetime, window_s: float, lifted: Bottleneck
+) -> NextBottleneck | None:
+    credits_lifted = lifted in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
+    own = [
+        c
+        for c in _candidates(state, at, window_s, burst_level=credits_lifted)
+        if c.bottleneck is not lifted
+    ]
+    behind = [
+        c
+        for other in snapshot.related(state)
+        for c in _candidates(other, at, window_s, burst_level=False)
+    ]
+    candidates = own + behind
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda c: c.headroom)
+    return NextBottleneck(
+        best.bottleneck, best.limit, best.unit, best.resource_id, round(best.headroom, 3)
+    )

@@ -1,0 +1,47 @@
+"""structlog on stderr: a console renderer on a terminal, JSON lines elsewhere.
+
+stdout stays free for reports. Values under keys that name secrets are redacted.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+SECRET_KEYS = ("webhook", "token", "secret", "password", "authorization")
+
+
+def redact(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    for key in list(event):
+        if any(word in key.lower() for word in SECRET_KEYS):
+            event[key] = "[redacted]"
+    return event
+
+
+def configure(level: str = "info", json_lines: bool | None = None) -> None:
+    if json_lines is None:
+        json_lines = not sys.stderr.isatty()
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if json_lines
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            redact,
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping()[level.upper()]
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

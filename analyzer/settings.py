@@ -1,0 +1,127 @@
+"""One frozen settings model, fed by flags, EBS_ANALYZER_* variables and an optional YAML file.
+
+Precedence: a flag beats its variable, which beats the file. Unknown keys in the file are
+errors, and every error names the flag, variable or file the bad value came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from analyzer.detectors.base import parse_duration
+from analyzer.errors import ConfigError
+
+ENV_PREFIX = "EBS_ANALYZER_"
+
+Seconds = Annotated[float, BeforeValidator(parse_duration)]
+List = Annotated[tuple[str, ...], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+
+    region: List = ()
+    """AWS regions to watch; empty means the SDK's region."""
+    tag: List = ()
+    """Only resources with these tags (Key=Value or Key), and what they are attached to."""
+    rules: List = ()
+    """Rule directories, in order; empty means the shipped rules."""
+    lookback: Seconds = Field(default=3 * 3600.0, gt=0, le=15 * 86400.0)
+    """History fetched on the first cycle, so that it can already forecast."""
+    settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
+    """The newest minutes are often incomplete in CloudWatch: leave them out."""
+    forecast_window: Seconds = Field(default=300.0, gt=0, le=86400.0)
+    """The window over which the reported time to empty averages the drain."""
+
+    @field_validator("region", "tag", "rules", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("tag")
+    @classmethod
+    def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if not item.partition("=")[0].strip():
+                raise ValueError(f"{item!r} is not Key=Value or Key")
+        return value
+
+    @property
+    def rule_dirs(self) -> list[Path]:
+        return [Path(p) for p in self.rules]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: tuple[PydanticBaseSettingsSource, ...] = (init_settings, env_settings)
+        if settings_cls.model_config.get("yaml_file"):
+            sources += (YamlConfigSettingsSource(settings_cls),)
+        return sources
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _origin(name: str, flags: Mapping[str, Any], config_file: Path | None) -> str:
+    if name in flags:
+        return _flag(name)
+    env = ENV_PREFIX + name.upper()
+    if env in os.environ:
+        return env
+    if config_file is not None:
+        return f"{config_file}: {name}"
+    return name
+
+
+def _check_file(config_file: Path) -> None:
+    try:
+        document = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        raise ConfigError(f"{config_file}:{where} invalid YAML") from None
+    if document is not None and not isinstance(document, dict):
+        raise ConfigError(f"{config_file}: expected a mapping of settings")
+
+
+def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None) -> Settings:
+    """Settings from flags (only those given), the environment and the file."""
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    cls: type[Settings] = Settings
+    if config_file is not None:
+        _check_file(config_file)
+        config = {**Settings.model_config, "yaml_file": config_file}
+        cls = type("Settings", (Settings,), {"model_config": config})
+    try:
+        return cls(**given)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else "settings"
+            message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+            problems.append(f"{_origin(name, given, config_file)}: {message}")
+        raise ConfigError("; ".join(problems)) from None
