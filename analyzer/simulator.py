@@ -45,8 +45,9 @@ def steps(*changes: tuple[float, float]) -> Callable[[float], float]:
     return demand
 
 
-def daily(low: float, high: float, busy_from_h: float, busy_to_h: float,
-          offset_s: float = 0.0) -> Callable[[float], float]:
+def daily(
+    low: float, high: float, busy_from_h: float, busy_to_h: float, offset_s: float = 0.0
+) -> Callable[[float], float]:
     """A daily cycle: `high` between the two hours of the day, `low` otherwise."""
 
     def demand(t: float) -> float:
@@ -103,8 +104,9 @@ class SimInstance:
         envelope = self.envelope
         if envelope is not None:
             self.io_credits = (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S
-            self.byte_credits = (envelope.throughput_bps - envelope.baseline_throughput_bps) * \
-                INSTANCE_BURST_S
+            self.byte_credits = (
+                envelope.throughput_bps - envelope.baseline_throughput_bps
+            ) * INSTANCE_BURST_S
 
     @property
     def envelope(self) -> Envelope | None:
@@ -129,9 +131,10 @@ class _Minute:
     throughput_exceeded: float = 0.0
 
 
-def _served(sim: SimVolume, t: float) -> tuple[float, float, float, bool, bool]:
-    """What a volume can serve this second: (iops, io size, demand iops, iops-capped,
-    throughput-capped), before the instance's limits."""
+def _served(sim: SimVolume, t: float, reaching: float) -> tuple[float, float, float, bool, bool]:
+    """What a volume serves this second before the instance's limits: (iops, io size, demand,
+    IOPS exceeded, throughput exceeded). Only the share `reaching` of the demand gets past the
+    instance to the volume, and only that can exceed the volume's limits."""
     envelope = sim.envelope
     demand = max(sim.demand.iops(t), 0.0)
     size = sim.demand.io_size_bytes
@@ -143,9 +146,23 @@ def _served(sim: SimVolume, t: float) -> tuple[float, float, float, bool, bool]:
     bucket = sim.bucket
     if bucket is not None:
         # Never spend more than the credits left plus what this second earns.
-        per_io = bucket.consumption(1.0, size)
-        served = min(served, (bucket.baseline + sim.credits) / per_io)
-    return served, size, demand, demand > iops_cap * 1.0001, demand > bps_cap * 1.0001
+        served = min(served, (bucket.baseline + sim.credits) / bucket.consumption(1.0, size))
+    arriving = demand * reaching
+    return served, size, demand, arriving > iops_cap * 1.0001, arriving > bps_cap * 1.0001
+
+
+def _instance_share(envelope: Envelope | None, inst: SimInstance, t: float) -> float:
+    """The share of the demand on all volumes that the instance's EBS limits let through."""
+    if envelope is None:
+        return 1.0
+    iops = sum(max(s.demand.iops(t), 0.0) for s in inst.volumes)
+    bps = sum(max(s.demand.iops(t), 0.0) * s.demand.io_size_bytes for s in inst.volumes)
+    share = 1.0
+    if iops > 0:
+        share = min(share, envelope.iops_limit(inst.io_credits > 0) / iops)
+    if bps > 0:
+        share = min(share, envelope.throughput_limit(inst.byte_credits > 0) / bps)
+    return share
 
 
 class Simulation:
@@ -177,7 +194,8 @@ class Simulation:
         for _ in range(60):
             t = float(self.elapsed_s)
             self._resize(t)
-            tentative = [_served(s, t) for s in inst.volumes]
+            reaching = _instance_share(envelope, inst, t)
+            tentative = [_served(s, t, reaching) for s in inst.volumes]
             total_iops = sum(iops for iops, *_ in tentative)
             total_bps = sum(iops * size for iops, size, *_ in tentative)
             scale = 1.0
@@ -185,29 +203,38 @@ class Simulation:
             if envelope is not None:
                 iops_cap = envelope.iops_limit(inst.io_credits > 0)
                 bps_cap = envelope.throughput_limit(inst.byte_credits > 0)
-                demand_iops = sum(d for _, _, d, *_ in tentative)
-                demand_bps = sum(d * size for _, size, d, *_ in tentative)
-                inst_iops_hit = demand_iops > iops_cap * 1.0001
-                inst_bps_hit = demand_bps > bps_cap * 1.0001
+                # Exceeded only by what the volumes would accept: a volume cap holds the rest.
+                inst_iops_hit = total_iops > iops_cap * 1.0001
+                inst_bps_hit = total_bps > bps_cap * 1.0001
                 if total_iops > iops_cap:
                     scale = min(scale, iops_cap / total_iops)
                 if total_bps > bps_cap:
                     scale = min(scale, bps_cap / total_bps)
-                inst.io_credits = _refill(inst.io_credits, envelope.baseline_iops,
-                                          total_iops * scale,
-                                          (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S)
+                inst.io_credits = _refill(
+                    inst.io_credits,
+                    envelope.baseline_iops,
+                    total_iops * scale,
+                    (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S,
+                )
                 inst.byte_credits = _refill(
-                    inst.byte_credits, envelope.baseline_throughput_bps, total_bps * scale,
+                    inst.byte_credits,
+                    envelope.baseline_throughput_bps,
+                    total_bps * scale,
                     (envelope.throughput_bps - envelope.baseline_throughput_bps) * INSTANCE_BURST_S,
                 )
-                inst_minute.balance += _percent(inst.io_credits, envelope.iops - envelope.baseline_iops)
-                inst_minute.balance2 += _percent(inst.byte_credits, envelope.throughput_bps -
-                                                 envelope.baseline_throughput_bps)
+                inst_minute.balance += _percent(
+                    inst.io_credits, envelope.iops - envelope.baseline_iops
+                )
+                inst_minute.balance2 += _percent(
+                    inst.byte_credits, envelope.throughput_bps - envelope.baseline_throughput_bps
+                )
                 inst_minute.iops_exceeded = max(inst_minute.iops_exceeded, float(inst_iops_hit))
-                inst_minute.throughput_exceeded = max(inst_minute.throughput_exceeded,
-                                                      float(inst_bps_hit))
-            for sim, (iops, size, demand, iops_hit, bps_hit) in zip(inst.volumes, tentative,
-                                                                    strict=True):
+                inst_minute.throughput_exceeded = max(
+                    inst_minute.throughput_exceeded, float(inst_bps_hit)
+                )
+            for sim, (iops, size, demand, iops_hit, bps_hit) in zip(
+                inst.volumes, tentative, strict=True
+            ):
                 served = iops * scale
                 acc = vol_minutes[sim.volume.volume_id]
                 _account(acc, sim, served, size, demand)
@@ -216,9 +243,12 @@ class Simulation:
                 acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
                 bucket = sim.bucket
                 if bucket is not None:
-                    sim.credits = _refill(sim.credits, bucket.baseline,
-                                          bucket.consumption(served, served * size),
-                                          bucket.capacity)
+                    sim.credits = _refill(
+                        sim.credits,
+                        bucket.baseline,
+                        bucket.consumption(served, served * size),
+                        bucket.capacity,
+                    )
                     acc.balance += 100.0 * sim.credits / bucket.capacity
             self.elapsed_s += 1
         stamp = self.now - timedelta(seconds=60)
@@ -254,7 +284,9 @@ def _percent(credits: float, per_second_span: float) -> float:
 def _account(acc: _Minute, sim: SimVolume, served: float, size: float, demand: float) -> None:
     reads = served * sim.demand.read_fraction
     writes = served - reads
-    service = HDD_SERVICE_S if sim.volume.volume_type in ("st1", "sc1", "standard") else SSD_SERVICE_S
+    service = (
+        HDD_SERVICE_S if sim.volume.volume_type in ("st1", "sc1", "standard") else SSD_SERVICE_S
+    )
     # Throttled I/O waits in the queue: latency grows with how far demand exceeds service.
     latency = service * (min(demand / served, 50.0) if served > 0 and demand > served else 1.0)
     acc.read_ops += reads
@@ -306,12 +338,19 @@ def _emit_instance(out: Datapoints, inst: SimInstance, acc: _Minute, stamp: date
 
 
 AVERAGED = frozenset({"EBSIOBalance%", "EBSByteBalance%", "BurstBalance", "VolumeQueueLength"})
-MAXIMUM = frozenset({"InstanceEBSIOPSExceededCheck", "InstanceEBSThroughputExceededCheck",
-                     "VolumeIOPSExceededCheck", "VolumeThroughputExceededCheck"})
+MAXIMUM = frozenset(
+    {
+        "InstanceEBSIOPSExceededCheck",
+        "InstanceEBSThroughputExceededCheck",
+        "VolumeIOPSExceededCheck",
+        "VolumeThroughputExceededCheck",
+    }
+)
 
 
-def fold(points: Sequence[tuple[datetime, float]], period_s: int,
-         metric: str) -> list[tuple[datetime, float]]:
+def fold(
+    points: Sequence[tuple[datetime, float]], period_s: int, metric: str
+) -> list[tuple[datetime, float]]:
     """Minute points → coarser points, with the statistic CloudWatch would report."""
     groups: dict[datetime, list[float]] = {}
     for stamp, value in points:
@@ -340,4 +379,3 @@ def namespace_of(metric: str) -> tuple[str, str]:
     if metric.startswith(("Volume", "Burst")):
         return "AWS/EBS", "VolumeId"
     return "AWS/EC2", "InstanceId"
-

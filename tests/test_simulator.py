@@ -3,7 +3,7 @@
 import pytest
 
 from analyzer.models import InstanceType, Volume
-from analyzer.simulator import Demand, SimInstance, SimVolume, Simulation, constant, fold, steps
+from analyzer.simulator import Demand, SimInstance, Simulation, SimVolume, constant, fold, steps
 from analyzer.units import KIB, MB, MIB
 from tests.helpers import T0
 
@@ -64,8 +64,16 @@ def test_growing_a_volume_online_refills_the_bucket():
 
 def test_instance_limit_scales_its_volumes_down():
     small = InstanceType("m5.large", 3_600, 3_600, 81.25 * MB, 81.25 * MB, nitro=True)
-    volume = Volume("vol-a", "us-east-1", "gp3", 500, "in-use", iops=16_000, throughput_mibps=1_000,
-                    attached_to="i-a")
+    volume = Volume(
+        "vol-a",
+        "us-east-1",
+        "gp3",
+        500,
+        "in-use",
+        iops=16_000,
+        throughput_mibps=1_000,
+        attached_to="i-a",
+    )
     data = run([SimVolume(volume, Demand(constant(10_000), 64 * KIB))], 3, small)
     read = values(data, "EBSReadBytes", "i-a")[-1] + values(data, "EBSWriteBytes", "i-a")[-1]
     assert read / 60 == pytest.approx(81.25 * MB)
@@ -74,8 +82,16 @@ def test_instance_limit_scales_its_volumes_down():
 
 
 def test_gp3_caps_at_its_provisioned_throughput():
-    volume = Volume("vol-a", "us-east-1", "gp3", 500, "in-use", iops=16_000, throughput_mibps=1_000,
-                    attached_to="i-a")
+    volume = Volume(
+        "vol-a",
+        "us-east-1",
+        "gp3",
+        500,
+        "in-use",
+        iops=16_000,
+        throughput_mibps=1_000,
+        attached_to="i-a",
+    )
     data = run([SimVolume(volume, Demand(constant(20_000), 128 * KIB))], 2)
     total = values(data, "VolumeReadBytes")[-1] + values(data, "VolumeWriteBytes")[-1]
     assert total / 60 == pytest.approx(1_000 * MIB)

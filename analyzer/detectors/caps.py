@@ -75,6 +75,15 @@ class _CapRule(RuleBase):
         if len(saturated) < self.min_fraction * len(rates):
             return None
         observed = rates.mean() or 0.0
+        other = _other_dimension(state, at, self.window, self.unit)
+        other_utilization = next(iter(other.values()))
+        if (
+            observed < threshold
+            and other_utilization is not None
+            and other_utilization > observed / limit
+        ):
+            # Only the exceeded checks point here, and the other limit is nearer: that one binds.
+            return None
         kind = state.ref.resource_type
         bottleneck = self.bottlenecks[kind]
         io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
@@ -86,7 +95,7 @@ class _CapRule(RuleBase):
             "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
             "avg_io_size_bytes": io_size,
         }
-        evidence.update(_other_dimension(state, at, self.window, self.unit))
+        evidence.update(other)
         what = "IOPS" if self.unit is Unit.IOPS else "throughput"
         minutes = len(rates) * rates.period_s / 60
         summary = (

@@ -1,0 +1,27 @@
+from collections.abc import Iterator
+
+import pytest
+from moto import mock_aws
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real AWS account or pick up the developer's settings."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("EBS_ANALYZER_", "AWS_")) or name == "SLACK_WEBHOOK_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
