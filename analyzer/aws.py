@@ -6,6 +6,7 @@ that is left after them means "no access" (fatal for a command) or "this call fa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,12 +54,18 @@ UNREACHABLE = (
     TokenRetrievalError,
 )
 
-CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 5},
-    user_agent_extra=f"ebs-bottleneck-analyzer/{__version__}",
-    connect_timeout=10,
-    read_timeout=30,
-)
+
+def client_config() -> Config:
+    """Standard retries unless the user chose their own (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE or
+    the profile): a retries setting here would override theirs."""
+    options: dict[str, Any] = {
+        "user_agent_extra": f"ebs-bottleneck-analyzer/{__version__}",
+        "connect_timeout": 10,
+        "read_timeout": 30,
+    }
+    if not ({"AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"} & set(os.environ)):
+        options["retries"] = {"mode": "standard", "max_attempts": 5}
+    return Config(**options)
 
 
 def default_region() -> str | None:
@@ -88,7 +95,7 @@ class Clients:
     def client(self, service: str) -> Any:
         if service not in self._cache:
             try:
-                self._cache[service] = self._session.client(service, config=CLIENT_CONFIG)
+                self._cache[service] = self._session.client(service, config=client_config())
             except NoRegionError:
                 raise ConfigError("no AWS region: pass --region or set AWS_REGION") from None
         return self._cache[service]

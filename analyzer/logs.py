@@ -22,6 +22,16 @@ def redact(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mutab
     return event
 
 
+class _Stderr:
+    """Whatever sys.stderr is when a line is written (it may be replaced after configure)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(level: str = "info", json_lines: bool | None = None) -> None:
     if json_lines is None:
         json_lines = not sys.stderr.isatty()
@@ -42,6 +52,6 @@ def configure(level: str = "info", json_lines: bool | None = None) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )

@@ -82,7 +82,7 @@ def _explain(error: ValidationError, kind: object) -> str:
     messages = []
     for e in error.errors():
         where = _field_path(e["loc"], kind)
-        message = e["msg"]
+        message = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             message = "unknown key"
         elif e["type"] == "union_tag_invalid":

@@ -122,6 +122,10 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
         problems = []
         for error in exc.errors():
             name = str(error["loc"][0]) if error["loc"] else "settings"
-            message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+            message = (
+                "unknown setting"
+                if error["type"] == "extra_forbidden"
+                else error["msg"].removeprefix("Value error, ")
+            )
             problems.append(f"{_origin(name, given, config_file)}: {message}")
         raise ConfigError("; ".join(problems)) from None

@@ -19,11 +19,15 @@ AMI = "ami-12c6146b"
 
 
 class Account:
-    def __init__(self, region: str = REGION) -> None:
+    def __init__(self, region: str = REGION, endpoint_url: str | None = None) -> None:
         self.region = region
-        self.ec2 = boto3.client("ec2", region_name=region)
-        self.cloudwatch = boto3.client("cloudwatch", region_name=region)
-        self.clients = Clients.for_region(region)
+        self.ec2 = boto3.client("ec2", region_name=region, endpoint_url=endpoint_url)
+        self.cloudwatch = boto3.client("cloudwatch", region_name=region, endpoint_url=endpoint_url)
+
+    @property
+    def clients(self) -> Clients:
+        """The analyzer's own clients, as the code under test builds them."""
+        return Clients.for_region(self.region)
 
     def instance(self, instance_type: str, detailed: bool = False, **tags: str) -> str:
         kwargs: dict[str, Any] = {"Monitoring": {"Enabled": detailed}}
@@ -63,7 +67,8 @@ class Account:
 
     def instance_type(self, name: str) -> InstanceType:
         """The type's limits as the API reports them."""
-        return inventory.InstanceTypeCache().get(self.clients, [name])[name]
+        raw = self.ec2.describe_instance_types(InstanceTypes=[name])["InstanceTypes"][0]
+        return inventory.parse_instance_type(raw)
 
     def described_volume(self, volume_id: str) -> Volume:
         raw = self.ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]

@@ -19,3 +19,62 @@ def series(values: Sequence[float], start: datetime = T0, period_s: int = 60) ->
     """A series with one value per period from `start`."""
     points = [(start + timedelta(seconds=i * period_s), v) for i, v in enumerate(values)]
     return Series.of(points, period_s, Status.OK if points else Status.NO_DATA)
+
+
+def volume_state(
+    volume_type="gp2",
+    size=50,
+    measures=None,
+    attached_to="i-1",
+    iops=None,
+    throughput=None,
+    volume_id="vol-1",
+    region="us-east-1",
+    status=Status.OK,
+):
+    """A volume's state built from hand-made measure series."""
+    from types import MappingProxyType
+
+    from analyzer.limits import volume_envelope
+    from analyzer.models import Volume
+    from analyzer.snapshot import ResourceState
+
+    volume = Volume(volume_id, region, volume_type, size, "in-use", iops, throughput, attached_to)
+    return ResourceState(
+        ref=volume.ref,
+        resource=volume,
+        envelope=volume_envelope(volume),
+        measures=MappingProxyType(dict(measures or {})),
+        status=status,
+        related=(attached_to,) if attached_to else (),
+    )
+
+
+def instance_state(
+    type_info, measures=None, volume_ids=(), instance_id="i-1", region="us-east-1", detailed=True
+):
+    from types import MappingProxyType
+
+    from analyzer.limits import instance_envelope
+    from analyzer.models import Instance
+    from analyzer.snapshot import ResourceState
+
+    instance = Instance(
+        instance_id, region, type_info.name, "running", detailed, tuple(volume_ids), type_info
+    )
+    return ResourceState(
+        ref=instance.ref,
+        resource=instance,
+        envelope=instance_envelope(instance),
+        measures=MappingProxyType(dict(measures or {})),
+        status=Status.OK,
+        related=tuple(volume_ids),
+    )
+
+
+def snapshot_of(*states, minutes_of_data=30, settle_s=120):
+    """A snapshot whose data ends `minutes_of_data` after T0."""
+    from analyzer.snapshot import build
+
+    data_end = T0 + timedelta(minutes=minutes_of_data)
+    return build(data_end + timedelta(seconds=settle_s), data_end, states)

@@ -1,0 +1,123 @@
+"""The command line as a user meets it: exit codes, one-line errors, stdout for the report."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from moto.server import ThreadedMotoServer
+
+from analyzer.cli import main
+from analyzer.simulator import Demand, steps
+from analyzer.units import KIB
+from tests.account import Account
+
+
+def run_cli(*args, env=None, timeout=120):
+    environment = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "analyzer", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "once" in out and "rules" in out and "exit codes" in out
+
+
+def test_a_wrong_flag_exits_2_with_usage(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["once", "--formt", "json"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --formt" in capsys.readouterr().err
+
+
+def test_rules_check_on_the_shipped_rules(capsys):
+    assert main(["rules", "check"]) == 0
+    assert "rule(s) valid" in capsys.readouterr().out
+
+
+def test_rules_list(capsys):
+    assert main(["rules", "list"]) == 0
+    assert "gp2-burst-exhaustion" in capsys.readouterr().out
+
+
+def test_a_broken_rule_file_exits_2_with_one_line(tmp_path, capsys):
+    (tmp_path / "mine.yaml").write_text(
+        "rules:\n  - id: x\n    kind: iops_cap\n    resource_types: [volume]\n"
+        "    severity: warning\n    utilisation: 0.9\n"
+    )
+    assert main(["rules", "check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "mine.yaml: rule 'x': utilisation: unknown key" in err
+    assert "Traceback" not in err
+
+
+def test_once_with_broken_rules_exits_2_before_calling_aws(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text("rules: [")
+    assert main(["once", "--rules", str(tmp_path), "--region", "us-east-1"]) == 2
+
+
+def test_no_region_exits_2(monkeypatch, capsys):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    assert main(["once"]) == 2
+    assert "no AWS region" in capsys.readouterr().err
+
+
+def test_unreachable_aws_exits_3_naming_the_call():
+    result = run_cli(
+        "once",
+        "--region",
+        "us-east-1",
+        env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"},
+    )
+    assert result.returncode == 3
+    assert result.stderr.startswith("ebs-analyzer: error: ec2:DescribeVolumes in us-east-1:")
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def moto_server():
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def test_once_json_against_an_endpoint(moto_server):
+    account = Account(endpoint_url=moto_server)
+    instance = account.instance("m5.large")
+    volume = account.volume("gp2", 50, instance)
+    start = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
+    heavy = Demand(steps((0, 100), (20 * 60, 1_500)), io_size_bytes=4 * KIB)
+    account.put(account.simulation(instance, {volume: heavy}, start).run(60))
+
+    result = run_cli(
+        "once", "--format", "json", "--region", "us-east-1", env={"AWS_ENDPOINT_URL": moto_server}
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    rows = {r["resource_id"]: r for r in report["resources"]}
+    assert rows[volume]["attached_to"] == instance
+    assert rows[volume]["status"] == "ok"
+    assert {f["rule"] for f in report["findings"] if f["resource_id"] == volume} == {
+        "gp2-burst-exhaustion"
+    }
+
+    text = run_cli("once", "--region", "us-east-1", env={"AWS_ENDPOINT_URL": moto_server})
+    assert text.returncode == 0
+    assert "gp2-burst-exhaustion" in text.stdout
+    assert "→ 0 in" in text.stdout

@@ -1,0 +1,58 @@
+from pathlib import Path
+
+import pytest
+
+from analyzer import settings
+from analyzer.errors import ConfigError
+
+
+def test_defaults():
+    config = settings.load()
+    assert config.region == ()
+    assert config.lookback == 3 * 3600
+    assert config.settle_delay == 120
+
+
+def test_flag_beats_environment_beats_file(tmp_path: Path, monkeypatch):
+    path = tmp_path / "config.yaml"
+    path.write_text("region: [eu-west-1]\nlookback: 1h\ntag: [team=db]\n")
+    assert settings.load({}, path).region == ("eu-west-1",)
+    monkeypatch.setenv("EBS_ANALYZER_REGION", "us-east-1, us-west-2")
+    assert settings.load({}, path).region == ("us-east-1", "us-west-2")
+    assert settings.load({"region": ["ap-south-1"]}, path).region == ("ap-south-1",)
+    assert settings.load({}, path).lookback == 3600
+    assert settings.load({}, path).tag == ("team=db",)
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "file", "message"),
+    [
+        ({"lookback": "soon"}, {}, None, "--lookback: 'soon' is not a duration"),
+        (
+            {},
+            {"EBS_ANALYZER_LOOKBACK": "-5m"},
+            None,
+            "EBS_ANALYZER_LOOKBACK: '-5m' is not a duration",
+        ),
+        ({}, {}, "lookbak: 1h\n", "config.yaml: lookbak: unknown setting"),
+        ({}, {}, "lookback: 30d\n", "config.yaml: lookback: Input should be less than"),
+        ({}, {}, "- a list\n", "config.yaml: expected a mapping of settings"),
+        ({}, {}, "region: [unclosed\n", "config.yaml: line 2: invalid YAML"),
+        ({"tag": ["=x"]}, {}, None, "--tag: '=x' is not Key=Value or Key"),
+    ],
+)
+def test_errors_say_where_the_bad_value_came_from(tmp_path, monkeypatch, flags, env, file, message):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    path = None
+    if file is not None:
+        path = tmp_path / "config.yaml"
+        path.write_text(file)
+    with pytest.raises(ConfigError) as info:
+        settings.load(flags, path)
+    assert message in str(info.value)
+
+
+def test_unreadable_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        settings.load({}, tmp_path / "missing.yaml")
