@@ -86,9 +86,10 @@ class Clients:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def for_region(cls, region: str) -> Clients:
+    def for_region(cls, region: str, **overrides: Any) -> Clients:
+        """Clients of one region; `overrides` stand in for services (cloudwatch=…)."""
         try:
-            return cls(region, boto3.session.Session(region_name=region))
+            return cls(region, boto3.session.Session(region_name=region), dict(overrides))
         except ProfileNotFound as exc:
             raise ConfigError(f"AWS profile: {exc}") from None
 

@@ -89,6 +89,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(once)
 
+    demo = commands.add_parser(
+        "demo",
+        help="analyze a built-in simulated account that replays the incidents "
+        "(no AWS account needed)",
+        description="Builds a simulated AWS account in memory (the shop volume draining its "
+        "burst credits, a gp2 volume grown online, the batch job's three steps, "
+        "healthy volumes beside them), analyzes four hours of its CloudWatch data "
+        "and prints the report. No credentials, no network.",
+    )
+    demo.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
+    )
+    demo.add_argument(
+        "--rules",
+        metavar="DIR",
+        action="append",
+        help="rule directory (default: the shipped rules)",
+    )
+    demo.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+    )
+
     rules_cmd = commands.add_parser("rules", help="validate or list rule files")
     rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
     check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
@@ -129,10 +151,31 @@ def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).run(datetime.now(UTC))
-    render = report.to_json if args.format == "json" else report.to_text
-    sys.stdout.write(render(result.snapshot, result.findings, settings.forecast_window))
-    if args.format == "json":
+    _print(result, args.format, settings.forecast_window)
+    return 0
+
+
+def _print(result: Any, fmt: str, forecast_window: float) -> None:
+    render = report.to_json if fmt == "json" else report.to_text
+    sys.stdout.write(render(result.snapshot, result.findings, forecast_window))
+    if fmt == "json":
         sys.stdout.write("\n")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from analyzer import demo
+    from analyzer.cycle import Analyzer
+
+    settings = settings_mod.load({"region": [demo.REGION], "rules": args.rules})
+    ruleset = rules.load(settings.rule_dirs)
+    with demo.account(datetime.now(UTC)) as account:
+        result = Analyzer(settings, ruleset, clients=account.clients).run(account.now)
+    if args.format == "text":
+        print("A simulated account, four hours of CloudWatch data, analyzed as `once` would:")
+        for name, story in account.stories.items():
+            print(f"  {name:<14} {story}")
+        print()
+    _print(result, args.format, settings.forecast_window)
     return 0
 
 
@@ -162,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _once(args)
         if args.command == "rules":
             return _rules(args)
+        if args.command == "demo":
+            return _demo(args)
         raise ConfigError(f"unknown command {args.command!r}")
     except AnalyzerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

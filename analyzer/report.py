@@ -52,6 +52,7 @@ def resource_row(state: ResourceState, snap: Snapshot, forecast_window_s: float)
     row: dict[str, Any] = {
         "resource_type": state.ref.resource_type.value,
         "resource_id": state.ref.resource_id,
+        "name": resource.tags.get("Name"),
         "region": state.ref.region,
         "attached_to": resource.attached_to if isinstance(resource, Volume) else None,
         "iops": iops,
@@ -212,6 +213,9 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
         "EMPTY IN",
         "STATUS",
     ]
+    named = any(r["name"] for r in data["resources"])
+    if named:
+        header.insert(1, "NAME")
     rows = [header]
     for r in data["resources"]:
         kind = ResourceType(r["resource_type"])
@@ -241,6 +245,8 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
                 else f"{r['status']} ({r['state']})",
             ]
         )
+        if named:
+            rows[-1].insert(1, r["name"] or "-")
     lines.append("RESOURCES")
     lines += ["  " + line for line in _table(rows)]
     errors = [r for r in data["resources"] if r.get("error")]

@@ -73,14 +73,15 @@ class SimVolume:
     balance_percent: float = 100.0
     resizes: Sequence[tuple[float, int]] = ()
     """(seconds from the start, new size in GiB): grown online, the bucket comes back full."""
+    envelope: Envelope = field(init=False)
     credits: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
+        self.envelope = self._envelope()
         bucket = self.bucket
         self.credits = bucket.credits(self.balance_percent) if bucket else 0.0
 
-    @property
-    def envelope(self) -> Envelope:
+    def _envelope(self) -> Envelope:
         envelope = limits.volume_envelope(self.volume)
         if envelope is None:
             raise ValueError(f"{self.volume.volume_type}: no model for this volume type")
@@ -89,6 +90,13 @@ class SimVolume:
     @property
     def bucket(self) -> CreditBucket | None:
         return self.envelope.bucket
+
+    def resize(self, size_gib: int) -> None:
+        """Grown online: the new envelope applies at once and the bucket comes back full."""
+        self.volume = replace(self.volume, size_gib=size_gib)
+        self.envelope = self._envelope()
+        bucket = self.bucket
+        self.credits = bucket.capacity if bucket else 0.0
 
 
 @dataclass
@@ -181,9 +189,7 @@ class Simulation:
         for sim in self.instance.volumes:
             for when, size in sim.resizes:
                 if when == t and size != sim.volume.size_gib:
-                    sim.volume = replace(sim.volume, size_gib=size)
-                    bucket = sim.bucket
-                    sim.credits = bucket.capacity if bucket else 0.0
+                    sim.resize(size)
 
     def minute(self) -> Datapoints:
         """Advance one minute; the datapoints of the minute just simulated."""
@@ -267,7 +273,7 @@ class Simulation:
                 out.setdefault(key, []).extend(points)
         if not self.instance.detailed_monitoring:
             for key in [k for k in out if k[0] == self.instance.instance_id]:
-                out[key] = fold(out[key], 300, key[1])
+                out[key] = fold(out[key], 300, STATISTIC.get(key[1], "Sum"))
         return out
 
 
@@ -337,35 +343,44 @@ def _emit_instance(out: Datapoints, inst: SimInstance, acc: _Minute, stamp: date
         out.setdefault((iid, metric), []).append((stamp, value))
 
 
-AVERAGED = frozenset({"EBSIOBalance%", "EBSByteBalance%", "BurstBalance", "VolumeQueueLength"})
-MAXIMUM = frozenset(
-    {
-        "InstanceEBSIOPSExceededCheck",
-        "InstanceEBSThroughputExceededCheck",
-        "VolumeIOPSExceededCheck",
-        "VolumeThroughputExceededCheck",
-    }
-)
+STATISTIC = {
+    "EBSIOBalance%": "Average",
+    "EBSByteBalance%": "Average",
+    "BurstBalance": "Average",
+    "VolumeQueueLength": "Average",
+    "InstanceEBSIOPSExceededCheck": "Maximum",
+    "InstanceEBSThroughputExceededCheck": "Maximum",
+    "VolumeIOPSExceededCheck": "Maximum",
+    "VolumeThroughputExceededCheck": "Maximum",
+}
+"""The statistic each metric is published with when coarser points are folded; others: Sum."""
+
+
+def aggregate(values: Sequence[float], stat: str) -> float:
+    match stat:
+        case "Sum":
+            return math.fsum(values)
+        case "Average":
+            return math.fsum(values) / len(values)
+        case "Maximum":
+            return max(values)
+        case "Minimum":
+            return min(values)
+        case "SampleCount":
+            return float(len(values))
+    raise ValueError(f"statistic {stat!r} is not simulated")
 
 
 def fold(
-    points: Sequence[tuple[datetime, float]], period_s: int, metric: str
+    points: Sequence[tuple[datetime, float]], period_s: int, stat: str
 ) -> list[tuple[datetime, float]]:
-    """Minute points → coarser points, with the statistic CloudWatch would report."""
+    """Points → one point per whole period (aligned to the epoch), with the given statistic."""
     groups: dict[datetime, list[float]] = {}
     for stamp, value in points:
         epoch = stamp.timestamp()
         key = datetime.fromtimestamp(epoch - epoch % period_s, stamp.tzinfo)
         groups.setdefault(key, []).append(value)
-    out = []
-    for key, values in sorted(groups.items()):
-        if metric in AVERAGED:
-            out.append((key, sum(values) / len(values)))
-        elif metric in MAXIMUM:
-            out.append((key, max(values)))
-        else:
-            out.append((key, math.fsum(values)))
-    return out
+    return [(key, aggregate(values, stat)) for key, values in sorted(groups.items())]
 
 
 def iter_points(data: Datapoints) -> Iterator[tuple[str, str, datetime, float]]:

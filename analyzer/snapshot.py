@@ -68,8 +68,10 @@ class ResourceState:
 
     @property
     def label(self) -> str:
-        """`vol-0abc (gp2 50 GiB on i-0123)`: the resource as an operator recognizes it."""
-        return f"{self.ref.resource_id} ({self.resource.describe()})"
+        """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it."""
+        name = self.resource.tags.get("Name")
+        named = f' "{name}"' if name else ""
+        return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
 
 
 @dataclass(frozen=True)

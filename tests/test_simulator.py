@@ -109,9 +109,10 @@ def test_basic_monitoring_folds_instance_sums_into_five_minutes():
 
 def test_fold_uses_the_right_statistic():
     points = [(T0.replace(minute=m), float(m)) for m in range(5)]
-    assert fold(points, 300, "EBSReadOps") == [(T0, 10.0)]
-    assert fold(points, 300, "EBSIOBalance%") == [(T0, 2.0)]
-    assert fold(points, 300, "InstanceEBSIOPSExceededCheck") == [(T0, 4.0)]
+    assert fold(points, 300, "Sum") == [(T0, 10.0)]
+    assert fold(points, 300, "Average") == [(T0, 2.0)]
+    assert fold(points, 300, "Maximum") == [(T0, 4.0)]
+    assert fold(points, 60, "Minimum") == points
 
 
 def test_steps_demand():

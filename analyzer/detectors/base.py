@@ -74,8 +74,25 @@ class RuleBase(BaseModel):
         raise NotImplementedError
 
 
+STALE_PERIODS = 2
+"""Data whose newest period ended longer ago than this many periods is not recent."""
+
+
 def recent(series: Series, at: datetime, window_s: float) -> Series:
-    return series.between(at - timedelta(seconds=window_s), at)
+    """The last `window_s` seconds of data complete by `at`.
+
+    The window ends with the newest complete period rather than at `at`: 5-minute EC2 points
+    are complete minutes after 1-minute volume points, and a window ending at `at` would hold
+    one point fewer. Data older than two periods is not recent at all.
+    """
+    complete = series.until(at)
+    newest = complete.last()
+    if newest is None:
+        return complete
+    end = newest[0] + timedelta(seconds=series.period_s)
+    if (at - end).total_seconds() > STALE_PERIODS * series.period_s:
+        return complete.between(at, at)
+    return complete.between(end - timedelta(seconds=window_s), end)
 
 
 def window_evidence(series: Series, window_s: float) -> dict[str, Any]:

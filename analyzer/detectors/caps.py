@@ -17,7 +17,7 @@ from analyzer.detectors.base import PositiveDuration, RuleBase, recent, window_e
 from analyzer.detectors.headroom import next_bottleneck
 from analyzer.models import Bottleneck, Finding, Measure, ResourceType, Unit
 from analyzer.series import Series
-from analyzer.snapshot import ResourceState, Snapshot
+from analyzer.snapshot import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
 
 
 def format_rate(value: float, unit: Unit, resource_type: ResourceType) -> str:
@@ -66,6 +66,12 @@ class _CapRule(RuleBase):
         if len(rates) < self.min_datapoints:
             return None
         flagged = dict(recent(state.measure(self.exceeded), at, self.window).points())
+        if envelope.bursts:
+            # Exceeded while the bucket was empty is the credit rules' finding, not this one.
+            balances = dict(recent(state.measure(balance), at, self.window).points())
+            flagged = {
+                t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT
+            }
         threshold = self.utilization * limit
         saturated = [
             t

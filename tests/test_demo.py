@@ -1,0 +1,78 @@
+"""The demo must show what the product is for, with the numbers the model gives."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from analyzer import demo, rules, settings
+from analyzer.cli import main
+from analyzer.cycle import Analyzer
+from analyzer.simulator import fold
+from tests.helpers import T0
+
+
+@pytest.fixture(scope="module")
+def result():
+    with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
+        config = settings.load({"region": [demo.REGION]})
+        yield Analyzer(config, rules.load(), clients=account.clients).run(account.now)
+
+
+def by_name(result):
+    out = {}
+    for f in result.findings:
+        state = result.snapshot.get(f.resource.region, f.resource.resource_id)
+        out.setdefault(state.resource.tags.get("Name"), set()).add(f.rule)
+    return out
+
+
+def test_the_demo_replays_each_incident(result):
+    assert by_name(result) == {
+        "shop-data": {"gp2-burst-exhaustion"},
+        "shop-db-data": {"volume-burst-credits-exhausted"},
+        "reporting-data": {"gp2-burst-exhaustion"},
+        "batch-gp3-data": {"volume-throughput-cap"},
+        "batch-io2": {"instance-throughput-cap"},
+        "batch-io2-big-data": {"volume-iops-cap"},
+    }
+
+
+def test_the_shop_volume_empties_in_27_minutes(result):
+    [finding] = [f for f in result.findings if f.rule == "gp2-burst-exhaustion"
+                 and "shop-data" in f.summary]
+    assert "→ 0 in 27 min at 1,500 IOPS; then throttled to 150 IOPS" in finding.summary
+
+
+def test_healthy_resources_stay_quiet_and_all_have_data(result):
+    statuses = {s.resource.tags.get("Name"): s.status.value for s in result.snapshot.resources}
+    assert statuses["spare"] == "no_data"
+    assert {v for k, v in statuses.items() if k != "spare"} == {"ok"}
+    assert "logs" not in by_name(result)
+    assert "logs-archive" not in by_name(result)
+
+
+def test_simulated_cloudwatch_aggregates_like_cloudwatch():
+    points = [(T0 + timedelta(minutes=m), float(m)) for m in range(10)]
+    cw = demo.SimulatedCloudWatch({("vol-1", "VolumeReadOps"): points,
+                                   ("vol-1", "BurstBalance"): points})
+
+    def ask(metric, period, stat):
+        query = {"Id": "m0", "MetricStat": {"Metric": {
+            "Namespace": "AWS/EBS", "MetricName": metric,
+            "Dimensions": [{"Name": "VolumeId", "Value": "vol-1"}]}, "Period": period,
+            "Stat": stat}}
+        [answer] = cw.get_metric_data(MetricDataQueries=[query], StartTime=T0,
+                                      EndTime=T0 + timedelta(minutes=10))["MetricDataResults"]
+        return list(zip(answer["Timestamps"], answer["Values"], strict=True))
+
+    assert ask("VolumeReadOps", 300, "Sum") == fold(points, 300, "Sum")
+    assert ask("BurstBalance", 300, "Average") == [(T0, 2.0), (T0 + timedelta(minutes=5), 7.0)]
+    assert ask("VolumeWriteOps", 60, "Sum") == []
+
+
+def test_demo_command_prints_the_stories_then_the_report(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("A simulated account")
+    assert "shop-web" in out
+    assert "FINDINGS (6)" in out
