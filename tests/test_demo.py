@@ -38,8 +38,9 @@ def test_the_demo_replays_each_incident(result):
 
 
 def test_the_shop_volume_empties_in_27_minutes(result):
-    [finding] = [f for f in result.findings if f.rule == "gp2-burst-exhaustion"
-                 and "shop-data" in f.summary]
+    [finding] = [
+        f for f in result.findings if f.rule == "gp2-burst-exhaustion" and "shop-data" in f.summary
+    ]
     assert "→ 0 in 27 min at 1,500 IOPS; then throttled to 150 IOPS" in finding.summary
 
 
@@ -53,16 +54,26 @@ def test_healthy_resources_stay_quiet_and_all_have_data(result):
 
 def test_simulated_cloudwatch_aggregates_like_cloudwatch():
     points = [(T0 + timedelta(minutes=m), float(m)) for m in range(10)]
-    cw = demo.SimulatedCloudWatch({("vol-1", "VolumeReadOps"): points,
-                                   ("vol-1", "BurstBalance"): points})
+    cw = demo.SimulatedCloudWatch(
+        {("vol-1", "VolumeReadOps"): points, ("vol-1", "BurstBalance"): points}
+    )
 
     def ask(metric, period, stat):
-        query = {"Id": "m0", "MetricStat": {"Metric": {
-            "Namespace": "AWS/EBS", "MetricName": metric,
-            "Dimensions": [{"Name": "VolumeId", "Value": "vol-1"}]}, "Period": period,
-            "Stat": stat}}
-        [answer] = cw.get_metric_data(MetricDataQueries=[query], StartTime=T0,
-                                      EndTime=T0 + timedelta(minutes=10))["MetricDataResults"]
+        query = {
+            "Id": "m0",
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": "AWS/EBS",
+                    "MetricName": metric,
+                    "Dimensions": [{"Name": "VolumeId", "Value": "vol-1"}],
+                },
+                "Period": period,
+                "Stat": stat,
+            },
+        }
+        [answer] = cw.get_metric_data(
+            MetricDataQueries=[query], StartTime=T0, EndTime=T0 + timedelta(minutes=10)
+        )["MetricDataResults"]
         return list(zip(answer["Timestamps"], answer["Values"], strict=True))
 
     assert ask("VolumeReadOps", 300, "Sum") == fold(points, 300, "Sum")
