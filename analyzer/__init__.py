@@ -1,4 +1,4 @@
-"""ebs-bottleneck-analyzer: warns before an EBS, EC2 or RDS storage limit holds a workload back."""
+"""ebs-bottleneck-analyzer: warns before an EBS or EC2 storage limit holds a workload back."""
 
 from importlib.metadata import PackageNotFoundError, version
 

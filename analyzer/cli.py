@@ -68,7 +68,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Warns before an EBS volume, EC2 instance or RDS storage limit holds a "
+        description="Warns before an EBS volume's or an EC2 instance's storage limit holds a "
         "workload back.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -100,8 +100,11 @@ class Snapshot:
         return [r for r in self.resources if r.ref.resource_type is resource_type]
 
 
-def _raw_for(resource_id: str, fetched: Mapping[MetricQuery, Series]) -> dict[str, Series]:
-    return {q.metric: s for q, s in fetched.items() if q.resource_id == resource_id}
+def _by_resource(fetched: Mapping[MetricQuery, Series]) -> dict[str, dict[str, Series]]:
+    out: dict[str, dict[str, Series]] = {}
+    for query, series in fetched.items():
+        out.setdefault(query.resource_id, {})[query.metric] = series
+    return out
 
 
 def _status(measures: Mapping[Measure, Series], active: bool) -> tuple[Status, str | None]:
@@ -169,15 +172,16 @@ def instance_state(
 
 def states_for(inventory: Inventory, fetched: Mapping[MetricQuery, Series]) -> list[ResourceState]:
     instances = {i.instance_id: i for i in inventory.instances}
+    raw = _by_resource(fetched)
     volumes = [
-        volume_state(v, _raw_for(v.volume_id, fetched), instances.get(v.attached_to or ""))
+        volume_state(v, raw.get(v.volume_id, {}), instances.get(v.attached_to or ""))
         for v in inventory.volumes
     ]
     by_id = {v.ref.resource_id: v for v in volumes}
     out: list[ResourceState] = list(volumes)
     for instance in inventory.instances:
         attached = [by_id[vid] for vid in instance.volume_ids if vid in by_id]
-        out.append(instance_state(instance, _raw_for(instance.instance_id, fetched), attached))
+        out.append(instance_state(instance, raw.get(instance.instance_id, {}), attached))
     return out
 
 
