@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import structlog
 
-from analyzer import cloudwatch, engine, inventory, queries, snapshot
+from analyzer import advice, cloudwatch, engine, inventory, prices, queries, snapshot
 from analyzer.aws import Clients, default_region
 from analyzer.cloudwatch import CloudWatch, FetchStats
 from analyzer.errors import ConfigError
 from analyzer.inventory import InstanceTypeCache, Inventory, TagFilter
 from analyzer.models import Finding
+from analyzer.prices import PriceList
 from analyzer.queries import MetricQuery
 from analyzer.rules import RuleSet
 from analyzer.settings import Settings
@@ -50,6 +51,7 @@ class Analyzer:
     rules: RuleSet
     clients: Callable[[str], Clients] = Clients.for_region
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
+    price_list: PriceList | None = None
     _clients: dict[str, Clients] = field(default_factory=dict, repr=False)
 
     def regions(self) -> list[str]:
@@ -88,7 +90,12 @@ class Analyzer:
             states.extend(snapshot.states_for(inv, result.series))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
         snap = snapshot.build(now, data_end, states, windows, stats)
-        findings = engine.evaluate(self.rules.rules, snap)
+        if self.price_list is None:
+            self.price_list = prices.load(self.settings.prices)
+        findings = [
+            replace(f, remedies=advice.remedies(f, snap, self.price_list))
+            for f in engine.evaluate(self.rules.rules, snap)
+        ]
         duration = time.monotonic() - started
         log.info(
             "poll.completed",

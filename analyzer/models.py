@@ -166,6 +166,24 @@ class NextBottleneck:
 
 
 @dataclass(frozen=True, slots=True)
+class Remedy:
+    """One way to lift a finding's limit, with the resource's monthly price after it."""
+
+    action: str
+    monthly_cost: float | None = None
+    monthly_delta: float | None = None
+    currency: str = "USD"
+
+    def cost_text(self) -> str:
+        """`+$12.50/month`, `−$1.00/month`; empty where the change is not priced."""
+        if self.monthly_delta is None:
+            return ""
+        sign = "+" if self.monthly_delta > 0 else "−" if self.monthly_delta < 0 else "±"
+        symbol = "$" if self.currency == "USD" else f"{self.currency} "
+        return f"{sign}{symbol}{abs(self.monthly_delta):,.2f}/month"
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str
     severity: Severity
@@ -178,6 +196,7 @@ class Finding:
     seconds_to_empty: float | None = None
     next_bottleneck: NextBottleneck | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    remedies: tuple[Remedy, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", _frozen(self.evidence))

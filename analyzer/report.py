@@ -117,6 +117,15 @@ def finding_row(f: Finding) -> dict[str, Any]:
         else None,
         "next_bottleneck": _next(f.next_bottleneck),
         "evidence": dict(f.evidence),
+        "remedies": [
+            {
+                "action": r.action,
+                "monthly_cost": r.monthly_cost,
+                "monthly_cost_delta": r.monthly_delta,
+                "currency": r.currency,
+            }
+            for r in f.remedies
+        ],
     }
 
 
@@ -199,6 +208,9 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
                 lines.append(
                     f"            {next_text(f.next_bottleneck, f.resource.resource_type)}"
                 )
+            for remedy in f.remedies:
+                cost = remedy.cost_text()
+                lines.append(f"            fix: {remedy.action}" + (f": {cost}" if cost else ""))
         lines.append("")
     else:
         lines += ["No findings: no storage limit is holding a workload back.", ""]

@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     """The newest minutes are often incomplete in CloudWatch: leave them out."""
     forecast_window: Seconds = Field(default=300.0, gt=0, le=86400.0)
     """The window over which the reported time to empty averages the drain."""
+    prices: Path | None = None
+    """A price file for the proposed fixes (default: the shipped us-east-1 prices)."""
 
     @field_validator("region", "tag", "rules", mode="before")
     @classmethod
