@@ -25,6 +25,12 @@ EBS_ANALYZER_REGION=us-east-1,eu-west-1. AWS access uses the SDK's usual chain
 """
 
 
+def _format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
+    )
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("common options")
     group.add_argument(
@@ -84,9 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    once.add_argument(
-        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
-    )
+    _format(once)
     _common(once)
 
     demo = commands.add_parser(
@@ -98,9 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         "healthy volumes beside them), analyzes four hours of its CloudWatch data "
         "and prints the report. No credentials, no network.",
     )
-    demo.add_argument(
-        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
-    )
+    _format(demo)
     demo.add_argument(
         "--rules",
         metavar="DIR",

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from analyzer.models import Finding, ResourceType, Severity, Volume
+from analyzer.models import Bottleneck, Finding, ResourceType, Severity, Volume
 from analyzer.series import Series
 from analyzer.snapshot import ResourceState, Snapshot
 
@@ -72,6 +72,27 @@ class RuleBase(BaseModel):
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         """The finding this rule makes of `state` with the data complete by `at`, if any."""
         raise NotImplementedError
+
+    def finding(
+        self,
+        state: ResourceState,
+        snapshot: Snapshot,
+        at: datetime,
+        bottleneck: Bottleneck,
+        window_s: float,
+        **fields: Any,
+    ) -> Finding:
+        """A finding of this rule, with the next bottleneck worked out over `window_s`."""
+        from analyzer.detectors.headroom import next_bottleneck
+
+        return Finding(
+            rule=self.id,
+            severity=self.severity,
+            resource=state.ref,
+            bottleneck=bottleneck,
+            next_bottleneck=next_bottleneck(state, snapshot, at, window_s, bottleneck),
+            **fields,
+        )
 
 
 STALE_PERIODS = 2

@@ -14,7 +14,6 @@ from pydantic import Field
 
 from analyzer import units
 from analyzer.detectors.base import PositiveDuration, RuleBase, recent, window_evidence
-from analyzer.detectors.headroom import next_bottleneck
 from analyzer.models import Bottleneck, Finding, Measure, ResourceType, Unit
 from analyzer.series import Series
 from analyzer.snapshot import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
@@ -113,16 +112,16 @@ class _CapRule(RuleBase):
         if io_size:
             summary += f"; average I/O {units.size(io_size)}"
         summary += ")."
-        return Finding(
-            rule=self.id,
-            severity=self.severity,
-            resource=state.ref,
-            bottleneck=bottleneck,
+        return self.finding(
+            state,
+            snapshot,
+            at,
+            bottleneck,
+            self.window,
             summary=summary,
             observed=observed,
             limit=limit,
             unit=self.unit,
-            next_bottleneck=next_bottleneck(state, snapshot, at, self.window, bottleneck),
             evidence=evidence,
         )
 

@@ -15,7 +15,6 @@ from pydantic import Field
 from analyzer import units
 from analyzer.detectors.base import PositiveDuration, RuleBase, recent, window_evidence
 from analyzer.detectors.caps import format_rate
-from analyzer.detectors.headroom import next_bottleneck
 from analyzer.forecast import bucket_forecast, trend_forecast
 from analyzer.models import Bottleneck, Finding, Measure, ResourceType, Unit
 from analyzer.series import Series
@@ -204,18 +203,17 @@ class CreditForecast(RuleBase):
             f"{format_rate(found.rate, bucket.unit, kind)}; then throttled to "
             f"{format_rate(bucket.baseline, bucket.unit, kind)}."
         )
-        bottleneck = _bottleneck(state)
-        return Finding(
-            rule=self.id,
-            severity=self.severity,
-            resource=state.ref,
-            bottleneck=bottleneck,
+        return self.finding(
+            state,
+            snapshot,
+            at,
+            _bottleneck(state),
+            self.rate_window,
             summary=summary,
             observed=found.rate,
             limit=bucket.baseline,
             unit=bucket.unit,
             seconds_to_empty=found.seconds_to_empty,
-            next_bottleneck=next_bottleneck(state, snapshot, at, self.rate_window, bottleneck),
             evidence=found.evidence,
         )
 
@@ -264,18 +262,17 @@ class CreditsExhausted(RuleBase):
             f"for the last {minutes:.0f} min, down from "
             f"{format_rate(bucket.burst, bucket.unit, kind)} while credits lasted."
         )
-        bottleneck = _bottleneck(state)
-        return Finding(
-            rule=self.id,
-            severity=self.severity,
-            resource=state.ref,
-            bottleneck=bottleneck,
+        return self.finding(
+            state,
+            snapshot,
+            at,
+            _bottleneck(state),
+            self.window,
             summary=summary,
             observed=observed,
             limit=bucket.baseline,
             unit=bucket.unit,
             seconds_to_empty=0.0,
-            next_bottleneck=next_bottleneck(state, snapshot, at, self.window, bottleneck),
             evidence={
                 **window_evidence(rates, self.window),
                 "balance_percent": current,
