@@ -18,7 +18,7 @@ from analyzer.errors import AwsCallError
 from analyzer.models import Status
 from analyzer.queries import MetricQuery
 from analyzer.series import Series
-from analyzer.window import Window, aligned
+from analyzer.window import Window
 
 MAX_QUERIES = 500
 FAILED_CODES = frozenset({"InternalError", "Forbidden"})
@@ -38,13 +38,6 @@ class FetchStats:
         self.metrics_requested += other.metrics_requested
         self.datapoints += other.datapoints
         self.errors.extend(other.errors)
-
-
-@dataclass(frozen=True, slots=True)
-class PollResult:
-    series: dict[MetricQuery, Series]
-    windows: dict[int, Window]
-    stats: FetchStats
 
 
 def batches(
@@ -140,25 +133,3 @@ class CloudWatch:
                 merged.items(), query.period_s, Status.OK if merged else Status.NO_DATA
             )
         return out
-
-
-def poll(
-    cloudwatch: CloudWatch,
-    queries: Sequence[MetricQuery],
-    now: datetime,
-    lookback_s: float,
-    settle_s: float,
-) -> PollResult:
-    """Fetch every query over its own aligned window: queries of one period share one window."""
-    by_period: dict[int, list[MetricQuery]] = {}
-    for q in queries:
-        by_period.setdefault(q.period_s, []).append(q)
-    series: dict[MetricQuery, Series] = {}
-    windows: dict[int, Window] = {}
-    stats = FetchStats()
-    for period, group in sorted(by_period.items()):
-        windows[period] = aligned(now, period, lookback_s, settle_s)
-        got, group_stats = cloudwatch.fetch(group, windows[period])
-        series.update(got)
-        stats.merge(group_stats)
-    return PollResult(series, windows, stats)

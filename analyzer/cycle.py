@@ -1,4 +1,4 @@
-"""One full analysis cycle: inventory → poll → normalize → snapshot → findings."""
+"""One analysis cycle: inventory → poll → normalize → snapshot → findings."""
 
 from __future__ import annotations
 
@@ -9,18 +9,20 @@ from datetime import datetime
 
 import structlog
 
-from analyzer import advice, cloudwatch, engine, inventory, prices, queries, snapshot
+from analyzer import advice, engine, inventory, prices, queries, snapshot
 from analyzer.aws import Clients, default_region
 from analyzer.cloudwatch import CloudWatch, FetchStats
 from analyzer.errors import ConfigError
+from analyzer.history import History
 from analyzer.inventory import InstanceTypeCache, Inventory, TagFilter
 from analyzer.models import Finding
 from analyzer.prices import PriceList
 from analyzer.queries import MetricQuery
 from analyzer.rules import RuleSet
+from analyzer.series import Series
 from analyzer.settings import Settings
 from analyzer.snapshot import ResourceState, Snapshot
-from analyzer.window import Window, aligned
+from analyzer.window import aligned
 
 log = structlog.get_logger(__name__)
 
@@ -29,6 +31,9 @@ log = structlog.get_logger(__name__)
 class CycleResult:
     snapshot: Snapshot
     findings: list[Finding]
+    """Firing: the condition holds now and has held for the rule's `for`."""
+    pending: list[Finding]
+    """The condition holds now but not yet for the rule's `for`."""
     duration_s: float
 
 
@@ -47,12 +52,17 @@ def plan(inv: Inventory) -> list[MetricQuery]:
 
 @dataclass
 class Analyzer:
+    """Runs cycles; between them it keeps the inventory, the instance types and the history,
+    so that a long-running process fetches only what is new."""
+
     settings: Settings
     rules: RuleSet
     clients: Callable[[str], Clients] = Clients.for_region
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
     _clients: dict[str, Clients] = field(default_factory=dict, repr=False)
+    _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
+    _histories: dict[str, History] = field(default_factory=dict, repr=False)
 
     def regions(self) -> list[str]:
         if self.settings.region:
@@ -69,32 +79,53 @@ class Analyzer:
             self._clients[region] = self.clients(region)
         return self._clients[region]
 
+    def refresh_inventory(self) -> dict[str, Inventory]:
+        """Describe every region again; resources that are gone drop out of the next cycle."""
+        tags = [TagFilter.parse(t) for t in self.settings.tag]
+        fresh = {r: inventory.discover(self._for(r), self.types, tags) for r in self.regions()}
+        self._inventories = fresh
+        log.info(
+            "inventory.refreshed",
+            regions=len(fresh),
+            volumes=sum(len(i.volumes) for i in fresh.values()),
+            instances=sum(len(i.instances) for i in fresh.values()),
+        )
+        return fresh
+
+    def _history(self, region: str) -> History:
+        if region not in self._histories:
+            s = self.settings
+            self._histories[region] = History(s.lookback, s.overlap, s.settle_delay)
+        return self._histories[region]
+
+    def _poll(
+        self, region: str, inv: Inventory, now: datetime, stats: FetchStats
+    ) -> dict[MetricQuery, Series]:
+        history = self._history(region)
+        wanted = plan(inv)
+        cloudwatch = CloudWatch(self._for(region).cloudwatch, region)
+        for window, group in history.plan(wanted, now):
+            fetched, group_stats = cloudwatch.fetch(group, window)
+            stats.merge(group_stats)
+            history.merge(window, fetched)
+        return history.current(wanted, now)
+
     def run(self, now: datetime) -> CycleResult:
         started = time.monotonic()
-        tags = [TagFilter.parse(t) for t in self.settings.tag]
+        if not self._inventories:
+            self.refresh_inventory()
         states: list[ResourceState] = []
-        windows: dict[int, Window] = {}
         stats = FetchStats()
-        for region in self.regions():
-            clients = self._for(region)
-            inv = inventory.discover(clients, self.types, tags)
-            result = cloudwatch.poll(
-                CloudWatch(clients.cloudwatch, region),
-                plan(inv),
-                now,
-                self.settings.lookback,
-                self.settings.settle_delay,
-            )
-            windows.update(result.windows)
-            stats.merge(result.stats)
-            states.extend(snapshot.states_for(inv, result.series))
+        for region, inv in self._inventories.items():
+            states.extend(snapshot.states_for(inv, self._poll(region, inv, now, stats)))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
-        snap = snapshot.build(now, data_end, states, windows, stats)
+        snap = snapshot.build(now, data_end, states, stats)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
-        findings = [
+        evaluation = engine.evaluate_all(self.rules.rules, snap)
+        firing = [
             replace(f, remedies=advice.remedies(f, snap, self.price_list))
-            for f in engine.evaluate(self.rules.rules, snap)
+            for f in evaluation.firing
         ]
         duration = time.monotonic() - started
         log.info(
@@ -103,7 +134,8 @@ class Analyzer:
             instances=sum(1 for s in states if not s.is_volume),
             queries=stats.metrics_requested,
             requests=sum(stats.requests.values()),
-            findings=len(findings),
+            findings=len(firing),
+            pending=len(evaluation.pending),
             duration_s=round(duration, 3),
         )
-        return CycleResult(snap, findings, duration)
+        return CycleResult(snap, firing, evaluation.pending, duration)

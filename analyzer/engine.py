@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import structlog
@@ -32,27 +32,46 @@ def _held(rule: Rule, state: ResourceState, snapshot: Snapshot, at: datetime) ->
     return True
 
 
-def _evaluate_one(rule: Rule, state: ResourceState, snapshot: Snapshot) -> Finding | None:
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    firing: list[Finding]
+    pending: list[Finding]
+
+
+def _evaluate_one(
+    rule: Rule, state: ResourceState, snapshot: Snapshot
+) -> tuple[Finding, bool] | None:
+    """The finding, and whether it has held for the rule's `for`."""
     at = snapshot.data_end
     finding = rule.evaluate(state, snapshot, at)
     if finding is None or rule.for_ <= 0:
-        return finding
+        return (finding, True) if finding is not None else None
     if not _held(rule, state, snapshot, at):
-        return None
-    return replace(finding, evidence={**finding.evidence, "held_for_seconds": rule.for_})
+        return finding, False
+    return replace(finding, evidence={**finding.evidence, "held_for_seconds": rule.for_}), True
 
 
-def evaluate(rules: Iterable[Rule], snapshot: Snapshot) -> list[Finding]:
-    findings: list[Finding] = []
+def _order(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.rule, f.resource.resource_id))
+
+
+def evaluate_all(rules: Iterable[Rule], snapshot: Snapshot) -> Evaluation:
+    firing: list[Finding] = []
+    pending: list[Finding] = []
     for rule in rules:
         for state in snapshot.resources:
             if not rule.applies_to(state):
                 continue
             try:
-                finding = _evaluate_one(rule, state, snapshot)
+                outcome = _evaluate_one(rule, state, snapshot)
             except Exception:
                 log.exception("rule.failed", rule=rule.id, resource=state.ref.resource_id)
                 continue
-            if finding is not None:
-                findings.append(finding)
-    return sorted(findings, key=lambda f: (-f.severity.rank, f.rule, f.resource.resource_id))
+            if outcome is not None:
+                (firing if outcome[1] else pending).append(outcome[0])
+    return Evaluation(_order(firing), _order(pending))
+
+
+def evaluate(rules: Iterable[Rule], snapshot: Snapshot) -> list[Finding]:
+    """The findings that fire: their condition holds and has held for the rule's `for`."""
+    return evaluate_all(rules, snapshot).firing

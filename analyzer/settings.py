@@ -9,10 +9,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -31,7 +38,9 @@ List = Annotated[tuple[str, ...], NoDecode]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, populate_by_name=True
+    )
 
     region: List = ()
     """AWS regions to watch; empty means the SDK's region."""
@@ -48,6 +57,36 @@ class Settings(BaseSettings):
     prices: Path | None = None
     """A price file for the proposed fixes (default: the shipped us-east-1 prices)."""
 
+    # The daemon
+    listen: str = "0.0.0.0:9877"
+    """HOST:PORT for /metrics, /healthz and /readyz."""
+    interval: Seconds = Field(default=60.0, ge=1, le=86400.0)
+    """Seconds between analysis cycles."""
+    inventory_interval: Seconds = Field(default=600.0, ge=1, le=86400.0)
+    """Seconds between inventory refreshes (Describe* calls)."""
+    overlap: Seconds = Field(default=300.0, ge=0, le=3600.0)
+    """After the first backfill, each cycle fetches what is new plus this much again, for
+    datapoints that arrive late."""
+    state_file: Path | None = None
+    """Where alert state is kept across restarts (none: alerts start afresh)."""
+    dry_run: bool = False
+    """Log notifications instead of sending them."""
+    repeat_interval: Seconds = Field(default=4 * 3600.0, ge=60)
+    """An unchanged firing alert is sent again after this long."""
+    resolve_after: Seconds = Field(default=300.0, ge=0, le=86400.0)
+    """A firing alert resolves once its condition has been gone this long (and two cycles)."""
+    slack_webhook_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "slack_webhook_url", "SLACK_WEBHOOK_URL", "EBS_ANALYZER_SLACK_WEBHOOK_URL"
+        ),
+    )
+    """The Slack incoming webhook; SLACK_WEBHOOK_URL works too. Never logged."""
+    slack_webhook_file: Path | None = None
+    """A file holding the webhook URL (a mounted secret)."""
+    log_format: Literal["auto", "json", "console"] = "auto"
+    """auto: console on a terminal, JSON lines elsewhere."""
+
     @field_validator("region", "tag", "rules", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
@@ -63,9 +102,35 @@ class Settings(BaseSettings):
                 raise ValueError(f"{item!r} is not Key=Value or Key")
         return value
 
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        _, sep, port = value.rpartition(":")
+        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{value!r} is not HOST:PORT")
+        return value
+
     @property
     def rule_dirs(self) -> list[Path]:
         return [Path(p) for p in self.rules]
+
+    @property
+    def listen_address(self) -> tuple[str, int]:
+        host, _, port = self.listen.rpartition(":")
+        return host.strip("[]") or "0.0.0.0", int(port)
+
+    def webhook_url(self) -> str | None:
+        """The webhook from the setting, or from the file that holds it."""
+        if self.slack_webhook_url is not None:
+            return self.slack_webhook_url.get_secret_value().strip() or None
+        if self.slack_webhook_file is None:
+            return None
+        try:
+            return self.slack_webhook_file.read_text(encoding="utf-8").strip() or None
+        except OSError as exc:
+            raise ConfigError(
+                f"{self.slack_webhook_file}: cannot read the Slack webhook: {exc.strerror or exc}"
+            ) from None
 
     @classmethod
     def settings_customise_sources(

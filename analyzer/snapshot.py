@@ -18,7 +18,6 @@ from analyzer.limits import Envelope, instance_envelope, volume_envelope
 from analyzer.models import Instance, Measure, ResourceRef, ResourceType, Status, Volume
 from analyzer.queries import MetricQuery
 from analyzer.series import Series
-from analyzer.window import Window
 
 EMPTY_BALANCE_PERCENT = 1.0
 """At or below this BurstBalance the bucket is treated as empty: I/O runs at baseline."""
@@ -81,7 +80,6 @@ class Snapshot:
     data_end: datetime
     """All data in the snapshot covers periods complete by this moment."""
     resources: tuple[ResourceState, ...]
-    windows: Mapping[int, Window] = field(default_factory=dict)
     stats: FetchStats = field(default_factory=FetchStats)
     _index: Mapping[tuple[str, str], ResourceState] = field(init=False, repr=False)
 
@@ -189,9 +187,6 @@ def build(
     generated_at: datetime,
     data_end: datetime,
     states: Iterable[ResourceState],
-    windows: Mapping[int, Window] | None = None,
     stats: FetchStats | None = None,
 ) -> Snapshot:
-    return Snapshot(
-        generated_at, data_end, tuple(states), dict(windows or {}), stats or FetchStats()
-    )
+    return Snapshot(generated_at, data_end, tuple(states), stats or FetchStats())

@@ -5,7 +5,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from analyzer.cloudwatch import CloudWatch, poll
+from analyzer.cloudwatch import CloudWatch
 from analyzer.errors import AwsAccessError
 from analyzer.models import Status
 from analyzer.queries import MetricQuery
@@ -99,16 +99,6 @@ def test_a_failed_call_fails_its_batch_and_says_why():
 def test_access_denied_is_fatal():
     with pytest.raises(AwsAccessError):
         CloudWatch(FakeCloudWatch(fail_with="AccessDenied"), "us-east-1").fetch([query(0)], WINDOW)
-
-
-def test_poll_gives_each_period_its_own_aligned_window():
-    fake = FakeCloudWatch()
-    now = T0 + timedelta(minutes=7, seconds=30)
-    result = poll(CloudWatch(fake, "r"), [query(0), query(1, period=300)], now, 3600, 120)
-    assert result.windows[60].end == T0 + timedelta(minutes=5)
-    assert result.windows[300].end == T0 + timedelta(minutes=5)
-    assert result.windows[300].start.timestamp() % 300 == 0
-    assert len(fake.calls) == 2
 
 
 def test_against_moto_results_come_back_oldest_first_in_utc(aws):
