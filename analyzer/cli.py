@@ -65,9 +65,35 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--log-level",
-        default=os.environ.get("EBS_ANALYZER_LOG_LEVEL", "warning"),
+        default=os.environ.get("EBS_ANALYZER_LOG_LEVEL"),
         choices=["debug", "info", "warning", "error"],
-        help="log level on stderr (default: warning)",
+        help="log level on stderr (default: info for run, warning otherwise)",
+    )
+
+
+def _daemon_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("daemon options")
+    group.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="address for /metrics, /healthz, /readyz (default 0.0.0.0:9877)",
+    )
+    group.add_argument(
+        "--interval",
+        metavar="SECONDS",
+        help="seconds between cycles, or a duration such as 5m (default 60)",
+    )
+    group.add_argument("--state-file", metavar="PATH", help="keep alert state here across restarts")
+    group.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=None,
+        help="log notifications instead of sending them",
+    )
+    group.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        help="log lines: console on a terminal, JSON elsewhere (default: auto)",
     )
 
 
@@ -92,6 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _format(once)
     _common(once)
+
+    run = commands.add_parser(
+        "run",
+        help="the daemon: analyze every --interval, serve /metrics, alert in Slack",
+        description="Runs an analysis cycle every --interval seconds, serves the last one on "
+        "/metrics (with /healthz and /readyz), and sends alerts to Slack when "
+        "SLACK_WEBHOOK_URL is set (to the log otherwise). SIGTERM lets the running "
+        "cycle finish, then exits 0.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(run)
+    _daemon_options(run)
 
     demo = commands.add_parser(
         "demo",
@@ -138,12 +177,18 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
     config = args.config or (
         Path(os.environ["EBS_ANALYZER_CONFIG"]) if os.environ.get("EBS_ANALYZER_CONFIG") else None
     )
-    flags: dict[str, Any] = {
-        "region": args.region,
-        "tag": args.tag,
-        "rules": args.rules,
-        "lookback": args.lookback,
-    }
+    names = (
+        "region",
+        "tag",
+        "rules",
+        "lookback",
+        "listen",
+        "interval",
+        "state_file",
+        "dry_run",
+        "log_format",
+    )
+    flags: dict[str, Any] = {name: getattr(args, name, None) for name in names}
     return settings_mod.load(flags, config)
 
 
@@ -181,6 +226,17 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    from analyzer import daemon
+
+    settings = _settings(args)
+    if settings.log_format != "auto":
+        logs.configure(args.log_level, json_lines=settings.log_format == "json")
+    ruleset = rules.load(settings.rule_dirs)
+    process, server = daemon.build(settings, ruleset)
+    return process.run(server)
+
+
 def _rules(args: argparse.Namespace) -> int:
     ruleset = rules.load(args.dirs or None)
     if args.rules_command == "check":
@@ -201,7 +257,9 @@ def _rules(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logs.configure(getattr(args, "log_level", "warning"))
+    if getattr(args, "log_level", None) is None:
+        args.log_level = "info" if args.command == "run" else "warning"
+    logs.configure(args.log_level)
     try:
         if args.command == "once":
             return _once(args)
@@ -209,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args)
         if args.command == "demo":
             return _demo(args)
+        if args.command == "run":
+            return _run(args)
         raise ConfigError(f"unknown command {args.command!r}")
     except AnalyzerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

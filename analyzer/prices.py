@@ -31,6 +31,7 @@ class VolumePrice(_Strict):
 class PriceList(_Strict):
     currency: str = "USD"
     region: str = ""
+    cloudwatch_per_1000_metrics: float = Field(default=0.01, ge=0)
     volumes: dict[str, VolumePrice]
 
     def monthly(

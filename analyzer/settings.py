@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     @classmethod
     def _listen(cls, value: str) -> str:
         _, sep, port = value.rpartition(":")
-        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
             raise ValueError(f"{value!r} is not HOST:PORT")
         return value
 

@@ -78,3 +78,34 @@ def snapshot_of(*states, minutes_of_data=30, settle_s=120):
 
     data_end = T0 + timedelta(minutes=minutes_of_data)
     return build(data_end + timedelta(seconds=settle_s), data_end, states)
+
+
+GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"
+
+
+def assert_golden(name: str, text: str) -> None:
+    """Compare with tests/golden/NAME; UPDATE_GOLDEN=1 rewrites it (review the diff)."""
+    import os
+
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing: run with UPDATE_GOLDEN=1 and review it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed: UPDATE_GOLDEN=1 to accept"
+
+
+def promtool(*args: str, stdin: str | None = None):
+    """Run promtool; skipped where it is missing, but never in CI (CI installs it)."""
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("promtool") is None:
+        if os.environ.get("CI"):
+            pytest.fail("promtool is missing: CI must install Debian's prometheus package")
+        pytest.skip("promtool is not installed (apt-get install prometheus)")
+    return subprocess.run(
+        ["promtool", *args], input=stdin, capture_output=True, text=True, check=False
+    )

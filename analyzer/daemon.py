@@ -1,0 +1,196 @@
+"""The daemon: a cycle every --interval, the inventory on its own slower schedule, the last
+finished cycle published for /metrics, alerts delivered, state saved.
+
+APScheduler runs both jobs on one worker thread, so a cycle and an inventory refresh never
+overlap; missed runs are coalesced and the first run starts after a little jitter. A cycle
+that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
+runs as planned. SIGTERM lets the running cycle finish, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from types import FrameType
+
+import structlog
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from analyzer import prices
+from analyzer.alerts import AlertBook
+from analyzer.aws import Clients
+from analyzer.cycle import Analyzer
+from analyzer.errors import ConfigError
+from analyzer.exporter import Published, Telemetry, registry_for
+from analyzer.notify import Dispatcher, channel_for
+from analyzer.rules import RuleSet
+from analyzer.server import Server
+from analyzer.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], datetime]
+MAX_JITTER_S = 10.0
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Daemon:
+    def __init__(
+        self,
+        settings: Settings,
+        analyzer: Analyzer,
+        book: AlertBook,
+        dispatcher: Dispatcher,
+        telemetry: Telemetry,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.settings = settings
+        self.analyzer = analyzer
+        self.book = book
+        self.dispatcher = dispatcher
+        self.telemetry = telemetry
+        self.clock = clock
+        self._published: Published | None = None
+        self._last_success: datetime | None = None
+        self._cycles = 0
+        self._stop = threading.Event()
+
+    # --- what the HTTP endpoints read -----------------------------------------------------
+
+    def published(self) -> Published | None:
+        return self._published
+
+    def ready(self) -> tuple[bool, str]:
+        """Ready once a cycle has succeeded within the last three intervals."""
+        if self._last_success is None:
+            return False, "not ready: no cycle has succeeded yet"
+        age = (self.clock() - self._last_success).total_seconds()
+        allowed = 3 * self.settings.interval + 60
+        if age > allowed:
+            return False, f"not ready: the last successful cycle was {age:.0f} s ago"
+        return True, "ready"
+
+    # --- the jobs -------------------------------------------------------------------------
+
+    def cycle(self) -> bool:
+        """One analysis cycle; False if it failed (the daemon goes on)."""
+        now = self.clock()
+        try:
+            result = self.analyzer.run(now)
+        except Exception as exc:
+            self.telemetry.cycle_failed()
+            log.error(
+                "cycle.failed",
+                error=str(exc) or type(exc).__name__,
+                exc_info=not hasattr(exc, "exit_code"),
+            )
+            return False
+        self._cycles += 1
+        self.book.update(now, result.findings, result.pending)
+        self._published = Published(
+            result.snapshot, tuple(self.book.firing()), self.settings.forecast_window
+        )
+        self._last_success = now
+        self.telemetry.cycle_succeeded(
+            result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1
+        )
+        self.dispatcher.deliver(self.book, now)
+        try:
+            self.book.save()
+        except OSError as exc:
+            log.error("state.save_failed", path=str(self.book.path), error=str(exc))
+        return True
+
+    def refresh_inventory(self) -> None:
+        try:
+            self.analyzer.refresh_inventory()
+        except Exception as exc:
+            log.error("inventory.failed", error=str(exc) or type(exc).__name__)
+
+    # --- running --------------------------------------------------------------------------
+
+    def stop(self, signum: int | None = None, _frame: FrameType | None = None) -> None:
+        if signum is not None:
+            log.info("daemon.stopping", signal=signal.Signals(signum).name)
+        self._stop.set()
+
+    def run(self, server: Server) -> int:
+        server.start()
+        scheduler = BackgroundScheduler(
+            timezone=UTC,
+            executors={"default": ThreadPoolExecutor(max_workers=1)},
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                "misfire_grace_time": max(int(self.settings.interval), 1),
+            },
+        )
+        first = utc_now() + timedelta(
+            seconds=random.uniform(0, min(MAX_JITTER_S, self.settings.interval))
+        )
+        scheduler.add_job(
+            self.cycle,
+            IntervalTrigger(seconds=self.settings.interval),
+            id="cycle",
+            next_run_time=first,
+        )
+        scheduler.add_job(
+            self.refresh_inventory,
+            IntervalTrigger(seconds=self.settings.inventory_interval),
+            id="inventory",
+        )
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self.stop)
+        scheduler.start()
+        log.info(
+            "daemon.started",
+            listen=f"{self.settings.listen_address[0]}:{server.port}",
+            interval_s=self.settings.interval,
+            regions=self.analyzer.regions(),
+            channel=self.dispatcher.channel.name,
+        )
+        self._stop.wait()
+        scheduler.shutdown(wait=True)
+        server.stop()
+        log.info("daemon.stopped", cycles=self._cycles)
+        return 0
+
+
+def build(
+    settings: Settings,
+    ruleset: RuleSet,
+    clients: Callable[[str], Clients] | None = None,
+    clock: Clock = utc_now,
+    process_metrics: bool = True,
+) -> tuple[Daemon, Server]:
+    """The daemon and its HTTP server, wired from the settings."""
+    price_list = prices.load(settings.prices)
+    analyzer = Analyzer(settings, ruleset, price_list=price_list)
+    if clients is not None:
+        analyzer.clients = clients
+    book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.state_file)
+    book.load()
+    holder: list[Daemon] = []
+    registry, telemetry = registry_for(
+        lambda: holder[0].published() if holder else None, process_metrics=process_metrics
+    )
+    telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
+    channel = channel_for(settings.webhook_url(), settings.dry_run)
+    daemon = Daemon(
+        settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock
+    )
+    holder.append(daemon)
+    host, port = settings.listen_address
+    try:
+        server = Server(host, port, registry, daemon.ready)
+    except OSError as exc:
+        raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
+    return daemon, server

@@ -1,0 +1,266 @@
+"""Prometheus: the last finished cycle as gauges, and the daemon's own metrics.
+
+The collector reads the snapshot the daemon published last; a scrape never calls AWS. Series
+are built afresh on every scrape from that snapshot, so those of resources that disappeared
+disappear too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from analyzer.alerts import Alert
+from analyzer.cloudwatch import FetchStats
+from analyzer.report import resource_row
+from analyzer.snapshot import Snapshot
+
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+
+POLL_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+SECONDS_PER_MONTH = 30 * 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What a finished cycle leaves for scrapes: immutable, swapped in whole."""
+
+    snapshot: Snapshot
+    firing: tuple[Alert, ...]
+    forecast_window_s: float
+
+
+# (metric suffix = report row key, help)
+_RESOURCE_GAUGES = (
+    ("iops", "I/O operations per second in the latest complete period."),
+    ("throughput_bytes_per_second", "Bytes per second in the latest complete period."),
+    ("iops_limit", "The IOPS limit in force now."),
+    ("throughput_limit_bytes_per_second", "The throughput limit in force now, bytes per second."),
+)
+
+
+class SnapshotCollector(Collector):
+    def __init__(self, source: Callable[[], Published | None]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[Metric]:
+        published = self._source()
+        rows = []
+        if published is not None:
+            snap = published.snapshot
+            rows = [resource_row(s, snap, published.forecast_window_s) for s in snap.resources]
+        volumes = [r for r in rows if r["resource_type"] == "volume"]
+        instances = [r for r in rows if r["resource_type"] == "instance"]
+        yield from _volume_families(volumes)
+        yield from _instance_families(instances)
+        yield _finding_family(published.firing if published else ())
+
+
+def _family(
+    name: str,
+    doc: str,
+    labels: Sequence[str],
+    samples: Sequence[tuple[Sequence[str], float | None]],
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=labels)
+    for values, value in samples:
+        if value is not None:
+            family.add_metric(list(values), float(value))
+    return family
+
+
+def _volume_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[type-arg]
+    labels = ("region", "volume_id", "volume_type", "instance_id")
+
+    def ids(r: dict) -> tuple[str, ...]:  # type: ignore[type-arg]
+        return (r["region"], r["resource_id"], r["volume_type"], r["attached_to"] or "")
+
+    for key, doc in _RESOURCE_GAUGES:
+        yield _family(
+            f"ebs_analyzer_volume_{key}", f"Volume: {doc}", labels, [(ids(r), r[key]) for r in rows]
+        )
+    yield _family(
+        "ebs_analyzer_volume_burst_balance_ratio",
+        "Volume: share of the burst bucket left (0-1); gp2, st1 and sc1 only.",
+        labels,
+        [
+            (
+                ids(r),
+                None if r["burst_balance_percent"] is None else r["burst_balance_percent"] / 100,
+            )
+            for r in rows
+        ],
+    )
+    yield _family(
+        "ebs_analyzer_volume_burst_seconds_to_empty",
+        "Volume: seconds until the burst bucket is empty at the current drain; "
+        "absent while it is not draining.",
+        labels,
+        [(ids(r), r["seconds_to_empty"]) for r in rows],
+    )
+    yield _family(
+        "ebs_analyzer_volume_size_bytes",
+        "Volume: provisioned size in bytes.",
+        labels,
+        [(ids(r), r["size_gib"] * 1024**3) for r in rows],
+    )
+    yield _family(
+        "ebs_analyzer_volume_up",
+        "Volume: 1 when the latest cycle had its data, 0 on no data or an error.",
+        (*labels, "status"),
+        [((*ids(r), r["status"]), float(r["status"] == "ok")) for r in rows],
+    )
+
+
+def _instance_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[type-arg]
+    labels = ("region", "instance_id")
+
+    def ids(r: dict) -> tuple[str, ...]:  # type: ignore[type-arg]
+        return (r["region"], r["resource_id"])
+
+    for key, doc in _RESOURCE_GAUGES:
+        yield _family(
+            f"ebs_analyzer_instance_ebs_{key}",
+            f"Instance EBS (all its volumes): {doc}",
+            labels,
+            [(ids(r), r[key]) for r in rows],
+        )
+    yield _family(
+        "ebs_analyzer_instance_ebs_burst_balance_ratio",
+        "Instance EBS: share of the burst bucket left (0-1), the lower of "
+        "EBSIOBalance% and EBSByteBalance%; types whose baseline is below maximum.",
+        labels,
+        [
+            (
+                ids(r),
+                None if r["burst_balance_percent"] is None else r["burst_balance_percent"] / 100,
+            )
+            for r in rows
+        ],
+    )
+    yield _family(
+        "ebs_analyzer_instance_info",
+        "Instance: its type, as a label; always 1.",
+        (*labels, "instance_type"),
+        [((*ids(r), r["instance_type"]), 1.0) for r in rows],
+    )
+
+
+def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        "ebs_analyzer_finding",
+        "1 while a finding is active (firing).",
+        labels=["rule", "severity", "resource_type", "resource_id", "bottleneck"],
+    )
+    for alert in sorted(firing, key=lambda a: a.key):
+        family.add_metric(
+            [
+                alert.rule,
+                alert.severity,
+                alert.resource_type,
+                alert.resource_id,
+                alert.finding["bottleneck"],
+            ],
+            1.0,
+        )
+    return family
+
+
+@dataclass
+class Telemetry:
+    """The daemon's own metrics, in its own registry."""
+
+    registry: CollectorRegistry
+    price_per_metric: float = 0.01 / 1000
+    _recent: deque[tuple[float, int]] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.requests = Counter(
+            "ebs_analyzer_cloudwatch_requests",
+            "CloudWatch API requests by operation and outcome.",
+            ["operation", "outcome"],
+            registry=r,
+        )
+        self.metrics_requested = Counter(
+            "ebs_analyzer_cloudwatch_metrics_requested",
+            "Metrics requested from GetMetricData: what CloudWatch bills.",
+            registry=r,
+        )
+        self.poll_duration = Histogram(
+            "ebs_analyzer_poll_duration_seconds",
+            "Duration of an analysis cycle.",
+            buckets=POLL_BUCKETS,
+            registry=r,
+        )
+        self.last_success = Gauge(
+            "ebs_analyzer_last_successful_poll_timestamp_seconds",
+            "When the last cycle succeeded (Unix time).",
+            registry=r,
+        )
+        self.notifications = Counter(
+            "ebs_analyzer_notifications",
+            "Notification deliveries by channel and outcome.",
+            ["channel", "outcome"],
+            registry=r,
+        )
+        self.cycles = Counter(
+            "ebs_analyzer_cycles", "Analysis cycles by outcome.", ["outcome"], registry=r
+        )
+        self.cost = Gauge(
+            "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
+            "What GetMetricData costs a month at the rate of the last hour.",
+            registry=r,
+        )
+
+    def cycle_succeeded(
+        self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
+    ) -> None:
+        for outcome, count in stats.requests.items():
+            self.requests.labels("GetMetricData", outcome).inc(count)
+        self.metrics_requested.inc(stats.metrics_requested)
+        self.poll_duration.observe(duration_s)
+        self.last_success.set(now.timestamp())
+        self.cycles.labels("success").inc()
+        if not backfill:
+            self._estimate(stats.metrics_requested)
+
+    def cycle_failed(self) -> None:
+        self.cycles.labels("error").inc()
+
+    def notified(self, channel: str, outcome: str) -> None:
+        self.notifications.labels(channel, outcome).inc()
+
+    def _estimate(self, metrics: int) -> None:
+        """Steady-state cost: the last hour's requests, scaled to a month (backfills apart)."""
+        now = time.monotonic()
+        with self._lock:
+            self._recent.append((now, metrics))
+            while self._recent and now - self._recent[0][0] > 3600:
+                self._recent.popleft()
+            if len(self._recent) < 2:
+                return
+            span = max(now - self._recent[0][0], 1.0)
+            per_second = sum(m for _, m in list(self._recent)[1:]) / span
+        self.cost.set(round(per_second * SECONDS_PER_MONTH * self.price_per_metric, 4))
+
+
+def registry_for(
+    source: Callable[[], Published | None], process_metrics: bool = True
+) -> tuple[CollectorRegistry, Telemetry]:
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(SnapshotCollector(source))
+    if process_metrics:
+        prometheus_client.ProcessCollector(registry=registry)
+        prometheus_client.PlatformCollector(registry=registry)
+    return registry, Telemetry(registry)

@@ -1,0 +1,78 @@
+"""The HTTP endpoints: /metrics for Prometheus, /healthz and /readyz for the orchestrator."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, make_wsgi_app
+
+Readiness = Callable[[], tuple[bool, str]]
+StartResponse = Callable[..., Any]
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Scrapes every 15 s would flood stderr; the log carries the daemon's own events."""
+
+
+def _text(start_response: StartResponse, status: str, body: str) -> Iterable[bytes]:
+    data = body.encode()
+    start_response(
+        status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))]
+    )
+    return [data]
+
+
+def application(registry: CollectorRegistry, ready: Readiness) -> Callable[..., Iterable[bytes]]:
+    metrics = make_wsgi_app(registry)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "/")
+        if path == "/metrics":
+            return metrics(environ, start_response)  # type: ignore[no-any-return]
+        if path == "/healthz":
+            return _text(start_response, "200 OK", "ok\n")
+        if path == "/readyz":
+            is_ready, why = ready()
+            return _text(
+                start_response, "200 OK" if is_ready else "503 Service Unavailable", why + "\n"
+            )
+        return _text(
+            start_response, "404 Not Found", "not found: try /metrics, /healthz or /readyz\n"
+        )
+
+    return app
+
+
+class Server:
+    """Serves the endpoints from a background thread until stopped."""
+
+    def __init__(self, host: str, port: int, registry: CollectorRegistry, ready: Readiness) -> None:
+        self._server = make_server(
+            host,
+            port,
+            application(registry, ready),
+            server_class=_ThreadingServer,
+            handler_class=_QuietHandler,
+        )
+        self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_port)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():  # shutdown() would wait forever for a loop never started
+            self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,51 @@
+"""A stand-in for Slack's webhook on 127.0.0.1: answers from a script, records what it got."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.script: deque[tuple[int, dict[str, str]]] = deque()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                receiver.requests.append(json.loads(self.rfile.read(length)))
+                status, headers = receiver.script.popleft() if receiver.script else (200, {})
+                body = b"ok" if status == 200 else b"error"
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/services/T000/B000/secret-token"
+
+    def answer(self, *responses: tuple[int, dict[str, str]]) -> None:
+        self.script.extend(responses)
+
+    def start(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

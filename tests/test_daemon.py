@@ -1,0 +1,199 @@
+"""The daemon's alert lifecycle, driven by an injected clock through real cycles: moto holds
+the inventory, the simulator the metric data, a local receiver plays Slack (429 and 500
+included)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from structlog.testing import capture_logs
+
+from analyzer import daemon, rules, settings
+from analyzer.aws import Clients
+from analyzer.demo import SimulatedCloudWatch
+from analyzer.inventory import parse_instance_type
+from analyzer.models import Volume
+from analyzer.simulator import Demand, SimInstance, Simulation, SimVolume, steps
+from analyzer.units import KIB
+from tests.receiver import Receiver
+
+START = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
+HOUR = 3600
+
+
+class Clock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def account(aws):
+    """A gp3 volume whose load exceeds its 125 MiB/s from 2 h to 7.5 h."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    instance = ec2.run_instances(
+        ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="r6i.8xlarge"
+    )["Instances"][0]["InstanceId"]
+    volume = ec2.create_volume(AvailabilityZone="us-east-1a", Size=100, VolumeType="gp3")[
+        "VolumeId"
+    ]
+    ec2.attach_volume(VolumeId=volume, InstanceId=instance, Device="/dev/sdf")
+    type_info = parse_instance_type(
+        ec2.describe_instance_types(InstanceTypes=["r6i.8xlarge"])["InstanceTypes"][0]
+    )
+    load = Demand(steps((0, 200), (2 * HOUR, 2_000), (7.5 * HOUR, 100)), 128 * KIB)
+    model = Volume(volume, "us-east-1", "gp3", 100, "in-use", 3_000, 125, instance)
+    sim = Simulation(SimInstance(instance, type_info, [SimVolume(model, load)]), START)
+    cloudwatch = SimulatedCloudWatch(sim.run(8 * 60))
+    return volume, (lambda region: Clients.for_region(region, cloudwatch=cloudwatch))
+
+
+def build(tmp_path, receiver, clients, clock):
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "state.json",
+            "slack_webhook_url": receiver.url,
+        }
+    )
+    process, server = daemon.build(config, rules.load(), clients, clock, process_metrics=False)
+    server.stop()  # the lifecycle needs no HTTP
+    return process
+
+
+def sample(process, name, **labels):
+    return process.telemetry.registry.get_sample_value(name, labels)
+
+
+def test_fire_repeat_restart_retry_and_resolve(tmp_path, receiver, account):
+    volume, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+
+    # First cycle: the backfill already shows 55 minutes at the cap. Slack says 429 once.
+    receiver.answer((429, {"Retry-After": "1"}))
+    assert process.cycle()
+    assert len(receiver.requests) == 2
+    message = receiver.requests[-1]
+    assert message["text"].startswith("1 storage bottleneck on AWS: WARNING ")
+    assert volume in message["text"]
+    section = message["blocks"][1]["text"]["text"]
+    assert "`volume-throughput-cap`" in section
+    assert "*Observed:* 125 MiB/s · *Limit:* 125 MiB/s" in section
+    assert "*Fix:* Provision 3,000 IOPS, 250 MiB/s" in section
+
+    # The same alert a minute and two hours later: nothing is sent again.
+    for later in (timedelta(minutes=1), timedelta(hours=2)):
+        clock.now = START + timedelta(hours=3, seconds=30) + later
+        assert process.cycle()
+    assert len(receiver.requests) == 2
+
+    # A restart remembers the alert and does not re-send it.
+    clock.now = START + timedelta(hours=6, seconds=30)
+    process = build(tmp_path, receiver, clients, clock)
+    assert [a.rule for a in process.book.firing()] == ["volume-throughput-cap"]
+    assert process.cycle()
+    assert len(receiver.requests) == 2
+
+    # Four hours after it was sent, it is sent again; Slack fails three times (500), so the
+    # repeat stays owed, survives in the state file, and goes out on the next cycle.
+    clock.now = START + timedelta(hours=7, minutes=1, seconds=30)
+    receiver.answer((500, {}), (500, {}), (500, {}))
+    with capture_logs() as logs:
+        assert process.cycle()
+    assert len(receiver.requests) == 5
+    assert any(e["event"] == "notification.failed" for e in logs)
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert [a["outbox"] for a in saved["alerts"]] == ["repeat"]
+    assert receiver.url not in json.dumps(logs)
+
+    clock.now += timedelta(minutes=1)
+    assert process.cycle()
+    assert len(receiver.requests) == 6
+    assert "still firing after 4 h" in receiver.requests[-1]["blocks"][1]["text"]["text"]
+
+    # The load drops at 7.5 h. The cap window empties by 7 h 45; the alert resolves once the
+    # condition has been gone 5 minutes over at least two cycles.
+    clock.now = START + timedelta(hours=7, minutes=46, seconds=30)
+    assert process.cycle()
+    assert len(receiver.requests) == 6
+    clock.now += timedelta(minutes=6)
+    assert process.cycle()
+    assert len(receiver.requests) == 7
+    resolved = receiver.requests[-1]
+    assert resolved["text"].startswith("Resolved: volume-throughput-cap on " + volume)
+    assert process.book.firing() == []
+    assert json.loads((tmp_path / "state.json").read_text())["alerts"] == []
+    assert (
+        sample(process, "ebs_analyzer_notifications_total", channel="slack", outcome="success") == 2
+    )
+    assert (
+        sample(process, "ebs_analyzer_notifications_total", channel="slack", outcome="error") == 1
+    )
+
+
+def test_one_missing_cycle_does_not_resolve(tmp_path, receiver, account):
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+    alert = process.book.firing()[0]
+    # The condition is gone in one cycle (say a fetch failed) and back in the next.
+    process.book.update(clock.now + timedelta(minutes=10), [], [])
+    assert alert.absent_cycles == 1 and alert.state == "firing"
+    clock.now += timedelta(minutes=11)
+    assert process.cycle()
+    assert alert.absent_cycles == 0 and alert.state == "firing"
+    assert len(receiver.requests) == 1
+
+
+def test_an_alert_that_resolves_before_it_was_ever_delivered_is_dropped(
+    tmp_path, receiver, account
+):
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    receiver.answer(*[(500, {})] * 3)
+    assert process.cycle()
+    [alert] = process.book.firing()
+    assert alert.outbox == "firing" and not alert.notified
+    for minutes in (10, 20):
+        process.book.update(clock.now + timedelta(minutes=minutes), [], [])
+    assert process.book.owed() == []
+    assert list(process.book) == []
+
+
+def test_a_cycle_that_fails_keeps_the_daemon_up(tmp_path, receiver):
+    def unreachable(region):
+        raise RuntimeError("endpoint unreachable")
+
+    clock = Clock(START)
+    process = build(tmp_path, receiver, unreachable, clock)
+    with capture_logs() as logs:
+        assert not process.cycle()
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["cycle.failed"]
+    assert process.ready() == (False, "not ready: no cycle has succeeded yet")
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="error") == 1
+
+
+def test_an_unreadable_state_file_is_set_aside(tmp_path, receiver, account):
+    _, clients = account
+    (tmp_path / "state.json").write_text("{not json")
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, Clock(START))
+    assert list(process.book) == []
+    assert (tmp_path / "state.json.unreadable").exists()
+    assert any(e["event"] == "state.unreadable" for e in logs)

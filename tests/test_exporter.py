@@ -1,0 +1,91 @@
+from datetime import timedelta
+
+from prometheus_client import generate_latest
+
+from analyzer import engine, rules
+from analyzer.alerts import AlertBook
+from analyzer.cloudwatch import FetchStats
+from analyzer.exporter import Published, registry_for
+from analyzer.models import InstanceType, Measure, Status
+from analyzer.units import KIB, MB
+from tests.helpers import (
+    T0,
+    assert_golden,
+    instance_state,
+    promtool,
+    series,
+    snapshot_of,
+    volume_state,
+)
+
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
+
+
+def published(include_spare=True):
+    shop = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.AVG_IO_SIZE: series([4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([40.0] * 30),
+        },
+        volume_id="vol-shop",
+        attached_to="i-shop",
+    )
+    spare = volume_state(
+        "gp3",
+        100,
+        {},
+        volume_id="vol-spare",
+        attached_to=None,
+        iops=3_000,
+        throughput=125,
+        status=Status.NO_DATA,
+    )
+    instance = instance_state(
+        M5,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.IO_BALANCE: series([100] * 30),
+            Measure.BYTE_BALANCE: series([100] * 30),
+        },
+        volume_ids=("vol-shop",),
+        instance_id="i-shop",
+    )
+    states = [shop, instance] + ([spare] if include_spare else [])
+    snap = snapshot_of(*states)
+    book = AlertBook(4 * 3600, 300)
+    book.update(snap.generated_at, engine.evaluate(rules.load().rules, snap), [])
+    return Published(snap, tuple(book.firing()), 300)
+
+
+def exposition(current):
+    registry, telemetry = registry_for(lambda: current, process_metrics=False)
+    stats = FetchStats(metrics_requested=25, datapoints=4_500)
+    stats.requests["success"] = 1
+    telemetry.cycle_succeeded(stats, 1.5, T0 + timedelta(minutes=32), backfill=True)
+    telemetry.notified("slack", "success")
+    return generate_latest(registry).decode()
+
+
+def test_metrics_exposition_is_golden():
+    assert_golden("metrics.prom", exposition(published()))
+
+
+def test_promtool_accepts_the_exposition():
+    result = promtool("check", "metrics", stdin=exposition(published()))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_series_of_resources_that_disappear_disappear():
+    assert 'volume_id="vol-spare"' in exposition(published(include_spare=True))
+    assert 'volume_id="vol-spare"' not in exposition(published(include_spare=False))
+
+
+def test_before_the_first_cycle_only_help_and_type_lines():
+    text = exposition(None)
+    assert "ebs_analyzer_volume_iops" in text
+    assert "ebs_analyzer_volume_iops{" not in text

@@ -1,0 +1,73 @@
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+from analyzer import advice, engine, prices, rules, slack
+from analyzer.alerts import AlertBook, Owed
+from analyzer.models import Measure
+from analyzer.units import KIB
+from tests.helpers import assert_golden, series, snapshot_of, volume_state
+
+
+def book_with_alerts():
+    shop = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([40.0] * 30),
+        },
+        volume_id="vol-shop",
+        attached_to="i-shop",
+    )
+    empty = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([150] * 30),
+            Measure.THROUGHPUT: series([150 * 4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([0.0] * 30),
+        },
+        volume_id="vol-db",
+        attached_to="i-db",
+    )
+    snap = snapshot_of(shop, empty)
+    findings = [
+        replace(f, remedies=advice.remedies(f, snap, prices.load()))
+        for f in engine.evaluate(rules.load().rules, snap)
+    ]
+    book = AlertBook(4 * 3600, 300)
+    book.update(snap.generated_at, findings, [])
+    return book, snap.generated_at
+
+
+def dump(message):
+    return json.dumps(message, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_firing_message_is_golden():
+    book, now = book_with_alerts()
+    [(alerts, message)] = slack.messages(book.owed(), now)
+    assert len(alerts) == 2
+    assert_golden("slack_firing.json", dump(message))
+    assert message["text"].startswith("2 storage bottlenecks on AWS: CRITICAL vol-db")
+
+
+def test_resolved_message_is_golden():
+    book, now = book_with_alerts()
+    book.delivered(book.owed(), now)
+    later = now + timedelta(hours=1, minutes=10)
+    for alert in book:
+        alert.state, alert.outbox = "resolved", Owed.RESOLVED
+    [(_, message)] = slack.messages(book.owed(), later)
+    assert message["text"].startswith("Resolved")
+    assert_golden("slack_resolved.json", dump(message))
+
+
+def test_a_long_list_is_cut_to_what_slack_accepts():
+    book, now = book_with_alerts()
+    alerts = book.owed() * 30
+    message = slack.firing_message(alerts, now)
+    assert len(message["blocks"]) <= 50
+    assert "…and 40 more" in json.dumps(message, ensure_ascii=False)
