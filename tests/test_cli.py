@@ -121,3 +121,94 @@ def test_once_json_against_an_endpoint(moto_server):
     assert text.returncode == 0
     assert "gp2-burst-exhaustion" in text.stdout
     assert "→ 0 in" in text.stdout
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(url: str, want: int = 200, timeout_s: float = 60.0) -> tuple[int, str]:
+    """Poll until the URL answers `want` (the daemon starts, its first cycle completes)."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    last: tuple[int, str] = (0, "")
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                last = (response.status, response.read().decode())
+        except urllib.error.HTTPError as exc:
+            last = (exc.code, exc.read().decode())
+        except OSError:
+            pass
+        if last[0] == want:
+            return last
+        time.sleep(0.2)
+    return last
+
+
+def test_run_serves_metrics_and_stops_cleanly_on_sigterm(moto_server, tmp_path):
+    import signal
+
+    from tests.helpers import promtool
+
+    account = Account(endpoint_url=moto_server)
+    instance = account.instance("m5.large")
+    volume = account.volume("gp2", 50, instance)
+    start = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
+    heavy = Demand(steps((0, 100), (20 * 60, 1_500)), io_size_bytes=4 * KIB)
+    account.put(account.simulation(instance, {volume: heavy}, start).run(60))
+
+    port = free_port()
+    environment = {**os.environ, "AWS_ENDPOINT_URL": moto_server}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", "run", "--region", "us-east-1", "--listen",
+         f"127.0.0.1:{port}", "--interval", "2", "--dry-run", "--log-format", "json",
+         "--state-file", str(tmp_path / "state.json")],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert wait_for(f"{base}/healthz")[0] == 200
+        status, body = wait_for(f"{base}/readyz")
+        assert (status, body) == (200, "ready\n")
+        _, metrics = wait_for(f"{base}/metrics")
+        assert f'volume_id="{volume}"' in metrics
+        assert 'ebs_analyzer_finding{bottleneck="burst_credits"' in metrics
+        assert "ebs_analyzer_cloudwatch_metrics_requested_total" in metrics
+        checked = promtool("check", "metrics", stdin=metrics)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert wait_for(f"{base}/nope", want=404)[0] == 404
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    events = [json.loads(line)["event"] for line in err.splitlines() if line.startswith("{")]
+    assert "daemon.started" in events
+    assert "poll.completed" in events
+    assert "notification.logged" in events  # --dry-run: the payload goes to the log
+    assert events[-1] == "daemon.stopped"
+    assert json.loads((tmp_path / "state.json").read_text())["alerts"]
+
+
+def test_run_with_a_bad_interval_exits_2_naming_it(capsys):
+    assert main(["run", "--interval", "abc", "--region", "us-east-1"]) == 2
+    err = capsys.readouterr().err
+    assert err == "ebs-analyzer: error: --interval: 'abc' is not a duration such as 90s, 15m, 1h\n"
+
+
+def test_run_on_a_port_in_use_exits_2(capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["run", "--listen", f"127.0.0.1:{port}", "--region", "us-east-1"]) == 2
+    assert f"--listen 127.0.0.1:{port}:" in capsys.readouterr().err
