@@ -168,10 +168,27 @@ def test_run_serves_metrics_and_stops_cleanly_on_sigterm(moto_server, tmp_path):
     port = free_port()
     environment = {**os.environ, "AWS_ENDPOINT_URL": moto_server}
     process = subprocess.Popen(
-        [sys.executable, "-m", "analyzer", "run", "--region", "us-east-1", "--listen",
-         f"127.0.0.1:{port}", "--interval", "2", "--dry-run", "--log-format", "json",
-         "--state-file", str(tmp_path / "state.json")],
-        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "analyzer",
+            "run",
+            "--region",
+            "us-east-1",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--interval",
+            "2",
+            "--dry-run",
+            "--log-format",
+            "json",
+            "--state-file",
+            str(tmp_path / "state.json"),
+        ],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -187,7 +204,7 @@ def test_run_serves_metrics_and_stops_cleanly_on_sigterm(moto_server, tmp_path):
         assert wait_for(f"{base}/nope", want=404)[0] == 404
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     events = [json.loads(line)["event"] for line in err.splitlines() if line.startswith("{")]
     assert "daemon.started" in events
