@@ -134,14 +134,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="analyze a built-in simulated account that replays the incidents "
+        help="the daemon on a built-in simulated account that replays the incidents "
         "(no AWS account needed)",
-        description="Builds a simulated AWS account in memory (the shop volume draining its "
-        "burst credits, a gp2 volume grown online, the batch job's three steps, "
-        "healthy volumes beside them), analyzes four hours of its CloudWatch data "
-        "and prints the report. No credentials, no network.",
+        description="Runs the daemon against a simulated AWS account held in memory: the shop "
+        "volume draining its burst credits, a gp2 volume grown online, the batch "
+        "job's three steps, healthy volumes beside them. Four hours of history are "
+        "simulated at start; then simulated time runs --speed times faster than "
+        "real time. Alerts print here as they fire and resolve (or go to Slack when "
+        "SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With --once, "
+        "prints one report and exits. No credentials, no network.",
     )
+    demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
     _format(demo)
+    demo.add_argument(
+        "--speed",
+        type=float,
+        default=30.0,
+        metavar="N",
+        help="simulated time runs N times faster than real time (default 30)",
+    )
+    demo.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:9877",
+        help="address for /metrics, /healthz, /readyz (default 127.0.0.1:9877)",
+    )
     demo.add_argument(
         "--rules",
         metavar="DIR",
@@ -210,20 +227,56 @@ def _print(result: Any, fmt: str, forecast_window: float) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from analyzer import demo
+    from analyzer import daemon, demo
     from analyzer.cycle import Analyzer
+    from analyzer.notify import ConsoleChannel
 
-    settings = settings_mod.load({"region": [demo.REGION], "rules": args.rules})
+    if not 0 < args.speed <= 3600:
+        raise ConfigError(f"--speed {args.speed:g}: must be above 0 and at most 3600")
+    settings = settings_mod.load(
+        {"region": [demo.REGION], "rules": args.rules, "listen": args.listen}
+    )
     ruleset = rules.load(settings.rule_dirs)
     with demo.account(datetime.now(UTC)) as account:
-        result = Analyzer(settings, ruleset, clients=account.clients).run(account.now)
+        if args.once:
+            result = Analyzer(settings, ruleset, clients=account.clients).run(account.now)
+        else:
+            clock = demo.SimulatedClock(account.now, args.speed)
+            process, server = daemon.build(
+                settings, ruleset, account.clients, clock, fallback=ConsoleChannel()
+            )
+            _demo_banner(
+                account, settings, server.port, args.speed, process.dispatcher.channel.name
+            )
+            return process.run(server, speed=args.speed)
     if args.format == "text":
-        print("A simulated account, four hours of CloudWatch data, analyzed as `once` would:")
-        for name, story in account.stories.items():
-            print(f"  {name:<14} {story}")
-        print()
+        _demo_banner(account, settings, None, None, None)
     _print(result, args.format, settings.forecast_window)
     return 0
+
+
+def _demo_banner(
+    account: Any,
+    settings: settings_mod.Settings,
+    port: int | None,
+    speed: float | None,
+    channel: str | None,
+) -> None:
+    print("A simulated AWS account (no credentials, no network) with four hours of history:")
+    for name, story in account.stories.items():
+        print(f"  {name:<14} {story}")
+    print()
+    if port is None:
+        return
+    host = settings.listen_address[0]
+    shown = "localhost" if host in ("0.0.0.0", "127.0.0.1") else host
+    where = "to Slack" if channel == "slack" else "here"
+    print(
+        f"Simulated time runs {speed:g}× faster than real time. Metrics: "
+        f"http://{shown}:{port}/metrics · Ctrl-C to stop."
+    )
+    print(f"Alerts appear {where} as they fire and resolve.")
+    print(flush=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from analyzer.aws import Clients
 from analyzer.cycle import Analyzer
 from analyzer.errors import ConfigError
 from analyzer.exporter import Published, Telemetry, registry_for
-from analyzer.notify import Dispatcher, channel_for
+from analyzer.notify import Channel, Dispatcher, channel_for
 from analyzer.rules import RuleSet
 from analyzer.server import Server
 from analyzer.settings import Settings
@@ -122,7 +122,9 @@ class Daemon:
             log.info("daemon.stopping", signal=signal.Signals(signum).name)
         self._stop.set()
 
-    def run(self, server: Server) -> int:
+    def run(self, server: Server, speed: float = 1.0) -> int:
+        """Serve and schedule until SIGTERM. `speed` > 1 runs the schedule faster than real
+        time (the demo's simulated clock runs at the same speed)."""
         server.start()
         scheduler = BackgroundScheduler(
             timezone=UTC,
@@ -133,18 +135,14 @@ class Daemon:
                 "misfire_grace_time": max(int(self.settings.interval), 1),
             },
         )
-        first = utc_now() + timedelta(
-            seconds=random.uniform(0, min(MAX_JITTER_S, self.settings.interval))
-        )
+        interval = self.settings.interval / speed
+        first = utc_now() + timedelta(seconds=random.uniform(0, min(MAX_JITTER_S, interval)))
         scheduler.add_job(
-            self.cycle,
-            IntervalTrigger(seconds=self.settings.interval),
-            id="cycle",
-            next_run_time=first,
+            self.cycle, IntervalTrigger(seconds=interval), id="cycle", next_run_time=first
         )
         scheduler.add_job(
             self.refresh_inventory,
-            IntervalTrigger(seconds=self.settings.inventory_interval),
+            IntervalTrigger(seconds=self.settings.inventory_interval / speed),
             id="inventory",
         )
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -170,6 +168,7 @@ def build(
     clients: Callable[[str], Clients] | None = None,
     clock: Clock = utc_now,
     process_metrics: bool = True,
+    fallback: Channel | None = None,
 ) -> tuple[Daemon, Server]:
     """The daemon and its HTTP server, wired from the settings."""
     price_list = prices.load(settings.prices)
@@ -183,7 +182,7 @@ def build(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics
     )
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
-    channel = channel_for(settings.webhook_url(), settings.dry_run)
+    channel = channel_for(settings.webhook_url(), settings.dry_run, fallback)
     daemon = Daemon(
         settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock
     )

@@ -7,6 +7,8 @@ GetMetricData. No credentials and no network are needed.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +19,9 @@ from analyzer.aws import Clients
 from analyzer.errors import AnalyzerError
 from analyzer.inventory import parse_instance_type
 from analyzer.models import Volume
+from analyzer.queries import BASIC_PERIOD_S
 from analyzer.simulator import (
+    STATISTIC,
     Datapoints,
     Demand,
     SimInstance,
@@ -64,6 +68,10 @@ def _ago(minutes: float) -> float:
 
 
 BATCH_JOB = Demand(constant(60_000), io_size_bytes=112 * KIB, read_fraction=0.6)
+BATCH_JOB_ENDING = Demand(
+    steps((0, 60_000), (_ago(-15), 200)), io_size_bytes=112 * KIB, read_fraction=0.6
+)
+"""The same job, finishing a quarter of an hour into the demo."""
 
 SCENARIO: tuple[DemoInstance, ...] = (
     DemoInstance(
@@ -107,8 +115,8 @@ SCENARIO: tuple[DemoInstance, ...] = (
     DemoInstance(
         "batch-gp3",
         "r6i.8xlarge",
-        "Incident 4, step 1: a batch job pinned at its gp3 volume's throughput cap",
-        (DemoVolume("batch-gp3-data", "gp3", 2_000, BATCH_JOB, 16_000, 1_000),),
+        "Incident 4, step 1: a batch job at its gp3 volume's throughput cap, ending 15 min in",
+        (DemoVolume("batch-gp3-data", "gp3", 2_000, BATCH_JOB_ENDING, 16_000, 1_000),),
     ),
     DemoInstance(
         "batch-io2",
@@ -137,22 +145,56 @@ ROOT = Demand(constant(5), 16 * KIB, 0.5)
 
 
 class SimulatedCloudWatch:
-    """GetMetricData answered from simulated datapoints, aggregated as CloudWatch would."""
+    """GetMetricData answered from the simulator, aggregated as CloudWatch would.
 
-    def __init__(self, data: Datapoints) -> None:
+    Live simulations are advanced up to the end of each request, so data appears as simulated
+    time passes; points older than `keep_s` are dropped. EC2 metrics of instances under basic
+    monitoring come as 5-minute points whatever period is asked for.
+    """
+
+    def __init__(
+        self,
+        data: Datapoints | None = None,
+        simulations: Sequence[Simulation] = (),
+        keep_s: float = 6 * 3600.0,
+    ) -> None:
+        self._lock = threading.Lock()
         self._data: dict[tuple[str, str, str], list[tuple[datetime, float]]] = {}
+        self._simulations = list(simulations)
+        self._basic = {
+            s.instance.instance_id for s in simulations if not s.instance.detailed_monitoring
+        }
+        self._keep = timedelta(seconds=keep_s)
+        self._add(data or {})
+
+    def _add(self, data: Datapoints) -> None:
         for (resource_id, metric), points in data.items():
             namespace, _ = namespace_of(metric)
-            self._data[(namespace, metric, resource_id)] = sorted(points)
+            self._data.setdefault((namespace, metric, resource_id), []).extend(points)
+
+    def advance(self, until: datetime) -> None:
+        """Simulate every whole minute that ends by `until`."""
+        with self._lock:
+            for simulation in self._simulations:
+                while simulation.now + timedelta(minutes=1) <= until:
+                    self._add(simulation.minute())
+            oldest = until - self._keep
+            for key, points in self._data.items():
+                if points and points[0][0] < oldest:
+                    self._data[key] = [(t, v) for t, v in points if t >= oldest]
 
     def get_metric_data(self, **kwargs: Any) -> dict[str, Any]:
         start, end = kwargs["StartTime"], kwargs["EndTime"]
+        self.advance(end)
         results = []
         for query in kwargs["MetricDataQueries"]:
             stat = query["MetricStat"]
             metric = stat["Metric"]
             key = (metric["Namespace"], metric["MetricName"], metric["Dimensions"][0]["Value"])
-            points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
+            with self._lock:
+                points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
+            if key[0] == "AWS/EC2" and key[2] in self._basic:
+                points = fold(points, BASIC_PERIOD_S, STATISTIC.get(key[1], "Sum"))
             folded = fold(points, stat["Period"], stat["Stat"])
             results.append(
                 {
@@ -164,6 +206,18 @@ class SimulatedCloudWatch:
                 }
             )
         return {"MetricDataResults": results, "Messages": []}
+
+
+class SimulatedClock:
+    """Simulated time: starts at `start` and runs `speed` times faster than real time."""
+
+    def __init__(self, start: datetime, speed: float) -> None:
+        self.start = start
+        self.speed = speed
+        self._origin = time.monotonic()
+
+    def __call__(self) -> datetime:
+        return self.start + timedelta(seconds=(time.monotonic() - self._origin) * self.speed)
 
 
 @dataclass
@@ -258,16 +312,15 @@ def _instance(ec2: Any, spec: DemoInstance, start: datetime) -> Simulation:
 
 def _build(ec2: Any, now: datetime, scenario: Sequence[DemoInstance]) -> DemoAccount:
     start = now - timedelta(minutes=HISTORY_MIN)
-    data: Datapoints = {}
-    for spec in scenario:
-        data.update(_instance(ec2, spec, start).run(HISTORY_MIN))
+    cloudwatch = SimulatedCloudWatch(simulations=[_instance(ec2, spec, start) for spec in scenario])
+    cloudwatch.advance(now)
     ec2.create_volume(
         AvailabilityZone=f"{REGION}a",
         Size=100,
         VolumeType="gp3",
         TagSpecifications=_tags("spare", "volume"),
     )
-    return DemoAccount(now, SimulatedCloudWatch(data), {s.name: s.story for s in scenario})
+    return DemoAccount(now, cloudwatch, {s.name: s.story for s in scenario})
 
 
 @contextmanager

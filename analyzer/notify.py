@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any, Protocol
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol, TextIO
 
 import structlog
 
 from analyzer import slack
-from analyzer.alerts import AlertBook
+from analyzer.alerts import Alert, AlertBook, Owed
+from analyzer.models import Remedy
 from analyzer.slack import DeliveryError
 
 log = structlog.get_logger(__name__)
@@ -21,8 +23,8 @@ Record = Callable[[str, str], None]
 class Channel(Protocol):
     name: str
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Deliver or raise DeliveryError."""
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
+        """Deliver the message (about these alerts) or raise DeliveryError."""
 
 
 class LogChannel:
@@ -30,8 +32,38 @@ class LogChannel:
 
     name = "log"
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
         log.info("notification.logged", text=message["text"], blocks=message["blocks"])
+
+
+class ConsoleChannel:
+    """The demo: one readable line per alert on stdout as it fires, repeats or resolves."""
+
+    name = "console"
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out
+
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
+        out = self._out or sys.stdout
+        stamp = now.astimezone(UTC).strftime("%H:%M")
+        for alert in alerts:
+            finding = alert.finding
+            if alert.outbox == Owed.RESOLVED:
+                print(f"{stamp}  RESOLVED  {alert.rule:<32} {finding['summary']}", file=out)
+                continue
+            word = "REPEAT" if alert.outbox == Owed.REPEAT else "FIRING"
+            print(f"{stamp}  {word:<8}  {alert.severity.upper():<8} {alert.rule}", file=out)
+            print(f"        {finding['summary']}", file=out)
+            for remedy in finding.get("remedies", [])[:1]:
+                cost = Remedy(
+                    remedy["action"],
+                    remedy.get("monthly_cost"),
+                    remedy.get("monthly_cost_delta"),
+                    remedy.get("currency", "USD"),
+                ).cost_text()
+                print(f"        fix: {remedy['action']}" + (f": {cost}" if cost else ""), file=out)
+        out.flush()
 
 
 class Dispatcher:
@@ -45,7 +77,7 @@ class Dispatcher:
         sent = 0
         for alerts, message in slack.messages(book.owed(), now):
             try:
-                self.channel.send(message)
+                self.channel.send(message, alerts, now)
             except DeliveryError as exc:
                 self._record(self.channel.name, "error")
                 log.warning(
@@ -61,7 +93,10 @@ class Dispatcher:
         return sent
 
 
-def channel_for(webhook_url: str | None, dry_run: bool) -> Channel:
+def channel_for(webhook_url: str | None, dry_run: bool, fallback: Channel | None = None) -> Channel:
+    """Slack when a webhook is set (and this is no dry run); otherwise the fallback or the log."""
     if webhook_url and not dry_run:
         return slack.SlackChannel(webhook_url)
-    return LogChannel()
+    if dry_run:
+        return LogChannel()
+    return fallback or LogChannel()

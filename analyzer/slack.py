@@ -255,7 +255,7 @@ class SlackChannel:
     def _scrub(self, text: str) -> str:
         return text.replace(self._url, "[webhook]")
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
         try:
             response = self._client.send_dict(message)
         except Exception as exc:  # any transport failure: the alerts stay owed

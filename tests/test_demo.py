@@ -81,9 +81,60 @@ def test_simulated_cloudwatch_aggregates_like_cloudwatch():
     assert ask("VolumeWriteOps", 60, "Sum") == []
 
 
-def test_demo_command_prints_the_stories_then_the_report(capsys):
-    assert main(["demo"]) == 0
+def test_demo_once_prints_the_stories_then_the_report(capsys):
+    assert main(["demo", "--once"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("A simulated account")
+    assert out.startswith("A simulated AWS account")
     assert "shop-web" in out
     assert "FINDINGS (6)" in out
+
+
+def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
+    """The README's first command: within a minute, findings for burst credits, a volume cap
+    and an instance cap on /metrics, and alerts that fire and resolve on the console."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from tests.test_cli import free_port, wait_for
+
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "analyzer",
+            "demo",
+            "--speed",
+            "120",
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True
+    )
+    reader.start()
+    try:
+        assert wait_for(f"http://127.0.0.1:{port}/readyz")[0] == 200
+        _, metrics = wait_for(f"http://127.0.0.1:{port}/metrics")
+        for bottleneck in ("burst_credits", "volume_throughput", "instance_throughput"):
+            assert f'ebs_analyzer_finding{{bottleneck="{bottleneck}"' in metrics
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any("RESOLVED" in line for line in lines):
+            time.sleep(0.5)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    reader.join(timeout=5)
+    assert process.returncode == 0, err
+    text = "".join(lines)
+    assert "Alerts appear here as they fire and resolve." in text
+    assert "FIRING    CRITICAL volume-burst-credits-exhausted" in text
+    assert "RESOLVED  volume-throughput-cap" in text
