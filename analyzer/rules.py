@@ -133,9 +133,14 @@ def parse_file(path: Path) -> list[Rule]:
     return rules
 
 
+BUILTIN = "builtin"
+"""As a rules directory: the shipped rules (`--rules builtin --rules /etc/my-rules`)."""
+
+
 def load(directories: Iterable[Path] | None = None) -> RuleSet:
     """Rules from the directories in order; with none given, the shipped rules."""
-    dirs = list(directories or []) or [builtin_dir()]
+    dirs = [builtin_dir() if str(d) == BUILTIN else d for d in directories or []]
+    dirs = dirs or [builtin_dir()]
     by_id: dict[str, LoadedRule] = {}
     for directory in dirs:
         in_this_dir: dict[str, Path] = {}

@@ -102,7 +102,7 @@ rules:
     enabled: false
 """
     write(tmp_path / "mine", "a.yaml", override + disable.replace("rules:\n", ""))
-    ruleset = rules.load([rules.builtin_dir(), tmp_path / "mine"])
+    ruleset = rules.load([Path("builtin"), tmp_path / "mine"])
     in_force = {r.id: r for r in ruleset.rules}
     assert in_force["volume-iops-cap"].severity == "critical"
     assert "gp2-burst-exhaustion" not in in_force

@@ -1,0 +1,242 @@
+"""The deployment files must agree with the code: what it calls, serves, reads and needs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analyzer import rules, settings
+from tests.helpers import GOLDEN, promtool
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "kubernetes"
+
+
+def manifests() -> dict[str, dict]:
+    out = {}
+    for path in sorted(K8S.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and "kind" in doc and doc["kind"] != "Kustomization":
+                out[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
+    return out
+
+
+# --- the image ----------------------------------------------------------------------------
+
+
+def test_dockerfile_passes_hadolint():
+    hadolint = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+    result = subprocess.run(
+        [hadolint, "--failure-threshold", "warning", str(ROOT / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dockerfile_runs_the_daemon_as_a_non_root_user_with_a_health_check():
+    text = (ROOT / "Dockerfile").read_text()
+    final = text[text.rindex("\nFROM ") :]
+    assert 'ENTRYPOINT ["ebs-analyzer", "run"]' in final
+    assert re.search(r"^USER 10001", final, re.M)
+    assert "HEALTHCHECK" in final and "/healthz" in final
+    assert "COPY --from=build /opt/venv /opt/venv" in final
+    assert "pip" not in final.replace("PYTHONDONTWRITEBYTECODE", "")  # no build steps there
+    base = re.search(r"ARG PYTHON_IMAGE=(\S+)", text)
+    assert base and re.fullmatch(r"python:\d+\.\d+\.\d+-slim-\w+", base.group(1)), "pin the base"
+
+
+def test_what_the_dockerfile_copies_builds_a_complete_package(tmp_path):
+    text = (ROOT / "Dockerfile").read_text()
+    context = tmp_path / "context"
+    context.mkdir()
+    for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.M):
+        *sources, _ = line.split()
+        for source in sources:
+            src = ROOT / source
+            if src.is_dir():
+                shutil.copytree(src, context / source, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(src, context / source)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(tmp_path / "dist"),
+            str(context),
+        ],
+        check=True,
+    )
+    [wheel] = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "analyzer/default_rules/credits.yaml" in names
+    assert "analyzer/default_rules/caps.yaml" in names
+    assert "analyzer/data/prices.yaml" in names
+    assert "analyzer/cli.py" in names
+
+
+# --- AWS ----------------------------------------------------------------------------------
+
+
+def test_the_iam_policy_names_exactly_the_calls_the_code_makes():
+    called = set()
+    for path in (ROOT / "analyzer").rglob("*.py"):
+        called |= set(re.findall(r'calling\(\s*"([a-z0-9]+:[A-Za-z]+)"', path.read_text()))
+    policy = json.loads((DEPLOY / "iam-policy.json").read_text())
+    [statement] = policy["Statement"]
+    assert statement["Effect"] == "Allow"
+    assert set(statement["Action"]) == called
+    assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in called)
+
+
+# --- Kubernetes ---------------------------------------------------------------------------
+
+
+def test_kustomization_lists_every_manifest():
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    listed = set(kustomization["resources"])
+    present = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert listed == present
+
+
+def test_the_deployment_is_locked_down_and_probed():
+    deployment = manifests()["Deployment/ebs-bottleneck-analyzer"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 1
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["serviceAccountName"] == "ebs-bottleneck-analyzer"
+    [container] = pod["containers"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert set(container["resources"]) == {"requests", "limits"}
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert "/var/lib/ebs-analyzer" in mounts  # the state file on a writable volume
+    slack = next(e for e in container["env"] if e["name"] == "SLACK_WEBHOOK_URL")
+    assert slack["valueFrom"]["secretKeyRef"]["optional"] is True
+
+
+def test_service_account_carries_an_iam_role():
+    account = manifests()["ServiceAccount/ebs-bottleneck-analyzer"]
+    assert account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith(
+        "arn:aws:iam::"
+    )
+
+
+def test_service_and_service_monitor_agree_on_the_port():
+    found = manifests()
+    service = found["Service/ebs-bottleneck-analyzer"]
+    monitor = found["ServiceMonitor/ebs-bottleneck-analyzer"]
+    [port] = service["spec"]["ports"]
+    assert port["port"] == 9877
+    assert monitor["spec"]["endpoints"][0]["port"] == port["name"]
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+
+
+def test_the_configmap_settings_and_rules_load(tmp_path, monkeypatch):
+    found = manifests()
+    for name, value in found["ConfigMap/ebs-bottleneck-analyzer"]["data"].items():
+        monkeypatch.setenv(name, value)
+    loaded = settings.load()
+    assert loaded.rules[0] == "builtin"
+    for name, text in found["ConfigMap/ebs-bottleneck-analyzer-rules"]["data"].items():
+        (tmp_path / name).write_text(text)
+    layered = rules.load([Path("builtin"), tmp_path])
+    assert len(layered) > len(rules.load())
+
+
+# --- Prometheus ---------------------------------------------------------------------------
+
+
+def test_prometheus_rule_matches_the_plain_rules_file():
+    plain = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text())
+    operator = manifests()["PrometheusRule/ebs-bottleneck-analyzer"]
+    assert operator["spec"] == plain
+
+
+def test_promtool_checks_the_rules():
+    result = promtool("check", "rules", str(DEPLOY / "prometheus" / "ebs-analyzer.rules.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_unit_tests_of_the_rules():
+    result = promtool("test", "rules", str(DEPLOY / "prometheus" / "ebs-analyzer.rules.test.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_checks_the_compose_prometheus_config():
+    result = promtool("check", "config", str(DEPLOY / "prometheus" / "prometheus.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def served_metric_names() -> set[str]:
+    names = set()
+    for line in (GOLDEN / "metrics.prom").read_text().splitlines():
+        if line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            names.add(name)
+            if kind == "histogram":
+                names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
+    return names
+
+
+def test_alert_rules_and_the_dashboard_use_only_metrics_the_exporter_serves():
+    served = served_metric_names()
+    rules_text = (DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text()
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    exprs += [v["definition"] for v in dashboard["templating"]["list"] if "definition" in v]
+    used = set(re.findall(r"ebs_analyzer_[a-z_]+", rules_text + "\n".join(exprs)))
+    assert used, "no metric found"
+    assert used <= served, f"not served: {sorted(used - served)}"
+
+
+def test_the_dashboard_covers_what_the_issue_asks_for():
+    dashboard = json.loads((DEPLOY / "grafana" / "dashboard.json").read_text())
+    text = json.dumps(dashboard)
+    for metric in (
+        "ebs_analyzer_volume_iops_limit",
+        "ebs_analyzer_volume_throughput_limit",
+        "ebs_analyzer_volume_burst_balance_ratio",
+        "ebs_analyzer_volume_burst_seconds_to_empty",
+        "ebs_analyzer_instance_ebs_throughput_limit",
+        "ebs_analyzer_finding",
+    ):
+        assert metric in text
+    assert dashboard["uid"] and dashboard["templating"]["list"][0]["type"] == "datasource"
+
+
+def test_compose_mounts_files_that_exist_and_scrapes_the_analyzer():
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    assert {"analyzer", "prometheus"} <= set(compose["services"])
+    for service in compose["services"].values():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                assert (DEPLOY / source).exists(), source
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    targets = config["scrape_configs"][0]["static_configs"][0]["targets"]
+    assert targets == ["analyzer:9877"]
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in K8S.glob("*.yaml")))
+def test_manifests_are_valid_yaml(path):
+    assert list(yaml.safe_load_all((K8S / path).read_text()))
