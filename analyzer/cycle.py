@@ -47,6 +47,8 @@ def plan(inv: Inventory) -> list[MetricQuery]:
         out.extend(queries.for_volume(volume, nitro))
     for instance in inv.instances:
         out.extend(queries.for_instance(instance))
+    for db in inv.db_instances:
+        out.extend(queries.for_db_instance(db))
     return out
 
 
@@ -131,7 +133,8 @@ class Analyzer:
         log.info(
             "poll.completed",
             volumes=sum(1 for s in states if s.is_volume),
-            instances=sum(1 for s in states if not s.is_volume),
+            instances=sum(1 for s in states if not s.has_storage),
+            db_instances=sum(1 for s in states if s.is_db),
             queries=stats.metrics_requested,
             requests=sum(stats.requests.values()),
             findings=len(firing),

@@ -10,10 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
 from analyzer.aws import Clients, calling
-from analyzer.errors import AwsCallError
-from analyzer.models import Instance, InstanceType, Volume
+from analyzer.errors import AwsAccessError, AwsCallError
+from analyzer.models import DbInstance, Instance, InstanceType, Volume
 from analyzer.units import MB, MIB
+
+log = structlog.get_logger(__name__)
 
 TYPES_PER_CALL = 100
 GONE_INSTANCE_STATES = frozenset({"terminated", "shutting-down"})
@@ -53,6 +57,7 @@ class Inventory:
     region: str
     volumes: tuple[Volume, ...] = ()
     instances: tuple[Instance, ...] = ()
+    db_instances: tuple[DbInstance, ...] = ()
 
 
 class InstanceTypeCache:
@@ -152,8 +157,61 @@ def parse_instance(
     )
 
 
-def discover(
+def parse_db_instance(
+    raw: Mapping[str, Any], region: str, types: Mapping[str, InstanceType]
+) -> DbInstance:
+    klass = raw["DBInstanceClass"]
+    return DbInstance(
+        db_instance_id=raw["DBInstanceIdentifier"],
+        region=region,
+        engine=raw.get("Engine", ""),
+        instance_class=klass,
+        storage_type=raw.get("StorageType", "gp2"),
+        allocated_gib=int(raw.get("AllocatedStorage") or 0),
+        state=raw.get("DBInstanceStatus", "unknown"),
+        iops=raw.get("Iops"),
+        throughput_mibps=raw.get("StorageThroughput"),
+        class_info=types.get(klass.removeprefix("db.")),
+        tags={t["Key"]: t.get("Value", "") for t in raw.get("TagList", []) or []},
+    )
+
+
+def discover_db(
     clients: Clients, types: InstanceTypeCache, tag_filters: Sequence[TagFilter] = ()
+) -> tuple[DbInstance, ...]:
+    """RDS instances on EBS storage (Aurora's storage is not EBS and is left out).
+
+    Without permission for rds:DescribeDBInstances the EBS analysis goes on without RDS.
+    """
+    try:
+        with calling("rds:DescribeDBInstances", clients.region):
+            raw = [
+                d
+                for page in clients.rds.get_paginator("describe_db_instances").paginate()
+                for d in page["DBInstances"]
+                if not d.get("Engine", "").startswith("aurora") and d.get("StorageType") != "aurora"
+            ]
+    except AwsAccessError as exc:
+        log.warning("rds.skipped", region=clients.region, error=str(exc))
+        return ()
+    dbs = [
+        d
+        for d in raw
+        if not tag_filters
+        or tags_match(
+            {t["Key"]: t.get("Value", "") for t in d.get("TagList", []) or []}, tag_filters
+        )
+    ]
+    known = types.get(clients, {d["DBInstanceClass"].removeprefix("db.") for d in dbs})
+    parsed = [parse_db_instance(d, clients.region, known) for d in dbs]
+    return tuple(sorted(parsed, key=lambda d: d.db_instance_id))
+
+
+def discover(
+    clients: Clients,
+    types: InstanceTypeCache,
+    tag_filters: Sequence[TagFilter] = (),
+    with_rds: bool = True,
 ) -> Inventory:
     """Volumes and instances of one region.
 
@@ -205,4 +263,5 @@ def discover(
         region,
         tuple(sorted(volumes, key=lambda v: v.volume_id)),
         tuple(sorted(instances, key=lambda i: i.instance_id)),
+        discover_db(clients, types, tag_filters) if with_rds else (),
     )

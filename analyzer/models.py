@@ -62,6 +62,7 @@ class Measure(StrEnum):
     BYTE_BALANCE = "byte_balance"
     IOPS_EXCEEDED = "iops_exceeded"
     THROUGHPUT_EXCEEDED = "throughput_exceeded"
+    FREEABLE_MEMORY = "freeable_memory"
 
 
 class Status(StrEnum):
@@ -151,6 +152,64 @@ class Instance:
 
     def describe(self) -> str:
         return self.instance_type
+
+
+RDS_STOPPED = frozenset(
+    {
+        "stopped",
+        "stopping",
+        "creating",
+        "deleting",
+        "failed",
+        "starting",
+        "inaccessible-encryption-credentials",
+        "incompatible-network",
+        "incompatible-option-group",
+        "incompatible-parameters",
+        "incompatible-restore",
+        "restore-error",
+    }
+)
+"""DB instance states in which RDS publishes no storage metrics."""
+
+
+@dataclass(frozen=True, slots=True)
+class DbInstance:
+    """An RDS instance: its storage (all its striped volumes) and its instance class."""
+
+    db_instance_id: str
+    region: str
+    engine: str
+    instance_class: str
+    storage_type: str
+    allocated_gib: int
+    state: str
+    iops: int | None = None
+    throughput_mibps: int | None = None
+    class_info: InstanceType | None = None
+    """The EBS limits and memory of EC2 type X, for class db.X."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(ResourceType.DB_INSTANCE, self.db_instance_id, self.region)
+
+    @property
+    def active(self) -> bool:
+        return self.state not in RDS_STOPPED
+
+    @property
+    def ec2_type(self) -> str:
+        return self.instance_class.removeprefix("db.")
+
+    @property
+    def attached_to(self) -> None:
+        return None
+
+    def describe(self) -> str:
+        return (
+            f"{self.engine} {self.instance_class}, {self.storage_type} {self.allocated_gib:,} GiB"
+        )
 
 
 @dataclass(frozen=True, slots=True)

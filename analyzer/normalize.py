@@ -153,3 +153,47 @@ def _block_device(
         if name in raw:
             out[measure] = raw[name]
     return out
+
+
+def db_instance(raw: Raw) -> dict[Measure, Series]:
+    """AWS/RDS metrics of one DB instance (rates already per second) → normalized measures."""
+
+    def get(name: str) -> Series:
+        return raw.get(name, Series())
+
+    read_iops, write_iops = get("ReadIOPS"), get("WriteIOPS")
+    read_bps, write_bps = get("ReadThroughput"), get("WriteThroughput")
+    iops = add(read_iops, write_iops)
+    throughput = add(read_bps, write_bps)
+    io_time = add(
+        _product(get("ReadLatency"), read_iops), _product(get("WriteLatency"), write_iops)
+    )
+    out: dict[Measure, Series] = {
+        Measure.READ_IOPS: read_iops,
+        Measure.WRITE_IOPS: write_iops,
+        Measure.IOPS: iops,
+        Measure.READ_THROUGHPUT: read_bps,
+        Measure.WRITE_THROUGHPUT: write_bps,
+        Measure.THROUGHPUT: throughput,
+        Measure.AVG_IO_SIZE: divide(throughput, iops),
+        Measure.LATENCY: divide(io_time, iops),
+    }
+    for measure, name in (
+        (Measure.QUEUE_LENGTH, "DiskQueueDepth"),
+        (Measure.BURST_BALANCE, "BurstBalance"),
+        (Measure.IO_BALANCE, "EBSIOBalance%"),
+        (Measure.BYTE_BALANCE, "EBSByteBalance%"),
+        (Measure.FREEABLE_MEMORY, "FreeableMemory"),
+    ):
+        if name in raw:
+            out[measure] = raw[name]
+    return out
+
+
+def _product(a: Series, b: Series) -> Series:
+    """Pointwise product where both have a point (latency x rate = busy seconds a second)."""
+    status, error = combine_status(a, b)
+    if status is Status.ERROR:
+        return Series((), (), a.period_s, status, error)
+    other = dict(b.points())
+    return Series.of([(t, v * other[t]) for t, v in a.points() if t in other], a.period_s)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.limits import has_burst_balance
-from analyzer.models import Instance, Volume
+from analyzer.limits import db_storage_envelope, has_burst_balance
+from analyzer.models import DbInstance, Instance, Volume
 
 VOLUME_SUMS = (
     "VolumeReadOps",
@@ -54,6 +54,29 @@ def for_volume(volume: Volume, nitro: bool | None = None) -> list[MetricQuery]:
         out.append(q("BurstBalance", "Average"))
     if nitro is not False:
         out.extend(q(m, "Maximum") for m in VOLUME_CHECKS)
+    return out
+
+
+DB_RATES = ("ReadIOPS", "WriteIOPS", "ReadThroughput", "WriteThroughput")
+DB_GAUGES = ("ReadLatency", "WriteLatency", "DiskQueueDepth", "FreeableMemory")
+
+
+def for_db_instance(db: DbInstance) -> list[MetricQuery]:
+    """AWS/RDS metrics are already per second: their Average over a minute is the rate."""
+    if not db.active:
+        return []
+
+    def q(metric: str) -> MetricQuery:
+        return MetricQuery(
+            db.db_instance_id, "AWS/RDS", metric, "DBInstanceIdentifier", "Average", VOLUME_PERIOD_S
+        )
+
+    out = [q(m) for m in (*DB_RATES, *DB_GAUGES)]
+    storage = db_storage_envelope(db)
+    if storage is not None and storage.bucket is not None:
+        out.append(q("BurstBalance"))
+    if db.class_info is not None and db.class_info.ebs_bursts:
+        out.extend(q(m) for m in INSTANCE_BALANCES)
     return out
 
 

@@ -19,15 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from analyzer.detectors.caps import IopsCap, ThroughputCap
 from analyzer.detectors.credits import CreditForecast, CreditsExhausted
+from analyzer.detectors.memory import MemoryPressure
 from analyzer.errors import ConfigError
 
 Rule = Annotated[
-    CreditForecast | CreditsExhausted | IopsCap | ThroughputCap,
+    CreditForecast | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
     Field(discriminator="kind"),
 ]
 KINDS = {
     cls.model_fields["kind"].default: cls
-    for cls in (CreditForecast, CreditsExhausted, IopsCap, ThroughputCap)
+    for cls in (CreditForecast, CreditsExhausted, IopsCap, ThroughputCap, MemoryPressure)
 }
 _RULE = TypeAdapter(Rule)
 

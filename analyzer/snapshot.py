@@ -14,15 +14,29 @@ from analyzer import normalize
 from analyzer.cloudwatch import FetchStats
 from analyzer.forecast import latest_balance
 from analyzer.inventory import Inventory
-from analyzer.limits import Envelope, instance_envelope, volume_envelope
-from analyzer.models import Instance, Measure, ResourceRef, ResourceType, Status, Volume
+from analyzer.limits import (
+    Envelope,
+    db_storage_envelope,
+    instance_envelope,
+    instance_type_envelope,
+    volume_envelope,
+)
+from analyzer.models import (
+    DbInstance,
+    Instance,
+    Measure,
+    ResourceRef,
+    ResourceType,
+    Status,
+    Volume,
+)
 from analyzer.queries import MetricQuery
 from analyzer.series import Series
 
 EMPTY_BALANCE_PERCENT = 1.0
 """At or below this BurstBalance the bucket is treated as empty: I/O runs at baseline."""
 
-Resource = Volume | Instance
+Resource = Volume | Instance | DbInstance
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +50,8 @@ class ResourceState:
     related: tuple[str, ...] = ()
     """Volume: the instance it is attached to. Instance: its volumes."""
     notes: tuple[str, ...] = ()
+    class_envelope: Envelope | None = None
+    """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
 
     def measure(self, measure: Measure) -> Series:
         return self.measures.get(measure, Series())
@@ -50,20 +66,41 @@ class ResourceState:
         return value is None or value > EMPTY_BALANCE_PERCENT
 
     def iops_limit(self, at: datetime) -> float | None:
+        """The IOPS limit in force: a volume's or a DB's storage, or an instance's EBS."""
         if self.envelope is None:
             return None
-        balance = Measure.BURST_BALANCE if self.is_volume else Measure.IO_BALANCE
+        balance = Measure.BURST_BALANCE if self.has_storage else Measure.IO_BALANCE
         return self.envelope.iops_limit(self.credits_left(balance, at))
 
     def throughput_limit(self, at: datetime) -> float | None:
         if self.envelope is None:
             return None
-        balance = Measure.BURST_BALANCE if self.is_volume else Measure.BYTE_BALANCE
+        balance = Measure.BURST_BALANCE if self.has_storage else Measure.BYTE_BALANCE
         return self.envelope.throughput_limit(self.credits_left(balance, at))
+
+    def class_iops_limit(self, at: datetime) -> float | None:
+        """DB instances: the EBS IOPS limit of the instance class."""
+        if self.class_envelope is None:
+            return None
+        return self.class_envelope.iops_limit(self.credits_left(Measure.IO_BALANCE, at))
+
+    def class_throughput_limit(self, at: datetime) -> float | None:
+        if self.class_envelope is None:
+            return None
+        return self.class_envelope.throughput_limit(self.credits_left(Measure.BYTE_BALANCE, at))
 
     @property
     def is_volume(self) -> bool:
         return self.ref.resource_type is ResourceType.VOLUME
+
+    @property
+    def is_db(self) -> bool:
+        return self.ref.resource_type is ResourceType.DB_INSTANCE
+
+    @property
+    def has_storage(self) -> bool:
+        """Volumes and DB instances have storage limits (and a BurstBalance)."""
+        return self.ref.resource_type is not ResourceType.INSTANCE
 
     @property
     def label(self) -> str:
@@ -168,6 +205,20 @@ def instance_state(
     )
 
 
+def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
+    measures = normalize.db_instance(raw)
+    status, error = _status(measures, db.active)
+    return ResourceState(
+        ref=db.ref,
+        resource=db,
+        envelope=db_storage_envelope(db),
+        measures=MappingProxyType(measures),
+        status=status,
+        error=error,
+        class_envelope=instance_type_envelope(db.class_info),
+    )
+
+
 def states_for(inventory: Inventory, fetched: Mapping[MetricQuery, Series]) -> list[ResourceState]:
     instances = {i.instance_id: i for i in inventory.instances}
     raw = _by_resource(fetched)
@@ -180,6 +231,7 @@ def states_for(inventory: Inventory, fetched: Mapping[MetricQuery, Series]) -> l
     for instance in inventory.instances:
         attached = [by_id[vid] for vid in instance.volume_ids if vid in by_id]
         out.append(instance_state(instance, raw.get(instance.instance_id, {}), attached))
+    out.extend(db_state(db, raw.get(db.db_instance_id, {})) for db in inventory.db_instances)
     return out
 
 

@@ -1,4 +1,5 @@
-"""Rule kinds for a volume's or an instance's IOPS and throughput caps.
+"""Rule kinds for IOPS and throughput caps: a volume's, an instance's EBS, an RDS instance's
+storage and its instance class.
 
 A cap finding needs sustained saturation: most datapoints of the window at or above a share
 of the limit (or flagged by CloudWatch's own "exceeded" check), never one noisy minute.
@@ -7,6 +8,7 @@ Where the cap in force is a baseline because burst credits ran out, the credit r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, Literal
 
@@ -14,6 +16,7 @@ from pydantic import Field
 
 from analyzer import units
 from analyzer.detectors.base import PositiveDuration, RuleBase, recent, window_evidence
+from analyzer.limits import Envelope
 from analyzer.models import Bottleneck, Finding, Measure, ResourceType, Unit
 from analyzer.series import Series
 from analyzer.snapshot import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
@@ -28,6 +31,47 @@ def format_rate(value: float, unit: Unit, resource_type: ResourceType) -> str:
     return units.mibps(value) if resource_type is ResourceType.VOLUME else units.mbps(value)
 
 
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One set of limits a resource's I/O passes: storage (a volume, an RDS instance's volumes)
+    or an instance's EBS connection (an EC2 instance, an RDS instance class)."""
+
+    envelope: Envelope
+    storage: bool
+
+    @property
+    def owner(self) -> ResourceType:
+        return ResourceType.VOLUME if self.storage else ResourceType.INSTANCE
+
+    def balance(self, unit: Unit) -> Measure:
+        if self.storage:
+            return Measure.BURST_BALANCE
+        return Measure.IO_BALANCE if unit is Unit.IOPS else Measure.BYTE_BALANCE
+
+    def limit(self, state: ResourceState, unit: Unit, at: datetime) -> float:
+        credits = state.credits_left(self.balance(unit), at)
+        if unit is Unit.IOPS:
+            return self.envelope.iops_limit(credits)
+        return self.envelope.throughput_limit(credits)
+
+    def bottleneck(self, unit: Unit) -> Bottleneck:
+        if unit is Unit.IOPS:
+            return Bottleneck.VOLUME_IOPS if self.storage else Bottleneck.INSTANCE_IOPS
+        return Bottleneck.VOLUME_THROUGHPUT if self.storage else Bottleneck.INSTANCE_THROUGHPUT
+
+    def describe(self) -> str:
+        return "volume" if self.storage else "instance EBS"
+
+
+def layers(state: ResourceState) -> list[Layer]:
+    out = []
+    if state.envelope is not None:
+        out.append(Layer(state.envelope, storage=state.has_storage))
+    if state.class_envelope is not None:
+        out.append(Layer(state.class_envelope, storage=False))
+    return out
+
+
 class _CapRule(RuleBase):
     utilization: float = Field(default=0.95, gt=0, le=2)
     """A datapoint at or above this share of the limit counts as saturated."""
@@ -38,31 +82,29 @@ class _CapRule(RuleBase):
     use_exceeded_check: bool = True
     """Count a datapoint as saturated when CloudWatch's *ExceededCheck flags it."""
 
-    supported: ClassVar[frozenset[ResourceType]] = frozenset(
-        {ResourceType.VOLUME, ResourceType.INSTANCE}
-    )
     unit: ClassVar[Unit]
     exceeded: ClassVar[Measure]
-    bottlenecks: ClassVar[dict[ResourceType, Bottleneck]]
 
-    def _rates(self, state: ResourceState) -> Series:
-        raise NotImplementedError
-
-    def _limit(self, state: ResourceState, at: datetime) -> float | None:
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
         raise NotImplementedError
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
-        envelope = state.envelope
-        if envelope is None or envelope.approximate:
+        """The layer whose limit is the most saturated, if any is."""
+        found = [f for layer in layers(state) if (f := self._check(state, snapshot, at, layer))]
+        return max(found, key=lambda f: f.observed / f.limit, default=None)
+
+    def _check(
+        self, state: ResourceState, snapshot: Snapshot, at: datetime, layer: Layer
+    ) -> Finding | None:
+        envelope = layer.envelope
+        if envelope.approximate:
             return None
-        balance = _balance_measure(state, self.unit)
+        balance = layer.balance(self.unit)
         if envelope.bursts and not state.credits_left(balance, at):
             return None
-        limit = self._limit(state, at)
-        if not limit:
-            return None
-        rates = recent(self._rates(state), at, self.window)
-        if len(rates) < self.min_datapoints:
+        limit = layer.limit(state, self.unit, at)
+        rates = recent(self._rates(state, envelope), at, self.window)
+        if not limit or len(rates) < self.min_datapoints:
             return None
         flagged = dict(recent(state.measure(self.exceeded), at, self.window).points())
         if envelope.bursts:
@@ -80,7 +122,7 @@ class _CapRule(RuleBase):
         if len(saturated) < self.min_fraction * len(rates):
             return None
         observed = rates.mean() or 0.0
-        other = _other_dimension(state, at, self.window, self.unit)
+        other = _other_dimension(state, layer, at, self.window, self.unit)
         other_utilization = next(iter(other.values()))
         if (
             observed < threshold
@@ -89,8 +131,6 @@ class _CapRule(RuleBase):
         ):
             # Only the exceeded checks point here, and the other limit is nearer: that one binds.
             return None
-        kind = state.ref.resource_type
-        bottleneck = self.bottlenecks[kind]
         io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
         evidence = {
             **window_evidence(rates, self.window),
@@ -99,13 +139,13 @@ class _CapRule(RuleBase):
             "peak": max(rates.values),
             "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
             "avg_io_size_bytes": io_size,
+            **other,
         }
-        evidence.update(other)
         what = "IOPS" if self.unit is Unit.IOPS else "throughput"
         minutes = len(rates) * rates.period_s / 60
         summary = (
             f"{state.label}: {what} pinned at its "
-            f"{format_rate(limit, self.unit, kind)} {_owner(kind)} cap "
+            f"{format_rate(limit, self.unit, layer.owner)} {layer.describe()} cap "
             f"({observed / limit:.0%} of it on average; saturated in "
             f"{len(saturated)} of {len(rates)} datapoints over {minutes:.0f} min"
         )
@@ -116,7 +156,7 @@ class _CapRule(RuleBase):
             state,
             snapshot,
             at,
-            bottleneck,
+            layer.bottleneck(self.unit),
             self.window,
             summary=summary,
             observed=observed,
@@ -126,26 +166,16 @@ class _CapRule(RuleBase):
         )
 
 
-def _owner(kind: ResourceType) -> str:
-    return "volume" if kind is ResourceType.VOLUME else "instance EBS"
-
-
-def _balance_measure(state: ResourceState, unit: Unit) -> Measure:
-    if state.is_volume:
-        return Measure.BURST_BALANCE
-    return Measure.IO_BALANCE if unit is Unit.IOPS else Measure.BYTE_BALANCE
-
-
 def _other_dimension(
-    state: ResourceState, at: datetime, window_s: float, unit: Unit
+    state: ResourceState, layer: Layer, at: datetime, window_s: float, unit: Unit
 ) -> dict[str, float | None]:
-    """How close the other limit is: tells IOPS-bound from throughput-bound workloads."""
-    if unit is Unit.IOPS:
-        limit, series = state.throughput_limit(at), state.measure(Measure.THROUGHPUT)
-        name = "throughput_utilization"
+    """How close the layer's other limit is: tells IOPS-bound from throughput-bound work."""
+    other = Unit.BYTES_PER_SECOND if unit is Unit.IOPS else Unit.IOPS
+    limit = layer.limit(state, other, at)
+    if other is Unit.IOPS:
+        series, name = state.measure(Measure.IOPS), "iops_utilization"
     else:
-        limit, series = state.iops_limit(at), state.measure(Measure.IOPS)
-        name = "iops_utilization"
+        series, name = state.measure(Measure.THROUGHPUT), "throughput_utilization"
     mean = recent(series, at, window_s).mean()
     return {name: round(mean / limit, 4) if mean is not None and limit else None}
 
@@ -154,36 +184,21 @@ class IopsCap(_CapRule):
     kind: Literal["iops_cap"] = "iops_cap"
     unit: ClassVar[Unit] = Unit.IOPS
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
-    bottlenecks: ClassVar[dict[ResourceType, Bottleneck]] = {
-        ResourceType.VOLUME: Bottleneck.VOLUME_IOPS,
-        ResourceType.INSTANCE: Bottleneck.INSTANCE_IOPS,
-    }
 
-    def _rates(self, state: ResourceState) -> Series:
-        """IOPS as the limit counts them: on a volume, an I/O above 256 KiB counts as several."""
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+        """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
         iops = state.measure(Measure.IOPS)
-        envelope = state.envelope
-        if envelope is None or envelope.io_unit_bytes is None:
+        if envelope.io_unit_bytes is None:
             return iops
         bps = dict(state.measure(Measure.THROUGHPUT).points())
         counted = [(t, envelope.counted_iops(v, bps.get(t, 0.0))) for t, v in iops.points()]
         return Series.of(counted, iops.period_s, iops.status)
-
-    def _limit(self, state: ResourceState, at: datetime) -> float | None:
-        return state.iops_limit(at)
 
 
 class ThroughputCap(_CapRule):
     kind: Literal["throughput_cap"] = "throughput_cap"
     unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
     exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
-    bottlenecks: ClassVar[dict[ResourceType, Bottleneck]] = {
-        ResourceType.VOLUME: Bottleneck.VOLUME_THROUGHPUT,
-        ResourceType.INSTANCE: Bottleneck.INSTANCE_THROUGHPUT,
-    }
 
-    def _rates(self, state: ResourceState) -> Series:
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
         return state.measure(Measure.THROUGHPUT)
-
-    def _limit(self, state: ResourceState, at: datetime) -> float | None:
-        return state.throughput_limit(at)

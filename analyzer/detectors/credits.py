@@ -16,6 +16,7 @@ from analyzer import units
 from analyzer.detectors.base import PositiveDuration, RuleBase, recent, window_evidence
 from analyzer.detectors.caps import format_rate
 from analyzer.forecast import bucket_forecast, trend_forecast
+from analyzer.limits import CreditBucket, Envelope
 from analyzer.models import Bottleneck, Finding, Measure, ResourceType, Unit
 from analyzer.series import Series
 from analyzer.snapshot import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
@@ -23,7 +24,7 @@ from analyzer.snapshot import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
 
 @dataclass(frozen=True, slots=True)
 class _Bucket:
-    """One credit bucket of a resource, described the same way for volumes and instances."""
+    """One credit bucket of a resource, described the same way for every kind of resource."""
 
     balance: Measure
     rate: Measure
@@ -31,27 +32,39 @@ class _Bucket:
     baseline: float
     burst: float
     name: str
+    bottleneck: Bottleneck
+    model: CreditBucket | None
+    """Storage buckets follow the bucket model; instance EBS buckets (None) their trend."""
+
+    @property
+    def owner(self) -> ResourceType:
+        """Whose unit the rates read in: storage in MiB/s, an instance's EBS in MB/s."""
+        storage = self.bottleneck is Bottleneck.BURST_CREDITS
+        return ResourceType.VOLUME if storage else ResourceType.INSTANCE
 
 
-def _buckets(state: ResourceState) -> list[_Bucket]:
-    envelope = state.envelope
+def _storage_bucket(envelope: Envelope | None) -> list[_Bucket]:
+    bucket = envelope.bucket if envelope is not None else None
+    if bucket is None:
+        return []
+    rate = Measure.IOPS if bucket.unit is Unit.IOPS else Measure.THROUGHPUT
+    return [
+        _Bucket(
+            Measure.BURST_BALANCE,
+            rate,
+            bucket.unit,
+            bucket.baseline,
+            bucket.burst,
+            "BurstBalance",
+            Bottleneck.BURST_CREDITS,
+            bucket,
+        )
+    ]
+
+
+def _instance_buckets(envelope: Envelope | None) -> list[_Bucket]:
     if envelope is None:
         return []
-    if state.is_volume:
-        bucket = envelope.bucket
-        if bucket is None:
-            return []
-        rate = Measure.IOPS if bucket.unit is Unit.IOPS else Measure.THROUGHPUT
-        return [
-            _Bucket(
-                Measure.BURST_BALANCE,
-                rate,
-                bucket.unit,
-                bucket.baseline,
-                bucket.burst,
-                "BurstBalance",
-            )
-        ]
     out = []
     if envelope.iops > envelope.baseline_iops:
         out.append(
@@ -62,6 +75,8 @@ def _buckets(state: ResourceState) -> list[_Bucket]:
                 envelope.baseline_iops,
                 envelope.iops,
                 "EBSIOBalance%",
+                Bottleneck.INSTANCE_BURST_CREDITS,
+                None,
             )
         )
     if envelope.throughput_bps > envelope.baseline_throughput_bps:
@@ -73,25 +88,34 @@ def _buckets(state: ResourceState) -> list[_Bucket]:
                 envelope.baseline_throughput_bps,
                 envelope.throughput_bps,
                 "EBSByteBalance%",
+                Bottleneck.INSTANCE_BURST_CREDITS,
+                None,
             )
         )
     return out
 
 
+def _buckets(state: ResourceState) -> list[_Bucket]:
+    """A volume's bucket, an instance's EBS buckets, or both for a DB instance (its storage
+    and its class)."""
+    match state.ref.resource_type:
+        case ResourceType.VOLUME:
+            return _storage_bucket(state.envelope)
+        case ResourceType.INSTANCE:
+            return _instance_buckets(state.envelope)
+    return _storage_bucket(state.envelope) + _instance_buckets(state.class_envelope)
+
+
 def _charged(
-    state: ResourceState, rates: Series, at: datetime, window_s: float
+    state: ResourceState, bucket: _Bucket, rates: Series, at: datetime, window_s: float
 ) -> list[tuple[datetime, float]]:
-    """The rate a bucket is charged at each datapoint; volume buckets count I/O sizes."""
-    model = state.envelope.bucket if state.envelope is not None and state.is_volume else None
+    """The rate a bucket is charged at each datapoint; storage buckets count I/O sizes."""
+    model = bucket.model
     if model is None:
         return rates.points()
     iops = dict(recent(state.measure(Measure.IOPS), at, window_s).points())
     bps = dict(recent(state.measure(Measure.THROUGHPUT), at, window_s).points())
     return [(t, model.consumption(iops.get(t, 0.0), bps.get(t, 0.0))) for t in rates.timestamps]
-
-
-def _bottleneck(state: ResourceState) -> Bottleneck:
-    return Bottleneck.BURST_CREDITS if state.is_volume else Bottleneck.INSTANCE_BURST_CREDITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +171,7 @@ def _bucket_outlook(
         "baseline": bucket.baseline,
         "burst": bucket.burst,
     }
-    model = state.envelope.bucket if state.envelope is not None and state.is_volume else None
+    model = bucket.model
     if model is not None:
         forecast = bucket_forecast(
             model,
@@ -187,16 +211,14 @@ class CreditForecast(RuleBase):
     trend_window: PositiveDuration = 1800.0
     """Instance balances: the slope is fitted over this window."""
 
-    supported: ClassVar[frozenset[ResourceType]] = frozenset(
-        {ResourceType.VOLUME, ResourceType.INSTANCE}
-    )
+    supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         found = outlook(state, snapshot.generated_at, at, self.rate_window, self.trend_window)
         if found is None or found.seconds_to_empty > self.horizon:
             return None
-        kind = state.ref.resource_type
         bucket = found.bucket
+        kind = bucket.owner
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% → 0 in "
             f"{units.duration(found.seconds_to_empty)} at "
@@ -207,7 +229,7 @@ class CreditForecast(RuleBase):
             state,
             snapshot,
             at,
-            _bottleneck(state),
+            bucket.bottleneck,
             self.rate_window,
             summary=summary,
             observed=found.rate,
@@ -229,9 +251,7 @@ class CreditsExhausted(RuleBase):
     min_fraction: float = Field(default=0.8, gt=0, le=1)
     min_datapoints: int = Field(default=2, ge=1)
 
-    supported: ClassVar[frozenset[ResourceType]] = frozenset(
-        {ResourceType.VOLUME, ResourceType.INSTANCE}
-    )
+    supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         for bucket in _buckets(state):
@@ -247,14 +267,14 @@ class CreditsExhausted(RuleBase):
         if current is None or current > self.empty_percent:
             return None
         rates = recent(state.measure(bucket.rate), at, self.window)
-        points = _charged(state, rates, at, self.window)
+        points = _charged(state, bucket, rates, at, self.window)
         if len(points) < self.min_datapoints:
             return None
         pinned = [t for t, v in points if v >= self.pinned * bucket.baseline]
         if len(pinned) < self.min_fraction * len(points):
             return None
         observed = rates.mean() or 0.0
-        kind = state.ref.resource_type
+        kind = bucket.owner
         minutes = len(points) * rates.period_s / 60
         summary = (
             f"{state.label}: burst credits exhausted ({bucket.name} {current:.0f}%); "
@@ -266,7 +286,7 @@ class CreditsExhausted(RuleBase):
             state,
             snapshot,
             at,
-            _bottleneck(state),
+            bucket.bottleneck,
             self.window,
             summary=summary,
             observed=observed,

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from analyzer.detectors.base import recent
-from analyzer.models import Bottleneck, Measure, NextBottleneck, ResourceType, Unit
+from analyzer.detectors.caps import layers
+from analyzer.models import Bottleneck, Measure, NextBottleneck, Unit
 from analyzer.snapshot import ResourceState, Snapshot
 
 
@@ -31,32 +32,27 @@ class _Candidate:
 def _candidates(
     state: ResourceState, at: datetime, window_s: float, burst_level: bool
 ) -> list[_Candidate]:
-    """The IOPS and throughput limits of one resource against its mean rates in the window.
+    """The IOPS and throughput limits of each layer of a resource against its mean rates.
 
     With `burst_level`, the limits are those that hold while credits last (the level a credit
     problem, once solved, gives back); otherwise those in force at `at`.
     """
-    if state.envelope is None or state.envelope.approximate:
-        return []
-    iops_limit: float | None
-    bps_limit: float | None
-    if burst_level:
-        iops_limit, bps_limit = state.envelope.iops, state.envelope.throughput_bps
-    else:
-        iops_limit, bps_limit = state.iops_limit(at), state.throughput_limit(at)
-    kind = state.ref.resource_type
-    on_volume = kind is ResourceType.VOLUME
-    iops_bottleneck = Bottleneck.VOLUME_IOPS if on_volume else Bottleneck.INSTANCE_IOPS
-    bps_bottleneck = Bottleneck.VOLUME_THROUGHPUT if on_volume else Bottleneck.INSTANCE_THROUGHPUT
-    out = []
     iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
     bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
-    if iops and iops_limit:
-        out.append(_Candidate(iops_bottleneck, state.ref.resource_id, iops_limit, iops, Unit.IOPS))
-    if bps and bps_limit:
-        out.append(
-            _Candidate(bps_bottleneck, state.ref.resource_id, bps_limit, bps, Unit.BYTES_PER_SECOND)
-        )
+    out = []
+    for layer in layers(state):
+        envelope = layer.envelope
+        if envelope.approximate:
+            continue
+        for unit, observed, full in (
+            (Unit.IOPS, iops, envelope.iops),
+            (Unit.BYTES_PER_SECOND, bps, envelope.throughput_bps),
+        ):
+            limit = full if burst_level else layer.limit(state, unit, at)
+            if observed and limit:
+                out.append(
+                    _Candidate(layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit)
+                )
     return out
 
 

@@ -139,5 +139,7 @@ def test_instance_cap_and_its_next_bottleneck_is_the_busiest_volume():
 
 
 def test_rule_rejects_resource_types_its_kind_does_not_cover():
-    with pytest.raises(ValueError, match="does not apply to db_instance"):
-        IopsCap(id="x", resource_types=["db_instance"], severity="warning")
+    from analyzer.detectors.memory import MemoryPressure
+
+    with pytest.raises(ValueError, match="does not apply to volume"):
+        MemoryPressure(id="x", resource_types=["volume"], severity="warning")
