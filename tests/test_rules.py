@@ -68,8 +68,8 @@ def test_durations_and_for(tmp_path):
             "a.yaml: rule 'my-cap': severity: Input should be 'info', 'warning' or 'critical'",
         ),
         (
-            GOOD.replace("[volume]", "[db_instance]"),
-            "kind 'iops_cap' does not apply to db_instance",
+            GOOD.replace("kind: iops_cap", "kind: memory_pressure"),
+            "kind 'memory_pressure' does not apply to volume (it applies to db_instance)",
         ),
         (GOOD.replace("    kind: iops_cap\n", ""), "a.yaml: rule 'my-cap': kind: missing"),
         (GOOD.replace("rules:", "rulez:"), "a.yaml: rulez: unknown key"),
