@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -39,30 +40,109 @@ class Published:
     forecast_window_s: float
 
 
-# (metric suffix = report row key, help)
-_RESOURCE_GAUGES = (
-    ("iops", "I/O operations per second in the latest complete period."),
-    ("throughput_bytes_per_second", "Bytes per second in the latest complete period."),
-    ("iops_limit", "The IOPS limit in force now."),
-    ("throughput_limit_bytes_per_second", "The throughput limit in force now, bytes per second."),
+Row = dict[str, Any]
+Spec = tuple[str, str, Callable[[Row], float | None]]
+"""(metric suffix, help, value from a report row); None leaves the series out."""
+
+
+def _key(key: str) -> Callable[[Row], float | None]:
+    return lambda r: r[key]
+
+
+def _ratio(key: str) -> Callable[[Row], float | None]:
+    return lambda r: None if r[key] is None else r[key] / 100
+
+
+_RATES: tuple[Spec, ...] = (
+    ("iops", "I/O operations per second in the latest complete period.", _key("iops")),
+    (
+        "throughput_bytes_per_second",
+        "Bytes per second in the latest complete period.",
+        _key("throughput_bytes_per_second"),
+    ),
+    ("iops_limit", "The IOPS limit in force now.", _key("iops_limit")),
+    (
+        "throughput_limit_bytes_per_second",
+        "The throughput limit in force now, bytes per second.",
+        _key("throughput_limit_bytes_per_second"),
+    ),
+)
+_BUCKET: tuple[Spec, ...] = (
+    (
+        "burst_balance_ratio",
+        "Share of the burst bucket left (0-1).",
+        _ratio("burst_balance_percent"),
+    ),
+    (
+        "burst_seconds_to_empty",
+        "Seconds until a burst bucket is empty at the current drain; absent while not draining.",
+        _key("seconds_to_empty"),
+    ),
+)
+_VOLUME: tuple[Spec, ...] = (
+    *_RATES,
+    *_BUCKET,
+    ("size_bytes", "Provisioned size in bytes.", lambda r: r["size_gib"] * 1024**3),
+)
+_INSTANCE: tuple[Spec, ...] = (
+    *_RATES,
+    (
+        "burst_balance_ratio",
+        "Share of the EBS burst bucket left (0-1), the lower of "
+        "EBSIOBalance% and EBSByteBalance%; types whose baseline is below maximum.",
+        _ratio("burst_balance_percent"),
+    ),
+)
+_DB: tuple[Spec, ...] = (
+    *_RATES,
+    *_BUCKET,
+    (
+        "storage_iops_limit",
+        "The storage's IOPS limit (all its striped volumes).",
+        _key("storage_iops_limit"),
+    ),
+    (
+        "storage_throughput_limit_bytes_per_second",
+        "The storage's throughput limit.",
+        _key("storage_throughput_limit_bytes_per_second"),
+    ),
+    ("class_iops_limit", "The instance class's EBS IOPS limit.", _key("class_iops_limit")),
+    (
+        "class_throughput_limit_bytes_per_second",
+        "The instance class's EBS throughput limit.",
+        _key("class_throughput_limit_bytes_per_second"),
+    ),
+    (
+        "class_burst_balance_ratio",
+        "The instance class's EBS burst bucket left (0-1).",
+        _ratio("class_burst_balance_percent"),
+    ),
+    (
+        "freeable_memory_bytes",
+        "FreeableMemory: memory the database does not use.",
+        _key("freeable_memory_bytes"),
+    ),
+    ("memory_bytes", "The instance class's memory.", _key("memory_bytes")),
+    (
+        "allocated_storage_bytes",
+        "Allocated storage in bytes.",
+        lambda r: r["allocated_gib"] * 1024**3,
+    ),
 )
 
 
-class SnapshotCollector(Collector):
-    def __init__(self, source: Callable[[], Published | None]) -> None:
-        self._source = source
-
-    def collect(self) -> Iterator[Metric]:
-        published = self._source()
-        rows = []
-        if published is not None:
-            snap = published.snapshot
-            rows = [resource_row(s, snap, published.forecast_window_s) for s in snap.resources]
-        volumes = [r for r in rows if r["resource_type"] == "volume"]
-        instances = [r for r in rows if r["resource_type"] == "instance"]
-        yield from _volume_families(volumes)
-        yield from _instance_families(instances)
-        yield _finding_family(published.firing if published else ())
+def _families(
+    prefix: str,
+    what: str,
+    labels: Sequence[str],
+    ids: Callable[[Row], Sequence[str]],
+    rows: Sequence[Row],
+    specs: Sequence[Spec],
+) -> Iterator[Metric]:
+    for suffix, doc, value in specs:
+        yield _family(
+            f"{prefix}_{suffix}", f"{what}: {doc}", labels, [(ids(r), value(r)) for r in rows]
+        )
 
 
 def _family(
@@ -78,41 +158,13 @@ def _family(
     return family
 
 
-def _volume_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[type-arg]
+def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     labels = ("region", "volume_id", "volume_type", "instance_id")
 
-    def ids(r: dict) -> tuple[str, ...]:  # type: ignore[type-arg]
+    def ids(r: Row) -> tuple[str, ...]:
         return (r["region"], r["resource_id"], r["volume_type"], r["attached_to"] or "")
 
-    for key, doc in _RESOURCE_GAUGES:
-        yield _family(
-            f"ebs_analyzer_volume_{key}", f"Volume: {doc}", labels, [(ids(r), r[key]) for r in rows]
-        )
-    yield _family(
-        "ebs_analyzer_volume_burst_balance_ratio",
-        "Volume: share of the burst bucket left (0-1); gp2, st1 and sc1 only.",
-        labels,
-        [
-            (
-                ids(r),
-                None if r["burst_balance_percent"] is None else r["burst_balance_percent"] / 100,
-            )
-            for r in rows
-        ],
-    )
-    yield _family(
-        "ebs_analyzer_volume_burst_seconds_to_empty",
-        "Volume: seconds until the burst bucket is empty at the current drain; "
-        "absent while it is not draining.",
-        labels,
-        [(ids(r), r["seconds_to_empty"]) for r in rows],
-    )
-    yield _family(
-        "ebs_analyzer_volume_size_bytes",
-        "Volume: provisioned size in bytes.",
-        labels,
-        [(ids(r), r["size_gib"] * 1024**3) for r in rows],
-    )
+    yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
         "ebs_analyzer_volume_up",
         "Volume: 1 when the latest cycle had its data, 0 on no data or an error.",
@@ -121,31 +173,14 @@ def _volume_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[type
     )
 
 
-def _instance_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[type-arg]
+def _instance_families(rows: list[Row]) -> Iterator[Metric]:
     labels = ("region", "instance_id")
 
-    def ids(r: dict) -> tuple[str, ...]:  # type: ignore[type-arg]
+    def ids(r: Row) -> tuple[str, ...]:
         return (r["region"], r["resource_id"])
 
-    for key, doc in _RESOURCE_GAUGES:
-        yield _family(
-            f"ebs_analyzer_instance_ebs_{key}",
-            f"Instance EBS (all its volumes): {doc}",
-            labels,
-            [(ids(r), r[key]) for r in rows],
-        )
-    yield _family(
-        "ebs_analyzer_instance_ebs_burst_balance_ratio",
-        "Instance EBS: share of the burst bucket left (0-1), the lower of "
-        "EBSIOBalance% and EBSByteBalance%; types whose baseline is below maximum.",
-        labels,
-        [
-            (
-                ids(r),
-                None if r["burst_balance_percent"] is None else r["burst_balance_percent"] / 100,
-            )
-            for r in rows
-        ],
+    yield from _families(
+        "ebs_analyzer_instance_ebs", "Instance EBS (all its volumes)", labels, ids, rows, _INSTANCE
     )
     yield _family(
         "ebs_analyzer_instance_info",
@@ -153,6 +188,41 @@ def _instance_families(rows: list[dict]) -> Iterator[Metric]:  # type: ignore[ty
         (*labels, "instance_type"),
         [((*ids(r), r["instance_type"]), 1.0) for r in rows],
     )
+
+
+def _db_families(rows: list[Row]) -> Iterator[Metric]:
+    labels = ("region", "db_instance_id")
+
+    def ids(r: Row) -> tuple[str, ...]:
+        return (r["region"], r["resource_id"])
+
+    yield from _families("ebs_analyzer_db_instance", "RDS instance", labels, ids, rows, _DB)
+    yield _family(
+        "ebs_analyzer_db_instance_info",
+        "RDS instance: engine, class and storage type as labels; always 1.",
+        (*labels, "engine", "instance_class", "storage_type"),
+        [((*ids(r), r["engine"], r["instance_class"], r["storage_type"]), 1.0) for r in rows],
+    )
+
+
+class SnapshotCollector(Collector):
+    def __init__(self, source: Callable[[], Published | None]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[Metric]:
+        published = self._source()
+        rows: list[Row] = []
+        if published is not None:
+            snap = published.snapshot
+            rows = [resource_row(s, snap, published.forecast_window_s) for s in snap.resources]
+        of = {
+            kind: [r for r in rows if r["resource_type"] == kind]
+            for kind in ("volume", "instance", "db_instance")
+        }
+        yield from _volume_families(of["volume"])
+        yield from _instance_families(of["instance"])
+        yield from _db_families(of["db_instance"])
+        yield _finding_family(published.firing if published else ())
 
 
 def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:

@@ -10,7 +10,17 @@ from typing import Any
 from analyzer import units
 from analyzer.detectors.caps import format_rate
 from analyzer.detectors.credits import outlook
-from analyzer.models import Finding, Instance, Measure, NextBottleneck, ResourceType, Unit, Volume
+from analyzer.limits import rds_stripes
+from analyzer.models import (
+    DbInstance,
+    Finding,
+    Instance,
+    Measure,
+    NextBottleneck,
+    ResourceType,
+    Unit,
+    Volume,
+)
 from analyzer.snapshot import ResourceState, Snapshot
 
 TREND_WINDOW_S = 1800.0
@@ -25,15 +35,24 @@ def _latest(state: ResourceState, measure: Measure, at: datetime) -> float | Non
     return point[1] if point else None
 
 
-def _balance(state: ResourceState, at: datetime) -> float | None:
-    if state.is_volume:
-        return state.balance(Measure.BURST_BALANCE, at)
+def _class_balance(state: ResourceState, at: datetime) -> float | None:
+    """The lower of an instance's (or a DB class's) EBSIOBalance% and EBSByteBalance%."""
     found = [
         b
         for m in (Measure.IO_BALANCE, Measure.BYTE_BALANCE)
         if (b := state.balance(m, at)) is not None
     ]
     return min(found, default=None)
+
+
+def _balance(state: ResourceState, at: datetime) -> float | None:
+    if state.has_storage:
+        return state.balance(Measure.BURST_BALANCE, at)
+    return _class_balance(state, at)
+
+
+def _lowest(*limits: float | None) -> float | None:
+    return min((x for x in limits if x is not None), default=None)
 
 
 def _ratio(value: float | None, limit: float | None) -> float | None:
@@ -48,6 +67,10 @@ def resource_row(state: ResourceState, snap: Snapshot, forecast_window_s: float)
     iops = _latest(state, Measure.IOPS, at)
     bps = _latest(state, Measure.THROUGHPUT, at)
     iops_limit, bps_limit = state.iops_limit(at), state.throughput_limit(at)
+    if isinstance(resource, DbInstance):
+        # What caps an RDS instance is the lower of its storage's and its class's limits.
+        iops_limit = _lowest(iops_limit, state.class_iops_limit(at))
+        bps_limit = _lowest(bps_limit, state.class_throughput_limit(at))
     found = outlook(state, snap.generated_at, at, forecast_window_s, TREND_WINDOW_S)
     row: dict[str, Any] = {
         "resource_type": state.ref.resource_type.value,
@@ -78,6 +101,23 @@ def resource_row(state: ResourceState, snap: Snapshot, forecast_window_s: float)
             instance_type=resource.instance_type,
             volume_ids=list(resource.volume_ids),
             detailed_monitoring=resource.detailed_monitoring,
+        )
+    elif isinstance(resource, DbInstance):
+        info = resource.class_info
+        row.update(
+            engine=resource.engine,
+            instance_class=resource.instance_class,
+            storage_type=resource.storage_type,
+            allocated_gib=resource.allocated_gib,
+            stripes=rds_stripes(resource.engine, resource.allocated_gib),
+            storage_iops_limit=state.iops_limit(at),
+            storage_throughput_limit_bytes_per_second=state.throughput_limit(at),
+            class_iops_limit=state.class_iops_limit(at),
+            class_throughput_limit_bytes_per_second=state.class_throughput_limit(at),
+            class_burst_balance_percent=_class_balance(state, at),
+            freeable_memory_bytes=_latest(state, Measure.FREEABLE_MEMORY, at),
+            memory_bytes=info.memory_bytes if info else None,
+            latency_seconds=_latest(state, Measure.LATENCY, at),
         )
     if state.envelope is not None and state.envelope.approximate:
         row["limits_approximate"] = True
@@ -170,7 +210,7 @@ def _describe(row: dict[str, Any]) -> str:
         return f"{row['volume_type']} {row['size_gib']:,} GiB"
     if row["resource_type"] == "instance":
         return str(row["instance_type"])
-    return ""
+    return f"{row['instance_class']} {row['storage_type']} {row['allocated_gib']:,} GiB"
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -193,10 +233,13 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
     data = to_dict(snap, findings, forecast_window_s)
     volumes = sum(1 for r in data["resources"] if r["resource_type"] == "volume")
     instances = sum(1 for r in data["resources"] if r["resource_type"] == "instance")
+    dbs = sum(1 for r in data["resources"] if r["resource_type"] == "db_instance")
+    rds = f", {dbs} RDS instance(s)" if dbs else ""
     regions = sorted({r["region"] for r in data["resources"]})
     lines = [
         f"EBS bottleneck report · {snap.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC · "
-        f"{volumes} volume(s), {instances} instance(s) in {', '.join(regions) or 'no region'}",
+        f"{volumes} volume(s), {instances} instance(s){rds} in "
+        f"{', '.join(regions) or 'no region'}",
         "",
     ]
     if findings:
@@ -231,6 +274,8 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
     rows = [header]
     for r in data["resources"]:
         kind = ResourceType(r["resource_type"])
+        if kind is ResourceType.DB_INSTANCE:
+            kind = ResourceType.VOLUME  # storage units: MiB/s
         attached = r.get("attached_to") or (
             f"{len(r['volume_ids'])} volume(s)" if kind is ResourceType.INSTANCE else "-"
         )

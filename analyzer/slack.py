@@ -83,9 +83,16 @@ def _since(alert: Alert, now: datetime) -> str:
     return units.duration((now - start).total_seconds())
 
 
+def _owner(finding: dict[str, Any]) -> str:
+    """Whose unit a rate reads in: storage MiB/s, an instance's (or a DB class's) EBS MB/s."""
+    if finding["resource_type"] != "db_instance":
+        return str(finding["resource_type"])
+    return "instance" if finding["bottleneck"].startswith("instance") else "volume"
+
+
 def _firing_section(alert: Alert, now: datetime) -> str:
     f = alert.finding
-    kind = f["resource_type"]
+    kind = _owner(f)
     head = f"{ICONS.get(alert.severity, '')} *{alert.severity.upper()}* · `{alert.rule}`"
     if alert.outbox == Owed.REPEAT:
         head += f" · still firing after {_since(alert, now)}"

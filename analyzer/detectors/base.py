@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from analyzer.models import Bottleneck, Finding, ResourceType, Severity, Volume
+from analyzer.models import Bottleneck, DbInstance, Finding, ResourceType, Severity, Volume
 from analyzer.series import Series
 from analyzer.snapshot import ResourceState, Snapshot
 
@@ -65,8 +65,12 @@ class RuleBase(BaseModel):
     def applies_to(self, state: ResourceState) -> bool:
         if state.ref.resource_type not in self.resource_types:
             return False
-        if self.volume_types is not None and isinstance(state.resource, Volume):
+        if self.volume_types is None:
+            return True
+        if isinstance(state.resource, Volume):
             return state.resource.volume_type in self.volume_types
+        if isinstance(state.resource, DbInstance):
+            return state.resource.storage_type in self.volume_types
         return True
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
