@@ -15,7 +15,7 @@ from datetime import datetime
 from analyzer import units
 from analyzer.detectors.base import recent
 from analyzer.limits import SSD_IO_BYTES
-from analyzer.models import Bottleneck, Finding, Instance, Measure, Remedy, Volume
+from analyzer.models import Bottleneck, DbInstance, Finding, Instance, Measure, Remedy, Volume
 from analyzer.prices import PriceList
 from analyzer.snapshot import ResourceState, Snapshot
 from analyzer.units import KIB, MIB
@@ -214,10 +214,78 @@ def for_instance(finding: Finding, state: ResourceState) -> list[Remedy]:
     ]
 
 
+NEXT_SIZE = (
+    "large",
+    "xlarge",
+    "2xlarge",
+    "4xlarge",
+    "8xlarge",
+    "12xlarge",
+    "16xlarge",
+    "24xlarge",
+    "32xlarge",
+    "48xlarge",
+)
+RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
+RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
+
+
+def _larger_class(instance_class: str) -> str | None:
+    """db.r5.xlarge → db.r5.2xlarge: the next size of the same family, where there is one."""
+    family, _, size = instance_class.rpartition(".")
+    if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
+        return None
+    return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
+
+
+def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
+    """RDS: what to change, without a price (RDS storage is priced apart from EBS)."""
+    db = state.resource
+    if not isinstance(db, DbInstance):
+        return []
+    larger = _larger_class(db.instance_class)
+    bigger = f" such as {larger}" if larger else ""
+    match finding.bottleneck:
+        case Bottleneck.MEMORY:
+            return [
+                Remedy(
+                    f"Move to a class with more memory{bigger} {RDS_MODIFY}: reads the "
+                    f"working set serves from memory never reach storage"
+                )
+            ]
+        case (
+            Bottleneck.INSTANCE_IOPS
+            | Bottleneck.INSTANCE_THROUGHPUT
+            | Bottleneck.INSTANCE_BURST_CREDITS
+        ):
+            return [
+                Remedy(
+                    f"Move to a class with more EBS bandwidth{bigger} {RDS_MODIFY}; "
+                    f"{db.instance_class} caps all its storage I/O"
+                )
+            ]
+        case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
+            return [
+                Remedy(
+                    f"Move the storage to gp3 {RDS_MODIFY}: 3,000 IOPS without credits "
+                    f"(12,000 from 400 GiB on MySQL, MariaDB and PostgreSQL)"
+                ),
+                Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
+            ]
+    return [
+        Remedy(
+            f"Provision more IOPS and throughput on the {db.storage_type} storage "
+            f"(gp3, io1 or io2) {RDS_MODIFY}"
+        )
+    ]
+
+
 def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[Remedy, ...]:
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None:
         return ()
+    if state.is_db:
+        return tuple(for_db(finding, state))
     if finding.bottleneck in (
         Bottleneck.INSTANCE_IOPS,
         Bottleneck.INSTANCE_THROUGHPUT,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -17,7 +17,7 @@ from typing import Any
 
 from analyzer.aws import Clients
 from analyzer.errors import AnalyzerError
-from analyzer.inventory import parse_instance_type
+from analyzer.inventory import parse_db_instance, parse_instance_type
 from analyzer.models import Volume
 from analyzer.queries import BASIC_PERIOD_S
 from analyzer.simulator import (
@@ -32,7 +32,8 @@ from analyzer.simulator import (
     namespace_of,
     steps,
 )
-from analyzer.units import KIB
+from analyzer.simulator_rds import DatabaseSimulation, SimDatabase
+from analyzer.units import GIB, KIB
 
 REGION = "us-east-1"
 HISTORY_MIN = 4 * 60
@@ -144,6 +145,37 @@ SCENARIO: tuple[DemoInstance, ...] = (
 ROOT = Demand(constant(5), 16 * KIB, 0.5)
 
 
+@dataclass(frozen=True)
+class DemoDatabase:
+    name: str
+    engine: str
+    instance_class: str
+    storage_type: str
+    allocated_gib: int
+    story: str
+    reads: Callable[[float], float]
+    writes: Callable[[float], float]
+    io_size_bytes: float
+    freeable_memory_bytes: float
+
+
+DATABASES: tuple[DemoDatabase, ...] = (
+    DemoDatabase(
+        "orders-replica",
+        "mysql",
+        "db.r5.xlarge",
+        "gp2",
+        200,
+        "Incident 3: an RDS MySQL replica whose reads drain gp2 credits; its working set "
+        "does not fit in its 32 GiB",
+        reads=steps((0, 150), (_ago(30), 2_500)),
+        writes=constant(50),
+        io_size_bytes=16 * KIB,
+        freeable_memory_bytes=1.5 * GIB,
+    ),
+)
+
+
 class SimulatedCloudWatch:
     """GetMetricData answered from the simulator, aggregated as CloudWatch would.
 
@@ -155,21 +187,23 @@ class SimulatedCloudWatch:
     def __init__(
         self,
         data: Datapoints | None = None,
-        simulations: Sequence[Simulation] = (),
+        simulations: Sequence[Simulation | DatabaseSimulation] = (),
         keep_s: float = 6 * 3600.0,
     ) -> None:
         self._lock = threading.Lock()
         self._data: dict[tuple[str, str, str], list[tuple[datetime, float]]] = {}
         self._simulations = list(simulations)
         self._basic = {
-            s.instance.instance_id for s in simulations if not s.instance.detailed_monitoring
+            s.instance.instance_id
+            for s in simulations
+            if isinstance(s, Simulation) and not s.instance.detailed_monitoring
         }
         self._keep = timedelta(seconds=keep_s)
         self._add(data or {})
 
     def _add(self, data: Datapoints) -> None:
         for (resource_id, metric), points in data.items():
-            namespace, _ = namespace_of(metric)
+            namespace, _ = namespace_of(metric, resource_id)
             self._data.setdefault((namespace, metric, resource_id), []).extend(points)
 
     def advance(self, until: datetime) -> None:
@@ -310,9 +344,41 @@ def _instance(ec2: Any, spec: DemoInstance, start: datetime) -> Simulation:
     return Simulation(SimInstance(instance_id, type_info, sims, spec.detailed_monitoring), start)
 
 
-def _build(ec2: Any, now: datetime, scenario: Sequence[DemoInstance]) -> DemoAccount:
+def _database(ec2: Any, rds: Any, spec: DemoDatabase, start: datetime) -> DatabaseSimulation:
+    raw = rds.create_db_instance(
+        DBInstanceIdentifier=spec.name,
+        Engine=spec.engine,
+        DBInstanceClass=spec.instance_class,
+        AllocatedStorage=spec.allocated_gib,
+        StorageType=spec.storage_type,
+        MasterUsername="admin",
+        MasterUserPassword="not-a-real-password",
+        Tags=[{"Key": "Name", "Value": spec.name}],
+    )["DBInstance"]
+    ec2_type = spec.instance_class.removeprefix("db.")
+    info = parse_instance_type(
+        ec2.describe_instance_types(InstanceTypes=[ec2_type])["InstanceTypes"][0]
+    )
+    db = parse_db_instance(raw, REGION, {ec2_type: info})
+    free = spec.freeable_memory_bytes
+    return DatabaseSimulation(
+        SimDatabase(db, spec.reads, spec.writes, spec.io_size_bytes, lambda _t: free), start
+    )
+
+
+def _build(
+    ec2: Any,
+    rds: Any,
+    now: datetime,
+    scenario: Sequence[DemoInstance],
+    databases: Sequence[DemoDatabase],
+) -> DemoAccount:
     start = now - timedelta(minutes=HISTORY_MIN)
-    cloudwatch = SimulatedCloudWatch(simulations=[_instance(ec2, spec, start) for spec in scenario])
+    simulations: list[Simulation | DatabaseSimulation] = [
+        _instance(ec2, spec, start) for spec in scenario
+    ]
+    simulations += [_database(ec2, rds, spec, start) for spec in databases]
+    cloudwatch = SimulatedCloudWatch(simulations=simulations)
     cloudwatch.advance(now)
     ec2.create_volume(
         AvailabilityZone=f"{REGION}a",
@@ -320,11 +386,16 @@ def _build(ec2: Any, now: datetime, scenario: Sequence[DemoInstance]) -> DemoAcc
         VolumeType="gp3",
         TagSpecifications=_tags("spare", "volume"),
     )
-    return DemoAccount(now, cloudwatch, {s.name: s.story for s in scenario})
+    stories = {s.name: s.story for s in scenario} | {d.name: d.story for d in databases}
+    return DemoAccount(now, cloudwatch, stories)
 
 
 @contextmanager
-def account(now: datetime, scenario: Sequence[DemoInstance] = SCENARIO) -> Iterator[DemoAccount]:
+def account(
+    now: datetime,
+    scenario: Sequence[DemoInstance] = SCENARIO,
+    databases: Sequence[DemoDatabase] = DATABASES,
+) -> Iterator[DemoAccount]:
     """The simulated account, live for the duration of the `with` block."""
     try:
         import boto3
@@ -336,4 +407,5 @@ def account(now: datetime, scenario: Sequence[DemoInstance] = SCENARIO) -> Itera
         ) from None
     with mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
-        yield _build(ec2, now.replace(second=0, microsecond=0), scenario)
+        rds = boto3.client("rds", region_name=REGION)
+        yield _build(ec2, rds, now.replace(second=0, microsecond=0), scenario, databases)

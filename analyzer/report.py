@@ -298,7 +298,7 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
                 f"{balance:.0f}%" if balance is not None else "-",
                 units.duration(empty) if empty is not None else "-",
                 r["status"]
-                if r["state"] in ("in-use", "running")
+                if r["state"] in ("in-use", "running", "available") and r["status"] != "no_data"
                 else f"{r['status']} ({r['state']})",
             ]
         )

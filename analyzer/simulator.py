@@ -389,8 +389,10 @@ def iter_points(data: Datapoints) -> Iterator[tuple[str, str, datetime, float]]:
             yield resource_id, metric, stamp, value
 
 
-def namespace_of(metric: str) -> tuple[str, str]:
-    """The namespace and dimension a simulated metric belongs to."""
-    if metric.startswith(("Volume", "Burst")):
+def namespace_of(metric: str, resource_id: str) -> tuple[str, str]:
+    """The namespace and dimension of a simulated metric of this resource."""
+    if resource_id.startswith("vol-"):
         return "AWS/EBS", "VolumeId"
-    return "AWS/EC2", "InstanceId"
+    if resource_id.startswith("i-"):
+        return "AWS/EC2", "InstanceId"
+    return "AWS/RDS", "DBInstanceIdentifier"

@@ -106,7 +106,7 @@ class ResourceState:
     def label(self) -> str:
         """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it."""
         name = self.resource.tags.get("Name")
-        named = f' "{name}"' if name else ""
+        named = f' "{name}"' if name and name != self.ref.resource_id else ""
         return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
 
 

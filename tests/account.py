@@ -101,7 +101,7 @@ class Account:
     def put(self, data: Datapoints) -> None:
         by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for (resource_id, metric), points in data.items():
-            namespace, dimension = namespace_of(metric)
+            namespace, dimension = namespace_of(metric, resource_id)
             for stamp, value in points:
                 by_namespace[namespace].append(
                     {
