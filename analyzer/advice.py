@@ -249,7 +249,7 @@ def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
         case Bottleneck.MEMORY:
             return [
                 Remedy(
-                    f"Move to a class with more memory{bigger} {RDS_MODIFY}: reads the "
+                    f"Move to a class with more memory{bigger} {RDS_CLASS}: reads the "
                     f"working set serves from memory never reach storage"
                 )
             ]
@@ -260,7 +260,7 @@ def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
         ):
             return [
                 Remedy(
-                    f"Move to a class with more EBS bandwidth{bigger} {RDS_MODIFY}; "
+                    f"Move to a class with more EBS bandwidth{bigger} {RDS_CLASS}; "
                     f"{db.instance_class} caps all its storage I/O"
                 )
             ]
