@@ -15,7 +15,7 @@ from tests.helpers import T0
 def result():
     with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
         config = settings.load({"region": [demo.REGION]})
-        yield Analyzer(config, rules.load(), clients=account.clients).run(account.now)
+        return Analyzer(config, rules.load(), clients=account.clients).run(account.now)
 
 
 def by_name(result):
@@ -34,6 +34,7 @@ def test_the_demo_replays_each_incident(result):
         "batch-gp3-data": {"volume-throughput-cap"},
         "batch-io2": {"instance-throughput-cap"},
         "batch-io2-big-data": {"volume-iops-cap"},
+        "orders-replica": {"rds-burst-exhaustion", "rds-memory-pressure"},
     }
 
 
@@ -86,7 +87,7 @@ def test_demo_once_prints_the_stories_then_the_report(capsys):
     out = capsys.readouterr().out
     assert out.startswith("A simulated AWS account")
     assert "shop-web" in out
-    assert "FINDINGS (6)" in out
+    assert "FINDINGS (8)" in out
 
 
 def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
@@ -127,7 +128,8 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
         for bottleneck in ("burst_credits", "volume_throughput", "instance_throughput"):
             assert f'ebs_analyzer_finding{{bottleneck="{bottleneck}"' in metrics
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any("RESOLVED" in line for line in lines):
+        resolved = "RESOLVED  volume-throughput-cap"
+        while time.monotonic() < deadline and not any(resolved in line for line in lines):
             time.sleep(0.5)
     finally:
         process.send_signal(signal.SIGTERM)

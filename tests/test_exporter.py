@@ -21,6 +21,45 @@ from tests.helpers import (
 M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
 
 
+def replica():
+    from types import MappingProxyType
+
+    from analyzer.limits import db_storage_envelope, instance_type_envelope
+    from analyzer.models import DbInstance
+    from analyzer.snapshot import ResourceState
+    from analyzer.units import GIB
+
+    r5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
+    db = DbInstance(
+        "orders-replica",
+        "us-east-1",
+        "mysql",
+        "db.r5.xlarge",
+        "gp2",
+        200,
+        "available",
+        class_info=r5,
+    )
+    measures = {
+        Measure.IOPS: series([2_550] * 30),
+        Measure.READ_IOPS: series([2_500] * 30),
+        Measure.WRITE_IOPS: series([50] * 30),
+        Measure.THROUGHPUT: series([2_550 * 16 * KIB] * 30),
+        Measure.BURST_BALANCE: series([40.0] * 30),
+        Measure.IO_BALANCE: series([100.0] * 30),
+        Measure.BYTE_BALANCE: series([100.0] * 30),
+        Measure.FREEABLE_MEMORY: series([1.5 * GIB] * 30),
+    }
+    return ResourceState(
+        db.ref,
+        db,
+        db_storage_envelope(db),
+        MappingProxyType(measures),
+        Status.OK,
+        class_envelope=instance_type_envelope(r5),
+    )
+
+
 def published(include_spare=True):
     shop = volume_state(
         "gp2",
@@ -55,7 +94,7 @@ def published(include_spare=True):
         volume_ids=("vol-shop",),
         instance_id="i-shop",
     )
-    states = [shop, instance] + ([spare] if include_spare else [])
+    states = [shop, instance, replica()] + ([spare] if include_spare else [])
     snap = snapshot_of(*states)
     book = AlertBook(4 * 3600, 300)
     book.update(snap.generated_at, engine.evaluate(rules.load().rules, snap), [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import boto3
 import pytest
 
 from analyzer import rules, settings
@@ -187,3 +188,65 @@ def test_incident_4_step_3_io2_volume_iops_cap(batch_job) -> None:  # type: igno
     assert cap.next_bottleneck.bottleneck == "volume_throughput"
     assert cap.next_bottleneck.limit == 4_000 * MIB
     assert api.maximum_throughput_bps > 4_000 * MIB
+
+
+def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: None) -> None:
+    """A MySQL replica on gp2 200 GiB: every morning reads drain BurstBalance to 0; its
+    working set (170 GB) does not fit in db.r5.xlarge's 32 GiB."""
+    from analyzer.inventory import parse_db_instance
+    from analyzer.simulator import daily
+    from analyzer.simulator_rds import DatabaseSimulation, SimDatabase
+    from analyzer.units import GIB
+
+    account = Account()
+    rds = boto3.client("rds", region_name=account.region)
+    raw = rds.create_db_instance(
+        DBInstanceIdentifier="orders-replica",
+        Engine="mysql",
+        DBInstanceClass="db.r5.xlarge",
+        AllocatedStorage=200,
+        StorageType="gp2",
+        MasterUsername="admin",
+        MasterUserPassword="password123",
+    )["DBInstance"]
+    db = parse_db_instance(raw, account.region, {"r5.xlarge": account.instance_type("r5.xlarge")})
+    day = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+    reads = daily(low=80, high=3_000, busy_from_h=9, busy_to_h=13)
+    sim = DatabaseSimulation(
+        SimDatabase(db, reads, lambda _t: 50, 16 * KIB, lambda _t: 1.5 * GIB), day
+    )
+    data = sim.run(35 * 60)
+    cutoff = day + timedelta(hours=20)
+    account.put({k: [(t, v) for t, v in pts if t >= cutoff] for k, pts in data.items()})
+    morning = day + timedelta(days=1, hours=9)
+
+    # 20 minutes into the busy hours: 3,000 IOPS (the burst ceiling) drain 2,400 credits a
+    # second from a bucket that refilled overnight.
+    now = morning + timedelta(minutes=20) + SETTLE
+    found = findings_for(analyze(account, now), "orders-replica")
+    # (Memory pressure needs half an hour of it: not yet.)
+    assert set(found) == {"rds-burst-exhaustion", "rds-iops-cap"}
+    forecast = found["rds-burst-exhaustion"]
+    assert forecast.bottleneck == "burst_credits"
+    assert forecast.resource.resource_type == "db_instance"
+    assert forecast.limit == 600  # the baseline of 200 GiB of gp2
+    empty_at = morning + timedelta(seconds=5_400_000 / 2_400)
+    assert forecast.seconds_to_empty == pytest.approx((empty_at - now).total_seconds(), abs=60)
+    assert found["rds-iops-cap"].bottleneck == "volume_iops"
+
+    # An hour later the bucket is empty and reads are throttled at the 600 IOPS baseline.
+    found = findings_for(
+        analyze(account, morning + timedelta(hours=1, minutes=20) + SETTLE), "orders-replica"
+    )
+    assert set(found) == {"rds-burst-credits-exhausted", "rds-memory-pressure"}
+    assert found["rds-burst-credits-exhausted"].observed == pytest.approx(600, rel=0.01)
+    memory = found["rds-memory-pressure"]
+    assert memory.bottleneck == "memory"
+    assert "A class with more memory, not faster storage" in memory.summary
+    assert any("db.r5.2xlarge" in r.action for r in memory.remedies)
+
+    # In the afternoon the bucket refills: nothing drains, nothing fires, though it was empty
+    # two hours ago and will be again tomorrow.
+    afternoon = analyze(account, morning + timedelta(hours=6) + SETTLE)
+    assert findings_for(afternoon, "orders-replica") == {}
+    assert row(afternoon, "orders-replica")["seconds_to_empty"] is None

@@ -89,3 +89,63 @@ def test_tag_scope_takes_what_is_attached(aws):
 )
 def test_tags_match(tags, filters, match):
     assert tags_match(tags, [TagFilter.parse(f) for f in filters]) is match
+
+
+def make_db(rds, name, klass="db.r5.xlarge", storage="gp2", size=200, **extra):
+    rds.create_db_instance(
+        DBInstanceIdentifier=name,
+        Engine="mysql",
+        DBInstanceClass=klass,
+        AllocatedStorage=size,
+        StorageType=storage,
+        MasterUsername="admin",
+        MasterUserPassword="password123",
+        **extra,
+    )
+
+
+def test_rds_instances_with_their_class(aws):
+    import boto3
+
+    rds = boto3.client("rds", region_name="us-east-1")
+    make_db(rds, "replica", Tags=[{"Key": "team", "Value": "db"}])
+    make_db(rds, "reports", klass="db.m6i.large", storage="io1", size=400, Iops=8_000)
+    inv = discover(Account().clients, InstanceTypeCache())
+    dbs = {d.db_instance_id: d for d in inv.db_instances}
+    assert set(dbs) == {"replica", "reports"}
+    replica = dbs["replica"]
+    assert (replica.engine, replica.storage_type, replica.allocated_gib) == ("mysql", "gp2", 200)
+    assert replica.class_info is not None
+    assert replica.class_info.name == "r5.xlarge"
+    assert replica.class_info.memory_bytes == 32 * 1024**3
+    assert replica.tags == {"team": "db"}
+    assert dbs["reports"].iops == 8_000
+    tagged = discover(Account().clients, InstanceTypeCache(), [TagFilter.parse("team=db")])
+    assert [d.db_instance_id for d in tagged.db_instances] == ["replica"]
+
+
+def test_without_rds_permission_the_ebs_analysis_goes_on():
+    from botocore.exceptions import ClientError
+    from structlog.testing import capture_logs
+
+    from analyzer.inventory import discover_db
+
+    class Denied:
+        region = "us-east-1"
+
+        class rds:
+            @staticmethod
+            def get_paginator(name):
+                class Pages:
+                    def paginate(self):
+                        raise ClientError(
+                            {"Error": {"Code": "AccessDenied", "Message": "not authorized"}}, name
+                        )
+
+                return Pages()
+
+    with capture_logs() as logs:
+        assert discover_db(Denied(), InstanceTypeCache()) == ()  # type: ignore[arg-type]
+    [event] = logs
+    assert event["event"] == "rds.skipped"
+    assert "rds:DescribeDBInstances in us-east-1: AccessDenied" in event["error"]

@@ -113,3 +113,25 @@ def test_instance_detailed_monitoring_divides_by_60():
 
 def test_divide_skips_zero_denominators():
     assert list(normalize.divide(series([1, 2, 3]), series([0, 2, 1])).values) == [1, 3]
+
+
+def test_rds_rates_are_already_per_second():
+    raw = {
+        "ReadIOPS": series([3_000, 2_000]),
+        "WriteIOPS": series([1_000, 0]),
+        "ReadThroughput": series([3_000 * 16_384, 2_000 * 16_384]),
+        "WriteThroughput": series([1_000 * 8_192, 0]),
+        "ReadLatency": series([0.002, 0.001]),
+        "WriteLatency": series([0.004, 0.004]),
+        "FreeableMemory": series([1.5e9, 1.4e9]),
+        "BurstBalance": series([50, 49]),
+    }
+    out = normalize.db_instance(raw)
+    assert list(out[Measure.IOPS].values) == [4_000, 2_000]
+    assert list(out[Measure.READ_IOPS].values) == [3_000, 2_000]
+    assert out[Measure.THROUGHPUT].values[0] == 3_000 * 16_384 + 1_000 * 8_192
+    # latency weighted by each direction's IOPS: (3,000 x 2 ms + 1,000 x 4 ms) / 4,000
+    assert out[Measure.LATENCY].values[0] == pytest.approx(0.0025)
+    assert out[Measure.AVG_IO_SIZE].values[1] == 16_384
+    assert list(out[Measure.FREEABLE_MEMORY].values) == [1.5e9, 1.4e9]
+    assert list(out[Measure.BURST_BALANCE].values) == [50, 49]
