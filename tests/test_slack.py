@@ -71,3 +71,35 @@ def test_a_long_list_is_cut_to_what_slack_accepts():
     message = slack.firing_message(alerts, now)
     assert len(message["blocks"]) <= 50
     assert "…and 40 more" in json.dumps(message, ensure_ascii=False)
+
+
+def test_rds_rates_read_in_the_unit_of_the_limit_that_binds():
+    from analyzer.alerts import Alert
+
+    def alert(bottleneck, limit):
+        finding = {
+            "resource_type": "db_instance",
+            "bottleneck": bottleneck,
+            "observed": limit,
+            "limit": limit,
+            "unit": "bytes_per_second",
+            "summary": "s",
+            "seconds_to_empty": None,
+        }
+        return Alert(
+            "r",
+            "us-east-1",
+            "db",
+            "db_instance",
+            "warning",
+            "firing",
+            "2026-11-21T12:00:00+00:00",
+            finding,
+            outbox=Owed.FIRING,
+        )
+
+    now = __import__("datetime").datetime.fromisoformat("2026-11-21T12:30:00+00:00")
+    storage = slack.firing_message([alert("volume_throughput", 250 * 2**20)], now)
+    klass = slack.firing_message([alert("instance_throughput", 593.75e6)], now)
+    assert "*Limit:* 250 MiB/s" in json.dumps(storage)
+    assert "*Limit:* 594 MB/s" in json.dumps(klass)
