@@ -175,6 +175,7 @@ def build(
     analyzer = Analyzer(settings, ruleset, price_list=price_list)
     if clients is not None:
         analyzer.clients = clients
+    analyzer.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.state_file)
     book.load()
     holder: list[Daemon] = []

@@ -229,3 +229,9 @@ def test_run_on_a_port_in_use_exits_2(capsys):
         port = taken.getsockname()[1]
         assert main(["run", "--listen", f"127.0.0.1:{port}", "--region", "us-east-1"]) == 2
     assert f"--listen 127.0.0.1:{port}:" in capsys.readouterr().err
+
+
+def test_run_without_a_region_exits_2_at_start(monkeypatch, capsys):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    assert main(["run", "--listen", "127.0.0.1:0"]) == 2
+    assert "no AWS region" in capsys.readouterr().err
