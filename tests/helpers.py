@@ -109,3 +109,22 @@ def promtool(*args: str, stdin: str | None = None):
     return subprocess.run(
         ["promtool", *args], input=stdin, capture_output=True, text=True, check=False
     )
+
+
+def shop_volume(volume_id: str = "vol-1", attached_to: str = "i-1"):
+    """Incident 1's gp2 50 GiB volume: 1,500 IOPS of 4 KiB with 40 % of its credits left."""
+    from analyzer.models import Measure
+    from analyzer.units import KIB
+
+    return volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.AVG_IO_SIZE: series([4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([40.0] * 30),
+        },
+        volume_id=volume_id,
+        attached_to=attached_to,
+    )

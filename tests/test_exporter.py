@@ -14,6 +14,7 @@ from tests.helpers import (
     instance_state,
     promtool,
     series,
+    shop_volume,
     snapshot_of,
     volume_state,
 )
@@ -61,18 +62,7 @@ def replica():
 
 
 def published(include_spare=True):
-    shop = volume_state(
-        "gp2",
-        50,
-        {
-            Measure.IOPS: series([1_500] * 30),
-            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
-            Measure.AVG_IO_SIZE: series([4 * KIB] * 30),
-            Measure.BURST_BALANCE: series([40.0] * 30),
-        },
-        volume_id="vol-shop",
-        attached_to="i-shop",
-    )
+    shop = shop_volume("vol-shop", "i-shop")
     spare = volume_state(
         "gp3",
         100,

@@ -2,8 +2,8 @@ import json
 
 from analyzer import engine, report, rules
 from analyzer.models import InstanceType, Measure
-from analyzer.units import KIB, MB
-from tests.helpers import instance_state, series, snapshot_of, volume_state
+from analyzer.units import MB
+from tests.helpers import instance_state, series, shop_volume, snapshot_of, volume_state
 
 RESOURCE_KEYS = {
     "resource_type",
@@ -37,17 +37,7 @@ FINDING_KEYS = {
 
 
 def shop():
-    volume = volume_state(
-        "gp2",
-        50,
-        {
-            Measure.IOPS: series([1_500] * 30),
-            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
-            Measure.AVG_IO_SIZE: series([4 * KIB] * 30),
-            Measure.BURST_BALANCE: series([40.0] * 30),
-        },
-        attached_to="i-1",
-    )
+    volume = shop_volume()
     instance = instance_state(
         InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB),
         {Measure.IOPS: series([1_500] * 30)},
