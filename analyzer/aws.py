@@ -7,7 +7,7 @@ that is left after them means "no access" (fatal for a command) or "this call fa
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,9 +112,6 @@ class Clients:
     @property
     def rds(self) -> Any:
         return self.client("rds")
-
-
-ClientFactory = Callable[[str], Clients]
 
 
 def error_code(exc: ClientError) -> str:

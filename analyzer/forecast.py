@@ -27,10 +27,6 @@ class CreditForecast:
     seconds_to_empty: float | None
     """From the forecast's reference time; None while the bucket is not draining."""
 
-    @property
-    def draining(self) -> bool:
-        return self.seconds_to_empty is not None
-
 
 def latest_balance(balance: Series, at: datetime) -> tuple[datetime, float] | None:
     """The newest complete reading by `at`, stamped at the middle of the period it averages."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.models import DbInstance, Instance, InstanceType, Unit, Volume
-from analyzer.units import GIB, KIB, MB, MIB, TIB
+from analyzer.units import GIB, KIB, MIB, TIB
 
 GP2_BUCKET_CREDITS = 5_400_000.0
 GP2_BURST_IOPS = 3_000.0
@@ -254,7 +254,3 @@ def instance_type_envelope(info: InstanceType | None) -> Envelope | None:
         else info.maximum_throughput_bps
     )
     return Envelope(info.maximum_iops, info.maximum_throughput_bps, baseline_iops, baseline_bps)
-
-
-def mbps_to_bytes(value: float) -> float:
-    return value * MB

@@ -43,10 +43,6 @@ class Series:
     def failed(cls, error: str, period_s: int = 60) -> Series:
         return cls((), (), period_s, Status.ERROR, error)
 
-    @property
-    def has_data(self) -> bool:
-        return bool(self.values)
-
     def __len__(self) -> int:
         return len(self.values)
 

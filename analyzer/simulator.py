@@ -10,7 +10,7 @@ for instances under basic monitoring). The demo and the tests replay incidents w
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -381,12 +381,6 @@ def fold(
         key = datetime.fromtimestamp(epoch - epoch % period_s, stamp.tzinfo)
         groups.setdefault(key, []).append(value)
     return [(key, aggregate(values, stat)) for key, values in sorted(groups.items())]
-
-
-def iter_points(data: Datapoints) -> Iterator[tuple[str, str, datetime, float]]:
-    for (resource_id, metric), points in data.items():
-        for stamp, value in points:
-            yield resource_id, metric, stamp, value
 
 
 def namespace_of(metric: str, resource_id: str) -> tuple[str, str]:

@@ -131,9 +131,6 @@ class Snapshot:
         found = (self.get(state.ref.region, rid) for rid in state.related)
         return [r for r in found if r is not None]
 
-    def of_type(self, resource_type: ResourceType) -> list[ResourceState]:
-        return [r for r in self.resources if r.ref.resource_type is resource_type]
-
 
 def _by_resource(fetched: Mapping[MetricQuery, Series]) -> dict[str, dict[str, Series]]:
     out: dict[str, dict[str, Series]] = {}

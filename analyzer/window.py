@@ -39,12 +39,3 @@ def aligned(now: datetime, period_s: int, lookback_s: float, settle_s: float) ->
     end = floor_to(now - timedelta(seconds=settle_s), period_s)
     start = floor_to(end - timedelta(seconds=max(lookback_s, period_s)), period_s)
     return Window(start, end, period_s)
-
-
-def since(
-    last_end: datetime, now: datetime, period_s: int, settle_s: float, overlap_s: float
-) -> Window:
-    """An incremental window: what is new since `last_end`, plus an overlap for late datapoints."""
-    end = floor_to(now - timedelta(seconds=settle_s), period_s)
-    start = floor_to(last_end - timedelta(seconds=overlap_s), period_s)
-    return Window(min(start, end - timedelta(seconds=period_s)), end, period_s)

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from analyzer.window import aligned, floor_to, since
+from analyzer.window import aligned, floor_to
 
 NOW = datetime(2026, 11, 21, 12, 7, 42, tzinfo=UTC)
 
@@ -29,13 +29,6 @@ def test_windows_cover_whole_periods_before_the_settle_delay(period, lookback, s
 def test_floor_to_converts_to_utc():
     local = datetime(2026, 11, 21, 13, 7, 42, tzinfo=UTC).astimezone()
     assert floor_to(local, 60) == datetime(2026, 11, 21, 13, 7, tzinfo=UTC)
-
-
-def test_incremental_window_overlaps_the_last_one():
-    last_end = datetime(2026, 11, 21, 12, 3, tzinfo=UTC)
-    window = since(last_end, NOW, 60, 120, overlap_s=180)
-    assert window.start == datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-    assert window.end == datetime(2026, 11, 21, 12, 5, tzinfo=UTC)
 
 
 def test_period_must_be_positive():
