@@ -233,6 +233,21 @@ class Remedy:
     monthly_delta: float | None = None
     currency: str = "USD"
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Remedy:
+        """A remedy back from its report form (alerts keep findings as report rows)."""
+        return cls(
+            row["action"],
+            row.get("monthly_cost"),
+            row.get("monthly_cost_delta"),
+            row.get("currency", "USD"),
+        )
+
+    def text(self) -> str:
+        """`Move to gp3 …: −$1.00/month`: the action and, where priced, what it costs."""
+        cost = self.cost_text()
+        return f"{self.action}: {cost}" if cost else self.action
+
     def cost_text(self) -> str:
         """`+$12.50/month`, `−$1.00/month`; empty where the change is not priced."""
         if self.monthly_delta is None:

@@ -56,13 +56,7 @@ class ConsoleChannel:
             print(f"{stamp}  {word:<8}  {alert.severity.upper():<8} {alert.rule}", file=out)
             print(f"        {finding['summary']}", file=out)
             for remedy in finding.get("remedies", [])[:1]:
-                cost = Remedy(
-                    remedy["action"],
-                    remedy.get("monthly_cost"),
-                    remedy.get("monthly_cost_delta"),
-                    remedy.get("currency", "USD"),
-                ).cost_text()
-                print(f"        fix: {remedy['action']}" + (f": {cost}" if cost else ""), file=out)
+                print(f"        fix: {Remedy.from_row(remedy).text()}", file=out)
         out.flush()
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from analyzer.detectors.caps import format_rate
 from analyzer.detectors.credits import outlook
 from analyzer.limits import rds_stripes
 from analyzer.models import (
+    Bottleneck,
     DbInstance,
     Finding,
     Instance,
@@ -220,13 +221,27 @@ def _table(rows: list[list[str]]) -> list[str]:
     ]
 
 
-def next_text(nb: NextBottleneck, kind: ResourceType) -> str:
-    owner = (
-        ResourceType.VOLUME if nb.bottleneck.value.startswith("volume") else ResourceType.INSTANCE
+def next_text(nb: NextBottleneck) -> str:
+    """`volume iops 3,000 IOPS on vol-… (at 2.00× today's rate)`, in the limit's own unit."""
+    storage = nb.bottleneck.value.startswith("volume")
+    limit = format_rate(
+        nb.limit, nb.unit, ResourceType.VOLUME if storage else ResourceType.INSTANCE
     )
-    limit = format_rate(nb.limit, nb.unit, owner if nb.unit is Unit.BYTES_PER_SECOND else kind)
     grow = f" (at {nb.headroom:.2f}× today's rate)" if nb.headroom is not None else ""
-    return f"next: {nb.bottleneck.value.replace('_', ' ')} {limit} on {nb.resource_id}{grow}"
+    return f"{nb.bottleneck.value.replace('_', ' ')} {limit} on {nb.resource_id}{grow}"
+
+
+def next_from_row(row: Mapping[str, Any] | None) -> NextBottleneck | None:
+    """A next bottleneck back from its report form."""
+    if not row:
+        return None
+    return NextBottleneck(
+        Bottleneck(row["bottleneck"]),
+        row["limit"],
+        Unit(row["unit"]),
+        row["resource_id"],
+        row.get("headroom"),
+    )
 
 
 def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: float) -> str:
@@ -248,12 +263,8 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
             lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
             lines.append(f"            {f.summary}")
             if f.next_bottleneck is not None:
-                lines.append(
-                    f"            {next_text(f.next_bottleneck, f.resource.resource_type)}"
-                )
-            for remedy in f.remedies:
-                cost = remedy.cost_text()
-                lines.append(f"            fix: {remedy.action}" + (f": {cost}" if cost else ""))
+                lines.append(f"            next: {next_text(f.next_bottleneck)}")
+            lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
         lines.append("")
     else:
         lines += ["No findings: no storage limit is holding a workload back.", ""]

@@ -25,7 +25,9 @@ from slack_sdk.webhook import WebhookClient
 
 from analyzer import units
 from analyzer.alerts import Alert, Owed
-from analyzer.models import Remedy
+from analyzer.detectors.caps import format_rate
+from analyzer.models import Remedy, ResourceType, Unit
+from analyzer.report import next_from_row, next_text
 
 MAX_ALERTS_PER_MESSAGE = 20
 """Slack allows 50 blocks a message; each alert takes two."""
@@ -43,39 +45,21 @@ class DeliveryError(Exception):
 # --- the messages ------------------------------------------------------------------------
 
 
-def _rate(value: float | None, unit: str, resource_type: str) -> str:
+def _rate(value: float | None, unit: str, owner: str) -> str:
     if value is None:
         return "-"
-    if unit == "iops":
-        return units.iops(value)
-    if unit == "percent":
-        return f"{value:.0f}%"
-    return units.mibps(value) if resource_type == "volume" else units.mbps(value)
+    kind = ResourceType.VOLUME if owner == "volume" else ResourceType.INSTANCE
+    return format_rate(value, Unit(unit), kind)
 
 
 def _next(finding: dict[str, Any]) -> str | None:
-    nxt = finding.get("next_bottleneck")
-    if not nxt:
-        return None
-    owner = "volume" if nxt["bottleneck"].startswith("volume") else "instance"
-    limit = _rate(nxt["limit"], nxt["unit"], owner)
-    grow = f" (at {nxt['headroom']:.2f}× today's rate)" if nxt.get("headroom") else ""
-    return f"{nxt['bottleneck'].replace('_', ' ')} {limit} on {nxt['resource_id']}{grow}"
+    nxt = next_from_row(finding.get("next_bottleneck"))
+    return next_text(nxt) if nxt is not None else None
 
 
 def _fix(finding: dict[str, Any]) -> str | None:
     remedies = finding.get("remedies") or []
-    if not remedies:
-        return None
-    first = remedies[0]
-    remedy = Remedy(
-        first["action"],
-        first.get("monthly_cost"),
-        first.get("monthly_cost_delta"),
-        first.get("currency", "USD"),
-    )
-    cost = remedy.cost_text()
-    return remedy.action + (f": {cost}" if cost else "")
+    return Remedy.from_row(remedies[0]).text() if remedies else None
 
 
 def _since(alert: Alert, now: datetime) -> str:
