@@ -5,10 +5,10 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer.errors import ConfigError
+from analyzer.yamlfile import read_yaml
 
 
 class _Strict(BaseModel):
@@ -68,12 +68,7 @@ def _tiered(iops: float, tiers: tuple[IopsTier, ...]) -> float:
 def load(path: Path | None = None) -> PriceList:
     """The price file at `path`, or the shipped us-east-1 prices."""
     source = path or Path(str(files("analyzer") / "data" / "prices.yaml"))
-    try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError:
-        raise ConfigError(f"{source}: invalid YAML") from None
+    document = read_yaml(source)
     try:
         return PriceList.model_validate(document)
     except ValidationError as exc:

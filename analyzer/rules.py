@@ -14,13 +14,13 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from analyzer.detectors.caps import IopsCap, ThroughputCap
 from analyzer.detectors.credits import CreditForecast, CreditsExhausted
 from analyzer.detectors.memory import MemoryPressure
 from analyzer.errors import ConfigError
+from analyzer.yamlfile import read_yaml
 
 Rule = Annotated[
     CreditForecast | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
@@ -97,17 +97,7 @@ def _explain(error: ValidationError, kind: object) -> str:
 
 
 def parse_file(path: Path) -> list[Rule]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}:{where}: invalid YAML: {problem}") from None
+    document = read_yaml(path)
     if document is None:
         return []
     if not isinstance(document, dict):

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AliasChoices,
     BeforeValidator,
@@ -30,6 +29,7 @@ from pydantic_settings import (
 
 from analyzer.detectors.base import parse_duration
 from analyzer.errors import ConfigError
+from analyzer.yamlfile import read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"
 
@@ -163,14 +163,7 @@ def _origin(name: str, flags: Mapping[str, Any], config_file: Path | None) -> st
 
 
 def _check_file(config_file: Path) -> None:
-    try:
-        document = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{config_file}:{where} invalid YAML") from None
+    document = read_yaml(config_file)
     if document is not None and not isinstance(document, dict):
         raise ConfigError(f"{config_file}: expected a mapping of settings")
 

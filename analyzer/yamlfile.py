@@ -1,0 +1,26 @@
+"""Reading a YAML file the user wrote: its document, or one line saying where it is broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analyzer.errors import ConfigError
+
+
+def read_yaml(path: Path) -> Any:
+    """The parsed document (None for an empty file). An unreadable file or broken YAML is a
+    ConfigError naming the file, and the line where the parser gave up."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}:{where} invalid YAML: {problem}") from None
