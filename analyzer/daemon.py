@@ -95,8 +95,8 @@ class Daemon:
             return False
         self._cycles += 1
         self.book.update(now, result.findings, result.pending)
-        self._published = Published(
-            result.snapshot, tuple(self.book.firing()), self.settings.forecast_window
+        self._published = Published.of(
+            result.snapshot, self.book.firing(), self.settings.forecast_window
         )
         self._last_success = now
         self.telemetry.cycle_succeeded(

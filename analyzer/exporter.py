@@ -33,11 +33,17 @@ SECONDS_PER_MONTH = 30 * 86400
 
 @dataclass(frozen=True, slots=True)
 class Published:
-    """What a finished cycle leaves for scrapes: immutable, swapped in whole."""
+    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The report
+    rows (forecasts included) are worked out once here, not on every scrape."""
 
     snapshot: Snapshot
     firing: tuple[Alert, ...]
-    forecast_window_s: float
+    rows: tuple[Row, ...]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, firing: Sequence[Alert], forecast_window_s: float) -> Published:
+        rows = tuple(resource_row(s, snapshot, forecast_window_s) for s in snapshot.resources)
+        return cls(snapshot, tuple(firing), rows)
 
 
 Row = dict[str, Any]
@@ -211,10 +217,7 @@ class SnapshotCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         published = self._source()
-        rows: list[Row] = []
-        if published is not None:
-            snap = published.snapshot
-            rows = [resource_row(s, snap, published.forecast_window_s) for s in snap.resources]
+        rows = published.rows if published is not None else ()
         of = {
             kind: [r for r in rows if r["resource_type"] == kind]
             for kind in ("volume", "instance", "db_instance")

@@ -88,7 +88,7 @@ def published(include_spare=True):
     snap = snapshot_of(*states)
     book = AlertBook(4 * 3600, 300)
     book.update(snap.generated_at, engine.evaluate(rules.load().rules, snap), [])
-    return Published(snap, tuple(book.firing()), 300)
+    return Published.of(snap, book.firing(), 300)
 
 
 def exposition(current):
