@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analyzer import __version__, logs, report, rules
+from analyzer import __version__, logs
 from analyzer import settings as settings_mod
+from analyzer.analyze import rules
+from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, ConfigError
 
 PROG = "ebs-analyzer"
@@ -227,9 +229,11 @@ def _print(result: Any, fmt: str, forecast_window: float) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from analyzer import daemon, demo
+    from analyzer import daemon
     from analyzer.cycle import Analyzer
-    from analyzer.notify import ConsoleChannel
+    from analyzer.deliver.notify import ConsoleChannel
+    from analyzer.sim import account as demo
+    from analyzer.sim.clock import SimulatedClock
 
     if not 0 < args.speed <= 3600:
         raise ConfigError(f"--speed {args.speed:g}: must be above 0 and at most 3600")
@@ -241,7 +245,7 @@ def _demo(args: argparse.Namespace) -> int:
         if args.once:
             result = Analyzer(settings, ruleset, clients=account.clients).run(account.now)
         else:
-            clock = demo.SimulatedClock(account.now, args.speed)
+            clock = SimulatedClock(account.now, args.speed)
             process, server = daemon.build(
                 settings, ruleset, account.clients, clock, fallback=ConsoleChannel()
             )

@@ -9,20 +9,21 @@ from datetime import datetime
 
 import structlog
 
-from analyzer import advice, engine, inventory, prices, queries, snapshot
-from analyzer.aws import Clients, default_region
-from analyzer.cloudwatch import CloudWatch, FetchStats
+from analyzer.analyze import advice, engine, prices, states
+from analyzer.analyze.prices import PriceList
+from analyzer.analyze.rules import RuleSet
+from analyzer.collect import inventory, queries
+from analyzer.collect.aws import Clients, default_region
+from analyzer.collect.cloudwatch import CloudWatch
+from analyzer.collect.history import History
+from analyzer.collect.inventory import InstanceTypeCache, Inventory, TagFilter
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import aligned
 from analyzer.errors import ConfigError
-from analyzer.history import History
-from analyzer.inventory import InstanceTypeCache, Inventory, TagFilter
-from analyzer.models import Finding
-from analyzer.prices import PriceList
-from analyzer.queries import MetricQuery
-from analyzer.rules import RuleSet
-from analyzer.series import Series
+from analyzer.model.findings import Finding
+from analyzer.model.series import Series
+from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
-from analyzer.snapshot import ResourceState, Snapshot
-from analyzer.window import aligned
 
 log = structlog.get_logger(__name__)
 
@@ -116,12 +117,12 @@ class Analyzer:
         started = time.monotonic()
         if not self._inventories:
             self.refresh_inventory()
-        states: list[ResourceState] = []
+        resources: list[ResourceState] = []
         stats = FetchStats()
         for region, inv in self._inventories.items():
-            states.extend(snapshot.states_for(inv, self._poll(region, inv, now, stats)))
+            resources.extend(states.states_for(inv, self._poll(region, inv, now, stats)))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
-        snap = snapshot.build(now, data_end, states, stats)
+        snap = states.build(now, data_end, resources, stats)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         evaluation = engine.evaluate_all(self.rules.rules, snap)
@@ -132,9 +133,9 @@ class Analyzer:
         duration = time.monotonic() - started
         log.info(
             "poll.completed",
-            volumes=sum(1 for s in states if s.is_volume),
-            instances=sum(1 for s in states if not s.has_storage),
-            db_instances=sum(1 for s in states if s.is_db),
+            volumes=sum(1 for s in resources if s.is_volume),
+            instances=sum(1 for s in resources if not s.has_storage),
+            db_instances=sum(1 for s in resources if s.is_db),
             queries=stats.metrics_requested,
             requests=sum(stats.requests.values()),
             findings=len(firing),

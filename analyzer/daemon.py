@@ -5,6 +5,7 @@ APScheduler runs both jobs on one worker thread, so a cycle and an inventory ref
 overlap; missed runs are coalesced and the first run starts after a little jitter. A cycle
 that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
 runs as planned. SIGTERM lets the running cycle finish, then the process exits 0.
+
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from analyzer import prices
-from analyzer.alerts import AlertBook
-from analyzer.aws import Clients
+from analyzer.analyze import prices
+from analyzer.analyze.rules import RuleSet
+from analyzer.collect.aws import Clients
 from analyzer.cycle import Analyzer
+from analyzer.deliver.alerts import AlertBook
+from analyzer.deliver.exporter import Published, Telemetry, registry_for
+from analyzer.deliver.notify import Channel, Dispatcher, channel_for
+from analyzer.deliver.server import Server
 from analyzer.errors import ConfigError
-from analyzer.exporter import Published, Telemetry, registry_for
-from analyzer.notify import Channel, Dispatcher, channel_for
-from analyzer.rules import RuleSet
-from analyzer.server import Server
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)

@@ -1,6 +1,7 @@
 """structlog on stderr: a console renderer on a terminal, JSON lines elsewhere.
 
 stdout stays free for reports. Values under keys that name secrets are redacted.
+
 """
 
 from __future__ import annotations

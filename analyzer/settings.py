@@ -2,6 +2,7 @@
 
 Precedence: a flag beats its variable, which beats the file. Unknown keys in the file are
 errors, and every error names the flag, variable or file the bad value came from.
+
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from analyzer.detectors.base import parse_duration
 from analyzer.errors import ConfigError
+from analyzer.model.units import parse_duration
 from analyzer.yamlfile import read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"

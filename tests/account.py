@@ -9,10 +9,12 @@ from typing import Any
 
 import boto3
 
-from analyzer import inventory
-from analyzer.aws import Clients
-from analyzer.models import InstanceType, Volume
-from analyzer.simulator import Datapoints, Demand, SimInstance, Simulation, SimVolume, namespace_of
+from analyzer.collect import inventory
+from analyzer.collect.aws import Clients
+from analyzer.model.resources import InstanceType, Volume
+from analyzer.sim.datapoints import Datapoints, namespace_of
+from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
+from analyzer.sim.workloads import Demand
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from analyzer.models import Status
-from analyzer.series import Series
+from analyzer.model.series import Series, Status
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
@@ -35,9 +34,9 @@ def volume_state(
     """A volume's state built from hand-made measure series."""
     from types import MappingProxyType
 
-    from analyzer.limits import volume_envelope
-    from analyzer.models import Volume
-    from analyzer.snapshot import ResourceState
+    from analyzer.model.limits import volume_envelope
+    from analyzer.model.resources import Volume
+    from analyzer.model.state import ResourceState
 
     volume = Volume(volume_id, region, volume_type, size, "in-use", iops, throughput, attached_to)
     return ResourceState(
@@ -55,9 +54,9 @@ def instance_state(
 ):
     from types import MappingProxyType
 
-    from analyzer.limits import instance_envelope
-    from analyzer.models import Instance
-    from analyzer.snapshot import ResourceState
+    from analyzer.model.limits import instance_envelope
+    from analyzer.model.resources import Instance
+    from analyzer.model.state import ResourceState
 
     instance = Instance(
         instance_id, region, type_info.name, "running", detailed, tuple(volume_ids), type_info
@@ -74,7 +73,7 @@ def instance_state(
 
 def snapshot_of(*states, minutes_of_data=30, settle_s=120):
     """A snapshot whose data ends `minutes_of_data` after T0."""
-    from analyzer.snapshot import build
+    from analyzer.analyze.states import build
 
     data_end = T0 + timedelta(minutes=minutes_of_data)
     return build(data_end + timedelta(seconds=settle_s), data_end, states)
@@ -113,8 +112,8 @@ def promtool(*args: str, stdin: str | None = None):
 
 def shop_volume(volume_id: str = "vol-1", attached_to: str = "i-1"):
     """Incident 1's gp2 50 GiB volume: 1,500 IOPS of 4 KiB with 40 % of its credits left."""
-    from analyzer.models import Measure
-    from analyzer.units import KIB
+    from analyzer.model.metrics import Measure
+    from analyzer.model.units import KIB
 
     return volume_state(
         "gp2",

@@ -10,8 +10,8 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from analyzer.cli import main
-from analyzer.simulator import Demand, steps
-from analyzer.units import KIB
+from analyzer.model.units import KIB
+from analyzer.sim.workloads import Demand, steps
 from tests.account import Account
 
 

@@ -11,13 +11,15 @@ import boto3
 import pytest
 from structlog.testing import capture_logs
 
-from analyzer import daemon, rules, settings
-from analyzer.aws import Clients
-from analyzer.demo import SimulatedCloudWatch
-from analyzer.inventory import parse_instance_type
-from analyzer.models import Volume
-from analyzer.simulator import Demand, SimInstance, Simulation, SimVolume, steps
-from analyzer.units import KIB
+from analyzer import daemon, settings
+from analyzer.analyze import rules
+from analyzer.collect.aws import Clients
+from analyzer.collect.inventory import parse_instance_type
+from analyzer.model.resources import Volume
+from analyzer.model.units import KIB
+from analyzer.sim.cloudwatch import SimulatedCloudWatch
+from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
+from analyzer.sim.workloads import Demand, steps
 from tests.receiver import Receiver
 
 START = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)

@@ -4,10 +4,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from analyzer import demo, rules, settings
+from analyzer import settings
+from analyzer.analyze import rules
 from analyzer.cli import main
 from analyzer.cycle import Analyzer
-from analyzer.simulator import fold
+from analyzer.sim import account as demo
+from analyzer.sim.cloudwatch import SimulatedCloudWatch
+from analyzer.sim.datapoints import fold
 from tests.helpers import T0
 
 
@@ -55,7 +58,7 @@ def test_healthy_resources_stay_quiet_and_all_have_data(result):
 
 def test_simulated_cloudwatch_aggregates_like_cloudwatch():
     points = [(T0 + timedelta(minutes=m), float(m)) for m in range(10)]
-    cw = demo.SimulatedCloudWatch(
+    cw = SimulatedCloudWatch(
         {("vol-1", "VolumeReadOps"): points, ("vol-1", "BurstBalance"): points}
     )
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analyzer import rules, settings
+from analyzer import settings
+from analyzer.analyze import rules
 from tests.helpers import GOLDEN, promtool
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from analyzer import rules, settings
+from analyzer import settings
+from analyzer.analyze import rules
 from analyzer.cycle import Analyzer, CycleResult
-from analyzer.models import Finding
-from analyzer.simulator import Demand, constant, steps
-from analyzer.units import KIB, MIB
+from analyzer.model.findings import Finding
+from analyzer.model.units import KIB, MIB
+from analyzer.sim.workloads import Demand, constant, steps
 from tests.account import Account
 
 START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
@@ -29,7 +30,7 @@ def findings_for(result: CycleResult, resource_id: str) -> dict[str, Finding]:
 
 
 def row(result: CycleResult, resource_id: str) -> dict:
-    from analyzer.report import to_dict
+    from analyzer.deliver.report import to_dict
 
     data = to_dict(result.snapshot, result.findings, 300)
     return next(r for r in data["resources"] if r["resource_id"] == resource_id)
@@ -193,10 +194,10 @@ def test_incident_4_step_3_io2_volume_iops_cap(batch_job) -> None:  # type: igno
 def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: None) -> None:
     """A MySQL replica on gp2 200 GiB: every morning reads drain BurstBalance to 0; its
     working set (170 GB) does not fit in db.r5.xlarge's 32 GiB."""
-    from analyzer.inventory import parse_db_instance
-    from analyzer.simulator import daily
-    from analyzer.simulator_rds import DatabaseSimulation, SimDatabase
-    from analyzer.units import GIB
+    from analyzer.collect.inventory import parse_db_instance
+    from analyzer.model.units import GIB
+    from analyzer.sim.rds import DatabaseSimulation, SimDatabase
+    from analyzer.sim.workloads import daily
 
     account = Account()
     rds = boto3.client("rds", region_name=account.region)

@@ -1,0 +1,311 @@
+"""What to change about a finding, and what it costs a month.
+
+Each option is a volume modification with its new monthly price. Options are sized for what
+the workload needs now, and never beyond the next bottleneck: paying for IOPS that the next
+limit will not let through buys nothing. Volume changes apply online (ModifyVolume), one at a
+time and at most four per volume in 24 hours.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from analyzer.analyze.prices import PriceList
+from analyzer.model import units
+from analyzer.model.findings import Bottleneck, Finding, Remedy
+from analyzer.model.limits import SSD_IO_BYTES
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import DbInstance, Instance, Volume
+from analyzer.model.series import recent
+from analyzer.model.state import ResourceState, Snapshot
+from analyzer.model.units import KIB, MIB
+
+MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
+GROWTH_CAP = 2.0
+"""Without a next bottleneck in sight, size a fix for twice the present rate."""
+
+RATE_WINDOW_S = 300.0
+GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
+GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
+IO1_MAX_IOPS, IO1_IOPS_PER_GIB = 64_000, 50
+IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MAX_MIBPS = 256_000, 1_000, 4_000
+GP2_MAX_GIB = 16_384
+
+
+def _round_up(value: float, step: int) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    iops: float
+    mibps: float
+
+
+def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
+    """The rates a fix must carry.
+
+    A draining bucket: today's rate with a fifth more room. An empty one: the burst level it
+    had while credits lasted, at today's I/O size. A cap: today's rate grown to where the
+    next limit binds, at most twice.
+    """
+    iops = recent(state.measure(Measure.IOPS), at, RATE_WINDOW_S).mean() or 0.0
+    bps = recent(state.measure(Measure.THROUGHPUT), at, RATE_WINDOW_S).mean() or 0.0
+    mibps = bps / MIB
+    if finding.bottleneck is Bottleneck.BURST_CREDITS:
+        envelope = state.envelope
+        if finding.seconds_to_empty == 0 and envelope is not None:
+            io_size = bps / iops if iops else 16 * KIB
+            burst_iops = min(envelope.iops, envelope.throughput_bps / io_size)
+            return _Need(max(iops, burst_iops), max(mibps, burst_iops * io_size / MIB))
+        return _Need(iops * 1.2, mibps * 1.2)
+    nxt = finding.next_bottleneck
+    factor = min(nxt.headroom, GROWTH_CAP) if nxt and nxt.headroom else GROWTH_CAP
+    return _Need(iops * factor, mibps * factor)
+
+
+def _priced(
+    action: str,
+    prices: PriceList,
+    now: float | None,
+    volume_type: str,
+    size: int,
+    iops: float | None = None,
+    mibps: float | None = None,
+) -> Remedy:
+    cost = prices.monthly(volume_type, size, iops, mibps)
+    delta = round(cost - now, 2) if cost is not None and now is not None else None
+    return Remedy(action, cost, delta)
+
+
+def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> Remedy | None:
+    # Never below what a gp3 volume already has, nor below what gp3 includes.
+    has_iops = volume.iops or 0 if volume.volume_type == "gp3" else 0
+    has_mibps = volume.throughput_mibps or 0 if volume.volume_type == "gp3" else 0
+    iops = max(3_000, has_iops, _round_up(need.iops, 100))
+    mibps = max(125, has_mibps, _round_up(need.mibps, 25))
+    iops = max(iops, _round_up(mibps / GP3_MIBPS_PER_IOPS, 100))
+    if iops > min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * volume.size_gib) or mibps > GP3_MAX_MIBPS:
+        return None
+    what = (
+        "3,000 IOPS and 125 MiB/s included"
+        if (iops, mibps) == (3_000, 125)
+        else f"{iops:,} IOPS, {mibps:,} MiB/s"
+    )
+    verb = "Provision" if volume.volume_type == "gp3" else "Move to gp3 with"
+    return _priced(
+        f"{verb} {what}, {MODIFY_NOTE}", prices, now, "gp3", volume.size_gib, iops, mibps
+    )
+
+
+def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> Remedy | None:
+    size = max(
+        volume.size_gib + 1,
+        math.ceil(need.iops / 3),
+        math.ceil(need.mibps * MIB / SSD_IO_BYTES / 3),
+    )
+    if size > GP2_MAX_GIB:
+        return None
+    baseline = min(3 * size, 16_000)
+    return _priced(
+        f"Grow to {size:,} GiB ({baseline:,} IOPS baseline, no credits needed), {MODIFY_NOTE}",
+        prices,
+        now,
+        "gp2",
+        size,
+    )
+
+
+def _provisioned(
+    volume: Volume, need: _Need, prices: PriceList, now: float | None
+) -> Remedy | None:
+    if volume.volume_type == "io2":
+        per_gib, ceiling = IO2_IOPS_PER_GIB, IO2_MAX_IOPS
+        iops = max(need.iops, need.mibps / 0.256)
+    else:
+        per_gib, ceiling = IO1_IOPS_PER_GIB, IO1_MAX_IOPS
+        iops = max(need.iops, need.mibps * MIB / SSD_IO_BYTES)
+    target = _round_up(iops, 500)
+    current = volume.iops or 0
+    if target <= current:
+        return None
+    size = max(volume.size_gib, math.ceil(target / per_gib))
+    if target > ceiling:
+        return None
+    grow = f" and grow to {size:,} GiB" if size > volume.size_gib else ""
+    return _priced(
+        f"Provision {target:,} IOPS{grow}, {MODIFY_NOTE}",
+        prices,
+        now,
+        volume.volume_type,
+        size,
+        target,
+    )
+
+
+def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> list[Remedy]:
+    out = []
+    st1_size = max(volume.size_gib, 125, math.ceil(need.mibps / 40 * 1024))
+    if need.mibps <= 500 and st1_size <= 16_384:
+        verb = "Grow" if volume.volume_type == "st1" else "Move to st1 and grow"
+        if st1_size == volume.size_gib:
+            verb = "Move to st1 at"
+        out.append(
+            _priced(
+                f"{verb} {st1_size:,} GiB ({min(40 * st1_size / 1024, 500):,.0f} "
+                f"MiB/s baseline), {MODIFY_NOTE}",
+                prices,
+                now,
+                "st1",
+                st1_size,
+            )
+        )
+    gp3 = _gp3(volume, need, prices, now)
+    if gp3 is not None:
+        out.append(gp3)
+    return out
+
+
+def for_volume(
+    finding: Finding, state: ResourceState, prices: PriceList, at: datetime
+) -> list[Remedy]:
+    volume = state.resource
+    if not isinstance(volume, Volume):
+        return []
+    need = _need(finding, state, at)
+    now = prices.monthly(volume.volume_type, volume.size_gib, volume.iops, volume.throughput_mibps)
+    options: list[Remedy | None] = []
+    match volume.volume_type:
+        case "gp2":
+            options += [_gp3(volume, need, prices, now)]
+            if finding.bottleneck is Bottleneck.BURST_CREDITS:
+                options += [_grow_gp2(volume, need, prices, now)]
+        case "gp3":
+            options += [_gp3(volume, need, prices, now)]
+        case "io1" | "io2":
+            options += [_provisioned(volume, need, prices, now)]
+        case "st1" | "sc1":
+            options += _hdd(volume, need, prices, now)
+    found = [o for o in options if o is not None]
+    return sorted(found, key=lambda o: (o.monthly_cost is None, o.monthly_cost or 0.0))
+
+
+def for_instance(finding: Finding, state: ResourceState) -> list[Remedy]:
+    instance = state.resource
+    if not isinstance(instance, Instance):
+        return []
+    what = "IOPS" if finding.bottleneck is Bottleneck.INSTANCE_IOPS else "throughput"
+    if finding.bottleneck is Bottleneck.INSTANCE_BURST_CREDITS:
+        return [
+            Remedy(
+                f"Move to an instance type whose EBS baseline covers the load: "
+                f"{instance.instance_type} sustains only its baseline once its EBS "
+                f"burst is spent"
+            )
+        ]
+    limit = units.iops(finding.limit) if what == "IOPS" else units.mbps(finding.limit)
+    family = instance.instance_type.split(".")[0]
+    return [
+        Remedy(
+            f"Move to an instance type with more than {limit} of EBS {what} "
+            f"(larger {family} sizes, or an EBS-optimized family such as the *n/*bn "
+            f"types); the instance cap is shared by all its volumes"
+        )
+    ]
+
+
+NEXT_SIZE = (
+    "large",
+    "xlarge",
+    "2xlarge",
+    "4xlarge",
+    "8xlarge",
+    "12xlarge",
+    "16xlarge",
+    "24xlarge",
+    "32xlarge",
+    "48xlarge",
+)
+
+RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
+RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
+
+
+def _larger_class(instance_class: str) -> str | None:
+    """db.r5.xlarge → db.r5.2xlarge: the next size of the same family, where there is one."""
+    family, _, size = instance_class.rpartition(".")
+    if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
+        return None
+    return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
+
+
+def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
+    """RDS: what to change, without a price (RDS storage is priced apart from EBS)."""
+    db = state.resource
+    if not isinstance(db, DbInstance):
+        return []
+    larger = _larger_class(db.instance_class)
+    bigger = f" such as {larger}" if larger else ""
+    match finding.bottleneck:
+        case Bottleneck.MEMORY:
+            return [
+                Remedy(
+                    f"Move to a class with more memory{bigger} {RDS_CLASS}: reads the "
+                    f"working set serves from memory never reach storage"
+                )
+            ]
+        case (
+            Bottleneck.INSTANCE_IOPS
+            | Bottleneck.INSTANCE_THROUGHPUT
+            | Bottleneck.INSTANCE_BURST_CREDITS
+        ):
+            return [
+                Remedy(
+                    f"Move to a class with more EBS bandwidth{bigger} {RDS_CLASS}; "
+                    f"{db.instance_class} caps all its storage I/O"
+                )
+            ]
+        case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
+            return [
+                Remedy(
+                    f"Move the storage to gp3 {RDS_MODIFY}: 3,000 IOPS without credits "
+                    f"(12,000 from 400 GiB on MySQL, MariaDB and PostgreSQL)"
+                ),
+                Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
+            ]
+    return [
+        Remedy(
+            f"Provision more IOPS and throughput on the {db.storage_type} storage "
+            f"(gp3, io1 or io2) {RDS_MODIFY}"
+        )
+    ]
+
+
+def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[Remedy, ...]:
+    state = snapshot.get(finding.resource.region, finding.resource.resource_id)
+    if state is None:
+        return ()
+    if state.is_db:
+        return tuple(for_db(finding, state))
+    if finding.bottleneck in (
+        Bottleneck.INSTANCE_IOPS,
+        Bottleneck.INSTANCE_THROUGHPUT,
+        Bottleneck.INSTANCE_BURST_CREDITS,
+    ):
+        return tuple(for_instance(finding, state))
+    options = for_volume(finding, state, prices, snapshot.data_end)
+    suffix = _bounded_by(finding)
+    return tuple(replace(o, action=o.action + suffix, currency=prices.currency) for o in options)
+
+
+def _bounded_by(finding: Finding) -> str:
+    """Name the limit that caps what a fix can buy, when the fix was sized up to it."""
+    nxt = finding.next_bottleneck
+    if finding.bottleneck is Bottleneck.BURST_CREDITS or nxt is None or nxt.headroom is None:
+        return ""
+    if nxt.headroom >= GROWTH_CAP:
+        return ""
+    what = nxt.bottleneck.value.replace("_", " ")
+    return f"; beyond that the {what} limit of {nxt.resource_id} binds"

@@ -1,0 +1,93 @@
+"""Pure: how long a burst bucket lasts at the rate it is being drained now.
+
+Volume buckets follow the model (credits = BurstBalance × capacity, drain = consumption −
+baseline). Instance EBS buckets have no published size, so their forecast follows the trend of
+EBSIOBalance% / EBSByteBalance% instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from analyzer.model.limits import CreditBucket
+from analyzer.model.series import Series, latest_balance
+
+
+@dataclass(frozen=True, slots=True)
+class CreditForecast:
+    balance_percent: float
+    """The newest BurstBalance reading."""
+    balance_at: datetime
+    """The middle of the period that reading averages."""
+    consumption: float
+    """What the bucket is charged per second, averaged over the rate window."""
+    drain: float
+    """Credits lost per second (negative while filling)."""
+    seconds_to_empty: float | None
+    """From the forecast's reference time; None while the bucket is not draining."""
+
+
+def bucket_forecast(
+    bucket: CreditBucket,
+    balance: Series,
+    iops: Series,
+    throughput: Series,
+    at: datetime,
+    reference: datetime,
+    rate_window_s: float,
+) -> CreditForecast | None:
+    """Seconds from `reference` until the bucket is empty, using data complete by `at`.
+
+    The drain is the mean consumption over the last `rate_window_s` seconds, so that one noisy
+    minute neither raises nor cancels a forecast. The credits are projected from the moment of
+    the last BurstBalance reading to `reference` at that drain.
+    """
+    reading = latest_balance(balance, at)
+    if reading is None:
+        return None
+    balance_at, percent = reading
+    start = at - timedelta(seconds=rate_window_s)
+    mean_iops = iops.between(start, at).mean()
+    mean_bps = throughput.between(start, at).mean()
+    if mean_iops is None and mean_bps is None:
+        return None
+    consumption = bucket.consumption(mean_iops or 0.0, mean_bps or 0.0)
+    drain = bucket.drain(consumption)
+    seconds = bucket.seconds_to_empty(percent, consumption)
+    if seconds is not None:
+        elapsed = (reference - balance_at).total_seconds()
+        seconds = max(seconds - elapsed, 0.0)
+    return CreditForecast(percent, balance_at, consumption, drain, seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class TrendForecast:
+    balance_percent: float
+    slope_percent_per_s: float
+    seconds_to_empty: float | None
+
+
+def trend_forecast(
+    balance: Series, at: datetime, reference: datetime, window_s: float
+) -> TrendForecast | None:
+    """Least-squares slope of a balance over the window, extended to zero.
+
+    Needs at least two readings; a flat or rising balance does not forecast an empty one.
+    """
+    recent = balance.between(at - timedelta(seconds=window_s), at)
+    if len(recent) < 2:
+        return None
+    xs = [(t - recent.timestamps[0]).total_seconds() for t in recent.timestamps]
+    ys = list(recent.values)
+    mean_x = sum(xs) / len(xs)
+    mean_y = sum(ys) / len(ys)
+    var = sum((x - mean_x) ** 2 for x in xs)
+    if var == 0:
+        return None
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var
+    newest_at, newest = latest_balance(recent, at) or (recent.timestamps[-1], ys[-1])
+    if slope >= 0:
+        return TrendForecast(newest, slope, None)
+    elapsed = (reference - newest_at).total_seconds()
+    return TrendForecast(newest, slope, max(newest / -slope - elapsed, 0.0))

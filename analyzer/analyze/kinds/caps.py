@@ -1,0 +1,156 @@
+"""Rule kinds for IOPS and throughput caps: a volume's, an instance's EBS, an RDS instance's
+storage and its instance class.
+
+A cap finding needs sustained saturation: most datapoints of the window at or above a share
+of the limit (or flagged by CloudWatch's own "exceeded" check), never one noisy minute.
+Where the cap in force is a baseline because burst credits ran out, the credit rules speak.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from analyzer.analyze.kinds.base import RuleBase
+from analyzer.model import units
+from analyzer.model.findings import Finding
+from analyzer.model.layers import Layer, layers
+from analyzer.model.limits import Envelope
+from analyzer.model.metrics import Measure
+from analyzer.model.series import Series, recent, window_evidence
+from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
+from analyzer.model.units import PositiveDuration, Unit, format_rate
+
+
+class _CapRule(RuleBase):
+    utilization: float = Field(default=0.95, gt=0, le=2)
+    """A datapoint at or above this share of the limit counts as saturated."""
+    window: PositiveDuration = 900.0
+    min_fraction: float = Field(default=0.8, gt=0, le=1)
+    """The share of the window's datapoints that must be saturated."""
+    min_datapoints: int = Field(default=3, ge=1)
+    use_exceeded_check: bool = True
+    """Count a datapoint as saturated when CloudWatch's *ExceededCheck flags it."""
+
+    unit: ClassVar[Unit]
+    exceeded: ClassVar[Measure]
+
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+        raise NotImplementedError
+
+    def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
+        """The layer whose limit is the most saturated, if any is."""
+        found = [f for layer in layers(state) if (f := self._check(state, snapshot, at, layer))]
+        return max(found, key=lambda f: f.observed / f.limit, default=None)
+
+    def _check(
+        self, state: ResourceState, snapshot: Snapshot, at: datetime, layer: Layer
+    ) -> Finding | None:
+        envelope = layer.envelope
+        if envelope.approximate:
+            return None
+        balance = layer.balance(self.unit)
+        if envelope.bursts and not state.credits_left(balance, at):
+            return None
+        limit = layer.limit(state, self.unit, at)
+        rates = recent(self._rates(state, envelope), at, self.window)
+        if not limit or len(rates) < self.min_datapoints:
+            return None
+        flagged = dict(recent(state.measure(self.exceeded), at, self.window).points())
+        if envelope.bursts:
+            # Exceeded while the bucket was empty is the credit rules' finding, not this one.
+            balances = dict(recent(state.measure(balance), at, self.window).points())
+            flagged = {
+                t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT
+            }
+        threshold = self.utilization * limit
+        saturated = [
+            t
+            for t, v in rates.points()
+            if v >= threshold or (self.use_exceeded_check and flagged.get(t, 0) >= 1)
+        ]
+        if len(saturated) < self.min_fraction * len(rates):
+            return None
+        observed = rates.mean() or 0.0
+        other = _other_dimension(state, layer, at, self.window, self.unit)
+        other_utilization = next(iter(other.values()))
+        if (
+            observed < threshold
+            and other_utilization is not None
+            and other_utilization > observed / limit
+        ):
+            # Only the exceeded checks point here, and the other limit is nearer: that one binds.
+            return None
+        io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
+        evidence = {
+            **window_evidence(rates, self.window),
+            "saturated_datapoints": len(saturated),
+            "utilization": round(observed / limit, 4),
+            "peak": max(rates.values),
+            "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
+            "avg_io_size_bytes": io_size,
+            **other,
+        }
+        what = "IOPS" if self.unit is Unit.IOPS else "throughput"
+        minutes = len(rates) * rates.period_s / 60
+        summary = (
+            f"{state.label}: {what} pinned at its "
+            f"{format_rate(limit, self.unit, layer.owner)} {layer.describe()} cap "
+            f"({observed / limit:.0%} of it on average; saturated in "
+            f"{len(saturated)} of {len(rates)} datapoints over {minutes:.0f} min"
+        )
+        if io_size:
+            summary += f"; average I/O {units.size(io_size)}"
+        summary += ")."
+        return self.finding(
+            state,
+            snapshot,
+            at,
+            layer.bottleneck(self.unit),
+            self.window,
+            summary=summary,
+            observed=observed,
+            limit=limit,
+            unit=self.unit,
+            evidence=evidence,
+        )
+
+
+def _other_dimension(
+    state: ResourceState, layer: Layer, at: datetime, window_s: float, unit: Unit
+) -> dict[str, float | None]:
+    """How close the layer's other limit is: tells IOPS-bound from throughput-bound work."""
+    other = Unit.BYTES_PER_SECOND if unit is Unit.IOPS else Unit.IOPS
+    limit = layer.limit(state, other, at)
+    if other is Unit.IOPS:
+        series, name = state.measure(Measure.IOPS), "iops_utilization"
+    else:
+        series, name = state.measure(Measure.THROUGHPUT), "throughput_utilization"
+    mean = recent(series, at, window_s).mean()
+    return {name: round(mean / limit, 4) if mean is not None and limit else None}
+
+
+class IopsCap(_CapRule):
+    kind: Literal["iops_cap"] = "iops_cap"
+    unit: ClassVar[Unit] = Unit.IOPS
+    exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
+
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+        """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
+        iops = state.measure(Measure.IOPS)
+        if envelope.io_unit_bytes is None:
+            return iops
+        bps = dict(state.measure(Measure.THROUGHPUT).points())
+        counted = [(t, envelope.counted_iops(v, bps.get(t, 0.0))) for t, v in iops.points()]
+        return Series.of(counted, iops.period_s, iops.status)
+
+
+class ThroughputCap(_CapRule):
+    kind: Literal["throughput_cap"] = "throughput_cap"
+    unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
+    exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
+
+    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+        return state.measure(Measure.THROUGHPUT)

@@ -1,0 +1,198 @@
+"""Pure: CloudWatch sums per period → per-second rates, averages and ratios.
+
+Rates come from the Sum statistic divided by the period the datapoints really cover, never
+from Average (which on Nitro means something else). EC2 metrics under basic monitoring arrive
+as 5-minute points even when 1 minute was asked for, so their period is read from the data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import reduce
+from itertools import pairwise
+
+from analyzer.model.metrics import Measure
+from analyzer.model.series import Series, Status, combine_status
+
+CLOUDWATCH_RESOLUTIONS = (60, 300, 3600)
+Raw = Mapping[str, Series]
+
+
+def detect_period(series: Series, requested_s: int) -> int:
+    """The resolution the datapoints cover: the coarsest CloudWatch resolution that every gap
+    between consecutive timestamps is a whole multiple of, and never finer than requested."""
+    stamps = series.timestamps
+    if len(stamps) < 2:
+        return requested_s
+    gaps = [int((b - a).total_seconds()) for a, b in pairwise(stamps)]
+    step = reduce(math.gcd, gaps)
+    detected = requested_s
+    for resolution in CLOUDWATCH_RESOLUTIONS:
+        if resolution > requested_s and step % resolution == 0:
+            detected = resolution
+    return detected
+
+
+def with_detected_period(series: Series) -> Series:
+    period = detect_period(series, series.period_s)
+    if period == series.period_s:
+        return series
+    return Series(series.timestamps, series.values, period, series.status, series.error)
+
+
+def rate(sums: Series) -> Series:
+    """Sum per period → per second. rate × period = sum, exactly."""
+    return sums.map(lambda v: v / sums.period_s)
+
+
+def add(*parts: Series) -> Series:
+    """Pointwise sum over the union of timestamps; a part missing at a timestamp counts as 0
+    there (CloudWatch omits a datapoint where nothing happened), but a failed part fails all."""
+    status, error = combine_status(*parts)
+    period = max(p.period_s for p in parts)
+    if status is not Status.OK:
+        return Series((), (), period, status, error)
+    totals: dict[datetime, float] = {}
+    for part in parts:
+        for stamp, value in part.points():
+            totals[stamp] = totals.get(stamp, 0.0) + value
+    return Series.of(totals.items(), period)
+
+
+def divide(
+    numerator: Series, denominator: Series, transform: Callable[[float, float], float] | None = None
+) -> Series:
+    """Pointwise ratio where both have a point and the denominator is positive."""
+    status, error = combine_status(numerator, denominator)
+    if status is Status.ERROR:
+        return Series((), (), numerator.period_s, status, error)
+    den = dict(denominator.points())
+    points = []
+    for stamp, num in numerator.points():
+        d = den.get(stamp)
+        if d is not None and d > 0:
+            points.append((stamp, transform(num, d) if transform else num / d))
+    return Series.of(points, numerator.period_s)
+
+
+def _active_rate(ops: Series, idle: Series) -> Series:
+    """Ops per second of time the volume was busy: catches bursts hidden by the average."""
+    period = ops.period_s
+    busy = idle.map(lambda v: max(period - v, 0.0))
+    return divide(ops, busy)
+
+
+def volume(raw: Raw) -> dict[Measure, Series]:
+    """AWS/EBS metrics of one volume → its normalized measures."""
+    return _block_device(
+        raw,
+        ops=("VolumeReadOps", "VolumeWriteOps"),
+        byte_names=("VolumeReadBytes", "VolumeWriteBytes"),
+        time_names=("VolumeTotalReadTime", "VolumeTotalWriteTime"),
+        passthrough={
+            Measure.QUEUE_LENGTH: "VolumeQueueLength",
+            Measure.BURST_BALANCE: "BurstBalance",
+            Measure.IOPS_EXCEEDED: "VolumeIOPSExceededCheck",
+            Measure.THROUGHPUT_EXCEEDED: "VolumeThroughputExceededCheck",
+        },
+        idle_name="VolumeIdleTime",
+    )
+
+
+def instance(raw: Raw) -> dict[Measure, Series]:
+    """AWS/EC2 EBS metrics of one instance (the sum over its volumes) → normalized measures."""
+    detected = {name: with_detected_period(series) for name, series in raw.items()}
+    return _block_device(
+        detected,
+        ops=("EBSReadOps", "EBSWriteOps"),
+        byte_names=("EBSReadBytes", "EBSWriteBytes"),
+        time_names=None,
+        passthrough={
+            Measure.IO_BALANCE: "EBSIOBalance%",
+            Measure.BYTE_BALANCE: "EBSByteBalance%",
+            Measure.IOPS_EXCEEDED: "InstanceEBSIOPSExceededCheck",
+            Measure.THROUGHPUT_EXCEEDED: "InstanceEBSThroughputExceededCheck",
+        },
+        idle_name=None,
+    )
+
+
+def _block_device(
+    raw: Raw,
+    ops: tuple[str, str],
+    byte_names: tuple[str, str],
+    time_names: tuple[str, str] | None,
+    passthrough: Mapping[Measure, str],
+    idle_name: str | None,
+) -> dict[Measure, Series]:
+    def get(name: str) -> Series:
+        return raw.get(name, Series())
+
+    read_ops, write_ops = get(ops[0]), get(ops[1])
+    read_bytes, write_bytes = get(byte_names[0]), get(byte_names[1])
+    total_ops = add(read_ops, write_ops)
+    total_bytes = add(read_bytes, write_bytes)
+    out: dict[Measure, Series] = {
+        Measure.READ_IOPS: rate(read_ops),
+        Measure.WRITE_IOPS: rate(write_ops),
+        Measure.IOPS: rate(total_ops),
+        Measure.READ_THROUGHPUT: rate(read_bytes),
+        Measure.WRITE_THROUGHPUT: rate(write_bytes),
+        Measure.THROUGHPUT: rate(total_bytes),
+        Measure.AVG_IO_SIZE: divide(total_bytes, total_ops),
+    }
+    if time_names is not None:
+        total_time = add(get(time_names[0]), get(time_names[1]))
+        out[Measure.LATENCY] = divide(total_time, total_ops)
+    if idle_name is not None:
+        out[Measure.ACTIVE_IOPS] = _active_rate(total_ops, get(idle_name))
+    for measure, name in passthrough.items():
+        if name in raw:
+            out[measure] = raw[name]
+    return out
+
+
+def db_instance(raw: Raw) -> dict[Measure, Series]:
+    """AWS/RDS metrics of one DB instance (rates already per second) → normalized measures."""
+
+    def get(name: str) -> Series:
+        return raw.get(name, Series())
+
+    read_iops, write_iops = get("ReadIOPS"), get("WriteIOPS")
+    read_bps, write_bps = get("ReadThroughput"), get("WriteThroughput")
+    iops = add(read_iops, write_iops)
+    throughput = add(read_bps, write_bps)
+    io_time = add(
+        _product(get("ReadLatency"), read_iops), _product(get("WriteLatency"), write_iops)
+    )
+    out: dict[Measure, Series] = {
+        Measure.READ_IOPS: read_iops,
+        Measure.WRITE_IOPS: write_iops,
+        Measure.IOPS: iops,
+        Measure.READ_THROUGHPUT: read_bps,
+        Measure.WRITE_THROUGHPUT: write_bps,
+        Measure.THROUGHPUT: throughput,
+        Measure.AVG_IO_SIZE: divide(throughput, iops),
+        Measure.LATENCY: divide(io_time, iops),
+    }
+    for measure, name in (
+        (Measure.QUEUE_LENGTH, "DiskQueueDepth"),
+        (Measure.BURST_BALANCE, "BurstBalance"),
+        (Measure.IO_BALANCE, "EBSIOBalance%"),
+        (Measure.BYTE_BALANCE, "EBSByteBalance%"),
+        (Measure.FREEABLE_MEMORY, "FreeableMemory"),
+    ):
+        if name in raw:
+            out[measure] = raw[name]
+    return out
+
+
+def _product(a: Series, b: Series) -> Series:
+    """Pointwise product where both have a point (latency x rate = busy seconds a second)."""
+    status, error = combine_status(a, b)
+    if status is Status.ERROR:
+        return Series((), (), a.period_s, status, error)
+    other = dict(b.points())
+    return Series.of([(t, v * other[t]) for t, v in a.points() if t in other], a.period_s)

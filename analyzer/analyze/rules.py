@@ -1,0 +1,148 @@
+"""Rule files: YAML, validated into the rule kinds, with errors that say where.
+
+A file holds `rules:`, a list of rules. Each rule's `kind` picks its class; unknown keys are
+errors. Directories are read in the order given, files in name order; a rule whose id was
+already loaded from an earlier directory replaces it, so a user directory can override or
+(with `enabled: false`) switch off a shipped rule. The same id twice in one directory is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib.resources import as_file, files
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
+from analyzer.analyze.kinds.credits import CreditForecast, CreditsExhausted
+from analyzer.analyze.kinds.memory import MemoryPressure
+from analyzer.errors import ConfigError
+from analyzer.yamlfile import read_yaml
+
+Rule = Annotated[
+    CreditForecast | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
+    Field(discriminator="kind"),
+]
+
+KINDS = {
+    cls.model_fields["kind"].default: cls
+    for cls in (CreditForecast, CreditsExhausted, IopsCap, ThroughputCap, MemoryPressure)
+}
+
+_RULE = TypeAdapter(Rule)
+
+
+class _RuleFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: list[dict[str, Any]] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRule:
+    rule: Rule
+    source: Path
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    loaded: tuple[LoadedRule, ...]
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules in force: disabled ones are left out."""
+        return tuple(r.rule for r in self.loaded if r.rule.enabled)
+
+    def __len__(self) -> int:
+        return len(self.loaded)
+
+
+def builtin_dir() -> Path:
+    with as_file(files("analyzer.default_rules")) as path:
+        return Path(path)
+
+
+def rule_files(directory: Path) -> list[Path]:
+    if not directory.exists():
+        raise ConfigError(f"{directory}: no such rules directory")
+    if directory.is_file():
+        return [directory]
+    found = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
+    if not found:
+        raise ConfigError(f"{directory}: no rule files (*.yaml) in this directory")
+    return found
+
+
+def _field_path(loc: Sequence[int | str], kind: object) -> str:
+    """Drop pydantic's union tag from an error location: `horizon`, not `kind_name.horizon`."""
+    parts = [str(p) for p in loc if p != kind]
+    return ".".join(parts)
+
+
+def _explain(error: ValidationError, kind: object) -> str:
+    messages = []
+    for e in error.errors():
+        where = _field_path(e["loc"], kind)
+        message = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif e["type"] == "union_tag_invalid":
+            allowed = ", ".join(sorted(KINDS))
+            message = f"unknown kind {kind!r} (known kinds: {allowed})"
+            where = "kind"
+        elif e["type"] == "union_tag_not_found":
+            where, message = "kind", "missing (one of: " + ", ".join(sorted(KINDS)) + ")"
+        messages.append(f"{where}: {message}" if where else message)
+    return "; ".join(messages)
+
+
+def parse_file(path: Path) -> list[Rule]:
+    document = read_yaml(path)
+    if document is None:
+        return []
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a mapping with a `rules:` list")
+    try:
+        parsed = _RuleFile.model_validate(document)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {_explain(exc, None)}") from None
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(parsed.rules):
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: rule #{index + 1}: expected a mapping")
+        name = raw.get("id")
+        label = f"rule {name!r}" if name else f"rule #{index + 1}"
+        try:
+            rule = _RULE.validate_python(raw)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: {label}: {_explain(exc, raw.get('kind'))}") from None
+        if rule.id in seen:
+            raise ConfigError(f"{path}: {label}: duplicate id in this file")
+        seen.add(rule.id)
+        rules.append(rule)
+    return rules
+
+
+BUILTIN = "builtin"
+"""As a rules directory: the shipped rules (`--rules builtin --rules /etc/my-rules`)."""
+
+
+def load(directories: Iterable[Path] | None = None) -> RuleSet:
+    """Rules from the directories in order; with none given, the shipped rules."""
+    dirs = [builtin_dir() if str(d) == BUILTIN else d for d in directories or []]
+    dirs = dirs or [builtin_dir()]
+    by_id: dict[str, LoadedRule] = {}
+    for directory in dirs:
+        in_this_dir: dict[str, Path] = {}
+        for path in rule_files(directory):
+            for rule in parse_file(path):
+                if rule.id in in_this_dir:
+                    raise ConfigError(
+                        f"{path}: rule {rule.id!r}: id already defined in {in_this_dir[rule.id]}"
+                    )
+                in_this_dir[rule.id] = path
+                by_id[rule.id] = LoadedRule(rule, path)
+    return RuleSet(tuple(by_id.values()))

@@ -1,0 +1,130 @@
+"""Fetched series → the state of each resource: its envelope and its normalized measures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from types import MappingProxyType
+
+from analyzer.analyze import normalize
+from analyzer.collect.inventory import Inventory
+from analyzer.collect.queries import MetricQuery
+from analyzer.model.limits import (
+    db_storage_envelope,
+    instance_envelope,
+    instance_type_envelope,
+    volume_envelope,
+)
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import DbInstance, Instance, Volume
+from analyzer.model.series import Series, Status
+from analyzer.model.state import FetchStats, ResourceState, Snapshot
+
+
+def _by_resource(fetched: Mapping[MetricQuery, Series]) -> dict[str, dict[str, Series]]:
+    out: dict[str, dict[str, Series]] = {}
+    for query, series in fetched.items():
+        out.setdefault(query.resource_id, {})[query.metric] = series
+    return out
+
+
+def _status(measures: Mapping[Measure, Series], active: bool) -> tuple[Status, str | None]:
+    if not active:
+        return Status.NO_DATA, None
+    iops = measures.get(Measure.IOPS, Series())
+    return iops.status, iops.error
+
+
+def volume_state(
+    volume: Volume, raw: Mapping[str, Series], instance: Instance | None
+) -> ResourceState:
+    measures = normalize.volume(raw)
+    status, error = _status(measures, volume.active)
+    return ResourceState(
+        ref=volume.ref,
+        resource=volume,
+        envelope=volume_envelope(volume, instance.type_info if instance else None),
+        measures=MappingProxyType(measures),
+        status=status,
+        error=error,
+        related=(volume.attached_to,) if volume.attached_to else (),
+    )
+
+
+def instance_state(
+    instance: Instance, raw: Mapping[str, Series], volumes: Sequence[ResourceState]
+) -> ResourceState:
+    """Instance rates come from AWS/EC2; where those are missing or failed, from the sum of
+    the attached volumes (the instance cap applies to exactly that sum)."""
+    measures = normalize.instance(raw)
+    notes: list[str] = []
+    if instance.active and measures[Measure.IOPS].status is not Status.OK:
+        with_data = [v for v in volumes if v.measure(Measure.IOPS).status is Status.OK]
+        if with_data:
+            why = measures[Measure.IOPS].error or "no data"
+            notes.append(
+                f"AWS/EC2 EBS metrics unavailable ({why}): rates summed from "
+                f"{len(with_data)} attached volume(s)"
+            )
+            iops = normalize.add(*(v.measure(Measure.IOPS) for v in with_data))
+            throughput = normalize.add(*(v.measure(Measure.THROUGHPUT) for v in with_data))
+            measures[Measure.IOPS] = iops
+            measures[Measure.THROUGHPUT] = throughput
+            measures[Measure.AVG_IO_SIZE] = normalize.divide(throughput, iops)
+            for m in (
+                Measure.READ_IOPS,
+                Measure.WRITE_IOPS,
+                Measure.READ_THROUGHPUT,
+                Measure.WRITE_THROUGHPUT,
+            ):
+                measures[m] = normalize.add(*(v.measure(m) for v in with_data))
+    status, error = _status(measures, instance.active)
+    return ResourceState(
+        ref=instance.ref,
+        resource=instance,
+        envelope=instance_envelope(instance),
+        measures=MappingProxyType(measures),
+        status=status,
+        error=error,
+        related=instance.volume_ids,
+        notes=tuple(notes),
+    )
+
+
+def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
+    measures = normalize.db_instance(raw)
+    status, error = _status(measures, db.active)
+    return ResourceState(
+        ref=db.ref,
+        resource=db,
+        envelope=db_storage_envelope(db),
+        measures=MappingProxyType(measures),
+        status=status,
+        error=error,
+        class_envelope=instance_type_envelope(db.class_info),
+    )
+
+
+def states_for(inventory: Inventory, fetched: Mapping[MetricQuery, Series]) -> list[ResourceState]:
+    instances = {i.instance_id: i for i in inventory.instances}
+    raw = _by_resource(fetched)
+    volumes = [
+        volume_state(v, raw.get(v.volume_id, {}), instances.get(v.attached_to or ""))
+        for v in inventory.volumes
+    ]
+    by_id = {v.ref.resource_id: v for v in volumes}
+    out: list[ResourceState] = list(volumes)
+    for instance in inventory.instances:
+        attached = [by_id[vid] for vid in instance.volume_ids if vid in by_id]
+        out.append(instance_state(instance, raw.get(instance.instance_id, {}), attached))
+    out.extend(db_state(db, raw.get(db.db_instance_id, {})) for db in inventory.db_instances)
+    return out
+
+
+def build(
+    generated_at: datetime,
+    data_end: datetime,
+    states: Iterable[ResourceState],
+    stats: FetchStats | None = None,
+) -> Snapshot:
+    return Snapshot(generated_at, data_end, tuple(states), stats or FetchStats())

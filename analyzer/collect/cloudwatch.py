@@ -1,0 +1,117 @@
+"""The only module that talks to CloudWatch: GetMetricData in batches, Ids mapped back.
+
+Each batch holds at most 500 queries, each with a generated Id; pages are followed through
+`NextToken` and their values joined per Id. A query that CloudWatch marks `InternalError` or
+`Forbidden`, and every query of a call that failed, ends as an error series: never as "no data".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from analyzer.collect.aws import calling
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
+from analyzer.errors import AwsCallError
+from analyzer.model.series import Series, Status
+from analyzer.model.state import FetchStats
+
+MAX_QUERIES = 500
+FAILED_CODES = frozenset({"InternalError", "Forbidden"})
+
+
+def batches(
+    queries: Sequence[MetricQuery], size: int = MAX_QUERIES
+) -> Iterable[Sequence[MetricQuery]]:
+    for start in range(0, len(queries), size):
+        yield queries[start : start + size]
+
+
+def _request(query: MetricQuery, query_id: str) -> dict[str, Any]:
+    return {
+        "Id": query_id,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": query.namespace,
+                "MetricName": query.metric,
+                "Dimensions": [{"Name": query.dimension, "Value": query.resource_id}],
+            },
+            "Period": query.period_s,
+            "Stat": query.stat,
+        },
+        "ReturnData": True,
+    }
+
+
+def _utc(stamp: datetime) -> datetime:
+    return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+class CloudWatch:
+    """GetMetricData for one region. `client` is a boto3 CloudWatch client or a stand-in with
+    the same `get_metric_data` method."""
+
+    def __init__(self, client: Any, region: str) -> None:
+        self._client = client
+        self.region = region
+
+    def fetch(
+        self, queries: Sequence[MetricQuery], window: Window
+    ) -> tuple[dict[MetricQuery, Series], FetchStats]:
+        stats = FetchStats()
+        out: dict[MetricQuery, Series] = {}
+        for batch in batches(queries):
+            out.update(self._fetch_batch(batch, window, stats))
+        return out, stats
+
+    def _fetch_batch(
+        self, batch: Sequence[MetricQuery], window: Window, stats: FetchStats
+    ) -> dict[MetricQuery, Series]:
+        ids = {f"m{i}": q for i, q in enumerate(batch)}
+        points: dict[str, list[tuple[datetime, float]]] = {i: [] for i in ids}
+        codes: dict[str, str] = {}
+        kwargs: dict[str, Any] = {
+            "MetricDataQueries": [_request(q, i) for i, q in ids.items()],
+            "StartTime": window.start,
+            "EndTime": window.end,
+            "ScanBy": "TimestampAscending",
+        }
+        stats.metrics_requested += len(batch)
+        try:
+            while True:
+                with calling("cloudwatch:GetMetricData", self.region):
+                    page = self._client.get_metric_data(**kwargs)
+                stats.requests["success"] += 1
+                for result in page.get("MetricDataResults", []):
+                    rid = result["Id"]
+                    if rid not in ids:
+                        continue
+                    stamps = result.get("Timestamps", [])
+                    values = result.get("Values", [])
+                    points[rid].extend(zip((_utc(t) for t in stamps), values, strict=False))
+                    codes[rid] = result.get("StatusCode", "Complete")
+                token = page.get("NextToken")
+                if not token:
+                    break
+                kwargs["NextToken"] = token
+        except AwsCallError as exc:
+            stats.requests["error"] += 1
+            stats.errors.append(str(exc))
+            return {q: Series.failed(str(exc), q.period_s) for q in batch}
+        out: dict[MetricQuery, Series] = {}
+        for rid, query in ids.items():
+            code = codes.get(rid, "Complete")
+            if code in FAILED_CODES:
+                out[query] = Series.failed(
+                    f"GetMetricData {code} for {query.metric}", query.period_s
+                )
+                continue
+            # A period may appear on two pages; the later value wins.
+            merged = dict(points[rid])
+            stats.datapoints += len(merged)
+            out[query] = Series.of(
+                merged.items(), query.period_s, Status.OK if merged else Status.NO_DATA
+            )
+        return out

@@ -1,0 +1,93 @@
+"""The metric history kept across cycles: backfilled once, then extended with what is new.
+
+A query seen for the first time is fetched over the whole lookback. After that, each cycle
+fetches only the periods completed since, plus an overlap for datapoints that arrive late, and
+skips a query altogether while no new period of it is complete: 5-minute EC2 metrics are asked
+for once every five minutes, whatever the interval. A failed fetch keeps what was known and is
+tried again from the same point next cycle, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window, floor_to
+from analyzer.model.series import Series, Status
+
+
+@dataclass
+class History:
+    lookback_s: float
+    overlap_s: float
+    settle_s: float
+    _series: dict[MetricQuery, Series] = field(default_factory=dict)
+    _until: dict[MetricQuery, datetime] = field(default_factory=dict)
+
+    def plan(
+        self, queries: Iterable[MetricQuery], now: datetime
+    ) -> list[tuple[Window, list[MetricQuery]]]:
+        """The windows to fetch this cycle, each with the queries that share it."""
+        groups: dict[tuple[datetime, datetime, int], list[MetricQuery]] = {}
+        for query in queries:
+            period = query.period_s
+            end = floor_to(now - timedelta(seconds=self.settle_s), period)
+            known = self._until.get(query)
+            if known is None:
+                start = floor_to(end - timedelta(seconds=max(self.lookback_s, period)), period)
+            elif end <= known:
+                continue
+            else:
+                oldest = end - timedelta(seconds=self.lookback_s)
+                start = floor_to(max(known - timedelta(seconds=self.overlap_s), oldest), period)
+            groups.setdefault((start, end, period), []).append(query)
+        return [
+            (Window(start, end, period), group)
+            for (start, end, period), group in sorted(groups.items(), key=lambda kv: kv[0])
+        ]
+
+    def merge(self, window: Window, fetched: Mapping[MetricQuery, Series]) -> None:
+        """Take in a fetch over `window`: its points replace those the window covers."""
+        for query, new in fetched.items():
+            old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
+            kept = [(t, v) for t, v in old.points() if not window.start <= t < window.end]
+            if new.status is Status.ERROR:
+                self._series[query] = Series(
+                    old.timestamps, old.values, query.period_s, Status.ERROR, new.error
+                )
+                continue
+            points = kept + new.points()
+            self._series[query] = Series.of(points, query.period_s)
+            self._until[query] = window.end
+
+    def current(self, queries: Iterable[MetricQuery], now: datetime) -> dict[MetricQuery, Series]:
+        """The series of these queries within the lookback; queries no longer asked for (their
+        resources are gone) are forgotten."""
+        wanted = set(queries)
+        for gone in [q for q in self._series if q not in wanted]:
+            del self._series[gone]
+            self._until.pop(gone, None)
+        out = {}
+        for query in wanted:
+            series = self._series.get(query)
+            if series is None:
+                continue
+            end = floor_to(now - timedelta(seconds=self.settle_s), query.period_s)
+            oldest = end - timedelta(seconds=self.lookback_s)
+            kept = [(t, v) for t, v in series.points() if t >= oldest]
+            if len(kept) != len(series):
+                series = Series(
+                    tuple(t for t, _ in kept),
+                    tuple(v for _, v in kept),
+                    series.period_s,
+                    series.status,
+                    series.error,
+                )
+                self._series[query] = series
+            out[query] = series
+        return out
+
+    def __len__(self) -> int:
+        return len(self._series)

@@ -1,0 +1,343 @@
+"""Prometheus: the last finished cycle as gauges, and the daemon's own metrics.
+
+The collector reads the snapshot the daemon published last; a scrape never calls AWS. Series
+are built afresh on every scrape from that snapshot, so those of resources that disappeared
+disappear too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from analyzer.deliver.alerts import Alert
+from analyzer.deliver.report import resource_row
+from analyzer.model.state import FetchStats, Snapshot
+
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+POLL_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+SECONDS_PER_MONTH = 30 * 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The report
+    rows (forecasts included) are worked out once here, not on every scrape."""
+
+    snapshot: Snapshot
+    firing: tuple[Alert, ...]
+    rows: tuple[Row, ...]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, firing: Sequence[Alert], forecast_window_s: float) -> Published:
+        rows = tuple(resource_row(s, snapshot, forecast_window_s) for s in snapshot.resources)
+        return cls(snapshot, tuple(firing), rows)
+
+
+Row = dict[str, Any]
+Spec = tuple[str, str, Callable[[Row], float | None]]
+"""(metric suffix, help, value from a report row); None leaves the series out."""
+
+
+def _key(key: str) -> Callable[[Row], float | None]:
+    return lambda r: r[key]
+
+
+def _ratio(key: str) -> Callable[[Row], float | None]:
+    return lambda r: None if r[key] is None else r[key] / 100
+
+
+_RATES: tuple[Spec, ...] = (
+    ("iops", "I/O operations per second in the latest complete period.", _key("iops")),
+    (
+        "throughput_bytes_per_second",
+        "Bytes per second in the latest complete period.",
+        _key("throughput_bytes_per_second"),
+    ),
+    ("iops_limit", "The IOPS limit in force now.", _key("iops_limit")),
+    (
+        "throughput_limit_bytes_per_second",
+        "The throughput limit in force now, bytes per second.",
+        _key("throughput_limit_bytes_per_second"),
+    ),
+)
+
+_BUCKET: tuple[Spec, ...] = (
+    (
+        "burst_balance_ratio",
+        "Share of the burst bucket left (0-1).",
+        _ratio("burst_balance_percent"),
+    ),
+    (
+        "burst_seconds_to_empty",
+        "Seconds until a burst bucket is empty at the current drain; absent while not draining.",
+        _key("seconds_to_empty"),
+    ),
+)
+
+_VOLUME: tuple[Spec, ...] = (
+    *_RATES,
+    *_BUCKET,
+    ("size_bytes", "Provisioned size in bytes.", lambda r: r["size_gib"] * 1024**3),
+)
+
+_INSTANCE: tuple[Spec, ...] = (
+    *_RATES,
+    (
+        "burst_balance_ratio",
+        "Share of the EBS burst bucket left (0-1), the lower of "
+        "EBSIOBalance% and EBSByteBalance%; types whose baseline is below maximum.",
+        _ratio("burst_balance_percent"),
+    ),
+)
+
+_DB: tuple[Spec, ...] = (
+    *_RATES,
+    *_BUCKET,
+    (
+        "storage_iops_limit",
+        "The storage's IOPS limit (all its striped volumes).",
+        _key("storage_iops_limit"),
+    ),
+    (
+        "storage_throughput_limit_bytes_per_second",
+        "The storage's throughput limit.",
+        _key("storage_throughput_limit_bytes_per_second"),
+    ),
+    ("class_iops_limit", "The instance class's EBS IOPS limit.", _key("class_iops_limit")),
+    (
+        "class_throughput_limit_bytes_per_second",
+        "The instance class's EBS throughput limit.",
+        _key("class_throughput_limit_bytes_per_second"),
+    ),
+    (
+        "class_burst_balance_ratio",
+        "The instance class's EBS burst bucket left (0-1).",
+        _ratio("class_burst_balance_percent"),
+    ),
+    (
+        "freeable_memory_bytes",
+        "FreeableMemory: memory the database does not use.",
+        _key("freeable_memory_bytes"),
+    ),
+    ("memory_bytes", "The instance class's memory.", _key("memory_bytes")),
+    (
+        "allocated_storage_bytes",
+        "Allocated storage in bytes.",
+        lambda r: r["allocated_gib"] * 1024**3,
+    ),
+)
+
+
+def _families(
+    prefix: str,
+    what: str,
+    labels: Sequence[str],
+    ids: Callable[[Row], Sequence[str]],
+    rows: Sequence[Row],
+    specs: Sequence[Spec],
+) -> Iterator[Metric]:
+    for suffix, doc, value in specs:
+        yield _family(
+            f"{prefix}_{suffix}", f"{what}: {doc}", labels, [(ids(r), value(r)) for r in rows]
+        )
+
+
+def _family(
+    name: str,
+    doc: str,
+    labels: Sequence[str],
+    samples: Sequence[tuple[Sequence[str], float | None]],
+) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=labels)
+    for values, value in samples:
+        if value is not None:
+            family.add_metric(list(values), float(value))
+    return family
+
+
+def _volume_families(rows: list[Row]) -> Iterator[Metric]:
+    labels = ("region", "volume_id", "volume_type", "instance_id")
+
+    def ids(r: Row) -> tuple[str, ...]:
+        return (r["region"], r["resource_id"], r["volume_type"], r["attached_to"] or "")
+
+    yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
+    yield _family(
+        "ebs_analyzer_volume_up",
+        "Volume: 1 when the latest cycle had its data, 0 on no data or an error.",
+        (*labels, "status"),
+        [((*ids(r), r["status"]), float(r["status"] == "ok")) for r in rows],
+    )
+
+
+def _instance_families(rows: list[Row]) -> Iterator[Metric]:
+    labels = ("region", "instance_id")
+
+    def ids(r: Row) -> tuple[str, ...]:
+        return (r["region"], r["resource_id"])
+
+    yield from _families(
+        "ebs_analyzer_instance_ebs", "Instance EBS (all its volumes)", labels, ids, rows, _INSTANCE
+    )
+    yield _family(
+        "ebs_analyzer_instance_info",
+        "Instance: its type, as a label; always 1.",
+        (*labels, "instance_type"),
+        [((*ids(r), r["instance_type"]), 1.0) for r in rows],
+    )
+
+
+def _db_families(rows: list[Row]) -> Iterator[Metric]:
+    labels = ("region", "db_instance_id")
+
+    def ids(r: Row) -> tuple[str, ...]:
+        return (r["region"], r["resource_id"])
+
+    yield from _families("ebs_analyzer_db_instance", "RDS instance", labels, ids, rows, _DB)
+    yield _family(
+        "ebs_analyzer_db_instance_info",
+        "RDS instance: engine, class and storage type as labels; always 1.",
+        (*labels, "engine", "instance_class", "storage_type"),
+        [((*ids(r), r["engine"], r["instance_class"], r["storage_type"]), 1.0) for r in rows],
+    )
+
+
+class SnapshotCollector(Collector):
+    def __init__(self, source: Callable[[], Published | None]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[Metric]:
+        published = self._source()
+        rows = published.rows if published is not None else ()
+        of = {
+            kind: [r for r in rows if r["resource_type"] == kind]
+            for kind in ("volume", "instance", "db_instance")
+        }
+        yield from _volume_families(of["volume"])
+        yield from _instance_families(of["instance"])
+        yield from _db_families(of["db_instance"])
+        yield _finding_family(published.firing if published else ())
+
+
+def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        "ebs_analyzer_finding",
+        "1 while a finding is active (firing).",
+        labels=["rule", "severity", "resource_type", "resource_id", "bottleneck"],
+    )
+    for alert in sorted(firing, key=lambda a: a.key):
+        family.add_metric(
+            [
+                alert.rule,
+                alert.severity,
+                alert.resource_type,
+                alert.resource_id,
+                alert.finding["bottleneck"],
+            ],
+            1.0,
+        )
+    return family
+
+
+@dataclass
+class Telemetry:
+    """The daemon's own metrics, in its own registry."""
+
+    registry: CollectorRegistry
+    price_per_metric: float = 0.01 / 1000
+    _recent: deque[tuple[float, int]] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.requests = Counter(
+            "ebs_analyzer_cloudwatch_requests",
+            "CloudWatch API requests by operation and outcome.",
+            ["operation", "outcome"],
+            registry=r,
+        )
+        self.metrics_requested = Counter(
+            "ebs_analyzer_cloudwatch_metrics_requested",
+            "Metrics requested from GetMetricData: what CloudWatch bills.",
+            registry=r,
+        )
+        self.poll_duration = Histogram(
+            "ebs_analyzer_poll_duration_seconds",
+            "Duration of an analysis cycle.",
+            buckets=POLL_BUCKETS,
+            registry=r,
+        )
+        self.last_success = Gauge(
+            "ebs_analyzer_last_successful_poll_timestamp_seconds",
+            "When the last cycle succeeded (Unix time).",
+            registry=r,
+        )
+        self.notifications = Counter(
+            "ebs_analyzer_notifications",
+            "Notification deliveries by channel and outcome.",
+            ["channel", "outcome"],
+            registry=r,
+        )
+        self.cycles = Counter(
+            "ebs_analyzer_cycles", "Analysis cycles by outcome.", ["outcome"], registry=r
+        )
+        self.cost = Gauge(
+            "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
+            "What GetMetricData costs a month at the rate of the last hour.",
+            registry=r,
+        )
+
+    def cycle_succeeded(
+        self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
+    ) -> None:
+        for outcome, count in stats.requests.items():
+            self.requests.labels("GetMetricData", outcome).inc(count)
+        self.metrics_requested.inc(stats.metrics_requested)
+        self.poll_duration.observe(duration_s)
+        self.last_success.set(now.timestamp())
+        self.cycles.labels("success").inc()
+        if not backfill:
+            self._estimate(stats.metrics_requested)
+
+    def cycle_failed(self) -> None:
+        self.cycles.labels("error").inc()
+
+    def notified(self, channel: str, outcome: str) -> None:
+        self.notifications.labels(channel, outcome).inc()
+
+    def _estimate(self, metrics: int) -> None:
+        """Steady-state cost: the last hour's requests, scaled to a month (backfills apart)."""
+        now = time.monotonic()
+        with self._lock:
+            self._recent.append((now, metrics))
+            while self._recent and now - self._recent[0][0] > 3600:
+                self._recent.popleft()
+            if len(self._recent) < 2:
+                return
+            span = max(now - self._recent[0][0], 1.0)
+            per_second = sum(m for _, m in list(self._recent)[1:]) / span
+        self.cost.set(round(per_second * SECONDS_PER_MONTH * self.price_per_metric, 4))
+
+
+def registry_for(
+    source: Callable[[], Published | None], process_metrics: bool = True
+) -> tuple[CollectorRegistry, Telemetry]:
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(SnapshotCollector(source))
+    if process_metrics:
+        prometheus_client.ProcessCollector(registry=registry)
+        prometheus_client.PlatformCollector(registry=registry)
+    return registry, Telemetry(registry)

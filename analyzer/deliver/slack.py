@@ -1,0 +1,255 @@
+"""Slack: Block Kit messages that read on a phone, and the webhook that sends them.
+
+One message per cycle for the alerts that fire (or fire again), one starting with "Resolved"
+for those that cleared. Retries come from slack_sdk's retry handlers: HTTP 429 honouring
+Retry-After (up to a bound: a longer wait is left to the next cycle), 5xx and connection
+errors with backoff. The webhook URL never appears in an error or a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_sdk.http_retry import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    RetryHandler,
+)
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.webhook import WebhookClient
+
+from analyzer.deliver.alerts import Alert, Owed
+from analyzer.deliver.report import next_from_row, next_text
+from analyzer.model import units
+from analyzer.model.findings import Remedy
+from analyzer.model.resources import ResourceType
+from analyzer.model.units import Unit, format_rate
+
+MAX_ALERTS_PER_MESSAGE = 20
+"""Slack allows 50 blocks a message; each alert takes two."""
+
+ICONS = {
+    "critical": ":red_circle:",
+    "warning": ":large_orange_circle:",
+    "info": ":large_blue_circle:",
+}
+
+
+class DeliveryError(Exception):
+    """A message could not be delivered; the alerts stay owed."""
+
+
+def _rate(value: float | None, unit: str, owner: str) -> str:
+    if value is None:
+        return "-"
+    kind = ResourceType.VOLUME if owner == "volume" else ResourceType.INSTANCE
+    return format_rate(value, Unit(unit), kind)
+
+
+def _next(finding: dict[str, Any]) -> str | None:
+    nxt = next_from_row(finding.get("next_bottleneck"))
+    return next_text(nxt) if nxt is not None else None
+
+
+def _fix(finding: dict[str, Any]) -> str | None:
+    remedies = finding.get("remedies") or []
+    return Remedy.from_row(remedies[0]).text() if remedies else None
+
+
+def _since(alert: Alert, now: datetime) -> str:
+    start = datetime.fromisoformat(alert.firing_since or alert.since)
+    return units.duration((now - start).total_seconds())
+
+
+def _owner(finding: dict[str, Any]) -> str:
+    """Whose unit a rate reads in: storage MiB/s, an instance's (or a DB class's) EBS MB/s."""
+    if finding["resource_type"] != "db_instance":
+        return str(finding["resource_type"])
+    return "instance" if finding["bottleneck"].startswith("instance") else "volume"
+
+
+def _firing_section(alert: Alert, now: datetime) -> str:
+    f = alert.finding
+    kind = _owner(f)
+    head = f"{ICONS.get(alert.severity, '')} *{alert.severity.upper()}* · `{alert.rule}`"
+    if alert.outbox == Owed.REPEAT:
+        head += f" · still firing after {_since(alert, now)}"
+    credits = f["bottleneck"] in ("burst_credits", "instance_burst_credits")
+    facts = [
+        f"*Bottleneck:* {f['bottleneck'].replace('_', ' ')}",
+        f"*Observed:* {_rate(f['observed'], f['unit'], kind)}",
+        f"*{'Baseline' if credits else 'Limit'}:* {_rate(f['limit'], f['unit'], kind)}",
+    ]
+    if f.get("seconds_to_empty") is not None:
+        empty = f["seconds_to_empty"]
+        facts.append("*Empty:* now" if empty == 0 else f"*→ 0 in* {units.duration(empty)}")
+    lines = [head, f["summary"], " · ".join(facts)]
+    if (nxt := _next(f)) is not None:
+        lines.append(f"*Next:* {nxt}")
+    if (fix := _fix(f)) is not None:
+        lines.append(f"*Fix:* {fix}")
+    return "\n".join(lines)
+
+
+def _resolved_section(alert: Alert, now: datetime) -> str:
+    f = alert.finding
+    return (
+        f":white_check_mark: *Resolved* · `{alert.rule}` · fired for {_since(alert, now)}\n"
+        f"was: {f['summary']}"
+    )
+
+
+def _context(now: datetime) -> dict[str, Any]:
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": f"ebs-bottleneck-analyzer · {stamp}"}],
+    }
+
+
+def _blocks(title: str, sections: Sequence[str], now: datetime) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": title[:150]}}
+    ]
+    for text in sections[:MAX_ALERTS_PER_MESSAGE]:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
+        blocks.append({"type": "divider"})
+    if len(sections) > MAX_ALERTS_PER_MESSAGE:
+        more = len(sections) - MAX_ALERTS_PER_MESSAGE
+        blocks.append(
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": f"…and {more} more: see /metrics or `ebs-analyzer once`",
+                },
+            }
+        )
+    blocks.append(_context(now))
+    return blocks
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def firing_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
+    ordered = sorted(alerts, key=lambda a: (-_rank(a.severity), a.rule, a.resource_id))
+    title = f"{_plural(len(ordered), 'storage bottleneck')} on AWS"
+    preview = " · ".join(
+        f"{a.severity.upper()} {a.finding['summary'].rstrip('.')}" for a in ordered[:3]
+    )
+    return {
+        "text": f"{title}: {preview}"[:3000],
+        "blocks": _blocks(title, [_firing_section(a, now) for a in ordered], now),
+    }
+
+
+def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
+    ordered = sorted(alerts, key=lambda a: (a.rule, a.resource_id))
+    names = ", ".join(f"{a.rule} on {a.resource_id}" for a in ordered[:5])
+    title = f"Resolved: {_plural(len(ordered), 'storage bottleneck')}"
+    return {
+        "text": f"Resolved: {names}"[:3000],
+        "blocks": _blocks(title, [_resolved_section(a, now) for a in ordered], now),
+    }
+
+
+def _rank(severity: str) -> int:
+    return {"info": 0, "warning": 1, "critical": 2}.get(severity, 0)
+
+
+def messages(owed: Sequence[Alert], now: datetime) -> list[tuple[list[Alert], dict[str, Any]]]:
+    """The messages a cycle sends, each with the alerts it speaks for."""
+    firing = [a for a in owed if a.outbox in (Owed.FIRING, Owed.REPEAT)]
+    resolved = [a for a in owed if a.outbox == Owed.RESOLVED]
+    out = []
+    if firing:
+        out.append((firing, firing_message(firing, now)))
+    if resolved:
+        out.append((resolved, resolved_message(resolved, now)))
+    return out
+
+
+class ServerErrorRetryHandler(RetryHandler):
+    """Retries HTTP 5xx answers with backoff."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        return response is not None and 500 <= response.status_code < 600
+
+
+class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """Honours Retry-After, unless it asks to wait longer than a cycle should block."""
+
+    def __init__(self, max_retry_count: int, max_wait_s: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait_s = max_wait_s
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after":
+                try:
+                    return float(values[0]) <= self.max_wait_s
+                except (ValueError, IndexError):
+                    return True
+        return True
+
+
+def _quiet_logger() -> logging.Logger:
+    """slack_sdk logs request URLs at debug level: keep its logger above that."""
+    logger = logging.getLogger("analyzer.slack.webhook")
+    logger.setLevel(logging.WARNING)
+    return logger
+
+
+class SlackChannel:
+    name = "slack"
+
+    def __init__(self, url: str, timeout_s: int = 10, max_wait_s: float = 30.0) -> None:
+        self._url = url
+        self._client = WebhookClient(
+            url,
+            timeout=timeout_s,
+            logger=_quiet_logger(),
+            retry_handlers=[
+                BoundedRateLimitRetryHandler(max_retry_count=2, max_wait_s=max_wait_s),
+                ServerErrorRetryHandler(max_retry_count=2),
+                ConnectionErrorRetryHandler(max_retry_count=1),
+            ],
+        )
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._url, "[webhook]")
+
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
+        try:
+            response = self._client.send_dict(message)
+        except Exception as exc:  # any transport failure: the alerts stay owed
+            raise DeliveryError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+        if response.status_code != 200:
+            body = self._scrub(str(response.body))[:200]
+            raise DeliveryError(f"Slack answered HTTP {response.status_code}: {body}")
+
+    def __repr__(self) -> str:
+        return "SlackChannel(url=[webhook])"

@@ -1,0 +1,108 @@
+"""What the analysis concludes: findings, their severity, the next bottleneck, the fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from analyzer.model.resources import ResourceRef
+from analyzer.model.units import Unit
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.CRITICAL: 2}
+
+
+class Bottleneck(StrEnum):
+    BURST_CREDITS = "burst_credits"
+    VOLUME_IOPS = "volume_iops"
+    VOLUME_THROUGHPUT = "volume_throughput"
+    INSTANCE_IOPS = "instance_iops"
+    INSTANCE_THROUGHPUT = "instance_throughput"
+    INSTANCE_BURST_CREDITS = "instance_burst_credits"
+    MEMORY = "memory"
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class NextBottleneck:
+    """The limit that would cap the workload once the finding's own limit is lifted."""
+
+    bottleneck: Bottleneck
+    limit: float
+    unit: Unit
+    resource_id: str
+    headroom: float | None
+    """How many times today's rate the workload could grow before it hits this limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """One way to lift a finding's limit, with the resource's monthly price after it."""
+
+    action: str
+    monthly_cost: float | None = None
+    monthly_delta: float | None = None
+    currency: str = "USD"
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Remedy:
+        """A remedy back from its report form (alerts keep findings as report rows)."""
+        return cls(
+            row["action"],
+            row.get("monthly_cost"),
+            row.get("monthly_cost_delta"),
+            row.get("currency", "USD"),
+        )
+
+    def text(self) -> str:
+        """`Move to gp3 …: −$1.00/month`: the action and, where priced, what it costs."""
+        cost = self.cost_text()
+        return f"{self.action}: {cost}" if cost else self.action
+
+    def cost_text(self) -> str:
+        """`+$12.50/month`, `−$1.00/month`; empty where the change is not priced."""
+        if self.monthly_delta is None:
+            return ""
+        sign = "+" if self.monthly_delta > 0 else "−" if self.monthly_delta < 0 else "±"
+        symbol = "$" if self.currency == "USD" else f"{self.currency} "
+        return f"{sign}{symbol}{abs(self.monthly_delta):,.2f}/month"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    resource: ResourceRef
+    bottleneck: Bottleneck
+    summary: str
+    observed: float
+    limit: float
+    unit: Unit
+    seconds_to_empty: float | None = None
+    next_bottleneck: NextBottleneck | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    remedies: tuple[Remedy, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "evidence", _frozen(self.evidence))
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Alerts are keyed by rule and resource."""
+        return (self.rule, self.resource.region, self.resource.resource_id)

@@ -1,0 +1,257 @@
+"""The performance envelope of each EBS volume type and each instance (DOMAIN.md, "Volumes").
+
+An envelope holds two levels: the cap while burst credits last and the cap once they are gone.
+Resources without a bucket have the same value at both levels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.units import GIB, KIB, MIB, TIB, Unit
+
+GP2_BUCKET_CREDITS = 5_400_000.0
+GP2_BURST_IOPS = 3_000.0
+SSD_IO_BYTES = 256 * KIB
+HDD_IO_BYTES = 1 * MIB
+
+
+@dataclass(frozen=True, slots=True)
+class CreditBucket:
+    """A token bucket: it fills at `baseline` and drains by whatever is consumed above it.
+
+    gp2 counts I/O credits (unit IOPS); st1 and sc1 count throughput credits in bytes
+    (unit bytes/s). `burst` is the rate the resource may run at while credits remain.
+    """
+
+    capacity: float
+    baseline: float
+    burst: float
+    unit: Unit
+
+    def consumption(self, iops: float, bytes_per_second: float) -> float:
+        """The rate the bucket is charged at, with AWS's I/O counting rules.
+
+        gp2 counts an I/O above 256 KiB as several; st1/sc1 count any I/O up to 1 MiB as 1 MiB.
+        """
+        if self.unit is Unit.IOPS:
+            return max(iops, bytes_per_second / SSD_IO_BYTES)
+        return max(bytes_per_second, iops * HDD_IO_BYTES)
+
+    def drain(self, consumption: float) -> float:
+        """Credits lost per second at this consumption (negative: the bucket is filling)."""
+        return consumption - self.baseline
+
+    def seconds_to_empty(self, balance_percent: float, consumption: float) -> float | None:
+        """Seconds until empty at a steady consumption; None while the bucket is not draining."""
+        drain = self.drain(consumption)
+        if drain <= 0:
+            return None
+        return self.credits(balance_percent) / drain
+
+    def credits(self, balance_percent: float) -> float:
+        return min(max(balance_percent, 0.0), 100.0) / 100.0 * self.capacity
+
+    @property
+    def full_burst_seconds(self) -> float | None:
+        """How long a full bucket lasts at the burst rate (AWS's burst duration table)."""
+        if self.burst <= self.baseline:
+            return None
+        return self.capacity / (self.burst - self.baseline)
+
+    @property
+    def refill_seconds(self) -> float:
+        """From empty to full with no I/O."""
+        return self.capacity / self.baseline
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """What caps a resource's IOPS and throughput, with and without burst credits."""
+
+    iops: float
+    throughput_bps: float
+    baseline_iops: float
+    baseline_throughput_bps: float
+    bucket: CreditBucket | None = None
+    approximate: bool = False
+    """True where AWS publishes no exact figure (magnetic `standard` volumes)."""
+    io_unit_bytes: float | None = None
+    """The largest I/O counted as one against the IOPS limit (256 KiB SSD, 1 MiB HDD)."""
+
+    def counted_iops(self, iops: float, bytes_per_second: float) -> float:
+        """IOPS as the limit counts them: an I/O larger than the unit counts as several."""
+        if self.io_unit_bytes is None:
+            return iops
+        return max(iops, bytes_per_second / self.io_unit_bytes)
+
+    def iops_limit(self, credits_left: bool = True) -> float:
+        return self.iops if credits_left else self.baseline_iops
+
+    def throughput_limit(self, credits_left: bool = True) -> float:
+        return self.throughput_bps if credits_left else self.baseline_throughput_bps
+
+    @property
+    def bursts(self) -> bool:
+        return self.iops > self.baseline_iops or self.throughput_bps > self.baseline_throughput_bps
+
+
+def gp2(size_gib: int) -> Envelope:
+    baseline = min(max(3.0 * size_gib, 100.0), 16_000.0)
+    non_burst_cap = 128 * MIB if size_gib < 334 else 250 * MIB
+    if baseline >= GP2_BURST_IOPS:
+        return Envelope(baseline, 250 * MIB, baseline, 250 * MIB, io_unit_bytes=SSD_IO_BYTES)
+    burst_throughput = 128 * MIB if size_gib <= 170 else 250 * MIB
+    bucket = CreditBucket(GP2_BUCKET_CREDITS, baseline, GP2_BURST_IOPS, Unit.IOPS)
+    return Envelope(
+        iops=GP2_BURST_IOPS,
+        throughput_bps=burst_throughput,
+        baseline_iops=baseline,
+        baseline_throughput_bps=min(non_burst_cap, baseline * SSD_IO_BYTES),
+        bucket=bucket,
+        io_unit_bytes=SSD_IO_BYTES,
+    )
+
+
+def _hdd(
+    size_gib: int,
+    base_per_tib: float,
+    base_max: float,
+    burst_per_tib: float,
+    burst_max: float,
+    max_iops: float,
+) -> Envelope:
+    tib = size_gib * GIB / TIB
+    baseline = min(base_per_tib * tib, base_max) * MIB
+    burst = min(burst_per_tib * tib, burst_max) * MIB
+    bucket = CreditBucket(size_gib * GIB, baseline, burst, Unit.BYTES_PER_SECOND)
+    return Envelope(max_iops, burst, max_iops, baseline, bucket, io_unit_bytes=HDD_IO_BYTES)
+
+
+def st1(size_gib: int) -> Envelope:
+    return _hdd(size_gib, 40, 500, 250, 500, 500)
+
+
+def sc1(size_gib: int) -> Envelope:
+    return _hdd(size_gib, 12, 192, 80, 250, 250)
+
+
+def gp3(iops: int | None, throughput_mibps: int | None) -> Envelope:
+    provisioned_iops = float(iops or 3_000)
+    throughput = float(throughput_mibps or 125) * MIB
+    return Envelope(
+        provisioned_iops, throughput, provisioned_iops, throughput, io_unit_bytes=SSD_IO_BYTES
+    )
+
+
+def io1(iops: int, nitro: bool | None = True) -> Envelope:
+    effective = float(iops) if nitro is not False else min(float(iops), 32_000.0)
+    if effective <= 32_000:
+        throughput = min(effective * 256 * KIB, 500 * MIB)
+    else:
+        throughput = min(effective * 16 * KIB, 1_000 * MIB)
+    return Envelope(effective, throughput, effective, throughput, io_unit_bytes=SSD_IO_BYTES)
+
+
+def io2(iops: int) -> Envelope:
+    throughput = min(0.256 * MIB * iops, 4_000 * MIB)
+    return Envelope(float(iops), throughput, float(iops), throughput, io_unit_bytes=SSD_IO_BYTES)
+
+
+def standard() -> Envelope:
+    return Envelope(100.0, 90 * MIB, 100.0, 90 * MIB, approximate=True)
+
+
+def volume_envelope(volume: Volume, instance_type: InstanceType | None = None) -> Envelope | None:
+    """The envelope of a volume; io1 depends on whether its instance is built on Nitro."""
+    match volume.volume_type:
+        case "gp2":
+            return gp2(volume.size_gib)
+        case "gp3":
+            return gp3(volume.iops, volume.throughput_mibps)
+        case "io1" if volume.iops:
+            return io1(volume.iops, instance_type.nitro if instance_type else None)
+        case "io2" if volume.iops:
+            return io2(volume.iops)
+        case "st1":
+            return st1(volume.size_gib)
+        case "sc1":
+            return sc1(volume.size_gib)
+        case "standard":
+            return standard()
+    return None
+
+
+STRIPED_FROM_GIB = {"mysql": 400, "mariadb": 400, "postgres": 400, "oracle": 200}
+"""RDS spreads storage over four volumes from these sizes (by engine family)."""
+
+RDS_STRIPES = 4
+
+
+def rds_stripes(engine: str, allocated_gib: int) -> int:
+    family = "oracle" if engine.startswith("oracle") else engine
+    threshold = STRIPED_FROM_GIB.get(family)
+    return RDS_STRIPES if threshold is not None and allocated_gib >= threshold else 1
+
+
+def _times(envelope: Envelope, n: int) -> Envelope:
+    """n identical volumes striped together: n times every rate and every bucket."""
+    bucket = envelope.bucket
+    if bucket is not None:
+        bucket = CreditBucket(
+            bucket.capacity * n, bucket.baseline * n, bucket.burst * n, bucket.unit
+        )
+    return Envelope(
+        envelope.iops * n,
+        envelope.throughput_bps * n,
+        envelope.baseline_iops * n,
+        envelope.baseline_throughput_bps * n,
+        bucket,
+        envelope.approximate,
+        envelope.io_unit_bytes,
+    )
+
+
+def db_storage_envelope(db: DbInstance) -> Envelope | None:
+    """An RDS instance's storage. Striped over four volumes, gp2 bursts to 12,000 IOPS with four
+    buckets and gp3 includes 12,000 IOPS and 500 MiB/s."""
+    stripes = rds_stripes(db.engine, db.allocated_gib)
+    match db.storage_type:
+        case "gp2":
+            return _times(gp2(db.allocated_gib // stripes), stripes)
+        case "gp3":
+            included_iops, included_mibps = 3_000 * stripes, 125 * stripes
+            iops = float(max(db.iops or 0, included_iops))
+            throughput = float(max(db.throughput_mibps or 0, included_mibps)) * MIB
+            return Envelope(iops, throughput, iops, throughput, io_unit_bytes=SSD_IO_BYTES)
+        case "io1" if db.iops:
+            return io1(db.iops)
+        case "io2" if db.iops:
+            return io2(db.iops)
+        case "standard":
+            return standard()
+    return None
+
+
+def has_burst_balance(volume: Volume) -> bool:
+    """Whether CloudWatch reports BurstBalance for this volume at all."""
+    envelope = volume_envelope(volume)
+    return envelope is not None and envelope.bucket is not None
+
+
+def instance_envelope(instance: Instance) -> Envelope | None:
+    return instance_type_envelope(instance.type_info)
+
+
+def instance_type_envelope(info: InstanceType | None) -> Envelope | None:
+    """Instance limits are quoted in MB/s; a type without EBS-optimized figures has none."""
+    if info is None or info.maximum_iops is None or info.maximum_throughput_bps is None:
+        return None
+    baseline_iops = info.baseline_iops if info.baseline_iops is not None else info.maximum_iops
+    baseline_bps = (
+        info.baseline_throughput_bps
+        if info.baseline_throughput_bps is not None
+        else info.maximum_throughput_bps
+    )
+    return Envelope(info.maximum_iops, info.maximum_throughput_bps, baseline_iops, baseline_bps)

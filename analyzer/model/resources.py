@@ -1,0 +1,148 @@
+"""What the inventory finds: volumes, instances and their types, RDS instances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class ResourceType(StrEnum):
+    VOLUME = "volume"
+    INSTANCE = "instance"
+    DB_INSTANCE = "db_instance"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    resource_type: ResourceType
+    resource_id: str
+    region: str
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    volume_id: str
+    region: str
+    volume_type: str
+    size_gib: int
+    state: str
+    iops: int | None = None
+    throughput_mibps: int | None = None
+    attached_to: str | None = None
+    availability_zone: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(ResourceType.VOLUME, self.volume_id, self.region)
+
+    @property
+    def active(self) -> bool:
+        """CloudWatch publishes volume metrics only while a volume is attached and in use."""
+        return self.state == "in-use" and self.attached_to is not None
+
+    def describe(self) -> str:
+        where = f" on {self.attached_to}" if self.attached_to else " detached"
+        return f"{self.volume_type} {self.size_gib:,} GiB{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    """The EBS limits of an EC2 instance type, as DescribeInstanceTypes reports them."""
+
+    name: str
+    baseline_iops: float | None = None
+    maximum_iops: float | None = None
+    baseline_throughput_bps: float | None = None
+    maximum_throughput_bps: float | None = None
+    memory_bytes: int | None = None
+    nitro: bool | None = None
+
+    @property
+    def ebs_bursts(self) -> bool:
+        """Whether the type runs at its maximum only while EBS burst credits last."""
+        return (self.baseline_iops or 0) < (self.maximum_iops or 0) or (
+            self.baseline_throughput_bps or 0
+        ) < (self.maximum_throughput_bps or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    instance_id: str
+    region: str
+    instance_type: str
+    state: str
+    detailed_monitoring: bool = False
+    volume_ids: tuple[str, ...] = ()
+    type_info: InstanceType | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(ResourceType.INSTANCE, self.instance_id, self.region)
+
+    @property
+    def active(self) -> bool:
+        return self.state == "running"
+
+    def describe(self) -> str:
+        return self.instance_type
+
+
+RDS_STOPPED = frozenset(
+    {
+        "stopped",
+        "stopping",
+        "creating",
+        "deleting",
+        "failed",
+        "starting",
+        "inaccessible-encryption-credentials",
+        "incompatible-network",
+        "incompatible-option-group",
+        "incompatible-parameters",
+        "incompatible-restore",
+        "restore-error",
+    }
+)
+"""DB instance states in which RDS publishes no storage metrics."""
+
+
+@dataclass(frozen=True, slots=True)
+class DbInstance:
+    """An RDS instance: its storage (all its striped volumes) and its instance class."""
+
+    db_instance_id: str
+    region: str
+    engine: str
+    instance_class: str
+    storage_type: str
+    allocated_gib: int
+    state: str
+    iops: int | None = None
+    throughput_mibps: int | None = None
+    class_info: InstanceType | None = None
+    """The EBS limits and memory of EC2 type X, for class db.X."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(ResourceType.DB_INSTANCE, self.db_instance_id, self.region)
+
+    @property
+    def active(self) -> bool:
+        return self.state not in RDS_STOPPED
+
+    @property
+    def ec2_type(self) -> str:
+        return self.instance_class.removeprefix("db.")
+
+    @property
+    def attached_to(self) -> None:
+        return None
+
+    def describe(self) -> str:
+        return (
+            f"{self.engine} {self.instance_class}, {self.storage_type} {self.allocated_gib:,} GiB"
+        )

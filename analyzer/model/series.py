@@ -1,0 +1,147 @@
+"""A metric's datapoints over time, and the three states a fetch can end in."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """What a fetch produced: data, nothing at all, or a failure (never confused)."""
+
+    OK = "ok"
+    NO_DATA = "no_data"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Datapoints oldest first; each timestamp starts a period of `period_s` seconds.
+
+    `status` tells data (OK) from a metric that returned nothing (NO_DATA) and from a fetch
+    that failed (ERROR, with `error` saying why); an empty series is never "zero".
+    """
+
+    timestamps: tuple[datetime, ...] = ()
+    values: tuple[float, ...] = ()
+    period_s: int = 60
+    status: Status = Status.NO_DATA
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.timestamps) != len(self.values):
+            raise ValueError("timestamps and values differ in length")
+
+    @classmethod
+    def of(
+        cls, points: Iterable[tuple[datetime, float]], period_s: int, status: Status | None = None
+    ) -> Series:
+        ordered = sorted(points)
+        stamps = tuple(t for t, _ in ordered)
+        values = tuple(float(v) for _, v in ordered)
+        if status is None:
+            status = Status.OK if stamps else Status.NO_DATA
+        return cls(stamps, values, period_s, status)
+
+    @classmethod
+    def failed(cls, error: str, period_s: int = 60) -> Series:
+        return cls((), (), period_s, Status.ERROR, error)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def points(self) -> list[tuple[datetime, float]]:
+        return list(zip(self.timestamps, self.values, strict=True))
+
+    def until(self, end: datetime) -> Series:
+        """Only the periods that are complete by `end`."""
+        cut = bisect.bisect_right(self.timestamps, end - timedelta(seconds=self.period_s))
+        if cut == len(self.timestamps):
+            return self
+        return Series(
+            self.timestamps[:cut], self.values[:cut], self.period_s, self.status, self.error
+        )
+
+    def between(self, start: datetime, end: datetime) -> Series:
+        """The periods that start at or after `start` and are complete by `end`."""
+        trimmed = self.until(end)
+        lo = bisect.bisect_left(trimmed.timestamps, start)
+        return Series(
+            trimmed.timestamps[lo:], trimmed.values[lo:], self.period_s, self.status, self.error
+        )
+
+    def last(self) -> tuple[datetime, float] | None:
+        if not self.values:
+            return None
+        return self.timestamps[-1], self.values[-1]
+
+    def mean(self) -> float | None:
+        if not self.values:
+            return None
+        return sum(self.values) / len(self.values)
+
+    def map(self, fn: Callable[[float], float]) -> Series:
+        return Series(
+            self.timestamps,
+            tuple(fn(v) for v in self.values),
+            self.period_s,
+            self.status,
+            self.error,
+        )
+
+
+def combine_status(*series: Series) -> tuple[Status, str | None]:
+    """An error anywhere is an error; data anywhere is data; otherwise no data."""
+    for s in series:
+        if s.status is Status.ERROR:
+            return Status.ERROR, s.error
+    if any(s.status is Status.OK for s in series):
+        return Status.OK, None
+    return Status.NO_DATA, None
+
+
+STALE_PERIODS = 2
+"""Data whose newest period ended longer ago than this many periods is not recent."""
+
+
+def recent(series: Series, at: datetime, window_s: float) -> Series:
+    """The last `window_s` seconds of data complete by `at`.
+
+    The window ends with the newest complete period rather than at `at`: 5-minute EC2 points
+    are complete minutes after 1-minute volume points, and a window ending at `at` would hold
+    one point fewer. Data older than two periods is not recent at all.
+    """
+    complete = series.until(at)
+    newest = complete.last()
+    if newest is None:
+        return complete
+    end = newest[0] + timedelta(seconds=series.period_s)
+    if (at - end).total_seconds() > STALE_PERIODS * series.period_s:
+        return complete.between(at, at)
+    return complete.between(end - timedelta(seconds=window_s), end)
+
+
+def window_evidence(series: Series, window_s: float) -> dict[str, Any]:
+    """Which data a finding rests on: the window, the resolution and the datapoints used."""
+    return {
+        "window_start": series.timestamps[0].isoformat() if series.timestamps else None,
+        "window_end": (series.timestamps[-1] + timedelta(seconds=series.period_s)).isoformat()
+        if series.timestamps
+        else None,
+        "window_seconds": window_s,
+        "period_seconds": series.period_s,
+        "datapoints": len(series),
+    }
+
+
+def latest_balance(balance: Series, at: datetime) -> tuple[datetime, float] | None:
+    """The newest complete reading by `at`, stamped at the middle of the period it averages."""
+    newest = balance.until(at).last()
+    if newest is None:
+        return None
+    stamp, value = newest
+    return stamp + timedelta(seconds=balance.period_s / 2), value

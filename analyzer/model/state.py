@@ -1,0 +1,134 @@
+"""One immutable snapshot per cycle: every resource with its envelope and normalized measures.
+
+Rules, reports and the exporter read snapshots; nothing in a snapshot calls AWS.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+
+from analyzer.model.limits import (
+    Envelope,
+)
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
+from analyzer.model.series import Series, Status, latest_balance
+
+
+@dataclass
+class FetchStats:
+    """What a poll cost: requests by outcome, metrics requested (billed), datapoints received."""
+
+    requests: Counter[str] = field(default_factory=Counter)
+    metrics_requested: int = 0
+    datapoints: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def merge(self, other: FetchStats) -> None:
+        self.requests.update(other.requests)
+        self.metrics_requested += other.metrics_requested
+        self.datapoints += other.datapoints
+        self.errors.extend(other.errors)
+
+
+EMPTY_BALANCE_PERCENT = 1.0
+"""At or below this BurstBalance the bucket is treated as empty: I/O runs at baseline."""
+
+Resource = Volume | Instance | DbInstance
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceState:
+    ref: ResourceRef
+    resource: Resource
+    envelope: Envelope | None
+    measures: Mapping[Measure, Series]
+    status: Status
+    error: str | None = None
+    related: tuple[str, ...] = ()
+    """Volume: the instance it is attached to. Instance: its volumes."""
+    notes: tuple[str, ...] = ()
+    class_envelope: Envelope | None = None
+    """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
+
+    def measure(self, measure: Measure) -> Series:
+        return self.measures.get(measure, Series())
+
+    def balance(self, measure: Measure, at: datetime) -> float | None:
+        reading = latest_balance(self.measure(measure), at)
+        return reading[1] if reading else None
+
+    def credits_left(self, measure: Measure, at: datetime) -> bool:
+        """False only when a balance is reported and empty; missing is never "empty"."""
+        value = self.balance(measure, at)
+        return value is None or value > EMPTY_BALANCE_PERCENT
+
+    def iops_limit(self, at: datetime) -> float | None:
+        """The IOPS limit in force: a volume's or a DB's storage, or an instance's EBS."""
+        if self.envelope is None:
+            return None
+        balance = Measure.BURST_BALANCE if self.has_storage else Measure.IO_BALANCE
+        return self.envelope.iops_limit(self.credits_left(balance, at))
+
+    def throughput_limit(self, at: datetime) -> float | None:
+        if self.envelope is None:
+            return None
+        balance = Measure.BURST_BALANCE if self.has_storage else Measure.BYTE_BALANCE
+        return self.envelope.throughput_limit(self.credits_left(balance, at))
+
+    def class_iops_limit(self, at: datetime) -> float | None:
+        """DB instances: the EBS IOPS limit of the instance class."""
+        if self.class_envelope is None:
+            return None
+        return self.class_envelope.iops_limit(self.credits_left(Measure.IO_BALANCE, at))
+
+    def class_throughput_limit(self, at: datetime) -> float | None:
+        if self.class_envelope is None:
+            return None
+        return self.class_envelope.throughput_limit(self.credits_left(Measure.BYTE_BALANCE, at))
+
+    @property
+    def is_volume(self) -> bool:
+        return self.ref.resource_type is ResourceType.VOLUME
+
+    @property
+    def is_db(self) -> bool:
+        return self.ref.resource_type is ResourceType.DB_INSTANCE
+
+    @property
+    def has_storage(self) -> bool:
+        """Volumes and DB instances have storage limits (and a BurstBalance)."""
+        return self.ref.resource_type is not ResourceType.INSTANCE
+
+    @property
+    def label(self) -> str:
+        """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it."""
+        name = self.resource.tags.get("Name")
+        named = f' "{name}"' if name and name != self.ref.resource_id else ""
+        return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    generated_at: datetime
+    """The report time: forecasts count from here."""
+    data_end: datetime
+    """All data in the snapshot covers periods complete by this moment."""
+    resources: tuple[ResourceState, ...]
+    stats: FetchStats = field(default_factory=FetchStats)
+    _index: Mapping[tuple[str, str], ResourceState] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index = {(r.ref.region, r.ref.resource_id): r for r in self.resources}
+        object.__setattr__(self, "_index", MappingProxyType(index))
+
+    def get(self, region: str, resource_id: str) -> ResourceState | None:
+        return self._index.get((region, resource_id))
+
+    def related(self, state: ResourceState) -> list[ResourceState]:
+        found = (self.get(state.ref.region, rid) for rid in state.related)
+        return [r for r in found if r is not None]

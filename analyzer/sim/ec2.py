@@ -1,0 +1,302 @@
+"""What CloudWatch would show for a workload, computed from the storage model.
+
+Given an instance, its volumes, and what the application asks of each volume over time, the
+simulation steps second by second: each volume serves what its caps and its credit bucket
+allow, the instance scales all of them down to its EBS limits, buckets fill and drain. Each
+simulated minute ends as the AWS/EBS and AWS/EC2 datapoints AWS would publish (5-minute sums
+for instances under basic monitoring). The demo and the tests replay incidents with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from analyzer.model import limits
+from analyzer.model.limits import CreditBucket, Envelope
+from analyzer.model.resources import InstanceType, Volume
+from analyzer.sim.datapoints import STATISTIC, Datapoints, fold
+from analyzer.sim.workloads import Demand
+
+SSD_SERVICE_S = 0.0005
+HDD_SERVICE_S = 0.005
+INSTANCE_BURST_S = 1800.0
+"""Instances whose EBS baseline is below their maximum may burst 30 minutes (a full bucket)."""
+
+
+@dataclass
+class SimVolume:
+    volume: Volume
+    demand: Demand
+    balance_percent: float = 100.0
+    resizes: Sequence[tuple[float, int]] = ()
+    """(seconds from the start, new size in GiB): grown online, the bucket comes back full."""
+    envelope: Envelope = field(init=False)
+    credits: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        self.envelope = self._envelope()
+        bucket = self.bucket
+        self.credits = bucket.credits(self.balance_percent) if bucket else 0.0
+
+    def _envelope(self) -> Envelope:
+        envelope = limits.volume_envelope(self.volume)
+        if envelope is None:
+            raise ValueError(f"{self.volume.volume_type}: no model for this volume type")
+        return envelope
+
+    @property
+    def bucket(self) -> CreditBucket | None:
+        return self.envelope.bucket
+
+    def resize(self, size_gib: int) -> None:
+        """Grown online: the new envelope applies at once and the bucket comes back full."""
+        self.volume = replace(self.volume, size_gib=size_gib)
+        self.envelope = self._envelope()
+        bucket = self.bucket
+        self.credits = bucket.capacity if bucket else 0.0
+
+
+@dataclass
+class SimInstance:
+    instance_id: str
+    type_info: InstanceType
+    volumes: list[SimVolume]
+    detailed_monitoring: bool = False
+    io_credits: float = field(init=False, default=0.0)
+    byte_credits: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        envelope = self.envelope
+        if envelope is not None:
+            self.io_credits = (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S
+            self.byte_credits = (
+                envelope.throughput_bps - envelope.baseline_throughput_bps
+            ) * INSTANCE_BURST_S
+
+    @property
+    def envelope(self) -> Envelope | None:
+        return limits.instance_type_envelope(self.type_info)
+
+
+@dataclass
+class _Minute:
+    """Accumulates one minute of one resource."""
+
+    read_ops: float = 0.0
+    write_ops: float = 0.0
+    read_bytes: float = 0.0
+    write_bytes: float = 0.0
+    read_time: float = 0.0
+    write_time: float = 0.0
+    idle_s: float = 0.0
+    queue: float = 0.0
+    balance: float = 0.0
+    balance2: float = 0.0
+    iops_exceeded: float = 0.0
+    throughput_exceeded: float = 0.0
+
+
+def _served(sim: SimVolume, t: float, reaching: float) -> tuple[float, float, float, bool, bool]:
+    """What a volume serves this second before the instance's limits: (iops, io size, demand,
+    IOPS exceeded, throughput exceeded). Only the share `reaching` of the demand gets past the
+    instance to the volume, and only that can exceed the volume's limits."""
+    envelope = sim.envelope
+    demand = max(sim.demand.iops(t), 0.0)
+    size = sim.demand.io_size_bytes
+    credits_left = sim.bucket is None or sim.credits > 0
+    counted = 1.0 if envelope.io_unit_bytes is None else max(1.0, size / envelope.io_unit_bytes)
+    iops_cap = envelope.iops_limit(credits_left) / counted
+    bps_cap = envelope.throughput_limit(credits_left) / size
+    served = min(demand, iops_cap, bps_cap)
+    bucket = sim.bucket
+    if bucket is not None:
+        # Never spend more than the credits left plus what this second earns.
+        served = min(served, (bucket.baseline + sim.credits) / bucket.consumption(1.0, size))
+    arriving = demand * reaching
+    return served, size, demand, arriving > iops_cap * 1.0001, arriving > bps_cap * 1.0001
+
+
+def _instance_share(envelope: Envelope | None, inst: SimInstance, t: float) -> float:
+    """The share of the demand on all volumes that the instance's EBS limits let through."""
+    if envelope is None:
+        return 1.0
+    iops = sum(max(s.demand.iops(t), 0.0) for s in inst.volumes)
+    bps = sum(max(s.demand.iops(t), 0.0) * s.demand.io_size_bytes for s in inst.volumes)
+    share = 1.0
+    if iops > 0:
+        share = min(share, envelope.iops_limit(inst.io_credits > 0) / iops)
+    if bps > 0:
+        share = min(share, envelope.throughput_limit(inst.byte_credits > 0) / bps)
+    return share
+
+
+class Simulation:
+    """Steps an instance and its volumes through time from `start`, a minute at a time."""
+
+    def __init__(self, instance: SimInstance, start: datetime) -> None:
+        self.instance = instance
+        self.start = start
+        self.elapsed_s = 0
+
+    @property
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=self.elapsed_s)
+
+    def _resize(self, t: float) -> None:
+        for sim in self.instance.volumes:
+            for when, size in sim.resizes:
+                if when == t and size != sim.volume.size_gib:
+                    sim.resize(size)
+
+    def minute(self) -> Datapoints:
+        """Advance one minute; the datapoints of the minute just simulated."""
+        inst = self.instance
+        vol_minutes = {s.volume.volume_id: _Minute() for s in inst.volumes}
+        inst_minute = _Minute()
+        envelope = inst.envelope
+        for _ in range(60):
+            t = float(self.elapsed_s)
+            self._resize(t)
+            reaching = _instance_share(envelope, inst, t)
+            tentative = [_served(s, t, reaching) for s in inst.volumes]
+            total_iops = sum(iops for iops, *_ in tentative)
+            total_bps = sum(iops * size for iops, size, *_ in tentative)
+            scale = 1.0
+            inst_iops_hit = inst_bps_hit = False
+            if envelope is not None:
+                iops_cap = envelope.iops_limit(inst.io_credits > 0)
+                bps_cap = envelope.throughput_limit(inst.byte_credits > 0)
+                # Exceeded only by what the volumes would accept: a volume cap holds the rest.
+                inst_iops_hit = total_iops > iops_cap * 1.0001
+                inst_bps_hit = total_bps > bps_cap * 1.0001
+                if total_iops > iops_cap:
+                    scale = min(scale, iops_cap / total_iops)
+                if total_bps > bps_cap:
+                    scale = min(scale, bps_cap / total_bps)
+                inst.io_credits = _refill(
+                    inst.io_credits,
+                    envelope.baseline_iops,
+                    total_iops * scale,
+                    (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S,
+                )
+                inst.byte_credits = _refill(
+                    inst.byte_credits,
+                    envelope.baseline_throughput_bps,
+                    total_bps * scale,
+                    (envelope.throughput_bps - envelope.baseline_throughput_bps) * INSTANCE_BURST_S,
+                )
+                inst_minute.balance += _percent(
+                    inst.io_credits, envelope.iops - envelope.baseline_iops
+                )
+                inst_minute.balance2 += _percent(
+                    inst.byte_credits, envelope.throughput_bps - envelope.baseline_throughput_bps
+                )
+                inst_minute.iops_exceeded = max(inst_minute.iops_exceeded, float(inst_iops_hit))
+                inst_minute.throughput_exceeded = max(
+                    inst_minute.throughput_exceeded, float(inst_bps_hit)
+                )
+            for sim, (iops, size, demand, iops_hit, bps_hit) in zip(
+                inst.volumes, tentative, strict=True
+            ):
+                served = iops * scale
+                acc = vol_minutes[sim.volume.volume_id]
+                _account(acc, sim, served, size, demand)
+                _account(inst_minute, sim, served, size, demand)
+                acc.iops_exceeded = max(acc.iops_exceeded, float(iops_hit))
+                acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
+                bucket = sim.bucket
+                if bucket is not None:
+                    sim.credits = _refill(
+                        sim.credits,
+                        bucket.baseline,
+                        bucket.consumption(served, served * size),
+                        bucket.capacity,
+                    )
+                    acc.balance += 100.0 * sim.credits / bucket.capacity
+            self.elapsed_s += 1
+        stamp = self.now - timedelta(seconds=60)
+        out: Datapoints = {}
+        for sim in inst.volumes:
+            _emit_volume(out, sim, vol_minutes[sim.volume.volume_id], stamp)
+        _emit_instance(out, inst, inst_minute, stamp)
+        return out
+
+    def run(self, minutes: int) -> Datapoints:
+        """Several minutes; instance sums are folded into 5-minute points under basic
+        monitoring, as CloudWatch would publish them."""
+        out: Datapoints = {}
+        for _ in range(minutes):
+            for key, points in self.minute().items():
+                out.setdefault(key, []).extend(points)
+        if not self.instance.detailed_monitoring:
+            for key in [k for k in out if k[0] == self.instance.instance_id]:
+                out[key] = fold(out[key], 300, STATISTIC.get(key[1], "Sum"))
+        return out
+
+
+def _refill(credits: float, earn: float, spend: float, capacity: float) -> float:
+    return min(max(credits + earn - spend, 0.0), capacity)
+
+
+def _percent(credits: float, per_second_span: float) -> float:
+    if per_second_span <= 0:
+        return 100.0
+    return 100.0 * credits / (per_second_span * INSTANCE_BURST_S)
+
+
+def _account(acc: _Minute, sim: SimVolume, served: float, size: float, demand: float) -> None:
+    reads = served * sim.demand.read_fraction
+    writes = served - reads
+    service = (
+        HDD_SERVICE_S if sim.volume.volume_type in ("st1", "sc1", "standard") else SSD_SERVICE_S
+    )
+    # Throttled I/O waits in the queue: latency grows with how far demand exceeds service.
+    latency = service * (min(demand / served, 50.0) if served > 0 and demand > served else 1.0)
+    acc.read_ops += reads
+    acc.write_ops += writes
+    acc.read_bytes += reads * size
+    acc.write_bytes += writes * size
+    acc.read_time += reads * latency
+    acc.write_time += writes * latency
+    acc.queue += served * latency
+    if served <= 0:
+        acc.idle_s += 1
+
+
+def _emit_volume(out: Datapoints, sim: SimVolume, acc: _Minute, stamp: datetime) -> None:
+    vid = sim.volume.volume_id
+    values = {
+        "VolumeReadOps": acc.read_ops,
+        "VolumeWriteOps": acc.write_ops,
+        "VolumeReadBytes": acc.read_bytes,
+        "VolumeWriteBytes": acc.write_bytes,
+        "VolumeTotalReadTime": acc.read_time,
+        "VolumeTotalWriteTime": acc.write_time,
+        "VolumeIdleTime": acc.idle_s,
+        "VolumeQueueLength": acc.queue / 60,
+        "VolumeIOPSExceededCheck": acc.iops_exceeded,
+        "VolumeThroughputExceededCheck": acc.throughput_exceeded,
+    }
+    if limits.has_burst_balance(sim.volume):
+        values["BurstBalance"] = acc.balance / 60
+    for metric, value in values.items():
+        out.setdefault((vid, metric), []).append((stamp, value))
+
+
+def _emit_instance(out: Datapoints, inst: SimInstance, acc: _Minute, stamp: datetime) -> None:
+    iid = inst.instance_id
+    values = {
+        "EBSReadOps": acc.read_ops,
+        "EBSWriteOps": acc.write_ops,
+        "EBSReadBytes": acc.read_bytes,
+        "EBSWriteBytes": acc.write_bytes,
+        "InstanceEBSIOPSExceededCheck": acc.iops_exceeded,
+        "InstanceEBSThroughputExceededCheck": acc.throughput_exceeded,
+    }
+    if inst.type_info.ebs_bursts:
+        values["EBSIOBalance%"] = acc.balance / 60
+        values["EBSByteBalance%"] = acc.balance2 / 60
+    for metric, value in values.items():
+        out.setdefault((iid, metric), []).append((stamp, value))

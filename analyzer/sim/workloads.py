@@ -1,0 +1,47 @@
+"""What an application asks of a volume over time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from analyzer.model.units import KIB
+
+
+def constant(iops: float) -> Callable[[float], float]:
+    return lambda _t: iops
+
+
+def steps(*changes: tuple[float, float]) -> Callable[[float], float]:
+    """Demand that changes at given seconds: steps((0, 100), (600, 1_500)) ."""
+    ordered = sorted(changes)
+
+    def demand(t: float) -> float:
+        current = 0.0
+        for start, value in ordered:
+            if t >= start:
+                current = value
+        return current
+
+    return demand
+
+
+def daily(
+    low: float, high: float, busy_from_h: float, busy_to_h: float, offset_s: float = 0.0
+) -> Callable[[float], float]:
+    """A daily cycle: `high` between the two hours of the day, `low` otherwise."""
+
+    def demand(t: float) -> float:
+        hour = ((t + offset_s) % 86400) / 3600
+        return high if busy_from_h <= hour < busy_to_h else low
+
+    return demand
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What the application asks of one volume: IOPS over time, at one I/O size."""
+
+    iops: Callable[[float], float]
+    io_size_bytes: float = 16 * KIB
+    read_fraction: float = 0.7

@@ -1,0 +1,119 @@
+from datetime import timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from analyzer.analyze.forecast import bucket_forecast, trend_forecast
+from analyzer.model import limits
+from analyzer.model.units import KIB, MIB
+from tests.helpers import T0, minutes, series
+
+AT = T0 + minutes(10)
+
+
+def forecast(size_gib, balance, iops, io_bytes=16 * KIB, reference=None):
+    bucket = limits.gp2(size_gib).bucket
+    n = 10
+    return bucket_forecast(
+        bucket,
+        series([balance] * n),
+        series([iops] * n),
+        series([iops * io_bytes] * n),
+        at=AT,
+        reference=reference or AT - timedelta(seconds=30),
+        rate_window_s=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("size_gib", "seconds"), [(100, 2_000), (250, 2_400), (334, 2_703), (500, 3_600), (750, 7_200)]
+)
+def test_full_bucket_at_3000_iops_matches_the_aws_table(size_gib, seconds):
+    # The reference time is the moment of the last reading: nothing to project.
+    result = forecast(size_gib, 100.0, 3_000)
+    assert result.seconds_to_empty == pytest.approx(seconds, abs=1)
+
+
+def test_shop_volume_forty_percent_at_1500_iops():
+    # gp2 50 GiB: baseline 150; 40 % of 5.4e6 credits = 2.16e6; drain 1,350/s -> 1,600 s.
+    result = forecast(50, 40.0, 1_500)
+    assert result.drain == 1_350
+    assert result.seconds_to_empty == pytest.approx(1_600)
+
+
+def test_projection_to_the_report_time():
+    at_reading = forecast(50, 40.0, 1_500)
+    five_min_later = forecast(50, 40.0, 1_500, reference=at_reading.balance_at + minutes(5))
+    assert five_min_later.seconds_to_empty == pytest.approx(1_600 - 300)
+
+
+def test_not_draining_below_baseline():
+    assert forecast(100, 50.0, 250).seconds_to_empty is None
+    assert forecast(100, 50.0, 250).drain < 0
+
+
+def test_large_ios_count_as_several():
+    # 1,000 IOPS of 512 KiB each are charged as 2,000 IOPS on gp2.
+    result = forecast(100, 100.0, 1_000, io_bytes=512 * KIB)
+    assert result.consumption == 2_000
+
+
+def test_st1_small_ios_count_as_1_mib():
+    bucket = limits.st1(1_024).bucket
+    assert bucket.consumption(iops=300, bytes_per_second=300 * 64 * KIB) == 300 * MIB
+
+
+def test_no_balance_means_no_forecast():
+    bucket = limits.gp2(50).bucket
+    assert bucket_forecast(bucket, series([]), series([1_500]), series([0]), AT, AT, 300) is None
+
+
+@given(
+    size=st.integers(min_value=1, max_value=999),
+    balance=st.floats(min_value=0, max_value=100),
+    iops=st.floats(min_value=0, max_value=3_000),
+    extra=st.floats(min_value=1, max_value=2_000),
+)
+def test_more_load_never_lasts_longer(size, balance, iops, extra):
+    bucket = limits.gp2(size).bucket
+    a = bucket.seconds_to_empty(balance, iops)
+    b = bucket.seconds_to_empty(balance, iops + extra)
+    if a is not None:
+        assert b is not None and b <= a
+        assert a >= 0
+
+
+@given(
+    size=st.integers(min_value=1, max_value=999),
+    balance=st.floats(min_value=0, max_value=100),
+    less=st.floats(min_value=0, max_value=100),
+    iops=st.floats(min_value=0, max_value=3_000),
+)
+def test_fewer_credits_never_last_longer(size, balance, less, iops):
+    bucket = limits.gp2(size).bucket
+    a = bucket.seconds_to_empty(balance, iops)
+    b = bucket.seconds_to_empty(max(balance - less, 0), iops)
+    if a is not None:
+        assert b <= a
+
+
+@given(st.floats(min_value=-100, max_value=200))
+def test_credits_stay_within_the_bucket(balance):
+    bucket = limits.gp2(50).bucket
+    assert 0 <= bucket.credits(balance) <= bucket.capacity
+
+
+def test_trend_forecast_on_a_falling_balance():
+    # 100 % falling 2 % a minute -> 50 min to empty from the first reading.
+    balances = series([100 - 2 * i for i in range(10)])
+    result = trend_forecast(balances, AT, reference=AT, window_s=600)
+    assert result.slope_percent_per_s == pytest.approx(-2 / 60)
+    # newest reading 82 % at minute 9.5 (period middle); at minute 10: 81 % left, 40.5 min
+    assert result.seconds_to_empty == pytest.approx(40.5 * 60)
+
+
+def test_trend_forecast_flat_or_rising_is_not_empty():
+    assert trend_forecast(series([50] * 5), AT, AT, 600).seconds_to_empty is None
+    assert trend_forecast(series([10, 20]), AT, AT, 600).seconds_to_empty is None
+    assert trend_forecast(series([10]), AT, AT, 600) is None

@@ -1,0 +1,45 @@
+"""The shipped prices are DOMAIN.md's us-east-1 figures."""
+
+import pytest
+
+from analyzer.analyze import prices
+from analyzer.errors import ConfigError
+
+LIST = prices.load()
+
+
+@pytest.mark.parametrize(
+    ("volume_type", "size", "iops", "mibps", "monthly"),
+    [
+        ("gp2", 50, None, None, 5.00),  # $0.10/GB
+        ("gp3", 50, 3_000, 125, 4.00),  # $0.08/GB, 3,000 IOPS and 125 MiB/s included
+        ("gp3", 2_000, 16_000, 1_000, 160 + 13_000 * 0.005 + 875 * 0.04),
+        ("io1", 100, 5_000, None, 12.5 + 5_000 * 0.065),
+        ("io2", 100, 32_000, None, 12.5 + 32_000 * 0.065),
+        ("io2", 100, 40_000, None, 12.5 + 32_000 * 0.065 + 8_000 * 0.0455),
+        ("io2", 100, 70_000, None, 12.5 + 32_000 * 0.065 + 32_000 * 0.0455 + 6_000 * 0.032),
+        ("st1", 1_000, None, None, 45.00),
+        ("sc1", 1_000, None, None, 15.00),
+    ],
+)
+def test_monthly_prices(volume_type, size, iops, mibps, monthly):
+    assert LIST.monthly(volume_type, size, iops, mibps) == pytest.approx(monthly, abs=0.005)
+
+
+def test_a_type_without_a_price():
+    assert LIST.monthly("standard", 100) is None
+
+
+def test_a_users_price_file(tmp_path):
+    path = tmp_path / "eu.yaml"
+    path.write_text("currency: EUR\nvolumes:\n  gp2: {per_gib: 0.11}\n")
+    eu = prices.load(path)
+    assert eu.currency == "EUR"
+    assert eu.monthly("gp2", 100) == 11.0
+
+
+def test_a_broken_price_file_says_where(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("volumes:\n  gp2: {per_gb: 0.11}\n")
+    with pytest.raises(ConfigError, match=r"p.yaml: .*volumes.gp2.per_gb: unknown key"):
+        prices.load(path)

@@ -1,0 +1,121 @@
+from pathlib import Path
+
+import pytest
+
+from analyzer.analyze import rules
+from analyzer.errors import ConfigError
+
+GOOD = """
+rules:
+  - id: my-cap
+    kind: iops_cap
+    resource_types: [volume]
+    severity: critical
+    for: 5m
+    window: 10m
+"""
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def error_of(directory: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        rules.load([directory])
+    return str(info.value)
+
+
+def test_shipped_rules_load_and_cover_every_bottleneck_the_issue_names():
+    ruleset = rules.load()
+    ids = {r.id for r in ruleset.rules}
+    assert {
+        "gp2-burst-exhaustion",
+        "volume-burst-credits-exhausted",
+        "volume-iops-cap",
+        "volume-throughput-cap",
+        "instance-iops-cap",
+        "instance-throughput-cap",
+        "instance-ebs-burst-exhaustion",
+        "instance-ebs-burst-exhausted",
+    } <= ids
+    assert all(r.source.parent == rules.builtin_dir() for r in ruleset.loaded)
+
+
+def test_durations_and_for(tmp_path):
+    write(tmp_path, "a.yaml", GOOD)
+    [rule] = rules.load([tmp_path]).rules
+    assert rule.for_ == 300
+    assert rule.window == 600
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (GOOD.replace("window: 10m", "windwo: 10m"), "a.yaml: rule 'my-cap': windwo: unknown key"),
+        (
+            GOOD.replace("kind: iops_cap", "kind: iops_capp"),
+            "a.yaml: rule 'my-cap': kind: unknown kind 'iops_capp' (known kinds: credit_forecast, "
+            "credits_exhausted, iops_cap, memory_pressure, throughput_cap)",
+        ),
+        (GOOD.replace("window: 10m", "window: -1m"), "a.yaml: rule 'my-cap': window:"),
+        (GOOD.replace("window: 10m", "window: soon"), "'soon' is not a duration"),
+        (
+            GOOD.replace("severity: critical", "severity: urgent"),
+            "a.yaml: rule 'my-cap': severity: Input should be 'info', 'warning' or 'critical'",
+        ),
+        (
+            GOOD.replace("kind: iops_cap", "kind: memory_pressure"),
+            "kind 'memory_pressure' does not apply to volume (it applies to db_instance)",
+        ),
+        (GOOD.replace("    kind: iops_cap\n", ""), "a.yaml: rule 'my-cap': kind: missing"),
+        (GOOD.replace("rules:", "rulez:"), "a.yaml: rulez: unknown key"),
+        ("rules:\n  - id: x\n    kind: [unclosed\n", "a.yaml: line 4: invalid YAML"),
+        ("- just a list\n", "a.yaml: expected a mapping with a `rules:` list"),
+        (GOOD + GOOD.replace("rules:\n", ""), "a.yaml: rule 'my-cap': duplicate id in this file"),
+    ],
+)
+def test_errors_name_the_file_the_rule_and_the_problem(tmp_path, text, message):
+    write(tmp_path, "a.yaml", text)
+    error = error_of(tmp_path)
+    assert message in error
+    assert "\n" not in error
+
+
+def test_the_same_id_in_two_files_of_one_directory(tmp_path):
+    write(tmp_path, "a.yaml", GOOD)
+    write(tmp_path, "b.yaml", GOOD)
+    assert "b.yaml: rule 'my-cap': id already defined in" in error_of(tmp_path)
+
+
+def test_a_later_directory_overrides_and_disables(tmp_path):
+    override = GOOD.replace("id: my-cap", "id: volume-iops-cap")
+    disable = """
+rules:
+  - id: gp2-burst-exhaustion
+    kind: credit_forecast
+    resource_types: [volume]
+    severity: warning
+    enabled: false
+"""
+    write(tmp_path / "mine", "a.yaml", override + disable.replace("rules:\n", ""))
+    ruleset = rules.load([Path("builtin"), tmp_path / "mine"])
+    in_force = {r.id: r for r in ruleset.rules}
+    assert in_force["volume-iops-cap"].severity == "critical"
+    assert "gp2-burst-exhaustion" not in in_force
+    assert len(ruleset) == len(rules.load())
+
+
+def test_missing_or_empty_directories(tmp_path):
+    assert "no such rules directory" in error_of(tmp_path / "nope")
+    tmp_path.mkdir(exist_ok=True)
+    assert "no rule files" in error_of(tmp_path)
+
+
+def test_an_empty_file_has_no_rules(tmp_path):
+    write(tmp_path, "a.yaml", "")
+    write(tmp_path, "b.yaml", GOOD)
+    assert len(rules.load([tmp_path])) == 1

@@ -1,0 +1,67 @@
+from datetime import timedelta
+
+from analyzer.analyze.states import states_for
+from analyzer.collect.inventory import Inventory
+from analyzer.collect.queries import MetricQuery
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import Instance, InstanceType, Volume
+from analyzer.model.series import Series, Status
+from tests.helpers import T0, series
+
+TYPE = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
+
+
+def q(rid, metric, namespace="AWS/EBS"):
+    return MetricQuery(rid, namespace, metric, "VolumeId", "Sum", 60)
+
+
+def inventory():
+    return Inventory(
+        "us-east-1",
+        volumes=(
+            Volume("vol-a", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-1"),
+            Volume("vol-b", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-1"),
+            Volume("vol-c", "us-east-1", "gp3", 100, "available"),
+        ),
+        instances=(
+            Instance("i-1", "us-east-1", "m5.large", "running", False, ("vol-a", "vol-b"), TYPE),
+        ),
+    )
+
+
+def test_instance_rates_fall_back_to_the_sum_of_its_volumes():
+    fetched = {
+        q("vol-a", "VolumeReadOps"): series([6_000] * 5),
+        q("vol-b", "VolumeReadOps"): series([3_000] * 5),
+        q("vol-a", "VolumeReadBytes"): series([6_000 * 4096] * 5),
+        q("i-1", "EBSReadOps", "AWS/EC2"): Series.failed("InternalError"),
+    }
+    states = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}
+    instance = states["i-1"]
+    assert instance.status is Status.OK
+    assert list(instance.measure(Measure.IOPS).values) == [150] * 5
+    assert "rates summed from 2 attached volume(s)" in instance.notes[0]
+    assert "InternalError" in instance.notes[0]
+
+
+def test_ec2_metrics_win_when_present():
+    stamps = [(T0 + timedelta(minutes=5 * i), 300_000.0) for i in range(3)]
+    fetched = {
+        q("vol-a", "VolumeReadOps"): series([6_000] * 15),
+        q("i-1", "EBSReadOps", "AWS/EC2"): Series.of(stamps, 300),
+    }
+    instance = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}["i-1"]
+    assert list(instance.measure(Measure.IOPS).values) == [1_000] * 3
+    assert instance.notes == ()
+
+
+def test_detached_volume_is_no_data_and_a_failed_one_is_an_error():
+    fetched = {
+        q("vol-a", "VolumeReadOps"): Series.failed("cloudwatch: Throttling"),
+        q("vol-a", "VolumeWriteOps"): series([1]),
+    }
+    states = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}
+    assert states["vol-c"].status is Status.NO_DATA
+    assert states["vol-a"].status is Status.ERROR
+    assert states["vol-a"].error == "cloudwatch: Throttling"
+    assert states["vol-b"].status is Status.NO_DATA

@@ -1,0 +1,123 @@
+import re
+from datetime import timedelta
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from analyzer.collect.cloudwatch import CloudWatch
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
+from analyzer.errors import AwsAccessError
+from analyzer.model.series import Status
+from tests.helpers import T0
+
+WINDOW = Window(T0, T0 + timedelta(minutes=10), 60)
+
+
+def query(i: int, metric="VolumeReadOps", period=60) -> MetricQuery:
+    return MetricQuery(f"vol-{i:05d}", "AWS/EBS", metric, "VolumeId", "Sum", period)
+
+
+class FakeCloudWatch:
+    """GetMetricData as CloudWatch answers it: pages, status codes, failures."""
+
+    def __init__(self, pages_per_call=1, status=None, fail_with=None):
+        self.calls = []
+        self.pages_per_call = pages_per_call
+        self.status = status or {}
+        self.fail_with = fail_with
+
+    def get_metric_data(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.fail_with:
+            raise ClientError({"Error": {"Code": self.fail_with, "Message": "m"}}, "GetMetricData")
+        page = int(kwargs.get("NextToken", "0"))
+        results = []
+        for q in kwargs["MetricDataQueries"]:
+            metric = q["MetricStat"]["Metric"]
+            rid = metric["Dimensions"][0]["Value"]
+            stamp = kwargs["StartTime"] + timedelta(minutes=page)
+            results.append(
+                {
+                    "Id": q["Id"],
+                    "Timestamps": [stamp],
+                    "Values": [float(int(rid[4:]) * 10 + page)],
+                    "StatusCode": self.status.get(
+                        rid, "PartialData" if page + 1 < self.pages_per_call else "Complete"
+                    ),
+                }
+            )
+        out = {"MetricDataResults": results}
+        if page + 1 < self.pages_per_call:
+            out["NextToken"] = str(page + 1)
+        return out
+
+
+def test_batches_of_at_most_500_with_valid_ids_mapped_back():
+    fake = FakeCloudWatch()
+    queries = [query(i) for i in range(1_201)]
+    series, stats = CloudWatch(fake, "us-east-1").fetch(queries, WINDOW)
+    assert [len(c["MetricDataQueries"]) for c in fake.calls] == [500, 500, 201]
+    for call in fake.calls:
+        ids = [q["Id"] for q in call["MetricDataQueries"]]
+        assert len(set(ids)) == len(ids)
+        assert all(re.fullmatch(r"[a-z][a-zA-Z0-9_]*", i) for i in ids)
+    assert series[queries[1_200]].values == (12_000.0,)
+    assert series[queries[7]].values == (70.0,)
+    assert stats.metrics_requested == 1_201
+    assert stats.requests["success"] == 3
+
+
+def test_pages_are_followed_and_joined():
+    fake = FakeCloudWatch(pages_per_call=3)
+    q = query(2)
+    series, stats = CloudWatch(fake, "us-east-1").fetch([q], WINDOW)
+    assert [c.get("NextToken") for c in fake.calls] == [None, "1", "2"]
+    assert series[q].values == (20.0, 21.0, 22.0)
+    assert series[q].status is Status.OK
+    assert stats.datapoints == 3
+
+
+def test_a_query_marked_internal_error_is_an_error_not_no_data():
+    fake = FakeCloudWatch(status={"vol-00001": "InternalError"})
+    good, bad = query(0), query(1)
+    series, _ = CloudWatch(fake, "us-east-1").fetch([good, bad], WINDOW)
+    assert series[good].status is Status.OK
+    assert series[bad].status is Status.ERROR
+    assert "InternalError" in series[bad].error
+
+
+def test_a_failed_call_fails_its_batch_and_says_why():
+    fake = FakeCloudWatch(fail_with="Throttling")
+    series, stats = CloudWatch(fake, "us-east-1").fetch([query(0), query(1)], WINDOW)
+    assert {s.status for s in series.values()} == {Status.ERROR}
+    assert "cloudwatch:GetMetricData in us-east-1: Throttling" in series[query(0)].error
+    assert stats.requests["error"] == 1
+
+
+def test_access_denied_is_fatal():
+    with pytest.raises(AwsAccessError):
+        CloudWatch(FakeCloudWatch(fail_with="AccessDenied"), "us-east-1").fetch([query(0)], WINDOW)
+
+
+def test_against_moto_results_come_back_oldest_first_in_utc(aws):
+    client = boto3.client("cloudwatch", region_name="us-east-1")
+    client.put_metric_data(
+        Namespace="AWS/EBS",
+        MetricData=[
+            {
+                "MetricName": "VolumeReadOps",
+                "Dimensions": [{"Name": "VolumeId", "Value": "vol-00003"}],
+                "Timestamp": T0 + timedelta(minutes=m),
+                "Value": 60.0 * m,
+            }
+            for m in range(10)
+        ],
+    )
+    q, empty = query(3), query(4)
+    series, _ = CloudWatch(client, "us-east-1").fetch([q, empty], WINDOW)
+    assert series[q].values == tuple(60.0 * m for m in range(10))
+    assert series[q].timestamps[0] == T0
+    assert series[q].timestamps[0].tzinfo is not None
+    assert series[empty].status is Status.NO_DATA

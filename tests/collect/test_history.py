@@ -1,0 +1,96 @@
+from datetime import timedelta
+
+from analyzer.collect.history import History
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
+from analyzer.model.series import Series, Status
+from tests.helpers import T0
+
+VOLUME = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 60)
+INSTANCE = MetricQuery("i-1", "AWS/EC2", "EBSReadOps", "InstanceId", "Sum", 300)
+
+
+def at(minutes: float, seconds: float = 30):
+    return T0 + timedelta(minutes=minutes, seconds=seconds)
+
+
+def fill(window: Window, value: float = 1.0) -> Series:
+    points = [
+        (window.start + timedelta(seconds=i * window.period_s), value)
+        for i in range(window.periods)
+    ]
+    return Series.of(points, window.period_s)
+
+
+def history():
+    return History(lookback_s=3 * 3600, overlap_s=300, settle_s=120)
+
+
+def test_first_cycle_backfills_then_fetches_what_is_new_plus_the_overlap():
+    h = history()
+    [(window, group)] = h.plan([VOLUME], at(0))
+    assert group == [VOLUME]
+    assert window.end == T0 - timedelta(minutes=2)
+    assert window.seconds == 3 * 3600
+    h.merge(window, {VOLUME: fill(window)})
+
+    [(window, _)] = h.plan([VOLUME], at(1))
+    assert window.end == T0 - timedelta(minutes=1)
+    assert window.start == T0 - timedelta(minutes=7)  # five minutes of overlap
+
+
+def test_nothing_is_asked_while_no_new_period_is_complete():
+    h = history()
+    for window, group in h.plan([VOLUME, INSTANCE], at(0)):
+        h.merge(window, {q: fill(window) for q in group})
+    # One minute later: a new 1-minute period, but no new 5-minute one.
+    planned = h.plan([VOLUME, INSTANCE], at(1))
+    assert [group for _, group in planned] == [[VOLUME]]
+    # Five minutes later both are due again.
+    assert {q for _, g in h.plan([VOLUME, INSTANCE], at(5)) for q in g} == {VOLUME, INSTANCE}
+
+
+def test_new_points_replace_those_in_their_window_and_late_ones_are_taken():
+    h = history()
+    [(first, _)] = h.plan([VOLUME], at(0))
+    h.merge(first, {VOLUME: fill(first, 1.0)})
+    [(second, _)] = h.plan([VOLUME], at(1))
+    h.merge(second, {VOLUME: fill(second, 2.0)})
+    series = h.current([VOLUME], at(1))[VOLUME]
+    assert series.status is Status.OK
+    assert series.values[-6:] == (2.0,) * 6  # the overlap was refetched
+    assert series.values[0] == 1.0
+    assert len(series) == 180  # the lookback moved on by a minute
+
+
+def test_a_failed_fetch_keeps_what_was_known_and_is_retried_from_the_same_point():
+    h = history()
+    [(first, _)] = h.plan([VOLUME], at(0))
+    h.merge(first, {VOLUME: fill(first)})
+    [(failed, _)] = h.plan([VOLUME], at(1))
+    h.merge(failed, {VOLUME: Series.failed("Throttling")})
+    series = h.current([VOLUME], at(1))[VOLUME]
+    assert series.status is Status.ERROR and series.error == "Throttling"
+    assert len(series) == 179
+    [(retry, _)] = h.plan([VOLUME], at(2))
+    assert retry.start == failed.start
+
+
+def test_queries_of_resources_that_are_gone_are_forgotten():
+    h = history()
+    for window, group in h.plan([VOLUME, INSTANCE], at(0)):
+        h.merge(window, {q: fill(window) for q in group})
+    assert set(h.current([VOLUME], at(0))) == {VOLUME}
+    assert len(h) == 1
+    # A query seen again later is backfilled like a new one.
+    [(window, _)] = [p for p in h.plan([INSTANCE], at(1)) if INSTANCE in p[1]]
+    assert window.seconds >= 3 * 3600
+
+
+def test_history_is_trimmed_to_the_lookback():
+    h = History(lookback_s=600, overlap_s=60, settle_s=0)
+    for minute in range(0, 30):
+        for window, group in h.plan([VOLUME], at(minute, 0)):
+            h.merge(window, {q: fill(window) for q in group})
+    series = h.current([VOLUME], at(29, 0))[VOLUME]
+    assert len(series) <= 11

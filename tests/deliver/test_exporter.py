@@ -1,0 +1,122 @@
+from datetime import timedelta
+
+from prometheus_client import generate_latest
+
+from analyzer.analyze import engine, rules
+from analyzer.deliver.alerts import AlertBook
+from analyzer.deliver.exporter import Published, registry_for
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import InstanceType
+from analyzer.model.series import Status
+from analyzer.model.state import FetchStats
+from analyzer.model.units import KIB, MB
+from tests.helpers import (
+    T0,
+    assert_golden,
+    instance_state,
+    promtool,
+    series,
+    shop_volume,
+    snapshot_of,
+    volume_state,
+)
+
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
+
+
+def replica():
+    from types import MappingProxyType
+
+    from analyzer.model.limits import db_storage_envelope, instance_type_envelope
+    from analyzer.model.resources import DbInstance
+    from analyzer.model.state import ResourceState
+    from analyzer.model.units import GIB
+
+    r5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
+    db = DbInstance(
+        "orders-replica",
+        "us-east-1",
+        "mysql",
+        "db.r5.xlarge",
+        "gp2",
+        200,
+        "available",
+        class_info=r5,
+    )
+    measures = {
+        Measure.IOPS: series([2_550] * 30),
+        Measure.READ_IOPS: series([2_500] * 30),
+        Measure.WRITE_IOPS: series([50] * 30),
+        Measure.THROUGHPUT: series([2_550 * 16 * KIB] * 30),
+        Measure.BURST_BALANCE: series([40.0] * 30),
+        Measure.IO_BALANCE: series([100.0] * 30),
+        Measure.BYTE_BALANCE: series([100.0] * 30),
+        Measure.FREEABLE_MEMORY: series([1.5 * GIB] * 30),
+    }
+    return ResourceState(
+        db.ref,
+        db,
+        db_storage_envelope(db),
+        MappingProxyType(measures),
+        Status.OK,
+        class_envelope=instance_type_envelope(r5),
+    )
+
+
+def published(include_spare=True):
+    shop = shop_volume("vol-shop", "i-shop")
+    spare = volume_state(
+        "gp3",
+        100,
+        {},
+        volume_id="vol-spare",
+        attached_to=None,
+        iops=3_000,
+        throughput=125,
+        status=Status.NO_DATA,
+    )
+    instance = instance_state(
+        M5,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.IO_BALANCE: series([100] * 30),
+            Measure.BYTE_BALANCE: series([100] * 30),
+        },
+        volume_ids=("vol-shop",),
+        instance_id="i-shop",
+    )
+    states = [shop, instance, replica()] + ([spare] if include_spare else [])
+    snap = snapshot_of(*states)
+    book = AlertBook(4 * 3600, 300)
+    book.update(snap.generated_at, engine.evaluate(rules.load().rules, snap), [])
+    return Published.of(snap, book.firing(), 300)
+
+
+def exposition(current):
+    registry, telemetry = registry_for(lambda: current, process_metrics=False)
+    stats = FetchStats(metrics_requested=25, datapoints=4_500)
+    stats.requests["success"] = 1
+    telemetry.cycle_succeeded(stats, 1.5, T0 + timedelta(minutes=32), backfill=True)
+    telemetry.notified("slack", "success")
+    return generate_latest(registry).decode()
+
+
+def test_metrics_exposition_is_golden():
+    assert_golden("metrics.prom", exposition(published()))
+
+
+def test_promtool_accepts_the_exposition():
+    result = promtool("check", "metrics", stdin=exposition(published()))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_series_of_resources_that_disappear_disappear():
+    assert 'volume_id="vol-spare"' in exposition(published(include_spare=True))
+    assert 'volume_id="vol-spare"' not in exposition(published(include_spare=False))
+
+
+def test_before_the_first_cycle_only_help_and_type_lines():
+    text = exposition(None)
+    assert "ebs_analyzer_volume_iops" in text
+    assert "ebs_analyzer_volume_iops{" not in text

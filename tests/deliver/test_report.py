@@ -1,0 +1,87 @@
+import json
+
+from analyzer.analyze import engine, rules
+from analyzer.deliver import report
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import InstanceType
+from analyzer.model.units import MB
+from tests.helpers import instance_state, series, shop_volume, snapshot_of, volume_state
+
+RESOURCE_KEYS = {
+    "resource_type",
+    "resource_id",
+    "region",
+    "attached_to",
+    "iops",
+    "throughput_bytes_per_second",
+    "iops_limit",
+    "throughput_limit_bytes_per_second",
+    "burst_balance_percent",
+    "seconds_to_empty",
+    "avg_io_size_bytes",
+    "status",
+}
+FINDING_KEYS = {
+    "rule",
+    "severity",
+    "resource_type",
+    "resource_id",
+    "region",
+    "bottleneck",
+    "summary",
+    "observed",
+    "limit",
+    "unit",
+    "seconds_to_empty",
+    "next_bottleneck",
+    "evidence",
+}
+
+
+def shop():
+    volume = shop_volume()
+    instance = instance_state(
+        InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB),
+        {Measure.IOPS: series([1_500] * 30)},
+        volume_ids=("vol-1",),
+    )
+    snap = snapshot_of(volume, instance)
+    return snap, engine.evaluate(rules.load().rules, snap)
+
+
+def test_json_report_follows_the_contract():
+    snap, findings = shop()
+    data = json.loads(report.to_json(snap, findings, 300))
+    assert data["generated_at"].endswith("Z")
+    assert {r["resource_type"] for r in data["resources"]} == {"volume", "instance"}
+    for resource in data["resources"]:
+        assert resource.keys() >= RESOURCE_KEYS
+        assert resource["status"] in ("ok", "no_data", "error")
+    volume = data["resources"][0]
+    assert volume["attached_to"] == "i-1"
+    assert volume["iops"] == 1_500
+    assert volume["iops_limit"] == 3_000
+    assert volume["burst_balance_percent"] == 40
+    assert volume["avg_io_size_bytes"] == 4096
+    assert volume["seconds_to_empty"] == 1_450
+    [finding] = data["findings"]
+    assert finding.keys() >= FINDING_KEYS
+    assert finding["rule"] == "gp2-burst-exhaustion"
+    assert finding["next_bottleneck"]["bottleneck"] == "volume_iops"
+    assert {"bottleneck", "limit", "unit"} <= finding["next_bottleneck"].keys()
+
+
+def test_text_report_reads_at_a_glance():
+    snap, findings = shop()
+    text = report.to_text(snap, findings, 300)
+    assert "FINDINGS (1)" in text
+    assert "WARNING   gp2-burst-exhaustion" in text
+    assert "BurstBalance 40% → 0 in 24 min at 1,500 IOPS; then throttled to 150 IOPS." in text
+    assert "next: volume iops 3,000 IOPS on vol-1" in text
+    assert "1,500 / 3,000 IOPS" in text
+    assert "gp2 50 GiB" in text
+
+
+def test_no_findings_says_so():
+    snap = snapshot_of(volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000))
+    assert "No findings" in report.to_text(snap, [], 300)

@@ -1,0 +1,106 @@
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+from analyzer.analyze import advice, engine, prices, rules
+from analyzer.deliver import slack
+from analyzer.deliver.alerts import AlertBook, Owed
+from analyzer.model.metrics import Measure
+from analyzer.model.units import KIB
+from tests.helpers import assert_golden, series, snapshot_of, volume_state
+
+
+def book_with_alerts():
+    shop = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([1_500] * 30),
+            Measure.THROUGHPUT: series([1_500 * 4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([40.0] * 30),
+        },
+        volume_id="vol-shop",
+        attached_to="i-shop",
+    )
+    empty = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([150] * 30),
+            Measure.THROUGHPUT: series([150 * 4 * KIB] * 30),
+            Measure.BURST_BALANCE: series([0.0] * 30),
+        },
+        volume_id="vol-db",
+        attached_to="i-db",
+    )
+    snap = snapshot_of(shop, empty)
+    findings = [
+        replace(f, remedies=advice.remedies(f, snap, prices.load()))
+        for f in engine.evaluate(rules.load().rules, snap)
+    ]
+    book = AlertBook(4 * 3600, 300)
+    book.update(snap.generated_at, findings, [])
+    return book, snap.generated_at
+
+
+def dump(message):
+    return json.dumps(message, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_firing_message_is_golden():
+    book, now = book_with_alerts()
+    [(alerts, message)] = slack.messages(book.owed(), now)
+    assert len(alerts) == 2
+    assert_golden("slack_firing.json", dump(message))
+    assert message["text"].startswith("2 storage bottlenecks on AWS: CRITICAL vol-db")
+
+
+def test_resolved_message_is_golden():
+    book, now = book_with_alerts()
+    book.delivered(book.owed(), now)
+    later = now + timedelta(hours=1, minutes=10)
+    for alert in book:
+        alert.state, alert.outbox = "resolved", Owed.RESOLVED
+    [(_, message)] = slack.messages(book.owed(), later)
+    assert message["text"].startswith("Resolved")
+    assert_golden("slack_resolved.json", dump(message))
+
+
+def test_a_long_list_is_cut_to_what_slack_accepts():
+    book, now = book_with_alerts()
+    alerts = book.owed() * 30
+    message = slack.firing_message(alerts, now)
+    assert len(message["blocks"]) <= 50
+    assert "…and 40 more" in json.dumps(message, ensure_ascii=False)
+
+
+def test_rds_rates_read_in_the_unit_of_the_limit_that_binds():
+    from analyzer.deliver.alerts import Alert
+
+    def alert(bottleneck, limit):
+        finding = {
+            "resource_type": "db_instance",
+            "bottleneck": bottleneck,
+            "observed": limit,
+            "limit": limit,
+            "unit": "bytes_per_second",
+            "summary": "s",
+            "seconds_to_empty": None,
+        }
+        return Alert(
+            "r",
+            "us-east-1",
+            "db",
+            "db_instance",
+            "warning",
+            "firing",
+            "2026-11-21T12:00:00+00:00",
+            finding,
+            outbox=Owed.FIRING,
+        )
+
+    now = __import__("datetime").datetime.fromisoformat("2026-11-21T12:30:00+00:00")
+    storage = slack.firing_message([alert("volume_throughput", 250 * 2**20)], now)
+    klass = slack.firing_message([alert("instance_throughput", 593.75e6)], now)
+    assert "*Limit:* 250 MiB/s" in json.dumps(storage)
+    assert "*Limit:* 594 MB/s" in json.dumps(klass)

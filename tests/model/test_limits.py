@@ -1,0 +1,231 @@
+"""The envelope must match the figures in DOMAIN.md, AWS's own tables included."""
+
+import pytest
+
+from analyzer.model import limits
+from analyzer.model.resources import InstanceType, Volume
+from analyzer.model.units import MB, MIB
+
+
+@pytest.mark.parametrize(
+    ("size_gib", "burst_seconds"),
+    [
+        # AWS's gp2 burst duration table: a full bucket at 3,000 IOPS.
+        (1, 1_862),
+        (33, 1_862),
+        (100, 2_000),
+        (250, 2_400),
+        (334, 2_703),
+        (500, 3_600),
+        (750, 7_200),
+    ],
+)
+def test_gp2_full_bucket_lasts_as_in_the_aws_table(size_gib: int, burst_seconds: int) -> None:
+    bucket = limits.gp2(size_gib).bucket
+    assert bucket is not None
+    assert bucket.full_burst_seconds == pytest.approx(burst_seconds, abs=1)
+
+
+@pytest.mark.parametrize("size_gib", [1_000, 2_000, 5_334, 16_384])
+def test_gp2_from_1000_gib_has_no_burst(size_gib: int) -> None:
+    envelope = limits.gp2(size_gib)
+    assert envelope.bucket is None
+    assert not envelope.bursts
+
+
+@pytest.mark.parametrize(
+    ("size_gib", "baseline"),
+    [
+        (1, 100),
+        (33, 100),
+        (34, 102),
+        (50, 150),
+        (100, 300),
+        (250, 750),
+        (5_334, 16_000),
+        (16_384, 16_000),
+    ],
+)
+def test_gp2_baseline_is_3_iops_per_gib_between_100_and_16000(size_gib: int, baseline: int) -> None:
+    assert limits.gp2(size_gib).baseline_iops == baseline
+
+
+def test_gp2_refill_from_empty_with_no_io() -> None:
+    bucket = limits.gp2(100).bucket
+    assert bucket is not None
+    assert bucket.refill_seconds == pytest.approx(18_000)
+
+
+@pytest.mark.parametrize(
+    ("size_gib", "with_credits_mib", "without_credits_mib"),
+    [
+        (50, 128, 37.5),  # 150 IOPS x 256 KiB once the bucket is empty
+        (100, 128, 75),
+        (170, 128, 127.5),
+        (200, 250, 128),  # 250 MiB/s between 170 and 334 GiB only while credits last
+        (334, 250, 250),
+        (1_000, 250, 250),
+    ],
+)
+def test_gp2_throughput_cap_depends_on_size_and_credits(
+    size_gib: int, with_credits_mib: float, without_credits_mib: float
+) -> None:
+    envelope = limits.gp2(size_gib)
+    assert envelope.throughput_limit(credits_left=True) == with_credits_mib * MIB
+    assert envelope.throughput_limit(credits_left=False) == without_credits_mib * MIB
+
+
+def test_gp2_iops_limit_is_burst_while_credits_last_then_baseline() -> None:
+    envelope = limits.gp2(50)
+    assert envelope.iops_limit(credits_left=True) == 3_000
+    assert envelope.iops_limit(credits_left=False) == 150
+
+
+@pytest.mark.parametrize(
+    ("factory", "size_gib", "burst_seconds"),
+    [
+        (limits.st1, 1_024, 4_993),
+        (limits.st1, 2_048, 4_993),
+        (limits.sc1, 1_024, 15_420),
+        (limits.sc1, 3_200, 15_420),
+    ],
+)
+def test_hdd_full_bucket_duration(factory, size_gib: int, burst_seconds: int) -> None:  # type: ignore[no-untyped-def]
+    bucket = factory(size_gib).bucket
+    assert bucket.full_burst_seconds == pytest.approx(burst_seconds, rel=0.001)
+
+
+@pytest.mark.parametrize(
+    ("factory", "size_gib", "baseline_mib", "burst_mib", "max_iops"),
+    [
+        (limits.st1, 1_024, 40, 250, 500),
+        (limits.st1, 16_384, 500, 500, 500),
+        (limits.sc1, 1_024, 12, 80, 250),
+        (limits.sc1, 16_384, 192, 250, 250),
+    ],
+)
+def test_hdd_baseline_and_burst(factory, size_gib, baseline_mib, burst_mib, max_iops) -> None:  # type: ignore[no-untyped-def]
+    envelope = factory(size_gib)
+    assert envelope.baseline_throughput_bps == pytest.approx(baseline_mib * MIB)
+    assert envelope.throughput_bps == pytest.approx(burst_mib * MIB)
+    assert envelope.iops == max_iops
+
+
+def test_gp3_defaults_when_the_api_omits_them() -> None:
+    envelope = limits.gp3(None, None)
+    assert (envelope.iops, envelope.throughput_bps) == (3_000, 125 * MIB)
+    assert limits.gp3(16_000, 1_000).throughput_bps == 1_000 * MIB
+
+
+@pytest.mark.parametrize(
+    ("iops", "nitro", "iops_limit", "throughput_mib"),
+    [
+        (1_000, True, 1_000, 250),  # 1,000 x 256 KiB
+        (2_000, True, 2_000, 500),  # capped at 500 MiB/s
+        (32_000, True, 32_000, 500),
+        (64_000, True, 64_000, 1_000),  # above 32,000: IOPS x 16 KiB
+        (64_000, False, 32_000, 500),  # non-Nitro instances stop at 32,000
+    ],
+)
+def test_io1(iops: int, nitro: bool, iops_limit: float, throughput_mib: float) -> None:
+    envelope = limits.io1(iops, nitro)
+    assert envelope.iops == iops_limit
+    assert envelope.throughput_bps == pytest.approx(throughput_mib * MIB)
+
+
+@pytest.mark.parametrize(
+    ("iops", "throughput_mib"), [(1_000, 256), (10_000, 2_560), (32_000, 4_000), (256_000, 4_000)]
+)
+def test_io2_throughput_is_0_256_mib_per_iops_up_to_4000(iops: int, throughput_mib: float) -> None:
+    assert limits.io2(iops).throughput_bps == pytest.approx(throughput_mib * MIB)
+
+
+def test_standard_is_marked_approximate() -> None:
+    assert limits.standard().approximate
+
+
+def test_volume_envelope_dispatches_on_type() -> None:
+    def volume(kind: str, **kw: int) -> Volume:
+        return Volume("vol-1", "us-east-1", kind, kw.pop("size", 100), "in-use", **kw)  # type: ignore[arg-type]
+
+    assert limits.volume_envelope(volume("gp2")) == limits.gp2(100)
+    assert limits.volume_envelope(volume("io2", iops=5_000)) == limits.io2(5_000)
+    assert limits.volume_envelope(
+        volume("io1", iops=50_000), InstanceType("m4.large", nitro=False)
+    ) == limits.io1(50_000, False)
+    assert limits.volume_envelope(volume("future-type")) is None
+    assert limits.has_burst_balance(volume("gp2"))
+    assert not limits.has_burst_balance(volume("gp2", size=1_000))
+    assert not limits.has_burst_balance(volume("gp3"))
+
+
+def test_instance_envelope_reads_mb_per_second() -> None:
+    info = InstanceType("r6i.8xlarge", 40_000, 40_000, 1_250 * MB, 1_250 * MB)
+    envelope = limits.instance_type_envelope(info)
+    assert envelope is not None
+    assert envelope.throughput_bps == 1_250_000_000
+    assert not envelope.bursts
+    small = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB)
+    burst = limits.instance_type_envelope(small)
+    assert burst is not None and burst.bursts
+    assert burst.iops_limit(credits_left=False) == 3_600
+    assert limits.instance_type_envelope(InstanceType("t1.micro")) is None
+
+
+def db(
+    engine: str, storage: str, size: int, iops: int | None = None, throughput: int | None = None
+):
+    from analyzer.model.resources import DbInstance
+
+    return DbInstance(
+        "db-1", "us-east-1", engine, "db.r5.xlarge", storage, size, "available", iops, throughput
+    )
+
+
+@pytest.mark.parametrize(
+    ("engine", "size", "stripes"),
+    [
+        ("mysql", 399, 1),
+        ("mysql", 400, 4),
+        ("mariadb", 400, 4),
+        ("postgres", 1_000, 4),
+        ("oracle-ee", 199, 1),
+        ("oracle-se2", 200, 4),
+        ("sqlserver-se", 1_000, 1),
+    ],
+)
+def test_rds_stripes_from_400_gib_or_200_for_oracle(engine, size, stripes):
+    assert limits.rds_stripes(engine, size) == stripes
+
+
+def test_rds_gp2_striped_bursts_to_12000_with_four_buckets():
+    envelope = limits.db_storage_envelope(db("mysql", "gp2", 400))
+    assert envelope.iops == 12_000
+    assert envelope.baseline_iops == 1_200  # four 100 GiB volumes at 300 each
+    assert envelope.bucket.capacity == 4 * 5_400_000
+    # Four full buckets at 12,000 IOPS last as long as one 100 GiB volume at 3,000.
+    assert envelope.bucket.full_burst_seconds == pytest.approx(2_000)
+
+
+def test_rds_gp2_unstriped_is_one_volume():
+    assert limits.db_storage_envelope(db("mysql", "gp2", 200)) == limits.gp2(200)
+
+
+@pytest.mark.parametrize(
+    ("engine", "size", "iops", "throughput", "want_iops", "want_mib"),
+    [
+        ("postgres", 399, None, None, 3_000, 125),
+        ("postgres", 400, None, None, 12_000, 500),
+        ("mysql", 1_000, 20_000, 1_000, 20_000, 1_000),
+        ("sqlserver-se", 1_000, None, None, 3_000, 125),
+    ],
+)
+def test_rds_gp3_included_performance(engine, size, iops, throughput, want_iops, want_mib):
+    envelope = limits.db_storage_envelope(db(engine, "gp3", size, iops, throughput))
+    assert (envelope.iops, envelope.throughput_bps) == (want_iops, want_mib * MIB)
+
+
+def test_rds_provisioned_storage():
+    assert limits.db_storage_envelope(db("oracle-ee", "io1", 300, 10_000)) == limits.io1(10_000)
+    assert limits.db_storage_envelope(db("mysql", "io2", 300, 40_000)) == limits.io2(40_000)
+    assert limits.db_storage_envelope(db("mysql", "aurora", 300)) is None
