@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analyzer import __version__, logs
+from analyzer import __version__, daemon, demo, logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
+from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, ConfigError
 
@@ -212,8 +213,6 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
 
 
 def _once(args: argparse.Namespace) -> int:
-    from analyzer.cycle import Analyzer
-
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).run(datetime.now(UTC))
@@ -221,71 +220,17 @@ def _once(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(result: Any, fmt: str, forecast_window: float) -> None:
-    render = report.to_json if fmt == "json" else report.to_text
-    sys.stdout.write(render(result.snapshot, result.findings, forecast_window))
-    if fmt == "json":
-        sys.stdout.write("\n")
+def _print(result: CycleResult, fmt: str, forecast_window: float) -> None:
+    sys.stdout.write(report.render(result.snapshot, result.findings, fmt, forecast_window))
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from analyzer import daemon
-    from analyzer.cycle import Analyzer
-    from analyzer.deliver.notify import ConsoleChannel
-    from analyzer.sim import account as demo
-    from analyzer.sim.clock import SimulatedClock
-
-    if not 0 < args.speed <= 3600:
-        raise ConfigError(f"--speed {args.speed:g}: must be above 0 and at most 3600")
-    settings = settings_mod.load(
-        {"region": [demo.REGION], "rules": args.rules, "listen": args.listen}
+    return demo.run(
+        once=args.once, fmt=args.format, speed=args.speed, listen=args.listen, rules=args.rules
     )
-    ruleset = rules.load(settings.rule_dirs)
-    with demo.account(datetime.now(UTC)) as account:
-        if args.once:
-            result = Analyzer(settings, ruleset, clients=account.clients).run(account.now)
-        else:
-            clock = SimulatedClock(account.now, args.speed)
-            process, server = daemon.build(
-                settings, ruleset, account.clients, clock, fallback=ConsoleChannel()
-            )
-            _demo_banner(
-                account, settings, server.port, args.speed, process.dispatcher.channel.name
-            )
-            return process.run(server, speed=args.speed)
-    if args.format == "text":
-        _demo_banner(account, settings, None, None, None)
-    _print(result, args.format, settings.forecast_window)
-    return 0
-
-
-def _demo_banner(
-    account: Any,
-    settings: settings_mod.Settings,
-    port: int | None,
-    speed: float | None,
-    channel: str | None,
-) -> None:
-    print("A simulated AWS account (no credentials, no network) with four hours of history:")
-    for name, story in account.stories.items():
-        print(f"  {name:<14} {story}")
-    print()
-    if port is None:
-        return
-    host = settings.listen_address[0]
-    shown = "localhost" if host in ("0.0.0.0", "127.0.0.1") else host
-    where = "to Slack" if channel == "slack" else "here"
-    print(
-        f"Simulated time runs {speed:g}× faster than real time. Metrics: "
-        f"http://{shown}:{port}/metrics · Ctrl-C to stop."
-    )
-    print(f"Alerts appear {where} as they fire and resolve.")
-    print(flush=True)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from analyzer import daemon
-
     settings = _settings(args)
     if settings.log_format != "auto":
         logs.configure(args.log_level, json_lines=settings.log_format == "json")

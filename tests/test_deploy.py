@@ -88,7 +88,12 @@ def test_what_the_dockerfile_copies_builds_a_complete_package(tmp_path):
     assert "analyzer/default_rules/credits.yaml" in names
     assert "analyzer/default_rules/caps.yaml" in names
     assert "analyzer/data/prices.yaml" in names
-    assert "analyzer/cli.py" in names
+    sources = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "analyzer").rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert sources - names == set(), "modules missing from the wheel: list their package"
 
 
 # --- AWS ----------------------------------------------------------------------------------

@@ -310,3 +310,10 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
     for r in errors:
         lines.append(f"  ! {r['resource_id']}: {r['error']}")
     return "\n".join(lines) + "\n"
+
+
+def render(snap: Snapshot, findings: Sequence[Finding], fmt: str, forecast_window_s: float) -> str:
+    """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated."""
+    if fmt == "json":
+        return to_json(snap, findings, forecast_window_s) + "\n"
+    return to_text(snap, findings, forecast_window_s)

@@ -1,0 +1,143 @@
+"""The import graph keeps the layers honest: arrows point down the pipeline, never in a circle.
+
+model ← collect ← analyze ← deliver ← cycle/daemon/settings ← cli/demo. `sim/` is a side room:
+only the demo command and the tests may enter it. Every import counts, including one inside a
+function: a late import hides an arrow, it does not remove it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "analyzer"
+
+RANKS = {
+    "analyzer": 0,
+    "analyzer.errors": 0,
+    "analyzer.yamlfile": 0,
+    "analyzer.model": 0,
+    "analyzer.collect": 1,
+    "analyzer.sim": 1.5,
+    "analyzer.analyze": 2,
+    "analyzer.deliver": 3,
+    "analyzer.settings": 4,
+    "analyzer.logs": 4,
+    "analyzer.cycle": 4,
+    "analyzer.daemon": 4,
+    "analyzer.demo": 5,
+    "analyzer.cli": 5,
+    "analyzer.__main__": 6,
+}
+"""A module may import modules of its own rank or below. Within one rank, only its own room."""
+
+SIM_USERS = frozenset({"analyzer.demo"})
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _room(module: str) -> str:
+    """The entry of RANKS a module belongs to: its top-level module or its subpackage."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:n])
+        if candidate in RANKS:
+            return candidate
+    raise AssertionError(f"{module}: no room in RANKS; add it")
+
+
+def _resolve(name: str) -> str | None:
+    """The analyzer module an imported name lives in (a name may be a module or an attribute)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str) -> Iterator[tuple[str, int]]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names] or [base]
+        else:
+            continue
+        for name in names:
+            if name.startswith("analyzer") and (target := _resolve(name)) and target != module:
+                yield target, node.lineno
+
+
+GRAPH = {module: sorted(set(_imports(module))) for module in MODULES}
+
+
+def test_every_module_has_a_room() -> None:
+    for module in MODULES:
+        _room(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down_the_pipeline(module: str) -> None:
+    room = _room(module)
+    for target, line in GRAPH[module]:
+        other = _room(target)
+        where = f"{MODULES[module].relative_to(PACKAGE.parent)}:{line} imports {target}"
+        if other == "analyzer.sim":
+            assert room in (*SIM_USERS, "analyzer.sim"), f"{where}: only the demo command uses sim/"
+            continue
+        assert RANKS[other] <= RANKS[room], f"{where}, which sits above it in the pipeline"
+        if RANKS[other] == RANKS[room] and RANKS[room] in (1, 2, 3):
+            assert other == room, f"{where}: a sibling room of the same stage"
+
+
+def test_model_imports_nothing_else() -> None:
+    for module in MODULES:
+        if _room(module) == "analyzer.model":
+            outside = [t for t, _ in GRAPH[module] if _room(t) != "analyzer.model"]
+            assert not outside, f"{module} imports {outside}"
+
+
+def test_no_import_cycles() -> None:
+    edges = {m: {t for t, _ in targets} for m, targets in GRAPH.items()}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            cycle = [*path[path.index(node) :], node]
+            raise AssertionError("import cycle: " + " → ".join(cycle))
+        if node in done:
+            return
+        for target in sorted(edges[node]):
+            visit(target, [*path, node])
+        done.add(node)
+
+    for module in sorted(edges):
+        visit(module, [])
+
+
+def test_a_cycle_or_an_upward_arrow_would_be_caught() -> None:
+    """The checks above read real import statements: one in a function body counts too."""
+    source = "def f():\n    from analyzer.deliver import report\n"
+    tree = ast.parse(source)
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert found and _resolve("analyzer.deliver.report.to_text") == "analyzer.deliver.report"
+    assert RANKS[_room("analyzer.deliver.report")] > RANKS[_room("analyzer.analyze.engine")]
