@@ -13,7 +13,7 @@ from typing import Any
 from analyzer import __version__, daemon, demo, logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
-from analyzer.cycle import Analyzer, CycleResult
+from analyzer.cycle import Analyzer
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, ConfigError
 
@@ -216,12 +216,8 @@ def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).run(datetime.now(UTC))
-    _print(result, args.format, settings.forecast_window)
+    sys.stdout.write(report.render(result.snapshot, result.findings, args.format))
     return 0
-
-
-def _print(result: CycleResult, fmt: str, forecast_window: float) -> None:
-    sys.stdout.write(report.render(result.snapshot, result.findings, fmt, forecast_window))
 
 
 def _demo(args: argparse.Namespace) -> int:

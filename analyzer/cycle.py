@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import structlog
 
-from analyzer.analyze import advice, engine, prices, states
+from analyzer.analyze import prices, states
+from analyzer.analyze.analysis import analyze
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect import inventory, queries
@@ -125,11 +126,7 @@ class Analyzer:
         snap = states.build(now, data_end, resources, stats)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
-        evaluation = engine.evaluate_all(self.rules.rules, snap)
-        firing = [
-            replace(f, remedies=advice.remedies(f, snap, self.price_list))
-            for f in evaluation.firing
-        ]
+        analysis = analyze(snap, self.rules, self.price_list)
         duration = time.monotonic() - started
         log.info(
             "poll.completed",
@@ -138,8 +135,8 @@ class Analyzer:
             db_instances=sum(1 for s in resources if s.is_db),
             queries=stats.metrics_requested,
             requests=sum(stats.requests.values()),
-            findings=len(firing),
-            pending=len(evaluation.pending),
+            findings=len(analysis.firing),
+            pending=len(analysis.pending),
             duration_s=round(duration, 3),
         )
-        return CycleResult(snap, firing, evaluation.pending, duration)
+        return CycleResult(analysis.snapshot, analysis.firing, analysis.pending, duration)

@@ -96,9 +96,7 @@ class Daemon:
             return False
         self._cycles += 1
         self.book.update(now, result.findings, result.pending)
-        self._published = Published.of(
-            result.snapshot, self.book.firing(), self.settings.forecast_window
-        )
+        self._published = Published.of(result.snapshot, self.book.firing())
         self._last_success = now
         self.telemetry.cycle_succeeded(
             result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1

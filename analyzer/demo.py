@@ -40,7 +40,7 @@ def run(once: bool, fmt: str, speed: float, listen: str, rules: list[str] | None
         result = Analyzer(settings, ruleset, clients=simulated.clients).run(simulated.now)
     if fmt == "text":
         _banner(simulated)
-    sys.stdout.write(report.render(result.snapshot, result.findings, fmt, settings.forecast_window))
+    sys.stdout.write(report.render(result.snapshot, result.findings, fmt))
     return 0
 
 

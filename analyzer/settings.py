@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import structlog
 from pydantic import (
     AliasChoices,
     BeforeValidator,
@@ -34,6 +35,8 @@ from analyzer.yamlfile import read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"
 
+log = structlog.get_logger(__name__)
+
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 List = Annotated[tuple[str, ...], NoDecode]
 
@@ -53,8 +56,9 @@ class Settings(BaseSettings):
     """History fetched on the first cycle, so that it can already forecast."""
     settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
     """The newest minutes are often incomplete in CloudWatch: leave them out."""
-    forecast_window: Seconds = Field(default=300.0, gt=0, le=86400.0)
-    """The window over which the reported time to empty averages the drain."""
+    forecast_window: Seconds | None = None
+    """No longer used, and accepted with a warning: every output reads one time to empty per
+    resource, over the `rate_window` of the `credit_forecast` rule that applies to it."""
     prices: Path | None = None
     """A price file for the proposed fixes (default: the shipped us-east-1 prices)."""
 
@@ -178,7 +182,7 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
         config = {**Settings.model_config, "yaml_file": config_file}
         cls = type("Settings", (Settings,), {"model_config": config})
     try:
-        return cls(**given)
+        loaded = cls(**given)
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
@@ -190,3 +194,11 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
             )
             problems.append(f"{_origin(name, given, config_file)}: {message}")
         raise ConfigError("; ".join(problems)) from None
+    if loaded.forecast_window is not None:
+        log.warning(
+            "settings.ignored",
+            setting=_origin("forecast_window", given, config_file),
+            reason="no longer used: the time to empty uses the rate_window of the "
+            "credit_forecast rule that applies to each resource (set it in a rule file)",
+        )
+    return loaded

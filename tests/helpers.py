@@ -71,12 +71,49 @@ def instance_state(
     )
 
 
-def snapshot_of(*states, minutes_of_data=30, settle_s=120):
-    """A snapshot whose data ends `minutes_of_data` after T0."""
+def ruleset_of(*rules):
+    """A rule set of these rules, as if loaded from a file."""
+    from pathlib import Path
+
+    from analyzer.analyze.rules import LoadedRule, RuleSet
+
+    return RuleSet(tuple(LoadedRule(rule, Path("test.yaml")) for rule in rules))
+
+
+def snapshot_of(*states, rules=(), minutes_of_data=30, settle_s=120):
+    """A snapshot whose data ends `minutes_of_data` after T0, with each resource's outlook
+    worked out as the analysis stage does, over the windows of `rules` (or the defaults)."""
+    from analyzer.analyze.outlook import with_outlooks
     from analyzer.analyze.states import build
 
     data_end = T0 + timedelta(minutes=minutes_of_data)
-    return build(data_end + timedelta(seconds=settle_s), data_end, states)
+    snap = build(data_end + timedelta(seconds=settle_s), data_end, states)
+    return with_outlooks(snap, ruleset_of(*rules).forecast_windows)
+
+
+def analyze(*states, rules=None, minutes_of_data=30):
+    """The analysis stage over these states with `rules` (default: the shipped rules): the
+    snapshot with its outlooks, and what fires, with next bottlenecks and fixes."""
+    from analyzer.analyze import prices
+    from analyzer.analyze import rules as rule_files
+    from analyzer.analyze.analysis import analyze as run
+    from analyzer.analyze.states import build
+
+    ruleset = rule_files.load() if rules is None else ruleset_of(*rules)
+    data_end = T0 + timedelta(minutes=minutes_of_data)
+    snap = build(data_end + timedelta(seconds=120), data_end, states)
+    return run(snap, ruleset, prices.load())
+
+
+def evaluate(rule, state, *others):
+    """What one rule makes of `state` (beside `others`), concluded as a cycle concludes it:
+    with the next bottleneck and the fixes."""
+    from analyzer.analyze import prices
+    from analyzer.analyze.analysis import conclude
+
+    snap = snapshot_of(state, *others, rules=(rule,))
+    finding = rule.evaluate(snap.get(state.ref.region, state.ref.resource_id), snap, snap.data_end)
+    return conclude(finding, snap, prices.load()) if finding is not None else None
 
 
 GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"

@@ -26,7 +26,6 @@ MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
 GROWTH_CAP = 2.0
 """Without a next bottleneck in sight, size a fix for twice the present rate."""
 
-RATE_WINDOW_S = 300.0
 GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
 GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
 IO1_MAX_IOPS, IO1_IOPS_PER_GIB = 64_000, 50
@@ -51,8 +50,8 @@ def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
     had while credits lasted, at today's I/O size. A cap: today's rate grown to where the
     next limit binds, at most twice.
     """
-    iops = recent(state.measure(Measure.IOPS), at, RATE_WINDOW_S).mean() or 0.0
-    bps = recent(state.measure(Measure.THROUGHPUT), at, RATE_WINDOW_S).mean() or 0.0
+    iops = recent(state.measure(Measure.IOPS), at, state.windows.rate_s).mean() or 0.0
+    bps = recent(state.measure(Measure.THROUGHPUT), at, state.windows.rate_s).mean() or 0.0
     mibps = bps / MIB
     if finding.bottleneck is Bottleneck.BURST_CREDITS:
         envelope = state.envelope

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from analyzer.model.findings import Bottleneck, NextBottleneck
-from analyzer.model.layers import layers
 from analyzer.model.metrics import Measure
 from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
@@ -42,7 +41,7 @@ def _candidates(
     iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
     bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
     out = []
-    for layer in layers(state):
+    for layer in state.layers():
         envelope = layer.envelope
         if envelope.approximate:
             continue
@@ -50,7 +49,7 @@ def _candidates(
             (Unit.IOPS, iops, envelope.iops),
             (Unit.BYTES_PER_SECOND, bps, envelope.throughput_bps),
         ):
-            limit = full if burst_level else layer.limit(state, unit, at)
+            limit = full if burst_level else state.limit(layer, unit, at)
             if observed and limit:
                 out.append(
                     _Candidate(layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit)

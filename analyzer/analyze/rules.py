@@ -17,9 +17,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
-from analyzer.analyze.kinds.credits import CreditForecast, CreditsExhausted
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
 from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.errors import ConfigError
+from analyzer.model.outlook import ForecastWindows
+from analyzer.model.state import ResourceState
 from analyzer.yamlfile import read_yaml
 
 Rule = Annotated[
@@ -57,6 +60,14 @@ class RuleSet:
 
     def __len__(self) -> int:
         return len(self.loaded)
+
+    def forecast_windows(self, state: ResourceState) -> ForecastWindows:
+        """The windows of the first `credit_forecast` rule in force that applies to `state`,
+        or the kind's defaults: the one set of windows its credit outlook is read over."""
+        for rule in self.rules:
+            if isinstance(rule, CreditForecast) and rule.applies_to(state):
+                return ForecastWindows(rule.rate_window, rule.trend_window)
+        return ForecastWindows()
 
 
 def builtin_dir() -> Path:

@@ -41,8 +41,8 @@ class Published:
     rows: tuple[Row, ...]
 
     @classmethod
-    def of(cls, snapshot: Snapshot, firing: Sequence[Alert], forecast_window_s: float) -> Published:
-        rows = tuple(resource_row(s, snapshot, forecast_window_s) for s in snapshot.resources)
+    def of(cls, snapshot: Snapshot, firing: Sequence[Alert]) -> Published:
+        rows = tuple(resource_row(s, snapshot) for s in snapshot.resources)
         return cls(snapshot, tuple(firing), rows)
 
 

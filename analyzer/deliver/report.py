@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from analyzer.analyze.kinds.credits import outlook
 from analyzer.model import units
 from analyzer.model.findings import Bottleneck, Finding, NextBottleneck
 from analyzer.model.limits import rds_stripes
@@ -15,8 +14,6 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import Unit, format_rate
-
-TREND_WINDOW_S = 1800.0
 
 
 def _iso(moment: datetime) -> str:
@@ -54,7 +51,7 @@ def _ratio(value: float | None, limit: float | None) -> float | None:
     return round(value / limit, 4)
 
 
-def resource_row(state: ResourceState, snap: Snapshot, forecast_window_s: float) -> dict[str, Any]:
+def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
     at = snap.data_end
     resource = state.resource
     iops = _latest(state, Measure.IOPS, at)
@@ -64,7 +61,7 @@ def resource_row(state: ResourceState, snap: Snapshot, forecast_window_s: float)
         # What caps an RDS instance is the lower of its storage's and its class's limits.
         iops_limit = _lowest(iops_limit, state.class_iops_limit(at))
         bps_limit = _lowest(bps_limit, state.class_throughput_limit(at))
-    found = outlook(state, snap.generated_at, at, forecast_window_s, TREND_WINDOW_S)
+    found = state.outlook
     row: dict[str, Any] = {
         "resource_type": state.ref.resource_type.value,
         "resource_id": state.ref.resource_id,
@@ -167,20 +164,16 @@ def _order(state: ResourceState) -> tuple[str, int, str]:
     return state.ref.region, order[state.ref.resource_type], state.ref.resource_id
 
 
-def to_dict(
-    snap: Snapshot, findings: Sequence[Finding], forecast_window_s: float
-) -> dict[str, Any]:
+def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
     return {
         "generated_at": _iso(snap.generated_at),
-        "resources": [
-            resource_row(s, snap, forecast_window_s) for s in sorted(snap.resources, key=_order)
-        ],
+        "resources": [resource_row(s, snap) for s in sorted(snap.resources, key=_order)],
         "findings": [finding_row(f) for f in findings],
     }
 
 
-def to_json(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: float) -> str:
-    return json.dumps(to_dict(snap, findings, forecast_window_s), indent=2, allow_nan=False)
+def to_json(snap: Snapshot, findings: Sequence[Finding]) -> str:
+    return json.dumps(to_dict(snap, findings), indent=2, allow_nan=False)
 
 
 def _pair(value: float | None, limit: float | None, unit: Unit, kind: ResourceType) -> str:
@@ -233,8 +226,8 @@ def next_from_row(row: Mapping[str, Any] | None) -> NextBottleneck | None:
     )
 
 
-def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: float) -> str:
-    data = to_dict(snap, findings, forecast_window_s)
+def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
+    data = to_dict(snap, findings)
     volumes = sum(1 for r in data["resources"] if r["resource_type"] == "volume")
     instances = sum(1 for r in data["resources"] if r["resource_type"] == "instance")
     dbs = sum(1 for r in data["resources"] if r["resource_type"] == "db_instance")
@@ -312,8 +305,8 @@ def to_text(snap: Snapshot, findings: Sequence[Finding], forecast_window_s: floa
     return "\n".join(lines) + "\n"
 
 
-def render(snap: Snapshot, findings: Sequence[Finding], fmt: str, forecast_window_s: float) -> str:
+def render(snap: Snapshot, findings: Sequence[Finding], fmt: str) -> str:
     """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated."""
     if fmt == "json":
-        return to_json(snap, findings, forecast_window_s) + "\n"
-    return to_text(snap, findings, forecast_window_s)
+        return to_json(snap, findings) + "\n"
+    return to_text(snap, findings)

@@ -98,6 +98,8 @@ class Finding:
     next_bottleneck: NextBottleneck | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
     remedies: tuple[Remedy, ...] = ()
+    window_s: float = 0.0
+    """The window its rates were read over: the next bottleneck is weighed over the same."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", _frozen(self.evidence))

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
-from analyzer.model.limits import (
-    Envelope,
-)
+from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
+from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
+from analyzer.model.outlook import ForecastWindows, Outlook
 from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
 from analyzer.model.series import Series, Status, latest_balance
+from analyzer.model.units import Unit
 
 
 @dataclass
@@ -54,6 +55,11 @@ class ResourceState:
     notes: tuple[str, ...] = ()
     class_envelope: Envelope | None = None
     """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
+    windows: ForecastWindows = field(default_factory=ForecastWindows)
+    """The windows its rates and its credit outlook are read over."""
+    outlook: Outlook | None = None
+    """The bucket that empties first and when, at the snapshot's data end; set by the analysis
+    stage. None while no bucket is draining, when a balance is missing, or once empty."""
 
     def measure(self, measure: Measure) -> Series:
         return self.measures.get(measure, Series())
@@ -90,6 +96,16 @@ class ResourceState:
         if self.class_envelope is None:
             return None
         return self.class_envelope.throughput_limit(self.credits_left(Measure.BYTE_BALANCE, at))
+
+    def layers(self) -> list[Layer]:
+        return layers_of(self.envelope, self.class_envelope, self.has_storage)
+
+    def buckets(self) -> list[Bucket]:
+        return buckets_of(self.ref.resource_type, self.envelope, self.class_envelope)
+
+    def limit(self, layer: Layer, unit: Unit, at: datetime) -> float:
+        """A layer's `unit` limit in force at `at`: its baseline once its credits are gone."""
+        return layer.limit(unit, self.credits_left(layer.balance(unit), at))
 
     @property
     def is_volume(self) -> bool:

@@ -1,21 +1,21 @@
 import pytest
 
-from analyzer.analyze import advice, prices
+from analyzer.analyze import prices
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
-from analyzer.analyze.kinds.credits import CreditForecast, CreditsExhausted
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.units import KIB, MB
-from tests.helpers import instance_state, series, snapshot_of, volume_state
+from tests.helpers import evaluate, instance_state, series, volume_state
 
 PRICES = prices.load()
 
 
 def fixes(rule, state, *others):
-    snap = snapshot_of(state, *others)
-    finding = rule.evaluate(state, snap, snap.data_end)
+    finding = evaluate(rule, state, *others)
     assert finding is not None
-    return finding, advice.remedies(finding, snap, PRICES)
+    return finding, finding.remedies
 
 
 def gp2(iops, balance, size=50, io=4 * KIB):

@@ -2,7 +2,6 @@ from datetime import timedelta
 
 from prometheus_client import generate_latest
 
-from analyzer.analyze import engine, rules
 from analyzer.deliver.alerts import AlertBook
 from analyzer.deliver.exporter import Published, registry_for
 from analyzer.model.metrics import Measure
@@ -12,12 +11,12 @@ from analyzer.model.state import FetchStats
 from analyzer.model.units import KIB, MB
 from tests.helpers import (
     T0,
+    analyze,
     assert_golden,
     instance_state,
     promtool,
     series,
     shop_volume,
-    snapshot_of,
     volume_state,
 )
 
@@ -87,10 +86,11 @@ def published(include_spare=True):
         instance_id="i-shop",
     )
     states = [shop, instance, replica()] + ([spare] if include_spare else [])
-    snap = snapshot_of(*states)
+    analysis = analyze(*states)
+    snap = analysis.snapshot
     book = AlertBook(4 * 3600, 300)
-    book.update(snap.generated_at, engine.evaluate(rules.load().rules, snap), [])
-    return Published.of(snap, book.firing(), 300)
+    book.update(snap.generated_at, analysis.firing, [])
+    return Published.of(snap, book.firing())
 
 
 def exposition(current):

@@ -1,11 +1,10 @@
 import json
 
-from analyzer.analyze import engine, rules
 from analyzer.deliver import report
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.units import MB
-from tests.helpers import instance_state, series, shop_volume, snapshot_of, volume_state
+from tests.helpers import analyze, instance_state, series, shop_volume, snapshot_of, volume_state
 
 RESOURCE_KEYS = {
     "resource_type",
@@ -45,13 +44,13 @@ def shop():
         {Measure.IOPS: series([1_500] * 30)},
         volume_ids=("vol-1",),
     )
-    snap = snapshot_of(volume, instance)
-    return snap, engine.evaluate(rules.load().rules, snap)
+    analysis = analyze(volume, instance)
+    return analysis.snapshot, analysis.firing
 
 
 def test_json_report_follows_the_contract():
     snap, findings = shop()
-    data = json.loads(report.to_json(snap, findings, 300))
+    data = json.loads(report.to_json(snap, findings))
     assert data["generated_at"].endswith("Z")
     assert {r["resource_type"] for r in data["resources"]} == {"volume", "instance"}
     for resource in data["resources"]:
@@ -73,7 +72,7 @@ def test_json_report_follows_the_contract():
 
 def test_text_report_reads_at_a_glance():
     snap, findings = shop()
-    text = report.to_text(snap, findings, 300)
+    text = report.to_text(snap, findings)
     assert "FINDINGS (1)" in text
     assert "WARNING   gp2-burst-exhaustion" in text
     assert "BurstBalance 40% → 0 in 24 min at 1,500 IOPS; then throttled to 150 IOPS." in text
@@ -84,4 +83,4 @@ def test_text_report_reads_at_a_glance():
 
 def test_no_findings_says_so():
     snap = snapshot_of(volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000))
-    assert "No findings" in report.to_text(snap, [], 300)
+    assert "No findings" in report.to_text(snap, [])

@@ -1,13 +1,11 @@
 import json
-from dataclasses import replace
 from datetime import timedelta
 
-from analyzer.analyze import advice, engine, prices, rules
 from analyzer.deliver import slack
 from analyzer.deliver.alerts import AlertBook, Owed
 from analyzer.model.metrics import Measure
 from analyzer.model.units import KIB
-from tests.helpers import assert_golden, series, snapshot_of, volume_state
+from tests.helpers import analyze, assert_golden, series, volume_state
 
 
 def book_with_alerts():
@@ -33,11 +31,8 @@ def book_with_alerts():
         volume_id="vol-db",
         attached_to="i-db",
     )
-    snap = snapshot_of(shop, empty)
-    findings = [
-        replace(f, remedies=advice.remedies(f, snap, prices.load()))
-        for f in engine.evaluate(rules.load().rules, snap)
-    ]
+    analysis = analyze(shop, empty)
+    snap, findings = analysis.snapshot, analysis.firing
     book = AlertBook(4 * 3600, 300)
     book.update(snap.generated_at, findings, [])
     return book, snap.generated_at

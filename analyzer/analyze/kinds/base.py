@@ -57,22 +57,15 @@ class RuleBase(BaseModel):
         raise NotImplementedError
 
     def finding(
-        self,
-        state: ResourceState,
-        snapshot: Snapshot,
-        at: datetime,
-        bottleneck: Bottleneck,
-        window_s: float,
-        **fields: Any,
+        self, state: ResourceState, bottleneck: Bottleneck, window_s: float, **fields: Any
     ) -> Finding:
-        """A finding of this rule, with the next bottleneck worked out over `window_s`."""
-        from analyzer.analyze.headroom import next_bottleneck
-
+        """A finding of this rule about `state`, read over the last `window_s` seconds. The
+        next bottleneck and the fixes are attached after evaluation, in one place."""
         return Finding(
             rule=self.id,
             severity=self.severity,
             resource=state.ref,
             bottleneck=bottleneck,
-            next_bottleneck=next_bottleneck(state, snapshot, at, window_s, bottleneck),
+            window_s=window_s,
             **fields,
         )

@@ -16,7 +16,7 @@ from pydantic import Field
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.model import units
 from analyzer.model.findings import Finding
-from analyzer.model.layers import Layer, layers
+from analyzer.model.layers import Layer
 from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.series import Series, recent, window_evidence
@@ -42,7 +42,7 @@ class _CapRule(RuleBase):
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         """The layer whose limit is the most saturated, if any is."""
-        found = [f for layer in layers(state) if (f := self._check(state, snapshot, at, layer))]
+        found = [f for layer in state.layers() if (f := self._check(state, snapshot, at, layer))]
         return max(found, key=lambda f: f.observed / f.limit, default=None)
 
     def _check(
@@ -54,7 +54,7 @@ class _CapRule(RuleBase):
         balance = layer.balance(self.unit)
         if envelope.bursts and not state.credits_left(balance, at):
             return None
-        limit = layer.limit(state, self.unit, at)
+        limit = state.limit(layer, self.unit, at)
         rates = recent(self._rates(state, envelope), at, self.window)
         if not limit or len(rates) < self.min_datapoints:
             return None
@@ -106,8 +106,6 @@ class _CapRule(RuleBase):
         summary += ")."
         return self.finding(
             state,
-            snapshot,
-            at,
             layer.bottleneck(self.unit),
             self.window,
             summary=summary,
@@ -123,7 +121,7 @@ def _other_dimension(
 ) -> dict[str, float | None]:
     """How close the layer's other limit is: tells IOPS-bound from throughput-bound work."""
     other = Unit.BYTES_PER_SECOND if unit is Unit.IOPS else Unit.IOPS
-    limit = layer.limit(state, other, at)
+    limit = state.limit(layer, other, at)
     if other is Unit.IOPS:
         series, name = state.measure(Measure.IOPS), "iops_utilization"
     else:

@@ -74,8 +74,6 @@ class MemoryPressure(RuleBase):
         )
         return self.finding(
             state,
-            snapshot,
-            at,
             Bottleneck.MEMORY,
             self.window,
             summary=summary,

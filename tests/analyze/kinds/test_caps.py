@@ -6,7 +6,7 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Series
 from analyzer.model.units import KIB, MB, MIB
-from tests.helpers import instance_state, series, snapshot_of, volume_state
+from tests.helpers import evaluate, instance_state, series, volume_state
 
 IOPS = IopsCap(id="iops", resource_types=["volume", "instance"], severity="warning")
 THROUGHPUT = ThroughputCap(id="tput", resource_types=["volume", "instance"], severity="warning")
@@ -24,11 +24,6 @@ def gp3(iops_values, io_bytes=16 * KIB, exceeded=None, **kw):
     return volume_state(
         "gp3", 500, measures, iops=kw.get("iops", 3_000), throughput=kw.get("throughput", 125)
     )
-
-
-def evaluate(rule, state, *others):
-    snap = snapshot_of(state, *others)
-    return rule.evaluate(state, snap, snap.data_end)
 
 
 def test_sustained_saturation_fires_with_evidence():

@@ -1,12 +1,13 @@
 import pytest
 
-from analyzer.analyze.kinds.credits import CreditForecast, CreditsExhausted
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
 from analyzer.model.findings import Bottleneck, Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Series
 from analyzer.model.units import KIB, MB, MIB, Unit
-from tests.helpers import instance_state, series, snapshot_of, volume_state
+from tests.helpers import evaluate, instance_state, series, volume_state
 
 FORECAST = CreditForecast(id="forecast", resource_types=["volume", "instance"], severity="warning")
 EXHAUSTED = CreditsExhausted(
@@ -22,11 +23,6 @@ def gp2(iops, balance, size=50, io=4 * KIB):
             balance if isinstance(balance, Series) else series(balance)
         )
     return volume_state("gp2", size, measures)
-
-
-def evaluate(rule, state):
-    snap = snapshot_of(state)
-    return rule.evaluate(state, snap, snap.data_end)
 
 
 def test_forecast_for_the_shop_volume():
@@ -81,9 +77,8 @@ def test_st1_forecast_counts_throughput_credits():
         Measure.BURST_BALANCE: series([50.0] * 30),
     }
     state = volume_state("st1", tib, measures)
-    finding = CreditForecast(
-        id="f", resource_types=["volume"], severity="warning", horizon="4h"
-    ).evaluate(state, snapshot_of(state), snapshot_of(state).data_end)
+    rule = CreditForecast(id="f", resource_types=["volume"], severity="warning", horizon="4h")
+    finding = evaluate(rule, state)
     assert finding is not None
     assert finding.unit is Unit.BYTES_PER_SECOND
     assert finding.limit == 40 * MIB

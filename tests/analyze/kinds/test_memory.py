@@ -39,7 +39,7 @@ def replica(reads, writes, free_gib):
 
 def evaluate(state):
     snap = snapshot_of(state, minutes_of_data=40)
-    return RULE.evaluate(state, snap, snap.data_end)
+    return RULE.evaluate(snap.resources[0], snap, snap.data_end)
 
 
 def test_reads_with_little_free_memory_point_at_memory():

@@ -1,0 +1,92 @@
+"""Rule kind `credits_exhausted`: a bucket that is empty, with I/O pinned at its baseline.
+
+Storage buckets count I/O as AWS charges it (gp2: an I/O above 256 KiB counts as several;
+st1/sc1: any I/O up to 1 MiB as 1 MiB); instance EBS buckets count their plain rate.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from analyzer.analyze.kinds.base import RuleBase
+from analyzer.model.findings import Finding
+from analyzer.model.layers import Bucket
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import ResourceType
+from analyzer.model.series import Series, recent, window_evidence
+from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
+from analyzer.model.units import PositiveDuration, format_rate
+
+
+def _charged(
+    state: ResourceState, bucket: Bucket, rates: Series, at: datetime, window_s: float
+) -> list[tuple[datetime, float]]:
+    """The rate a bucket is charged at each datapoint; storage buckets count I/O sizes."""
+    model = bucket.model
+    if model is None:
+        return rates.points()
+    iops = dict(recent(state.measure(Measure.IOPS), at, window_s).points())
+    bps = dict(recent(state.measure(Measure.THROUGHPUT), at, window_s).points())
+    return [(t, model.consumption(iops.get(t, 0.0), bps.get(t, 0.0))) for t in rates.timestamps]
+
+
+class CreditsExhausted(RuleBase):
+    """Fires when a bucket is empty and I/O is pinned at the baseline it leaves."""
+
+    kind: Literal["credits_exhausted"] = "credits_exhausted"
+    empty_percent: float = Field(default=EMPTY_BALANCE_PERCENT, ge=0, lt=100)
+    pinned: float = Field(default=0.9, gt=0, le=1.5)
+    """A datapoint at or above this share of the baseline counts as pinned."""
+    window: PositiveDuration = 600.0
+    min_fraction: float = Field(default=0.8, gt=0, le=1)
+    min_datapoints: int = Field(default=2, ge=1)
+
+    supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
+
+    def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
+        for bucket in state.buckets():
+            finding = self._check(state, bucket, at)
+            if finding is not None:
+                return finding
+        return None
+
+    def _check(self, state: ResourceState, bucket: Bucket, at: datetime) -> Finding | None:
+        current = state.balance(bucket.balance, at)
+        if current is None or current > self.empty_percent:
+            return None
+        rates = recent(state.measure(bucket.rate), at, self.window)
+        points = _charged(state, bucket, rates, at, self.window)
+        if len(points) < self.min_datapoints:
+            return None
+        pinned = [t for t, v in points if v >= self.pinned * bucket.baseline]
+        if len(pinned) < self.min_fraction * len(points):
+            return None
+        observed = rates.mean() or 0.0
+        kind = bucket.owner
+        minutes = len(points) * rates.period_s / 60
+        summary = (
+            f"{state.label}: burst credits exhausted ({bucket.name} {current:.0f}%); "
+            f"throttled at baseline {format_rate(bucket.baseline, bucket.unit, kind)} "
+            f"for the last {minutes:.0f} min, down from "
+            f"{format_rate(bucket.burst, bucket.unit, kind)} while credits lasted."
+        )
+        return self.finding(
+            state,
+            bucket.bottleneck,
+            self.window,
+            summary=summary,
+            observed=observed,
+            limit=bucket.baseline,
+            unit=bucket.unit,
+            seconds_to_empty=0.0,
+            evidence={
+                **window_evidence(rates, self.window),
+                "balance_percent": current,
+                "baseline": bucket.baseline,
+                "burst": bucket.burst,
+                "pinned_datapoints": len(pinned),
+            },
+        )
