@@ -26,6 +26,7 @@ from analyzer.analyze import prices
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect.aws import Clients
 from analyzer.cycle import Analyzer
+from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook
 from analyzer.deliver.exporter import Published, Telemetry, registry_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
@@ -102,11 +103,17 @@ class Daemon:
             result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1
         )
         self.dispatcher.deliver(self.book, now)
-        try:
-            self.book.save()
-        except OSError as exc:
-            log.error("state.save_failed", path=str(self.book.path), error=str(exc))
+        self._save_state()
         return True
+
+    def _save_state(self) -> None:
+        path = self.settings.state_file
+        if path is None:
+            return
+        try:
+            statefile.save(list(self.book), path)
+        except OSError as exc:
+            log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
 
     def refresh_inventory(self) -> None:
         try:
@@ -175,8 +182,9 @@ def build(
     if clients is not None:
         analyzer.clients = clients
     analyzer.regions()  # no region at all is a configuration error: say so before starting
-    book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.state_file)
-    book.load()
+    book = AlertBook(settings.repeat_interval, settings.resolve_after)
+    if settings.state_file is not None:
+        book.alerts = statefile.load(settings.state_file)
     holder: list[Daemon] = []
     registry, telemetry = registry_for(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics

@@ -242,10 +242,10 @@ def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
         family.add_metric(
             [
                 alert.rule,
-                alert.severity,
-                alert.resource_type,
+                alert.severity.value,
+                alert.resource_type.value,
                 alert.resource_id,
-                alert.finding["bottleneck"],
+                alert.finding.bottleneck.value,
             ],
             1.0,
         )

@@ -12,7 +12,6 @@ import structlog
 from analyzer.deliver import slack
 from analyzer.deliver.alerts import Alert, AlertBook, Owed
 from analyzer.deliver.slack import DeliveryError
-from analyzer.model.findings import Remedy
 
 log = structlog.get_logger(__name__)
 Record = Callable[[str, str], None]
@@ -48,14 +47,14 @@ class ConsoleChannel:
         stamp = now.astimezone(UTC).strftime("%H:%M")
         for alert in alerts:
             finding = alert.finding
-            if alert.outbox == Owed.RESOLVED:
-                print(f"{stamp}  RESOLVED  {alert.rule:<32} {finding['summary']}", file=out)
+            if alert.outbox is Owed.RESOLVED:
+                print(f"{stamp}  RESOLVED  {alert.rule:<32} {finding.summary}", file=out)
                 continue
-            word = "REPEAT" if alert.outbox == Owed.REPEAT else "FIRING"
-            print(f"{stamp}  {word:<8}  {alert.severity.upper():<8} {alert.rule}", file=out)
-            print(f"        {finding['summary']}", file=out)
-            for remedy in finding.get("remedies", [])[:1]:
-                print(f"        fix: {Remedy.from_row(remedy).text()}", file=out)
+            word = "REPEAT" if alert.outbox is Owed.REPEAT else "FIRING"
+            print(f"{stamp}  {word:<8}  {alert.severity.value.upper():<8} {alert.rule}", file=out)
+            print(f"        {finding.summary}", file=out)
+            for remedy in finding.remedies[:1]:
+                print(f"        fix: {remedy.text()}", file=out)
         out.flush()
 
 

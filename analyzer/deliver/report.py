@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from analyzer.model import units
-from analyzer.model.findings import Bottleneck, Finding, NextBottleneck
+from analyzer.model.findings import Finding, NextBottleneck
 from analyzer.model.limits import rds_stripes
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
@@ -203,29 +203,6 @@ def _table(rows: list[list[str]]) -> list[str]:
     ]
 
 
-def next_text(nb: NextBottleneck) -> str:
-    """`volume iops 3,000 IOPS on vol-… (at 2.00× today's rate)`, in the limit's own unit."""
-    storage = nb.bottleneck.value.startswith("volume")
-    limit = format_rate(
-        nb.limit, nb.unit, ResourceType.VOLUME if storage else ResourceType.INSTANCE
-    )
-    grow = f" (at {nb.headroom:.2f}× today's rate)" if nb.headroom is not None else ""
-    return f"{nb.bottleneck.value.replace('_', ' ')} {limit} on {nb.resource_id}{grow}"
-
-
-def next_from_row(row: Mapping[str, Any] | None) -> NextBottleneck | None:
-    """A next bottleneck back from its report form."""
-    if not row:
-        return None
-    return NextBottleneck(
-        Bottleneck(row["bottleneck"]),
-        row["limit"],
-        Unit(row["unit"]),
-        row["resource_id"],
-        row.get("headroom"),
-    )
-
-
 def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
     data = to_dict(snap, findings)
     volumes = sum(1 for r in data["resources"] if r["resource_type"] == "volume")
@@ -245,7 +222,7 @@ def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
             lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
             lines.append(f"            {f.summary}")
             if f.next_bottleneck is not None:
-                lines.append(f"            next: {next_text(f.next_bottleneck)}")
+                lines.append(f"            next: {f.next_bottleneck.text()}")
             lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
         lines.append("")
     else:

@@ -24,11 +24,8 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
 from analyzer.deliver.alerts import Alert, Owed
-from analyzer.deliver.report import next_from_row, next_text
 from analyzer.model import units
-from analyzer.model.findings import Remedy
-from analyzer.model.resources import ResourceType
-from analyzer.model.units import Unit, format_rate
+from analyzer.model.units import format_rate
 
 MAX_ALERTS_PER_MESSAGE = 20
 """Slack allows 50 blocks a message; each alert takes two."""
@@ -44,63 +41,38 @@ class DeliveryError(Exception):
     """A message could not be delivered; the alerts stay owed."""
 
 
-def _rate(value: float | None, unit: str, owner: str) -> str:
-    if value is None:
-        return "-"
-    kind = ResourceType.VOLUME if owner == "volume" else ResourceType.INSTANCE
-    return format_rate(value, Unit(unit), kind)
-
-
-def _next(finding: dict[str, Any]) -> str | None:
-    nxt = next_from_row(finding.get("next_bottleneck"))
-    return next_text(nxt) if nxt is not None else None
-
-
-def _fix(finding: dict[str, Any]) -> str | None:
-    remedies = finding.get("remedies") or []
-    return Remedy.from_row(remedies[0]).text() if remedies else None
-
-
 def _since(alert: Alert, now: datetime) -> str:
-    start = datetime.fromisoformat(alert.firing_since or alert.since)
+    start = alert.firing_since or alert.since
     return units.duration((now - start).total_seconds())
-
-
-def _owner(finding: dict[str, Any]) -> str:
-    """Whose unit a rate reads in: storage MiB/s, an instance's (or a DB class's) EBS MB/s."""
-    if finding["resource_type"] != "db_instance":
-        return str(finding["resource_type"])
-    return "instance" if finding["bottleneck"].startswith("instance") else "volume"
 
 
 def _firing_section(alert: Alert, now: datetime) -> str:
     f = alert.finding
-    kind = _owner(f)
-    head = f"{ICONS.get(alert.severity, '')} *{alert.severity.upper()}* · `{alert.rule}`"
-    if alert.outbox == Owed.REPEAT:
+    kind = f.owner
+    severity = alert.severity.value
+    head = f"{ICONS.get(severity, '')} *{severity.upper()}* · `{alert.rule}`"
+    if alert.outbox is Owed.REPEAT:
         head += f" · still firing after {_since(alert, now)}"
-    credits = f["bottleneck"] in ("burst_credits", "instance_burst_credits")
     facts = [
-        f"*Bottleneck:* {f['bottleneck'].replace('_', ' ')}",
-        f"*Observed:* {_rate(f['observed'], f['unit'], kind)}",
-        f"*{'Baseline' if credits else 'Limit'}:* {_rate(f['limit'], f['unit'], kind)}",
+        f"*Bottleneck:* {f.bottleneck.value.replace('_', ' ')}",
+        f"*Observed:* {format_rate(f.observed, f.unit, kind)}",
+        f"*{'Baseline' if f.is_credits else 'Limit'}:* {format_rate(f.limit, f.unit, kind)}",
     ]
-    if f.get("seconds_to_empty") is not None:
-        empty = f["seconds_to_empty"]
+    if f.seconds_to_empty is not None:
+        empty = round(f.seconds_to_empty, 1)
         facts.append("*Empty:* now" if empty == 0 else f"*→ 0 in* {units.duration(empty)}")
-    lines = [head, f["summary"], " · ".join(facts)]
-    if (nxt := _next(f)) is not None:
-        lines.append(f"*Next:* {nxt}")
-    if (fix := _fix(f)) is not None:
-        lines.append(f"*Fix:* {fix}")
+    lines = [head, f.summary, " · ".join(facts)]
+    if f.next_bottleneck is not None:
+        lines.append(f"*Next:* {f.next_bottleneck.text()}")
+    if f.remedies:
+        lines.append(f"*Fix:* {f.remedies[0].text()}")
     return "\n".join(lines)
 
 
 def _resolved_section(alert: Alert, now: datetime) -> str:
-    f = alert.finding
     return (
         f":white_check_mark: *Resolved* · `{alert.rule}` · fired for {_since(alert, now)}\n"
-        f"was: {f['summary']}"
+        f"was: {alert.finding.summary}"
     )
 
 
@@ -139,10 +111,10 @@ def _plural(count: int, word: str) -> str:
 
 
 def firing_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
-    ordered = sorted(alerts, key=lambda a: (-_rank(a.severity), a.rule, a.resource_id))
+    ordered = sorted(alerts, key=lambda a: (-a.severity.rank, a.rule, a.resource_id))
     title = f"{_plural(len(ordered), 'storage bottleneck')} on AWS"
     preview = " · ".join(
-        f"{a.severity.upper()} {a.finding['summary'].rstrip('.')}" for a in ordered[:3]
+        f"{a.severity.value.upper()} {a.finding.summary.rstrip('.')}" for a in ordered[:3]
     )
     return {
         "text": f"{title}: {preview}"[:3000],
@@ -160,14 +132,10 @@ def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
     }
 
 
-def _rank(severity: str) -> int:
-    return {"info": 0, "warning": 1, "critical": 2}.get(severity, 0)
-
-
 def messages(owed: Sequence[Alert], now: datetime) -> list[tuple[list[Alert], dict[str, Any]]]:
     """The messages a cycle sends, each with the alerts it speaks for."""
     firing = [a for a in owed if a.outbox in (Owed.FIRING, Owed.REPEAT)]
-    resolved = [a for a in owed if a.outbox == Owed.RESOLVED]
+    resolved = [a for a in owed if a.outbox is Owed.RESOLVED]
     out = []
     if firing:
         out.append((firing, firing_message(firing, now)))

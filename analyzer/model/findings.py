@@ -8,8 +8,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from analyzer.model.resources import ResourceRef
-from analyzer.model.units import Unit
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import Unit, format_rate
 
 
 class Severity(StrEnum):
@@ -34,6 +34,17 @@ class Bottleneck(StrEnum):
     INSTANCE_BURST_CREDITS = "instance_burst_credits"
     MEMORY = "memory"
 
+    @property
+    def owner(self) -> ResourceType:
+        """Whose limit it is, and so the unit its rates read in: a volume's (or an RDS
+        instance's storage) in MiB/s, an instance's (or an RDS class's) EBS in MB/s."""
+        instance = self.value.startswith("instance")
+        return ResourceType.INSTANCE if instance else ResourceType.VOLUME
+
+    @property
+    def is_credits(self) -> bool:
+        return self in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
+
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
@@ -50,6 +61,12 @@ class NextBottleneck:
     headroom: float | None
     """How many times today's rate the workload could grow before it hits this limit."""
 
+    def text(self) -> str:
+        """`volume iops 3,000 IOPS on vol-… (at 2.00× today's rate)`, in the limit's own unit."""
+        limit = format_rate(self.limit, self.unit, self.bottleneck.owner)
+        grow = f" (at {self.headroom:.2f}× today's rate)" if self.headroom is not None else ""
+        return f"{self.bottleneck.value.replace('_', ' ')} {limit} on {self.resource_id}{grow}"
+
 
 @dataclass(frozen=True, slots=True)
 class Remedy:
@@ -59,16 +76,6 @@ class Remedy:
     monthly_cost: float | None = None
     monthly_delta: float | None = None
     currency: str = "USD"
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Remedy:
-        """A remedy back from its report form (alerts keep findings as report rows)."""
-        return cls(
-            row["action"],
-            row.get("monthly_cost"),
-            row.get("monthly_cost_delta"),
-            row.get("currency", "USD"),
-        )
 
     def text(self) -> str:
         """`Move to gp3 …: −$1.00/month`: the action and, where priced, what it costs."""
@@ -103,6 +110,18 @@ class Finding:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", _frozen(self.evidence))
+
+    @property
+    def owner(self) -> ResourceType:
+        """Whose unit its rates read in: an EC2 instance's are always MB/s; an RDS instance's
+        follow the bottleneck (storage MiB/s, class MB/s); a volume's MiB/s."""
+        if self.resource.resource_type is ResourceType.DB_INSTANCE:
+            return self.bottleneck.owner
+        return self.resource.resource_type
+
+    @property
+    def is_credits(self) -> bool:
+        return self.bottleneck.is_credits
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -2,10 +2,12 @@ import json
 from datetime import timedelta
 
 from analyzer.deliver import slack
-from analyzer.deliver.alerts import AlertBook, Owed
+from analyzer.deliver.alerts import Alert, AlertBook, AlertState, Owed
+from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.metrics import Measure
-from analyzer.model.units import KIB
-from tests.helpers import analyze, assert_golden, series, volume_state
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import KIB, Unit
+from tests.helpers import T0, analyze, assert_golden, series, volume_state
 
 
 def book_with_alerts():
@@ -55,7 +57,7 @@ def test_resolved_message_is_golden():
     book.delivered(book.owed(), now)
     later = now + timedelta(hours=1, minutes=10)
     for alert in book:
-        alert.state, alert.outbox = "resolved", Owed.RESOLVED
+        alert.state, alert.outbox = AlertState.RESOLVED, Owed.RESOLVED
     [(_, message)] = slack.messages(book.owed(), later)
     assert message["text"].startswith("Resolved")
     assert_golden("slack_resolved.json", dump(message))
@@ -70,31 +72,20 @@ def test_a_long_list_is_cut_to_what_slack_accepts():
 
 
 def test_rds_rates_read_in_the_unit_of_the_limit_that_binds():
-    from analyzer.deliver.alerts import Alert
-
     def alert(bottleneck, limit):
-        finding = {
-            "resource_type": "db_instance",
-            "bottleneck": bottleneck,
-            "observed": limit,
-            "limit": limit,
-            "unit": "bytes_per_second",
-            "summary": "s",
-            "seconds_to_empty": None,
-        }
-        return Alert(
-            "r",
-            "us-east-1",
-            "db",
-            "db_instance",
-            "warning",
-            "firing",
-            "2026-11-21T12:00:00+00:00",
-            finding,
-            outbox=Owed.FIRING,
+        finding = Finding(
+            rule="r",
+            severity=Severity.WARNING,
+            resource=ResourceRef(ResourceType.DB_INSTANCE, "db", "us-east-1"),
+            bottleneck=Bottleneck(bottleneck),
+            summary="s",
+            observed=limit,
+            limit=limit,
+            unit=Unit.BYTES_PER_SECOND,
         )
+        return Alert(finding, AlertState.FIRING, T0, outbox=Owed.FIRING)
 
-    now = __import__("datetime").datetime.fromisoformat("2026-11-21T12:30:00+00:00")
+    now = T0 + timedelta(minutes=30)
     storage = slack.firing_message([alert("volume_throughput", 250 * 2**20)], now)
     klass = slack.firing_message([alert("instance_throughput", 593.75e6)], now)
     assert "*Limit:* 250 MiB/s" in json.dumps(storage)

@@ -1,0 +1,213 @@
+"""The alert book on disk: the only place alerts become JSON, and JSON becomes alerts again.
+
+The file is versioned. It is written whole to a temporary file and renamed, so a crash never
+leaves half a file. A file that cannot be read (missing fields, another version, broken JSON)
+is set aside beside itself as `….unreadable` with a log line, and the daemon starts with an
+empty book: it never crashes on its own state, and never trusts what it cannot read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from analyzer.deliver.alerts import Alert, AlertKey, AlertState, Owed
+from analyzer.deliver.report import finding_row
+from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Remedy, Severity
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import Unit
+
+STATE_VERSION = 1
+"""Version 1: alerts with their finding in the JSON report's form (plus its window)."""
+
+log = structlog.get_logger(__name__)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Next(_Record):
+    bottleneck: Bottleneck
+    limit: float
+    unit: Unit
+    resource_id: str
+    headroom: float | None = None
+
+
+class _Remedy(_Record):
+    action: str
+    monthly_cost: float | None = None
+    monthly_cost_delta: float | None = None
+    currency: str = "USD"
+
+
+class _Finding(_Record):
+    rule: str
+    severity: Severity
+    resource_type: ResourceType
+    resource_id: str
+    region: str
+    bottleneck: Bottleneck
+    summary: str
+    observed: float
+    limit: float
+    unit: Unit
+    seconds_to_empty: float | None = None
+    next_bottleneck: _Next | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    remedies: list[_Remedy] = Field(default_factory=list)
+    window_seconds: float | None = None
+
+
+class _Alert(_Record):
+    state: AlertState
+    since: datetime
+    finding: _Finding
+    firing_since: datetime | None = None
+    absent_since: datetime | None = None
+    absent_cycles: int = Field(default=0, ge=0)
+    last_sent: datetime | None = None
+    sent_severity: Severity | None = None
+    outbox: Owed | None = None
+
+
+class _StateFile(_Record):
+    version: Literal[1]
+    alerts: list[_Alert]
+
+
+def _finding_record(f: Finding) -> dict[str, Any]:
+    return {**finding_row(f), "window_seconds": f.window_s}
+
+
+def _finding(record: _Finding) -> Finding:
+    nxt = record.next_bottleneck
+    window = record.window_seconds
+    if window is None:  # files written before findings kept their window
+        window = float(record.evidence.get("window_seconds") or 0.0)
+    return Finding(
+        rule=record.rule,
+        severity=record.severity,
+        resource=ResourceRef(record.resource_type, record.resource_id, record.region),
+        bottleneck=record.bottleneck,
+        summary=record.summary,
+        observed=record.observed,
+        limit=record.limit,
+        unit=record.unit,
+        seconds_to_empty=record.seconds_to_empty,
+        next_bottleneck=None
+        if nxt is None
+        else NextBottleneck(nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom),
+        evidence=record.evidence,
+        remedies=tuple(
+            Remedy(r.action, r.monthly_cost, r.monthly_cost_delta, r.currency)
+            for r in record.remedies
+        ),
+        window_s=window,
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment is not None else None
+
+
+def encode(alerts: list[Alert]) -> dict[str, Any]:
+    return {
+        "version": STATE_VERSION,
+        "alerts": [
+            {
+                "rule": a.rule,
+                "region": a.finding.resource.region,
+                "resource_id": a.resource_id,
+                "resource_type": a.resource_type.value,
+                "severity": a.severity.value,
+                "state": a.state.value,
+                "since": _iso(a.since),
+                "finding": _finding_record(a.finding),
+                "firing_since": _iso(a.firing_since),
+                "absent_since": _iso(a.absent_since),
+                "absent_cycles": a.absent_cycles,
+                "last_sent": _iso(a.last_sent),
+                "sent_severity": a.sent_severity.value if a.sent_severity else None,
+                "outbox": a.outbox.value if a.outbox else None,
+            }
+            for a in alerts
+        ],
+    }
+
+
+def decode(document: Any) -> dict[AlertKey, Alert]:
+    """Alerts from a parsed state file; ValueError (naming the field) if it is not one."""
+    try:
+        parsed = _StateFile.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        raise ValueError(f"{where}: {first['msg']}") from None
+    alerts = [
+        Alert(
+            finding=_finding(a.finding),
+            state=a.state,
+            since=a.since,
+            firing_since=a.firing_since,
+            absent_since=a.absent_since,
+            absent_cycles=a.absent_cycles,
+            last_sent=a.last_sent,
+            sent_severity=a.sent_severity,
+            outbox=a.outbox,
+        )
+        for a in parsed.alerts
+    ]
+    return {a.key: a for a in alerts}
+
+
+def save(alerts: list[Alert], path: Path) -> None:
+    """Write the alerts atomically; OSError when the file cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(encode(alerts), out, indent=1, sort_keys=True)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict[AlertKey, Alert]:
+    """The alerts in the state file; none when there is no file, or when it cannot be read
+    (then it is set aside, and a log line says where)."""
+    if not path.exists():
+        return {}
+    try:
+        alerts = decode(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # JSON errors and bad shapes are ValueErrors
+        _set_aside(path, str(exc))
+        return {}
+    firing = sum(1 for a in alerts.values() if a.state is AlertState.FIRING)
+    log.info("state.loaded", path=str(path), alerts=len(alerts), firing=firing)
+    return alerts
+
+
+def _set_aside(path: Path, error: str) -> None:
+    aside = path.with_name(path.name + ".unreadable")
+    try:
+        path.replace(aside)
+    except OSError as exc:
+        log.error(
+            "state.unreadable",
+            path=str(path),
+            error=error,
+            moved_to=None,
+            move_error=exc.strerror or str(exc),
+        )
+        return
+    log.error("state.unreadable", path=str(path), moved_to=str(aside), error=error)

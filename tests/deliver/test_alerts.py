@@ -1,0 +1,151 @@
+"""The alert lifecycle as a table: each row a sequence of cycles, and what the book says after
+each. No AWS, no simulator, no HTTP: findings are made by hand, delivery is a call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+import pytest
+
+from analyzer.deliver.alerts import AlertBook, AlertState, Owed
+from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import Unit
+from tests.helpers import T0
+
+REPEAT_S = 4 * 3600
+RESOLVE_S = 300
+
+WARNING = Finding(
+    rule="gp2-burst-exhaustion",
+    severity=Severity.WARNING,
+    resource=ResourceRef(ResourceType.VOLUME, "vol-1", "us-east-1"),
+    bottleneck=Bottleneck.BURST_CREDITS,
+    summary="vol-1: BurstBalance 40% → 0 in 24 min",
+    observed=1_500.0,
+    limit=150.0,
+    unit=Unit.IOPS,
+    seconds_to_empty=1_450.0,
+)
+CRITICAL = replace(WARNING, severity=Severity.CRITICAL)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One cycle: `minute` after T0, what fires and what is pending, whether the channel
+    takes what is owed; then the alert's state and what it still owes (None: no alert)."""
+
+    minute: float
+    firing: tuple[Finding, ...] = ()
+    pending: tuple[Finding, ...] = ()
+    deliver: bool = True
+    state: AlertState | None = None
+    owed: Owed | None = None
+    sent: int = 0
+    """Messages the channel has taken about this alert so far."""
+
+
+F, P, R = AlertState.FIRING, AlertState.PENDING, AlertState.RESOLVED
+
+TABLE = {
+    "pending, then firing once `for` has held": [
+        Step(0, pending=(WARNING,), state=P),
+        Step(1, pending=(WARNING,), state=P),
+        Step(2, firing=(WARNING,), state=F, sent=1),
+    ],
+    "pending that clears is forgotten, never sent": [
+        Step(0, pending=(WARNING,), state=P),
+        Step(1, state=None),
+    ],
+    "an unchanged firing alert is sent once, then again after the repeat interval": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(60, firing=(WARNING,), state=F, sent=1),
+        Step(239, firing=(WARNING,), state=F, sent=1),
+        Step(240, firing=(WARNING,), state=F, sent=2),
+        Step(241, firing=(WARNING,), state=F, sent=2),
+    ],
+    "a severity change is sent at once": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, firing=(CRITICAL,), state=F, sent=2),
+        Step(2, firing=(CRITICAL,), state=F, sent=2),
+    ],
+    "one absent cycle neither resolves nor re-sends": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(10, state=F, sent=1),
+        Step(11, firing=(WARNING,), state=F, sent=1),
+        Step(30, state=F, sent=1),
+        Step(31, firing=(WARNING,), state=F, sent=1),
+    ],
+    "gone for resolve_after and two cycles: resolved, sent, then forgotten": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, state=F, sent=1),
+        Step(3, state=F, sent=1),
+        Step(6, state=None, sent=2),
+    ],
+    "two quick absent cycles are not enough time": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, state=F, sent=1),
+        Step(2, state=F, sent=1),
+        Step(6.5, state=None, sent=2),
+    ],
+    "a failed delivery stays owed and goes out with the next cycle": [
+        Step(0, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
+        Step(1, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
+        Step(2, firing=(WARNING,), state=F, sent=1),
+    ],
+    "an alert that resolves before its firing message got out is dropped quietly": [
+        Step(0, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
+        Step(1, deliver=False, state=F, owed=Owed.FIRING),
+        Step(6, deliver=False, state=None),
+    ],
+    "an undelivered resolution stays owed": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, state=F, sent=1),
+        Step(6, deliver=False, state=R, owed=Owed.RESOLVED, sent=1),
+        Step(7, state=None, sent=2),
+    ],
+    "firing again after resolving is a new alert": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, state=F, sent=1),
+        Step(6, state=None, sent=2),
+        Step(7, firing=(WARNING,), state=F, sent=3),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_lifecycle(name: str) -> None:
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    sent = 0
+    for step in TABLE[name]:
+        now = T0 + timedelta(minutes=step.minute)
+        book.update(now, step.firing, step.pending)
+        if step.deliver and (owed := book.owed()):
+            book.delivered(owed, now)
+            sent += len(owed)
+        alert = book.alerts.get(WARNING.key)
+        where = f"{name}, minute {step.minute}"
+        assert (alert.state if alert else None) == step.state, where
+        assert (alert.outbox if alert else None) == step.owed, where
+        assert sent == step.sent, where
+
+
+def test_the_alert_keeps_the_latest_finding_and_when_it_began() -> None:
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [WARNING], [])
+    later = replace(WARNING, summary="vol-1: BurstBalance 30% → 0 in 18 min")
+    book.update(T0 + timedelta(minutes=1), [later], [])
+    [alert] = book.firing()
+    assert alert.finding.summary == later.summary
+    assert alert.since == alert.firing_since == T0
+
+
+def test_even_without_resolve_after_one_absent_cycle_does_not_resolve() -> None:
+    book = AlertBook(REPEAT_S, resolve_after_s=0)
+    book.update(T0, [WARNING], [])
+    book.delivered(book.owed(), T0)
+    book.update(T0 + timedelta(minutes=1), [], [])
+    assert book.alerts[WARNING.key].state is AlertState.FIRING
+    book.update(T0 + timedelta(minutes=2), [], [])
+    assert book.alerts[WARNING.key].state is AlertState.RESOLVED
