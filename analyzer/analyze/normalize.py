@@ -13,7 +13,8 @@ from datetime import datetime
 from functools import reduce
 from itertools import pairwise
 
-from analyzer.model.metrics import Measure
+from analyzer.model import metrics
+from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.series import Series, Status, combine_status
 
 CLOUDWATCH_RESOLUTIONS = (60, 300, 3600)
@@ -86,52 +87,41 @@ def _active_rate(ops: Series, idle: Series) -> Series:
 
 def volume(raw: Raw) -> dict[Measure, Series]:
     """AWS/EBS metrics of one volume → its normalized measures."""
-    return _block_device(
-        raw,
-        ops=("VolumeReadOps", "VolumeWriteOps"),
-        byte_names=("VolumeReadBytes", "VolumeWriteBytes"),
-        time_names=("VolumeTotalReadTime", "VolumeTotalWriteTime"),
-        passthrough={
-            Measure.QUEUE_LENGTH: "VolumeQueueLength",
-            Measure.BURST_BALANCE: "BurstBalance",
-            Measure.IOPS_EXCEEDED: "VolumeIOPSExceededCheck",
-            Measure.THROUGHPUT_EXCEEDED: "VolumeThroughputExceededCheck",
-        },
-        idle_name="VolumeIdleTime",
-    )
+    return _block_device(_Parts(Namespace.EBS, raw))
 
 
 def instance(raw: Raw) -> dict[Measure, Series]:
     """AWS/EC2 EBS metrics of one instance (the sum over its volumes) → normalized measures."""
     detected = {name: with_detected_period(series) for name, series in raw.items()}
-    return _block_device(
-        detected,
-        ops=("EBSReadOps", "EBSWriteOps"),
-        byte_names=("EBSReadBytes", "EBSWriteBytes"),
-        time_names=None,
-        passthrough={
-            Measure.IO_BALANCE: "EBSIOBalance%",
-            Measure.BYTE_BALANCE: "EBSByteBalance%",
-            Measure.IOPS_EXCEEDED: "InstanceEBSIOPSExceededCheck",
-            Measure.THROUGHPUT_EXCEEDED: "InstanceEBSThroughputExceededCheck",
-        },
-        idle_name=None,
-    )
+    return _block_device(_Parts(Namespace.EC2, detected))
 
 
-def _block_device(
-    raw: Raw,
-    ops: tuple[str, str],
-    byte_names: tuple[str, str],
-    time_names: tuple[str, str] | None,
-    passthrough: Mapping[Measure, str],
-    idle_name: str | None,
-) -> dict[Measure, Series]:
-    def get(name: str) -> Series:
-        return raw.get(name, Series())
+class _Parts:
+    """The fetched series of one resource, looked up by what they feed (the catalogue)."""
 
-    read_ops, write_ops = get(ops[0]), get(ops[1])
-    read_bytes, write_bytes = get(byte_names[0]), get(byte_names[1])
+    def __init__(self, namespace: Namespace, raw: Raw) -> None:
+        self.namespace = namespace
+        self.raw = raw
+
+    def has(self, part: Part) -> bool:
+        return metrics.feeding(self.namespace, part) is not None
+
+    def __getitem__(self, part: Part) -> Series:
+        metric = metrics.feeding(self.namespace, part)
+        return self.raw.get(metric.name, Series()) if metric is not None else Series()
+
+    def gauges(self) -> dict[Measure, Series]:
+        """The measures CloudWatch gives as they are (balances, queue, checks, memory)."""
+        out = {}
+        for metric in metrics.gauges(self.namespace):
+            if metric.name in self.raw and isinstance(metric.feeds, Measure):
+                out[metric.feeds] = self.raw[metric.name]
+        return out
+
+
+def _block_device(parts: _Parts) -> dict[Measure, Series]:
+    read_ops, write_ops = parts[Part.READ_OPS], parts[Part.WRITE_OPS]
+    read_bytes, write_bytes = parts[Part.READ_BYTES], parts[Part.WRITE_BYTES]
     total_ops = add(read_ops, write_ops)
     total_bytes = add(read_bytes, write_bytes)
     out: dict[Measure, Series] = {
@@ -143,29 +133,24 @@ def _block_device(
         Measure.THROUGHPUT: rate(total_bytes),
         Measure.AVG_IO_SIZE: divide(total_bytes, total_ops),
     }
-    if time_names is not None:
-        total_time = add(get(time_names[0]), get(time_names[1]))
+    if parts.has(Part.READ_TIME):
+        total_time = add(parts[Part.READ_TIME], parts[Part.WRITE_TIME])
         out[Measure.LATENCY] = divide(total_time, total_ops)
-    if idle_name is not None:
-        out[Measure.ACTIVE_IOPS] = _active_rate(total_ops, get(idle_name))
-    for measure, name in passthrough.items():
-        if name in raw:
-            out[measure] = raw[name]
-    return out
+    if parts.has(Part.IDLE_TIME):
+        out[Measure.ACTIVE_IOPS] = _active_rate(total_ops, parts[Part.IDLE_TIME])
+    return out | parts.gauges()
 
 
 def db_instance(raw: Raw) -> dict[Measure, Series]:
     """AWS/RDS metrics of one DB instance (rates already per second) → normalized measures."""
-
-    def get(name: str) -> Series:
-        return raw.get(name, Series())
-
-    read_iops, write_iops = get("ReadIOPS"), get("WriteIOPS")
-    read_bps, write_bps = get("ReadThroughput"), get("WriteThroughput")
+    parts = _Parts(Namespace.RDS, raw)
+    read_iops, write_iops = parts[Part.READ_RATE], parts[Part.WRITE_RATE]
+    read_bps, write_bps = parts[Part.READ_BYTE_RATE], parts[Part.WRITE_BYTE_RATE]
     iops = add(read_iops, write_iops)
     throughput = add(read_bps, write_bps)
     io_time = add(
-        _product(get("ReadLatency"), read_iops), _product(get("WriteLatency"), write_iops)
+        _product(parts[Part.READ_LATENCY], read_iops),
+        _product(parts[Part.WRITE_LATENCY], write_iops),
     )
     out: dict[Measure, Series] = {
         Measure.READ_IOPS: read_iops,
@@ -177,16 +162,7 @@ def db_instance(raw: Raw) -> dict[Measure, Series]:
         Measure.AVG_IO_SIZE: divide(throughput, iops),
         Measure.LATENCY: divide(io_time, iops),
     }
-    for measure, name in (
-        (Measure.QUEUE_LENGTH, "DiskQueueDepth"),
-        (Measure.BURST_BALANCE, "BurstBalance"),
-        (Measure.IO_BALANCE, "EBSIOBalance%"),
-        (Measure.BYTE_BALANCE, "EBSByteBalance%"),
-        (Measure.FREEABLE_MEMORY, "FreeableMemory"),
-    ):
-        if name in raw:
-            out[measure] = raw[name]
-    return out
+    return out | parts.gauges()
 
 
 def _product(a: Series, b: Series) -> Series:

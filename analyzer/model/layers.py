@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analyzer.model import metrics
 from analyzer.model.findings import Bottleneck
 from analyzer.model.limits import CreditBucket, Envelope
-from analyzer.model.metrics import Measure
+from analyzer.model.metrics import Measure, Namespace
 from analyzer.model.resources import ResourceType
 from analyzer.model.units import Unit
 
@@ -81,6 +82,13 @@ class Bucket:
         return ResourceType.VOLUME if storage else ResourceType.INSTANCE
 
 
+def _metric_name(balance: Measure) -> str:
+    """How CloudWatch names a balance (the same in AWS/EBS, AWS/EC2 and AWS/RDS)."""
+    metric = metrics.feeding(Namespace.RDS, balance)
+    assert metric is not None, balance
+    return metric.name
+
+
 def _storage_bucket(envelope: Envelope | None) -> list[Bucket]:
     bucket = envelope.bucket if envelope is not None else None
     if bucket is None:
@@ -93,7 +101,7 @@ def _storage_bucket(envelope: Envelope | None) -> list[Bucket]:
             bucket.unit,
             bucket.baseline,
             bucket.burst,
-            "BurstBalance",
+            _metric_name(Measure.BURST_BALANCE),
             Bottleneck.BURST_CREDITS,
             bucket,
         )
@@ -112,7 +120,7 @@ def _instance_buckets(envelope: Envelope | None) -> list[Bucket]:
                 Unit.IOPS,
                 envelope.baseline_iops,
                 envelope.iops,
-                "EBSIOBalance%",
+                _metric_name(Measure.IO_BALANCE),
                 Bottleneck.INSTANCE_BURST_CREDITS,
                 None,
             )
@@ -125,7 +133,7 @@ def _instance_buckets(envelope: Envelope | None) -> list[Bucket]:
                 Unit.BYTES_PER_SECOND,
                 envelope.baseline_throughput_bps,
                 envelope.throughput_bps,
-                "EBSByteBalance%",
+                _metric_name(Measure.BYTE_BALANCE),
                 Bottleneck.INSTANCE_BURST_CREDITS,
                 None,
             )

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from analyzer.collect.queries import BASIC_PERIOD_S
-from analyzer.sim.datapoints import STATISTIC, Datapoints, fold, namespace_of
+from analyzer.sim.datapoints import Datapoints, fold, namespace_of, statistic
 from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
 
@@ -65,7 +65,7 @@ class SimulatedCloudWatch:
             with self._lock:
                 points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
             if key[0] == "AWS/EC2" and key[2] in self._basic:
-                points = fold(points, BASIC_PERIOD_S, STATISTIC.get(key[1], "Sum"))
+                points = fold(points, BASIC_PERIOD_S, statistic(key[2], key[1]))
             folded = fold(points, stat["Period"], stat["Stat"])
             results.append(
                 {

@@ -6,19 +6,31 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-Datapoints = dict[tuple[str, str], list[tuple[datetime, float]]]
+from analyzer.model import metrics
+from analyzer.model.metrics import Measure, Namespace, Part
 
-STATISTIC = {
-    "EBSIOBalance%": "Average",
-    "EBSByteBalance%": "Average",
-    "BurstBalance": "Average",
-    "VolumeQueueLength": "Average",
-    "InstanceEBSIOPSExceededCheck": "Maximum",
-    "InstanceEBSThroughputExceededCheck": "Maximum",
-    "VolumeIOPSExceededCheck": "Maximum",
-    "VolumeThroughputExceededCheck": "Maximum",
-}
-"""The statistic each metric is published with when coarser points are folded; others: Sum."""
+Datapoints = dict[tuple[str, str], list[tuple[datetime, float]]]
+"""(resource id, metric name) → the points of that metric."""
+
+
+def statistic(resource_id: str, metric: str) -> str:
+    """The statistic a metric is published with, when its points are folded coarser."""
+    return metrics.named(namespace_of(metric, resource_id)[0], metric).statistic
+
+
+def emit(
+    out: Datapoints,
+    resource_id: str,
+    values: dict[Measure | Part, float],
+    stamp: datetime,
+) -> None:
+    """One period's values, named as the catalogue names what they feed."""
+    namespace = Namespace(namespace_of("", resource_id)[0])
+    for feeds, value in values.items():
+        metric = metrics.feeding(namespace, feeds)
+        if metric is None:
+            raise ValueError(f"{namespace}: no metric feeds {feeds}")
+        out.setdefault((resource_id, metric.name), []).append((stamp, value))
 
 
 def aggregate(values: Sequence[float], stat: str) -> float:
@@ -51,7 +63,9 @@ def fold(
 def namespace_of(metric: str, resource_id: str) -> tuple[str, str]:
     """The namespace and dimension of a simulated metric of this resource."""
     if resource_id.startswith("vol-"):
-        return "AWS/EBS", "VolumeId"
-    if resource_id.startswith("i-"):
-        return "AWS/EC2", "InstanceId"
-    return "AWS/RDS", "DBInstanceIdentifier"
+        namespace = Namespace.EBS
+    elif resource_id.startswith("i-"):
+        namespace = Namespace.EC2
+    else:
+        namespace = Namespace.RDS
+    return namespace.value, namespace.dimension

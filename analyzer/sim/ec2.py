@@ -15,8 +15,9 @@ from datetime import datetime, timedelta
 
 from analyzer.model import limits
 from analyzer.model.limits import CreditBucket, Envelope
+from analyzer.model.metrics import Measure, Part
 from analyzer.model.resources import InstanceType, Volume
-from analyzer.sim.datapoints import STATISTIC, Datapoints, fold
+from analyzer.sim.datapoints import Datapoints, emit, fold, statistic
 from analyzer.sim.workloads import Demand
 
 SSD_SERVICE_S = 0.0005
@@ -232,7 +233,7 @@ class Simulation:
                 out.setdefault(key, []).extend(points)
         if not self.instance.detailed_monitoring:
             for key in [k for k in out if k[0] == self.instance.instance_id]:
-                out[key] = fold(out[key], 300, STATISTIC.get(key[1], "Sum"))
+                out[key] = fold(out[key], 300, statistic(*key))
         return out
 
 
@@ -266,37 +267,33 @@ def _account(acc: _Minute, sim: SimVolume, served: float, size: float, demand: f
 
 
 def _emit_volume(out: Datapoints, sim: SimVolume, acc: _Minute, stamp: datetime) -> None:
-    vid = sim.volume.volume_id
-    values = {
-        "VolumeReadOps": acc.read_ops,
-        "VolumeWriteOps": acc.write_ops,
-        "VolumeReadBytes": acc.read_bytes,
-        "VolumeWriteBytes": acc.write_bytes,
-        "VolumeTotalReadTime": acc.read_time,
-        "VolumeTotalWriteTime": acc.write_time,
-        "VolumeIdleTime": acc.idle_s,
-        "VolumeQueueLength": acc.queue / 60,
-        "VolumeIOPSExceededCheck": acc.iops_exceeded,
-        "VolumeThroughputExceededCheck": acc.throughput_exceeded,
+    values: dict[Measure | Part, float] = {
+        Part.READ_OPS: acc.read_ops,
+        Part.WRITE_OPS: acc.write_ops,
+        Part.READ_BYTES: acc.read_bytes,
+        Part.WRITE_BYTES: acc.write_bytes,
+        Part.READ_TIME: acc.read_time,
+        Part.WRITE_TIME: acc.write_time,
+        Part.IDLE_TIME: acc.idle_s,
+        Measure.QUEUE_LENGTH: acc.queue / 60,
+        Measure.IOPS_EXCEEDED: acc.iops_exceeded,
+        Measure.THROUGHPUT_EXCEEDED: acc.throughput_exceeded,
     }
     if limits.has_burst_balance(sim.volume):
-        values["BurstBalance"] = acc.balance / 60
-    for metric, value in values.items():
-        out.setdefault((vid, metric), []).append((stamp, value))
+        values[Measure.BURST_BALANCE] = acc.balance / 60
+    emit(out, sim.volume.volume_id, values, stamp)
 
 
 def _emit_instance(out: Datapoints, inst: SimInstance, acc: _Minute, stamp: datetime) -> None:
-    iid = inst.instance_id
-    values = {
-        "EBSReadOps": acc.read_ops,
-        "EBSWriteOps": acc.write_ops,
-        "EBSReadBytes": acc.read_bytes,
-        "EBSWriteBytes": acc.write_bytes,
-        "InstanceEBSIOPSExceededCheck": acc.iops_exceeded,
-        "InstanceEBSThroughputExceededCheck": acc.throughput_exceeded,
+    values: dict[Measure | Part, float] = {
+        Part.READ_OPS: acc.read_ops,
+        Part.WRITE_OPS: acc.write_ops,
+        Part.READ_BYTES: acc.read_bytes,
+        Part.WRITE_BYTES: acc.write_bytes,
+        Measure.IOPS_EXCEEDED: acc.iops_exceeded,
+        Measure.THROUGHPUT_EXCEEDED: acc.throughput_exceeded,
     }
     if inst.type_info.ebs_bursts:
-        values["EBSIOBalance%"] = acc.balance / 60
-        values["EBSByteBalance%"] = acc.balance2 / 60
-    for metric, value in values.items():
-        out.setdefault((iid, metric), []).append((stamp, value))
+        values[Measure.IO_BALANCE] = acc.balance / 60
+        values[Measure.BYTE_BALANCE] = acc.balance2 / 60
+    emit(out, inst.instance_id, values, stamp)

@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 
 from analyzer.model import limits
 from analyzer.model.limits import CreditBucket, Envelope
+from analyzer.model.metrics import Measure, Part
 from analyzer.model.resources import DbInstance
-from analyzer.sim.datapoints import Datapoints
+from analyzer.sim.datapoints import Datapoints, emit
 from analyzer.sim.ec2 import SSD_SERVICE_S
 
 Rate = Callable[[float], float]
@@ -109,24 +110,25 @@ class DatabaseSimulation:
         size = self.sim.io_size_bytes
         ops = acc.reads + acc.writes
         latency = acc.busy / ops if ops else 0.0
-        values = {
-            "ReadIOPS": acc.reads / 60,
-            "WriteIOPS": acc.writes / 60,
-            "ReadThroughput": acc.reads * size / 60,
-            "WriteThroughput": acc.writes * size / 60,
-            "ReadLatency": latency,
-            "WriteLatency": latency,
-            "DiskQueueDepth": acc.queue / 60,
-            "FreeableMemory": acc.free / 60,
+        values: dict[Measure | Part, float] = {
+            Part.READ_RATE: acc.reads / 60,
+            Part.WRITE_RATE: acc.writes / 60,
+            Part.READ_BYTE_RATE: acc.reads * size / 60,
+            Part.WRITE_BYTE_RATE: acc.writes * size / 60,
+            Part.READ_LATENCY: latency,
+            Part.WRITE_LATENCY: latency,
+            Measure.QUEUE_LENGTH: acc.queue / 60,
+            Measure.FREEABLE_MEMORY: acc.free / 60,
         }
         if self.sim.bucket is not None:
-            values["BurstBalance"] = acc.balance / 60
+            values[Measure.BURST_BALANCE] = acc.balance / 60
         info = self.sim.db.class_info
         if info is not None and info.ebs_bursts:
             # The class's own EBS burst is not simulated: its balances stay full.
-            values["EBSIOBalance%"] = values["EBSByteBalance%"] = 100.0
-        rid = self.sim.db.db_instance_id
-        return {(rid, metric): [(stamp, value)] for metric, value in values.items()}
+            values[Measure.IO_BALANCE] = values[Measure.BYTE_BALANCE] = 100.0
+        out: Datapoints = {}
+        emit(out, self.sim.db.db_instance_id, values, stamp)
+        return out
 
     def run(self, minutes: int) -> Datapoints:
         out: Datapoints = {}

@@ -1,0 +1,62 @@
+"""The metric catalogue: statistics as DOMAIN.md gives them, and the one place names live."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from analyzer.model import metrics
+from analyzer.model.metrics import CATALOGUE, Measure, Namespace, Part, When
+
+PACKAGE = Path(__file__).resolve().parents[2] / "analyzer"
+
+
+def test_names_are_unique_within_a_namespace() -> None:
+    keys = [(m.namespace, m.name) for m in CATALOGUE]
+    assert len(keys) == len(set(keys))
+    feeds = [(m.namespace, m.feeds) for m in CATALOGUE]
+    assert len(feeds) == len(set(feeds)), "one metric per thing it feeds"
+
+
+@pytest.mark.parametrize("metric", CATALOGUE, ids=lambda m: f"{m.namespace}:{m.name}")
+def test_statistics_follow_the_domain(metric: metrics.Metric) -> None:
+    """DOMAIN.md, "CloudWatch": rates from Sum, never Average (it means something else on
+    Nitro); balances and queue length Average; the exceeded checks Maximum; AWS/RDS metrics
+    are already per second, so their Average over a period is the rate."""
+    if metric.namespace is Namespace.RDS:
+        expected = "Average"
+    elif isinstance(metric.feeds, Part):
+        expected = "Sum"
+    elif metric.feeds in (Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED):
+        expected = "Maximum"
+    else:
+        expected = "Average"
+    assert metric.statistic == expected
+
+
+def test_each_namespace_has_what_normalization_needs() -> None:
+    for namespace in (Namespace.EBS, Namespace.EC2):
+        for part in (Part.READ_OPS, Part.WRITE_OPS, Part.READ_BYTES, Part.WRITE_BYTES):
+            assert metrics.feeding(namespace, part) is not None
+    for part in (Part.READ_RATE, Part.WRITE_RATE, Part.READ_BYTE_RATE, Part.WRITE_BYTE_RATE):
+        assert metrics.feeding(Namespace.RDS, part) is not None
+
+
+def test_conditional_metrics() -> None:
+    assert metrics.named("AWS/EBS", "BurstBalance").when is When.BUCKET
+    assert metrics.named("AWS/EC2", "EBSIOBalance%").when is When.EBS_BURST
+    assert metrics.named("AWS/EBS", "VolumeIOPSExceededCheck").when is When.NITRO
+
+
+def test_no_other_module_spells_a_metric_name() -> None:
+    names = {m.name for m in CATALOGUE}
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "metrics.py" and path.parent.name == "model":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.value}")
+    assert found == []
