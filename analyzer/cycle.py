@@ -14,14 +14,15 @@ from analyzer.analyze.analysis import analyze
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect import inventory, queries
-from analyzer.collect.aws import Clients, default_region
-from analyzer.collect.cloudwatch import CloudWatch
+from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
-from analyzer.collect.inventory import InstanceTypeCache, Inventory, TagFilter
+from analyzer.collect.inventory import InstanceTypeCache, TagFilter
 from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import aligned
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Finding
+from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
@@ -39,21 +40,6 @@ class CycleResult:
     duration_s: float
 
 
-def plan(inv: Inventory) -> list[MetricQuery]:
-    """The metric queries of every resource in a region."""
-    instances = {i.instance_id: i for i in inv.instances}
-    out: list[MetricQuery] = []
-    for volume in inv.volumes:
-        instance = instances.get(volume.attached_to or "")
-        nitro = instance.type_info.nitro if instance and instance.type_info else None
-        out.extend(queries.for_volume(volume, nitro))
-    for instance in inv.instances:
-        out.extend(queries.for_instance(instance))
-    for db in inv.db_instances:
-        out.extend(queries.for_db_instance(db))
-    return out
-
-
 @dataclass
 class Analyzer:
     """Runs cycles; between them it keeps the inventory, the instance types and the history,
@@ -61,10 +47,11 @@ class Analyzer:
 
     settings: Settings
     rules: RuleSet
-    clients: Callable[[str], Clients] = Clients.for_region
+    connect: Callable[[str], Region] = connect
+    """How a region is read: boto3's standard chain unless a test or the demo says else."""
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
-    _clients: dict[str, Clients] = field(default_factory=dict, repr=False)
+    _regions: dict[str, Region] = field(default_factory=dict, repr=False)
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     _histories: dict[str, History] = field(default_factory=dict, repr=False)
 
@@ -78,15 +65,17 @@ class Analyzer:
             )
         return [region]
 
-    def _for(self, region: str) -> Clients:
-        if region not in self._clients:
-            self._clients[region] = self.clients(region)
-        return self._clients[region]
+    def _for(self, region: str) -> Region:
+        if region not in self._regions:
+            self._regions[region] = self.connect(region)
+        return self._regions[region]
 
     def refresh_inventory(self) -> dict[str, Inventory]:
         """Describe every region again; resources that are gone drop out of the next cycle."""
         tags = [TagFilter.parse(t) for t in self.settings.tag]
-        fresh = {r: inventory.discover(self._for(r), self.types, tags) for r in self.regions()}
+        fresh = {
+            r: inventory.discover(self._for(r).describe, self.types, tags) for r in self.regions()
+        }
         self._inventories = fresh
         log.info(
             "inventory.refreshed",
@@ -106,10 +95,10 @@ class Analyzer:
         self, region: str, inv: Inventory, now: datetime, stats: FetchStats
     ) -> dict[MetricQuery, Series]:
         history = self._history(region)
-        wanted = plan(inv)
-        cloudwatch = CloudWatch(self._for(region).cloudwatch, region)
+        wanted = queries.for_inventory(inv)
+        source = self._for(region).metrics
         for window, group in history.plan(wanted, now):
-            fetched, group_stats = cloudwatch.fetch(group, window)
+            fetched, group_stats = source.fetch(group, window)
             stats.merge(group_stats)
             history.merge(window, fetched)
         return history.current(wanted, now)

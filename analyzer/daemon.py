@@ -24,7 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from analyzer.analyze import prices
 from analyzer.analyze.rules import RuleSet
-from analyzer.collect.aws import Clients
+from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer
 from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook
@@ -171,7 +171,7 @@ class Daemon:
 def build(
     settings: Settings,
     ruleset: RuleSet,
-    clients: Callable[[str], Clients] | None = None,
+    connect: Callable[[str], Region] | None = None,
     clock: Clock = utc_now,
     process_metrics: bool = True,
     fallback: Channel | None = None,
@@ -179,8 +179,8 @@ def build(
     """The daemon and its HTTP server, wired from the settings."""
     price_list = prices.load(settings.prices)
     analyzer = Analyzer(settings, ruleset, price_list=price_list)
-    if clients is not None:
-        analyzer.clients = clients
+    if connect is not None:
+        analyzer.connect = connect
     analyzer.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after)
     if settings.state_file is not None:

@@ -32,12 +32,12 @@ def run(once: bool, fmt: str, speed: float, listen: str, rules: list[str] | None
         if not once:
             clock = SimulatedClock(simulated.now, speed)
             process, server = daemon.build(
-                settings, ruleset, simulated.clients, clock, fallback=ConsoleChannel()
+                settings, ruleset, simulated.region, clock, fallback=ConsoleChannel()
             )
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
-        result = Analyzer(settings, ruleset, clients=simulated.clients).run(simulated.now)
+        result = Analyzer(settings, ruleset, connect=simulated.region).run(simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(report.render(result.snapshot, result.findings, fmt))

@@ -9,7 +9,7 @@ from typing import Any
 
 import boto3
 
-from analyzer.collect import inventory
+from analyzer.collect import describe as inventory
 from analyzer.collect.aws import Clients
 from analyzer.model.resources import InstanceType, Volume
 from analyzer.sim.datapoints import Datapoints, namespace_of

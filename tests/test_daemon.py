@@ -14,7 +14,8 @@ from structlog.testing import capture_logs
 from analyzer import daemon, settings
 from analyzer.analyze import rules
 from analyzer.collect.aws import Clients
-from analyzer.collect.inventory import parse_instance_type
+from analyzer.collect.describe import parse_instance_type
+from analyzer.collect.regions import connect
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
@@ -59,7 +60,9 @@ def account(aws):
     model = Volume(volume, "us-east-1", "gp3", 100, "in-use", 3_000, 125, instance)
     sim = Simulation(SimInstance(instance, type_info, [SimVolume(model, load)]), START)
     cloudwatch = SimulatedCloudWatch(sim.run(8 * 60))
-    return volume, (lambda region: Clients.for_region(region, cloudwatch=cloudwatch))
+    return volume, (
+        lambda region: connect(region, Clients.for_region(region, cloudwatch=cloudwatch))
+    )
 
 
 def build(tmp_path, receiver, clients, clock):

@@ -18,7 +18,7 @@ from tests.helpers import T0
 def result():
     with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
         config = settings.load({"region": [demo.REGION]})
-        return Analyzer(config, rules.load(), clients=account.clients).run(account.now)
+        return Analyzer(config, rules.load(), connect=account.region).run(account.now)
 
 
 def by_name(result):

@@ -194,7 +194,7 @@ def test_incident_4_step_3_io2_volume_iops_cap(batch_job) -> None:  # type: igno
 def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: None) -> None:
     """A MySQL replica on gp2 200 GiB: every morning reads drain BurstBalance to 0; its
     working set (170 GB) does not fit in db.r5.xlarge's 32 GiB."""
-    from analyzer.collect.inventory import parse_db_instance
+    from analyzer.collect.describe import parse_db_instance
     from analyzer.model.units import GIB
     from analyzer.sim.rds import DatabaseSimulation, SimDatabase
     from analyzer.sim.workloads import daily

@@ -7,7 +7,6 @@ from datetime import datetime
 from types import MappingProxyType
 
 from analyzer.analyze import normalize
-from analyzer.collect.inventory import Inventory
 from analyzer.collect.queries import MetricQuery
 from analyzer.model.limits import (
     db_storage_envelope,
@@ -16,7 +15,7 @@ from analyzer.model.limits import (
     volume_envelope,
 )
 from analyzer.model.metrics import Measure
-from analyzer.model.resources import DbInstance, Instance, Volume
+from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 

@@ -1,26 +1,23 @@
-"""Describe* calls → Volume and Instance, with each instance type's EBS limits.
+"""What a region holds: volumes, the instances they are attached to, RDS instances, each
+with its type's EBS limits.
 
-Every Describe call is paginated. Instance types are looked up in batches of 100 and cached
-for the life of the process: their limits do not change between cycles.
+Instance types are cached for the life of the process: their limits do not change between
+cycles. With tag filters, a volume is in scope when it or its instance matches, and an instance
+when it or one of its volumes does: an instance's EBS cap is shared by all its volumes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import structlog
 
-from analyzer.collect.aws import Clients, calling
-from analyzer.errors import AwsAccessError, AwsCallError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
-from analyzer.model.units import MB, MIB
+from analyzer.collect.boundaries import Describer
+from analyzer.errors import AwsAccessError
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Inventory, Volume
 
 log = structlog.get_logger(__name__)
-TYPES_PER_CALL = 100
-GONE_INSTANCE_STATES = frozenset({"terminated", "shutting-down"})
-GONE_VOLUME_STATES = frozenset({"deleting", "deleted"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,216 +48,76 @@ def tags_match(tags: Mapping[str, str], filters: Sequence[TagFilter]) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class Inventory:
-    region: str
-    volumes: tuple[Volume, ...] = ()
-    instances: tuple[Instance, ...] = ()
-    db_instances: tuple[DbInstance, ...] = ()
-
-
 class InstanceTypeCache:
     """EBS limits per (region, type), fetched once."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, str], InstanceType] = {}
 
-    def get(self, clients: Clients, names: Iterable[str]) -> dict[str, InstanceType]:
-        region = clients.region
-        missing = sorted({n for n in names if (region, n) not in self._known})
-        for start in range(0, len(missing), TYPES_PER_CALL):
-            for info in _describe_types(clients, missing[start : start + TYPES_PER_CALL]):
+    def get(self, describer: Describer, names: Iterable[str]) -> dict[str, InstanceType]:
+        region = describer.region
+        wanted = set(names)
+        missing = sorted(n for n in wanted if (region, n) not in self._known)
+        if missing:
+            for info in describer.instance_types(missing):
                 self._known[(region, info.name)] = info
-        return {n: self._known[(region, n)] for n in names if (region, n) in self._known}
-
-
-def _describe_types(clients: Clients, names: list[str]) -> list[InstanceType]:
-    try:
-        with calling("ec2:DescribeInstanceTypes", clients.region):
-            pages = clients.ec2.get_paginator("describe_instance_types").paginate(
-                InstanceTypes=names
-            )
-            return [parse_instance_type(t) for page in pages for t in page["InstanceTypes"]]
-    except AwsCallError as exc:
-        if exc.code != "InvalidInstanceType":
-            raise
-    # One unknown type fails the whole batch: look the others up one by one.
-    if len(names) == 1:
-        return []
-    return [info for name in names for info in _describe_types(clients, [name])]
-
-
-def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
-    ebs = raw.get("EbsInfo", {}).get("EbsOptimizedInfo") or {}
-
-    def mb(key: str) -> float | None:
-        value = ebs.get(key)
-        return float(value) * MB if value is not None else None
-
-    def num(key: str) -> float | None:
-        value = ebs.get(key)
-        return float(value) if value is not None else None
-
-    memory = raw.get("MemoryInfo", {}).get("SizeInMiB")
-    return InstanceType(
-        name=raw["InstanceType"],
-        baseline_iops=num("BaselineIops"),
-        maximum_iops=num("MaximumIops"),
-        baseline_throughput_bps=mb("BaselineThroughputInMBps"),
-        maximum_throughput_bps=mb("MaximumThroughputInMBps"),
-        memory_bytes=int(memory) * MIB if memory is not None else None,
-        nitro=raw.get("Hypervisor") == "nitro" or bool(raw.get("BareMetal")),
-    )
-
-
-def _tags(raw: Mapping[str, Any]) -> dict[str, str]:
-    return {t["Key"]: t.get("Value", "") for t in raw.get("Tags", []) or []}
-
-
-def parse_volume(raw: Mapping[str, Any], region: str) -> Volume:
-    attached = [
-        a["InstanceId"]
-        for a in raw.get("Attachments", []) or []
-        if a.get("State") in ("attached", "attaching") and a.get("InstanceId")
-    ]
-    return Volume(
-        volume_id=raw["VolumeId"],
-        region=region,
-        volume_type=raw.get("VolumeType", "standard"),
-        size_gib=int(raw["Size"]),
-        state=raw.get("State", "unknown"),
-        iops=raw.get("Iops"),
-        throughput_mibps=raw.get("Throughput"),
-        attached_to=attached[0] if attached else None,
-        availability_zone=raw.get("AvailabilityZone", ""),
-        tags=_tags(raw),
-    )
-
-
-def parse_instance(
-    raw: Mapping[str, Any],
-    region: str,
-    types: Mapping[str, InstanceType],
-    volume_ids: tuple[str, ...],
-) -> Instance:
-    monitoring = raw.get("Monitoring", {}).get("State", "disabled")
-    return Instance(
-        instance_id=raw["InstanceId"],
-        region=region,
-        instance_type=raw["InstanceType"],
-        state=raw.get("State", {}).get("Name", "unknown"),
-        detailed_monitoring=monitoring in ("enabled", "pending"),
-        volume_ids=volume_ids,
-        type_info=types.get(raw["InstanceType"]),
-        tags=_tags(raw),
-    )
-
-
-def parse_db_instance(
-    raw: Mapping[str, Any], region: str, types: Mapping[str, InstanceType]
-) -> DbInstance:
-    klass = raw["DBInstanceClass"]
-    return DbInstance(
-        db_instance_id=raw["DBInstanceIdentifier"],
-        region=region,
-        engine=raw.get("Engine", ""),
-        instance_class=klass,
-        storage_type=raw.get("StorageType", "gp2"),
-        allocated_gib=int(raw.get("AllocatedStorage") or 0),
-        state=raw.get("DBInstanceStatus", "unknown"),
-        iops=raw.get("Iops"),
-        throughput_mibps=raw.get("StorageThroughput"),
-        class_info=types.get(klass.removeprefix("db.")),
-        tags={t["Key"]: t.get("Value", "") for t in raw.get("TagList", []) or []},
-    )
+        return {n: self._known[(region, n)] for n in wanted if (region, n) in self._known}
 
 
 def discover_db(
-    clients: Clients, types: InstanceTypeCache, tag_filters: Sequence[TagFilter] = ()
+    describer: Describer, types: InstanceTypeCache, tag_filters: Sequence[TagFilter] = ()
 ) -> tuple[DbInstance, ...]:
-    """RDS instances on EBS storage (Aurora's storage is not EBS and is left out).
+    """RDS instances on EBS storage, each with its class's EBS limits and memory.
 
     Without permission for rds:DescribeDBInstances the EBS analysis goes on without RDS.
     """
     try:
-        with calling("rds:DescribeDBInstances", clients.region):
-            raw = [
-                d
-                for page in clients.rds.get_paginator("describe_db_instances").paginate()
-                for d in page["DBInstances"]
-                if not d.get("Engine", "").startswith("aurora") and d.get("StorageType") != "aurora"
-            ]
+        found = describer.db_instances()
     except AwsAccessError as exc:
-        log.warning("rds.skipped", region=clients.region, error=str(exc))
+        log.warning("rds.skipped", region=describer.region, error=str(exc))
         return ()
-    dbs = [
-        d
-        for d in raw
-        if not tag_filters
-        or tags_match(
-            {t["Key"]: t.get("Value", "") for t in d.get("TagList", []) or []}, tag_filters
-        )
-    ]
-    known = types.get(clients, {d["DBInstanceClass"].removeprefix("db.") for d in dbs})
-    parsed = [parse_db_instance(d, clients.region, known) for d in dbs]
-    return tuple(sorted(parsed, key=lambda d: d.db_instance_id))
+    dbs = [d for d in found if not tag_filters or tags_match(d.tags, tag_filters)]
+    known = types.get(describer, {d.ec2_type for d in dbs})
+    with_class = [replace(d, class_info=known.get(d.ec2_type)) for d in dbs]
+    return tuple(sorted(with_class, key=lambda d: d.db_instance_id))
+
+
+def _in_scope(
+    volumes: list[Volume], instances: list[Instance], tag_filters: Sequence[TagFilter]
+) -> tuple[list[Volume], list[Instance]]:
+    if not tag_filters:
+        return volumes, instances
+    matching = {i.instance_id for i in instances if tags_match(i.tags, tag_filters)}
+    volumes = [v for v in volumes if tags_match(v.tags, tag_filters) or v.attached_to in matching]
+    with_volumes = {v.attached_to for v in volumes}
+    instances = [i for i in instances if i.instance_id in matching | with_volumes]
+    return volumes, instances
 
 
 def discover(
-    clients: Clients,
+    describer: Describer,
     types: InstanceTypeCache,
     tag_filters: Sequence[TagFilter] = (),
     with_rds: bool = True,
 ) -> Inventory:
-    """Volumes and instances of one region.
-
-    With tag filters, a volume is in scope when it or its instance matches, and an instance
-    when it or one of its volumes does: an instance's EBS cap is shared by all its volumes.
-    """
-    region = clients.region
-    with calling("ec2:DescribeVolumes", region):
-        raw_volumes = [
-            v
-            for page in clients.ec2.get_paginator("describe_volumes").paginate()
-            for v in page["Volumes"]
-            if v.get("State") not in GONE_VOLUME_STATES
-        ]
-    with calling("ec2:DescribeInstances", region):
-        raw_instances = [
-            i
-            for page in clients.ec2.get_paginator("describe_instances").paginate()
-            for r in page["Reservations"]
-            for i in r["Instances"]
-            if i.get("State", {}).get("Name") not in GONE_INSTANCE_STATES
-        ]
-    volumes = [parse_volume(v, region) for v in raw_volumes]
-    if tag_filters:
-        matching_instances = {
-            i["InstanceId"] for i in raw_instances if tags_match(_tags(i), tag_filters)
-        }
-        volumes = [
-            v
-            for v in volumes
-            if tags_match(v.tags, tag_filters) or v.attached_to in matching_instances
-        ]
-        with_volumes = {v.attached_to for v in volumes}
-        raw_instances = [
-            i
-            for i in raw_instances
-            if i["InstanceId"] in matching_instances or i["InstanceId"] in with_volumes
-        ]
+    """Volumes, instances and RDS instances of one region, within the tag filters."""
+    volumes, instances = _in_scope(describer.volumes(), describer.instances(), tag_filters)
     by_instance: dict[str, list[str]] = {}
     for v in volumes:
         if v.attached_to:
             by_instance.setdefault(v.attached_to, []).append(v.volume_id)
-    known_types = types.get(clients, {i["InstanceType"] for i in raw_instances})
+    known = types.get(describer, {i.instance_type for i in instances})
     instances = [
-        parse_instance(i, region, known_types, tuple(sorted(by_instance.get(i["InstanceId"], []))))
-        for i in raw_instances
+        replace(
+            i,
+            volume_ids=tuple(sorted(by_instance.get(i.instance_id, []))),
+            type_info=known.get(i.instance_type),
+        )
+        for i in instances
     ]
     return Inventory(
-        region,
+        describer.region,
         tuple(sorted(volumes, key=lambda v: v.volume_id)),
         tuple(sorted(instances, key=lambda i: i.instance_id)),
-        discover_db(clients, types, tag_filters) if with_rds else (),
+        discover_db(describer, types, tag_filters) if with_rds else (),
     )

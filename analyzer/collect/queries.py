@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from analyzer.model import metrics
 from analyzer.model.limits import db_storage_envelope, has_burst_balance
 from analyzer.model.metrics import Metric, Namespace, When
-from analyzer.model.resources import DbInstance, Instance, Volume
+from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 
 VOLUME_PERIOD_S = 60
 DETAILED_PERIOD_S = 60
@@ -40,6 +40,21 @@ def _queries(
         )
 
     return [query(m) for m in metrics.of(namespace) if m.when is When.ALWAYS or has(m.when)]
+
+
+def for_inventory(inv: Inventory) -> list[MetricQuery]:
+    """The metric queries of every resource in a region."""
+    instances = {i.instance_id: i for i in inv.instances}
+    out: list[MetricQuery] = []
+    for volume in inv.volumes:
+        instance = instances.get(volume.attached_to or "")
+        nitro = instance.type_info.nitro if instance and instance.type_info else None
+        out.extend(for_volume(volume, nitro))
+    for instance in inv.instances:
+        out.extend(for_instance(instance))
+    for db in inv.db_instances:
+        out.extend(for_db_instance(db))
+    return out
 
 
 def for_volume(volume: Volume, nitro: bool | None = None) -> list[MetricQuery]:

@@ -146,3 +146,13 @@ class DbInstance:
         return (
             f"{self.engine} {self.instance_class}, {self.storage_type} {self.allocated_gib:,} GiB"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """What one region holds."""
+
+    region: str
+    volumes: tuple[Volume, ...] = ()
+    instances: tuple[Instance, ...] = ()
+    db_instances: tuple[DbInstance, ...] = ()

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from analyzer.collect.aws import Clients
-from analyzer.collect.inventory import parse_db_instance, parse_instance_type
+from analyzer.collect.describe import parse_db_instance, parse_instance_type
+from analyzer.collect.regions import Region, connect
 from analyzer.errors import AnalyzerError
 from analyzer.model.resources import Volume
 from analyzer.model.units import GIB, KIB
@@ -175,8 +176,9 @@ class DemoAccount:
     stories: dict[str, str] = field(default_factory=dict)
     """Instance name → what it replays."""
 
-    def clients(self, region: str) -> Clients:
-        return Clients.for_region(region, cloudwatch=self.cloudwatch)
+    def region(self, name: str) -> Region:
+        """The simulated region: moto answers the Describe* calls, the simulator the metrics."""
+        return connect(name, Clients.for_region(name, cloudwatch=self.cloudwatch))
 
 
 def _tags(name: str, resource_type: str) -> list[dict[str, Any]]:

@@ -1,10 +1,9 @@
 from datetime import timedelta
 
 from analyzer.analyze.states import states_for
-from analyzer.collect.inventory import Inventory
 from analyzer.collect.queries import MetricQuery
 from analyzer.model.metrics import Measure
-from analyzer.model.resources import Instance, InstanceType, Volume
+from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
 from analyzer.model.series import Series, Status
 from tests.helpers import T0, series
 

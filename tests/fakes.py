@@ -1,0 +1,68 @@
+"""Small typed fakes of the analyzer's two AWS boundaries (`collect/boundaries.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
+from analyzer.errors import AwsAccessError
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.series import Series
+from analyzer.model.state import FetchStats
+
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, 8 * 1024**3, nitro=True)
+R5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25e6, 593.75e6, 32 * 1024**3, nitro=True)
+
+
+@dataclass
+class FakeDescriber:
+    region: str = "us-east-1"
+    found_volumes: list[Volume] = field(default_factory=list)
+    found_instances: list[Instance] = field(default_factory=list)
+    found_dbs: list[DbInstance] | None = field(default_factory=list)
+    types: dict[str, InstanceType] = field(
+        default_factory=lambda: {"m5.large": M5, "r5.xlarge": R5}
+    )
+    type_calls: list[list[str]] = field(default_factory=list)
+
+    def volumes(self) -> list[Volume]:
+        return self.found_volumes
+
+    def instances(self) -> list[Instance]:
+        return self.found_instances
+
+    def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
+        self.type_calls.append(list(names))
+        return [self.types[n] for n in names if n in self.types]
+
+    def db_instances(self) -> list[DbInstance]:
+        if self.found_dbs is None:
+            raise AwsAccessError("rds:DescribeDBInstances in us-east-1: AccessDenied: no")
+        return self.found_dbs
+
+
+@dataclass
+class FakeMetricData:
+    """Answers each query from `value(query, period start)`; None leaves the point out."""
+
+    value: Callable[[MetricQuery, datetime], float | None]
+    region: str = "us-east-1"
+    windows: list[Window] = field(default_factory=list)
+
+    def fetch(
+        self, queries: Sequence[MetricQuery], window: Window
+    ) -> tuple[dict[MetricQuery, Series], FetchStats]:
+        self.windows.append(window)
+        stats = FetchStats(metrics_requested=len(queries))
+        out = {}
+        for query in queries:
+            stamps = [
+                window.start + (window.end - window.start) * i / window.periods
+                for i in range(window.periods)
+            ]
+            points = [(t, v) for t in stamps if (v := self.value(query, t)) is not None]
+            out[query] = Series.of(points, query.period_s)
+        return out, stats

@@ -1,0 +1,48 @@
+"""One cycle over fakes of the two AWS boundaries: no moto, no boto3, no simulator."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region
+from analyzer.cycle import Analyzer
+from analyzer.model.resources import Instance, Volume
+from tests.fakes import M5, FakeDescriber, FakeMetricData
+from tests.helpers import T0
+
+SHOP = Volume("vol-shop", "us-east-1", "gp2", 50, "in-use", attached_to="i-1")
+
+
+def shop_metrics(query: MetricQuery, _start: object) -> float | None:
+    """Incident 1's volume: 1,500 IOPS of 4 KiB reads with 40 % of its credits left."""
+    per_minute = {
+        "VolumeReadOps": 1_500 * 60,
+        "VolumeReadBytes": 1_500 * 60 * 4096,
+        "BurstBalance": 40.0,
+        "VolumeIdleTime": 0.0,
+    }
+    if query.resource_id != SHOP.volume_id:
+        return None
+    return per_minute.get(query.metric, 0.0)
+
+
+def test_a_cycle_over_the_boundaries_finds_the_draining_volume() -> None:
+    describer = FakeDescriber(
+        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
+    )
+    metrics = FakeMetricData(shop_metrics)
+    config = settings.load({"region": ["us-east-1"]})
+    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+    result = analyzer.run(T0)
+    [finding] = [f for f in result.findings if f.resource.resource_id == "vol-shop"]
+    assert finding.rule == "gp2-burst-exhaustion"
+    assert finding.remedies and finding.next_bottleneck is not None
+    [volume] = [s for s in result.snapshot.resources if s.ref.resource_id == "vol-shop"]
+    assert volume.outlook is not None
+    assert volume.outlook.seconds_to_empty == finding.seconds_to_empty
+    [instance] = [s for s in result.snapshot.resources if s.ref.resource_id == "i-1"]
+    assert instance.resource.type_info == M5
+    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=3)
