@@ -28,9 +28,10 @@ from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer
 from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook
-from analyzer.deliver.exporter import Published, Telemetry, registry_for
+from analyzer.deliver.exporter import Published, registry_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Server
+from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
 from analyzer.settings import Settings
 

@@ -15,8 +15,9 @@ from analyzer.cycle import Analyzer
 from analyzer.deliver import report
 from analyzer.deliver.notify import ConsoleChannel
 from analyzer.errors import ConfigError
-from analyzer.sim.account import REGION, DemoAccount, account
+from analyzer.sim.account import DemoAccount, account
 from analyzer.sim.clock import SimulatedClock
+from analyzer.sim.scenario import REGION
 
 MAX_SPEED = 3600.0
 

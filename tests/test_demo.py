@@ -11,13 +11,14 @@ from analyzer.cycle import Analyzer
 from analyzer.sim import account as demo
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import fold
+from analyzer.sim.scenario import REGION
 from tests.helpers import T0
 
 
 @pytest.fixture(scope="module")
 def result():
     with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
-        config = settings.load({"region": [demo.REGION]})
+        config = settings.load({"region": [REGION]})
         return Analyzer(config, rules.load(), connect=account.region).run(account.now)
 
 

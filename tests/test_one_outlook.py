@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.analyze import rules as rule_files
 from analyzer.deliver.exporter import Published, registry_for
-from analyzer.deliver.report import resource_row
+from analyzer.deliver.rows import resource_row
 from analyzer.model.limits import db_storage_envelope, instance_type_envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, InstanceType

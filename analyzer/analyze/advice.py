@@ -12,12 +12,13 @@ import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.prices import PriceList
 from analyzer.model import units
 from analyzer.model.findings import Bottleneck, Finding, Remedy
 from analyzer.model.limits import SSD_IO_BYTES
 from analyzer.model.metrics import Measure
-from analyzer.model.resources import DbInstance, Instance, Volume
+from analyzer.model.resources import Instance, Volume
 from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import KIB, MIB
@@ -211,73 +212,6 @@ def for_instance(finding: Finding, state: ResourceState) -> list[Remedy]:
             f"Move to an instance type with more than {limit} of EBS {what} "
             f"(larger {family} sizes, or an EBS-optimized family such as the *n/*bn "
             f"types); the instance cap is shared by all its volumes"
-        )
-    ]
-
-
-NEXT_SIZE = (
-    "large",
-    "xlarge",
-    "2xlarge",
-    "4xlarge",
-    "8xlarge",
-    "12xlarge",
-    "16xlarge",
-    "24xlarge",
-    "32xlarge",
-    "48xlarge",
-)
-
-RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
-RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
-
-
-def _larger_class(instance_class: str) -> str | None:
-    """db.r5.xlarge → db.r5.2xlarge: the next size of the same family, where there is one."""
-    family, _, size = instance_class.rpartition(".")
-    if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
-        return None
-    return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
-
-
-def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
-    """RDS: what to change, without a price (RDS storage is priced apart from EBS)."""
-    db = state.resource
-    if not isinstance(db, DbInstance):
-        return []
-    larger = _larger_class(db.instance_class)
-    bigger = f" such as {larger}" if larger else ""
-    match finding.bottleneck:
-        case Bottleneck.MEMORY:
-            return [
-                Remedy(
-                    f"Move to a class with more memory{bigger} {RDS_CLASS}: reads the "
-                    f"working set serves from memory never reach storage"
-                )
-            ]
-        case (
-            Bottleneck.INSTANCE_IOPS
-            | Bottleneck.INSTANCE_THROUGHPUT
-            | Bottleneck.INSTANCE_BURST_CREDITS
-        ):
-            return [
-                Remedy(
-                    f"Move to a class with more EBS bandwidth{bigger} {RDS_CLASS}; "
-                    f"{db.instance_class} caps all its storage I/O"
-                )
-            ]
-        case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
-            return [
-                Remedy(
-                    f"Move the storage to gp3 {RDS_MODIFY}: 3,000 IOPS without credits "
-                    f"(12,000 from 400 GiB on MySQL, MariaDB and PostgreSQL)"
-                ),
-                Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
-            ]
-    return [
-        Remedy(
-            f"Provision more IOPS and throughput on the {db.storage_type} storage "
-            f"(gp3, io1 or io2) {RDS_MODIFY}"
         )
     ]
 

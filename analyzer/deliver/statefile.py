@@ -19,7 +19,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer.deliver.alerts import Alert, AlertKey, AlertState, Owed
-from analyzer.deliver.report import finding_row
+from analyzer.deliver.rows import finding_row
 from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Remedy, Severity
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit

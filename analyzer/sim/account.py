@@ -7,7 +7,7 @@ GetMetricData. No credentials and no network are needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -18,152 +18,20 @@ from analyzer.collect.describe import parse_db_instance, parse_instance_type
 from analyzer.collect.regions import Region, connect
 from analyzer.errors import AnalyzerError
 from analyzer.model.resources import Volume
-from analyzer.model.units import GIB, KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
-from analyzer.sim.workloads import Demand, constant, steps
-
-REGION = "us-east-1"
-HISTORY_MIN = 4 * 60
-AMI = "ami-12c6146b"
-_MIN = 60
-
-
-@dataclass(frozen=True)
-class DemoVolume:
-    name: str
-    volume_type: str
-    size_gib: int
-    demand: Demand
-    iops: int | None = None
-    throughput_mibps: int | None = None
-    balance_percent: float = 100.0
-    grown_from_gib: int | None = None
-    """Grown online to `size_gib` ten minutes before now: the bucket comes back full."""
-
-
-@dataclass(frozen=True)
-class DemoInstance:
-    name: str
-    instance_type: str
-    story: str
-    volumes: tuple[DemoVolume, ...]
-    detailed_monitoring: bool = False
-
-
-def _ago(minutes: float) -> float:
-    """Seconds from the simulation start to `minutes` before now."""
-    return (HISTORY_MIN - minutes) * _MIN
-
-
-BATCH_JOB = Demand(constant(60_000), io_size_bytes=112 * KIB, read_fraction=0.6)
-
-BATCH_JOB_ENDING = Demand(
-    steps((0, 60_000), (_ago(-15), 200)), io_size_bytes=112 * KIB, read_fraction=0.6
-)
-"""The same job, finishing a quarter of an hour into the demo."""
-
-SCENARIO: tuple[DemoInstance, ...] = (
-    DemoInstance(
-        "shop-web",
-        "m5.large",
-        "Incident 1: heavy reads drain a gp2 50 GiB volume's burst credits",
-        (
-            DemoVolume(
-                "shop-data", "gp2", 50, Demand(steps((0, 100), (_ago(40), 1_500)), 4 * KIB, 0.95)
-            ),
-        ),
-    ),
-    DemoInstance(
-        "shop-db",
-        "m5.large",
-        "Incident 1, later: credits gone, the volume runs at its 150 IOPS baseline",
-        (
-            DemoVolume(
-                "shop-db-data",
-                "gp2",
-                50,
-                Demand(steps((0, 100), (_ago(100), 1_500)), 4 * KIB, 0.95),
-            ),
-        ),
-    ),
-    DemoInstance(
-        "reporting",
-        "m5.xlarge",
-        "Incident 2: an exhausted gp2 100 GiB volume grown online to 250 GiB",
-        (
-            DemoVolume(
-                "reporting-data",
-                "gp2",
-                250,
-                Demand(constant(3_000), 16 * KIB),
-                balance_percent=0.0,
-                grown_from_gib=100,
-            ),
-        ),
-    ),
-    DemoInstance(
-        "batch-gp3",
-        "r6i.8xlarge",
-        "Incident 4, step 1: a batch job at its gp3 volume's throughput cap, ending 15 min in",
-        (DemoVolume("batch-gp3-data", "gp3", 2_000, BATCH_JOB_ENDING, 16_000, 1_000),),
-    ),
-    DemoInstance(
-        "batch-io2",
-        "r6in.8xlarge",
-        "Incident 4, step 2: moved to io2, now pinned at the instance's EBS limit",
-        (DemoVolume("batch-io2-data", "io2", 2_000, BATCH_JOB, 32_000),),
-    ),
-    DemoInstance(
-        "batch-io2-big",
-        "m6in.12xlarge",
-        "Incident 4, step 3: a larger instance, now at the io2 volume's IOPS",
-        (DemoVolume("batch-io2-big-data", "io2", 2_000, BATCH_JOB, 32_000),),
-        detailed_monitoring=True,
-    ),
-    DemoInstance(
-        "logs",
-        "m5.large",
-        "Healthy: an st1 log volume below its baseline",
-        (
-            DemoVolume("logs-archive", "st1", 2_048, Demand(constant(50), 1024 * KIB, 0.1)),
-            DemoVolume("logs-index", "gp3", 100, Demand(constant(400), 16 * KIB)),
-        ),
-    ),
-)
-
-ROOT = Demand(constant(5), 16 * KIB, 0.5)
-
-
-@dataclass(frozen=True)
-class DemoDatabase:
-    name: str
-    engine: str
-    instance_class: str
-    storage_type: str
-    allocated_gib: int
-    story: str
-    reads: Callable[[float], float]
-    writes: Callable[[float], float]
-    io_size_bytes: float
-    freeable_memory_bytes: float
-
-
-DATABASES: tuple[DemoDatabase, ...] = (
-    DemoDatabase(
-        "orders-replica",
-        "mysql",
-        "db.r5.xlarge",
-        "gp2",
-        200,
-        "Incident 3: an RDS MySQL replica whose reads drain gp2 credits; its working set "
-        "does not fit in its 32 GiB",
-        reads=steps((0, 150), (_ago(30), 2_500)),
-        writes=constant(50),
-        io_size_bytes=16 * KIB,
-        freeable_memory_bytes=1.5 * GIB,
-    ),
+from analyzer.sim.scenario import (
+    AMI,
+    DATABASES,
+    HISTORY_MIN,
+    REGION,
+    ROOT,
+    SCENARIO,
+    DemoDatabase,
+    DemoInstance,
+    DemoVolume,
+    ago,
 )
 
 
@@ -230,7 +98,7 @@ def _data_volume(ec2: Any, spec: DemoVolume, instance_id: str, device: str) -> S
         spec.throughput_mibps,
         instance_id,
     )
-    resizes = [(_ago(10), spec.size_gib)] if spec.grown_from_gib else []
+    resizes = [(ago(10), spec.size_gib)] if spec.grown_from_gib else []
     return SimVolume(model, spec.demand, spec.balance_percent, resizes)
 
 

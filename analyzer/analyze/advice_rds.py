@@ -1,0 +1,84 @@
+"""What to change about an RDS instance's finding: its storage or its instance class."""
+
+from __future__ import annotations
+
+from analyzer.model.findings import Bottleneck, Finding, Remedy
+from analyzer.model.resources import DbInstance
+from analyzer.model.state import ResourceState
+
+MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
+GROWTH_CAP = 2.0
+"""Without a next bottleneck in sight, size a fix for twice the present rate."""
+
+GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
+GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
+IO1_MAX_IOPS, IO1_IOPS_PER_GIB = 64_000, 50
+IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MAX_MIBPS = 256_000, 1_000, 4_000
+GP2_MAX_GIB = 16_384
+
+
+NEXT_SIZE = (
+    "large",
+    "xlarge",
+    "2xlarge",
+    "4xlarge",
+    "8xlarge",
+    "12xlarge",
+    "16xlarge",
+    "24xlarge",
+    "32xlarge",
+    "48xlarge",
+)
+
+RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
+RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
+
+
+def _larger_class(instance_class: str) -> str | None:
+    """db.r5.xlarge → db.r5.2xlarge: the next size of the same family, where there is one."""
+    family, _, size = instance_class.rpartition(".")
+    if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
+        return None
+    return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
+
+
+def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
+    """RDS: what to change, without a price (RDS storage is priced apart from EBS)."""
+    db = state.resource
+    if not isinstance(db, DbInstance):
+        return []
+    larger = _larger_class(db.instance_class)
+    bigger = f" such as {larger}" if larger else ""
+    match finding.bottleneck:
+        case Bottleneck.MEMORY:
+            return [
+                Remedy(
+                    f"Move to a class with more memory{bigger} {RDS_CLASS}: reads the "
+                    f"working set serves from memory never reach storage"
+                )
+            ]
+        case (
+            Bottleneck.INSTANCE_IOPS
+            | Bottleneck.INSTANCE_THROUGHPUT
+            | Bottleneck.INSTANCE_BURST_CREDITS
+        ):
+            return [
+                Remedy(
+                    f"Move to a class with more EBS bandwidth{bigger} {RDS_CLASS}; "
+                    f"{db.instance_class} caps all its storage I/O"
+                )
+            ]
+        case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
+            return [
+                Remedy(
+                    f"Move the storage to gp3 {RDS_MODIFY}: 3,000 IOPS without credits "
+                    f"(12,000 from 400 GiB on MySQL, MariaDB and PostgreSQL)"
+                ),
+                Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
+            ]
+    return [
+        Remedy(
+            f"Provision more IOPS and throughput on the {db.storage_type} storage "
+            f"(gp3, io1 or io2) {RDS_MODIFY}"
+        )
+    ]

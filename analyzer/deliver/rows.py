@@ -1,0 +1,172 @@
+"""The rows of the JSON report, as the contract gives them: one per resource, one per finding.
+
+The exporter and the state file read the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from analyzer.model.findings import Finding, NextBottleneck
+from analyzer.model.limits import rds_stripes
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
+from analyzer.model.state import ResourceState, Snapshot
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _latest(state: ResourceState, measure: Measure, at: datetime) -> float | None:
+    point = state.measure(measure).until(at).last()
+    return point[1] if point else None
+
+
+def _class_balance(state: ResourceState, at: datetime) -> float | None:
+    """The lower of an instance's (or a DB class's) EBSIOBalance% and EBSByteBalance%."""
+    found = [
+        b
+        for m in (Measure.IO_BALANCE, Measure.BYTE_BALANCE)
+        if (b := state.balance(m, at)) is not None
+    ]
+    return min(found, default=None)
+
+
+def _balance(state: ResourceState, at: datetime) -> float | None:
+    if state.has_storage:
+        return state.balance(Measure.BURST_BALANCE, at)
+    return _class_balance(state, at)
+
+
+def _lowest(*limits: float | None) -> float | None:
+    return min((x for x in limits if x is not None), default=None)
+
+
+def _ratio(value: float | None, limit: float | None) -> float | None:
+    if value is None or not limit:
+        return None
+    return round(value / limit, 4)
+
+
+def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
+    at = snap.data_end
+    resource = state.resource
+    iops = _latest(state, Measure.IOPS, at)
+    bps = _latest(state, Measure.THROUGHPUT, at)
+    iops_limit, bps_limit = state.iops_limit(at), state.throughput_limit(at)
+    if isinstance(resource, DbInstance):
+        # What caps an RDS instance is the lower of its storage's and its class's limits.
+        iops_limit = _lowest(iops_limit, state.class_iops_limit(at))
+        bps_limit = _lowest(bps_limit, state.class_throughput_limit(at))
+    found = state.outlook
+    row: dict[str, Any] = {
+        "resource_type": state.ref.resource_type.value,
+        "resource_id": state.ref.resource_id,
+        "name": resource.tags.get("Name"),
+        "region": state.ref.region,
+        "attached_to": resource.attached_to if isinstance(resource, Volume) else None,
+        "iops": iops,
+        "throughput_bytes_per_second": bps,
+        "iops_limit": iops_limit,
+        "throughput_limit_bytes_per_second": bps_limit,
+        "burst_balance_percent": _balance(state, at),
+        "seconds_to_empty": round(found.seconds_to_empty, 1) if found else None,
+        "avg_io_size_bytes": _latest(state, Measure.AVG_IO_SIZE, at),
+        "status": state.status.value,
+        "iops_utilization": _ratio(iops, iops_limit),
+        "throughput_utilization": _ratio(bps, bps_limit),
+        "state": resource.state,
+    }
+    if isinstance(resource, Volume):
+        row.update(
+            volume_type=resource.volume_type,
+            size_gib=resource.size_gib,
+            latency_seconds=_latest(state, Measure.LATENCY, at),
+        )
+    elif isinstance(resource, Instance):
+        row.update(
+            instance_type=resource.instance_type,
+            volume_ids=list(resource.volume_ids),
+            detailed_monitoring=resource.detailed_monitoring,
+        )
+    elif isinstance(resource, DbInstance):
+        info = resource.class_info
+        row.update(
+            engine=resource.engine,
+            instance_class=resource.instance_class,
+            storage_type=resource.storage_type,
+            allocated_gib=resource.allocated_gib,
+            stripes=rds_stripes(resource.engine, resource.allocated_gib),
+            storage_iops_limit=state.iops_limit(at),
+            storage_throughput_limit_bytes_per_second=state.throughput_limit(at),
+            class_iops_limit=state.class_iops_limit(at),
+            class_throughput_limit_bytes_per_second=state.class_throughput_limit(at),
+            class_burst_balance_percent=_class_balance(state, at),
+            freeable_memory_bytes=_latest(state, Measure.FREEABLE_MEMORY, at),
+            memory_bytes=info.memory_bytes if info else None,
+            latency_seconds=_latest(state, Measure.LATENCY, at),
+        )
+    if state.envelope is not None and state.envelope.approximate:
+        row["limits_approximate"] = True
+    if state.error:
+        row["error"] = state.error
+    if state.notes:
+        row["notes"] = list(state.notes)
+    return row
+
+
+def _next(nb: NextBottleneck | None) -> dict[str, Any] | None:
+    if nb is None:
+        return None
+    return {
+        "bottleneck": nb.bottleneck.value,
+        "limit": nb.limit,
+        "unit": nb.unit.value,
+        "resource_id": nb.resource_id,
+        "headroom": nb.headroom,
+    }
+
+
+def finding_row(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "resource_type": f.resource.resource_type.value,
+        "resource_id": f.resource.resource_id,
+        "region": f.resource.region,
+        "bottleneck": f.bottleneck.value,
+        "summary": f.summary,
+        "observed": f.observed,
+        "limit": f.limit,
+        "unit": f.unit.value,
+        "seconds_to_empty": round(f.seconds_to_empty, 1)
+        if f.seconds_to_empty is not None
+        else None,
+        "next_bottleneck": _next(f.next_bottleneck),
+        "evidence": dict(f.evidence),
+        "remedies": [
+            {
+                "action": r.action,
+                "monthly_cost": r.monthly_cost,
+                "monthly_cost_delta": r.monthly_delta,
+                "currency": r.currency,
+            }
+            for r in f.remedies
+        ],
+    }
+
+
+def _order(state: ResourceState) -> tuple[str, int, str]:
+    order = {ResourceType.VOLUME: 0, ResourceType.INSTANCE: 1, ResourceType.DB_INSTANCE: 2}
+    return state.ref.region, order[state.ref.resource_type], state.ref.resource_id
+
+
+def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
+    return {
+        "generated_at": _iso(snap.generated_at),
+        "resources": [resource_row(s, snap) for s in sorted(snap.resources, key=_order)],
+        "findings": [finding_row(f) for f in findings],
+    }

@@ -1,0 +1,100 @@
+"""The daemon's own metrics: CloudWatch calls and their cost, cycles, notifications."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from analyzer.model.state import FetchStats
+
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+POLL_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+SECONDS_PER_MONTH = 30 * 86400
+
+
+@dataclass
+class Telemetry:
+    """The daemon's own metrics, in its own registry."""
+
+    registry: CollectorRegistry
+    price_per_metric: float = 0.01 / 1000
+    _recent: deque[tuple[float, int]] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.requests = Counter(
+            "ebs_analyzer_cloudwatch_requests",
+            "CloudWatch API requests by operation and outcome.",
+            ["operation", "outcome"],
+            registry=r,
+        )
+        self.metrics_requested = Counter(
+            "ebs_analyzer_cloudwatch_metrics_requested",
+            "Metrics requested from GetMetricData: what CloudWatch bills.",
+            registry=r,
+        )
+        self.poll_duration = Histogram(
+            "ebs_analyzer_poll_duration_seconds",
+            "Duration of an analysis cycle.",
+            buckets=POLL_BUCKETS,
+            registry=r,
+        )
+        self.last_success = Gauge(
+            "ebs_analyzer_last_successful_poll_timestamp_seconds",
+            "When the last cycle succeeded (Unix time).",
+            registry=r,
+        )
+        self.notifications = Counter(
+            "ebs_analyzer_notifications",
+            "Notification deliveries by channel and outcome.",
+            ["channel", "outcome"],
+            registry=r,
+        )
+        self.cycles = Counter(
+            "ebs_analyzer_cycles", "Analysis cycles by outcome.", ["outcome"], registry=r
+        )
+        self.cost = Gauge(
+            "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
+            "What GetMetricData costs a month at the rate of the last hour.",
+            registry=r,
+        )
+
+    def cycle_succeeded(
+        self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
+    ) -> None:
+        for outcome, count in stats.requests.items():
+            self.requests.labels("GetMetricData", outcome).inc(count)
+        self.metrics_requested.inc(stats.metrics_requested)
+        self.poll_duration.observe(duration_s)
+        self.last_success.set(now.timestamp())
+        self.cycles.labels("success").inc()
+        if not backfill:
+            self._estimate(stats.metrics_requested)
+
+    def cycle_failed(self) -> None:
+        self.cycles.labels("error").inc()
+
+    def notified(self, channel: str, outcome: str) -> None:
+        self.notifications.labels(channel, outcome).inc()
+
+    def _estimate(self, metrics: int) -> None:
+        """Steady-state cost: the last hour's requests, scaled to a month (backfills apart)."""
+        now = time.monotonic()
+        with self._lock:
+            self._recent.append((now, metrics))
+            while self._recent and now - self._recent[0][0] > 3600:
+                self._recent.popleft()
+            if len(self._recent) < 2:
+                return
+            span = max(now - self._recent[0][0], 1.0)
+            per_second = sum(m for _, m in list(self._recent)[1:]) / span
+        self.cost.set(round(per_second * SECONDS_PER_MONTH * self.price_per_metric, 4))
