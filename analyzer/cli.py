@@ -110,7 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _once_command(commands)
+    _run_command(commands)
+    _demo_command(commands)
+    _rules_command(commands)
+    return parser
 
+
+def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     once = commands.add_parser(
         "once",
         help="one full cycle (discover, backfill history, analyze), print the report",
@@ -122,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     _format(once)
     _common(once)
 
+
+def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="the daemon: analyze every --interval, serve /metrics, alert in Slack",
@@ -135,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(run)
     _daemon_options(run)
 
+
+def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser(
         "demo",
         help="the daemon on a built-in simulated account that replays the incidents "
@@ -172,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
     )
 
+
+def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rules_cmd = commands.add_parser("rules", help="validate or list rule files")
     rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
     check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
@@ -190,7 +203,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="rule directories (default: the shipped rules)",
     )
-    return parser
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:

@@ -70,32 +70,9 @@ class CloudWatch:
         self, batch: Sequence[MetricQuery], window: Window, stats: FetchStats
     ) -> dict[MetricQuery, Series]:
         ids = {f"m{i}": q for i, q in enumerate(batch)}
-        points: dict[str, list[tuple[datetime, float]]] = {i: [] for i in ids}
-        codes: dict[str, str] = {}
-        kwargs: dict[str, Any] = {
-            "MetricDataQueries": [_request(q, i) for i, q in ids.items()],
-            "StartTime": window.start,
-            "EndTime": window.end,
-            "ScanBy": "TimestampAscending",
-        }
         stats.metrics_requested += len(batch)
         try:
-            while True:
-                with calling("cloudwatch:GetMetricData", self.region):
-                    page = self._client.get_metric_data(**kwargs)
-                stats.requests["success"] += 1
-                for result in page.get("MetricDataResults", []):
-                    rid = result["Id"]
-                    if rid not in ids:
-                        continue
-                    stamps = result.get("Timestamps", [])
-                    values = result.get("Values", [])
-                    points[rid].extend(zip((_utc(t) for t in stamps), values, strict=False))
-                    codes[rid] = result.get("StatusCode", "Complete")
-                token = page.get("NextToken")
-                if not token:
-                    break
-                kwargs["NextToken"] = token
+            points, codes = self._pages(ids, window, stats)
         except AwsCallError as exc:
             stats.requests["error"] += 1
             stats.errors.append(str(exc))
@@ -115,3 +92,32 @@ class CloudWatch:
                 merged.items(), query.period_s, Status.OK if merged else Status.NO_DATA
             )
         return out
+
+    def _pages(
+        self, ids: dict[str, MetricQuery], window: Window, stats: FetchStats
+    ) -> tuple[dict[str, list[tuple[datetime, float]]], dict[str, str]]:
+        """Every page of one call, joined per query Id: the points and the status codes."""
+        points: dict[str, list[tuple[datetime, float]]] = {i: [] for i in ids}
+        codes: dict[str, str] = {}
+        kwargs: dict[str, Any] = {
+            "MetricDataQueries": [_request(q, i) for i, q in ids.items()],
+            "StartTime": window.start,
+            "EndTime": window.end,
+            "ScanBy": "TimestampAscending",
+        }
+        while True:
+            with calling("cloudwatch:GetMetricData", self.region):
+                page = self._client.get_metric_data(**kwargs)
+            stats.requests["success"] += 1
+            for result in page.get("MetricDataResults", []):
+                rid = result["Id"]
+                if rid not in ids:
+                    continue
+                stamps = result.get("Timestamps", [])
+                values = result.get("Values", [])
+                points[rid].extend(zip((_utc(t) for t in stamps), values, strict=False))
+                codes[rid] = result.get("StatusCode", "Complete")
+            token = page.get("NextToken")
+            if not token:
+                return points, codes
+            kwargs["NextToken"] = token

@@ -79,36 +79,8 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
         "iops_utilization": _ratio(iops, iops_limit),
         "throughput_utilization": _ratio(bps, bps_limit),
         "state": resource.state,
+        **_details(state, at),
     }
-    if isinstance(resource, Volume):
-        row.update(
-            volume_type=resource.volume_type,
-            size_gib=resource.size_gib,
-            latency_seconds=_latest(state, Measure.LATENCY, at),
-        )
-    elif isinstance(resource, Instance):
-        row.update(
-            instance_type=resource.instance_type,
-            volume_ids=list(resource.volume_ids),
-            detailed_monitoring=resource.detailed_monitoring,
-        )
-    elif isinstance(resource, DbInstance):
-        info = resource.class_info
-        row.update(
-            engine=resource.engine,
-            instance_class=resource.instance_class,
-            storage_type=resource.storage_type,
-            allocated_gib=resource.allocated_gib,
-            stripes=rds_stripes(resource.engine, resource.allocated_gib),
-            storage_iops_limit=state.iops_limit(at),
-            storage_throughput_limit_bytes_per_second=state.throughput_limit(at),
-            class_iops_limit=state.class_iops_limit(at),
-            class_throughput_limit_bytes_per_second=state.class_throughput_limit(at),
-            class_burst_balance_percent=_class_balance(state, at),
-            freeable_memory_bytes=_latest(state, Measure.FREEABLE_MEMORY, at),
-            memory_bytes=info.memory_bytes if info else None,
-            latency_seconds=_latest(state, Measure.LATENCY, at),
-        )
     if state.envelope is not None and state.envelope.approximate:
         row["limits_approximate"] = True
     if state.error:
@@ -116,6 +88,39 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
     if state.notes:
         row["notes"] = list(state.notes)
     return row
+
+
+def _details(state: ResourceState, at: datetime) -> dict[str, Any]:
+    """What a row says beyond the common columns, by kind of resource."""
+    resource = state.resource
+    if isinstance(resource, Volume):
+        return {
+            "volume_type": resource.volume_type,
+            "size_gib": resource.size_gib,
+            "latency_seconds": _latest(state, Measure.LATENCY, at),
+        }
+    if isinstance(resource, Instance):
+        return {
+            "instance_type": resource.instance_type,
+            "volume_ids": list(resource.volume_ids),
+            "detailed_monitoring": resource.detailed_monitoring,
+        }
+    info = resource.class_info
+    return {
+        "engine": resource.engine,
+        "instance_class": resource.instance_class,
+        "storage_type": resource.storage_type,
+        "allocated_gib": resource.allocated_gib,
+        "stripes": rds_stripes(resource.engine, resource.allocated_gib),
+        "storage_iops_limit": state.iops_limit(at),
+        "storage_throughput_limit_bytes_per_second": state.throughput_limit(at),
+        "class_iops_limit": state.class_iops_limit(at),
+        "class_throughput_limit_bytes_per_second": state.class_throughput_limit(at),
+        "class_burst_balance_percent": _class_balance(state, at),
+        "freeable_memory_bytes": _latest(state, Measure.FREEABLE_MEMORY, at),
+        "memory_bytes": info.memory_bytes if info else None,
+        "latency_seconds": _latest(state, Measure.LATENCY, at),
+    }
 
 
 def _next(nb: NextBottleneck | None) -> dict[str, Any] | None:

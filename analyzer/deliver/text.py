@@ -41,80 +41,91 @@ def _table(rows: list[list[str]]) -> list[str]:
     ]
 
 
+HEADER = (
+    "RESOURCE",
+    "KIND",
+    "ATTACHED",
+    "IOPS / LIMIT",
+    "THROUGHPUT / LIMIT",
+    "I/O SIZE",
+    "BURST",
+    "EMPTY IN",
+    "STATUS",
+)
+
+
 def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
     data = to_dict(snap, findings)
-    volumes = sum(1 for r in data["resources"] if r["resource_type"] == "volume")
-    instances = sum(1 for r in data["resources"] if r["resource_type"] == "instance")
-    dbs = sum(1 for r in data["resources"] if r["resource_type"] == "db_instance")
+    rows = data["resources"]
+    lines = [_title(snap, rows), "", *_findings(findings), "RESOURCES"]
+    lines += ["  " + line for line in _table(_resource_table(rows))]
+    lines += [f"  ! {r['resource_id']}: {r['error']}" for r in rows if r.get("error")]
+    return "\n".join(lines) + "\n"
+
+
+def _title(snap: Snapshot, rows: list[dict[str, Any]]) -> str:
+    def count(kind: str) -> int:
+        return sum(1 for r in rows if r["resource_type"] == kind)
+
+    dbs = count("db_instance")
     rds = f", {dbs} RDS instance(s)" if dbs else ""
-    regions = sorted({r["region"] for r in data["resources"]})
-    lines = [
+    regions = sorted({r["region"] for r in rows})
+    return (
         f"EBS bottleneck report · {snap.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC · "
-        f"{volumes} volume(s), {instances} instance(s){rds} in "
-        f"{', '.join(regions) or 'no region'}",
-        "",
-    ]
-    if findings:
-        lines.append(f"FINDINGS ({len(findings)})")
-        for f in findings:
-            lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
-            lines.append(f"            {f.summary}")
-            if f.next_bottleneck is not None:
-                lines.append(f"            next: {f.next_bottleneck.text()}")
-            lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
-        lines.append("")
-    else:
-        lines += ["No findings: no storage limit is holding a workload back.", ""]
-    header = [
-        "RESOURCE",
-        "KIND",
-        "ATTACHED",
-        "IOPS / LIMIT",
-        "THROUGHPUT / LIMIT",
-        "I/O SIZE",
-        "BURST",
-        "EMPTY IN",
-        "STATUS",
-    ]
-    named = any(r["name"] for r in data["resources"])
+        f"{count('volume')} volume(s), {count('instance')} instance(s){rds} in "
+        f"{', '.join(regions) or 'no region'}"
+    )
+
+
+def _findings(findings: Sequence[Finding]) -> list[str]:
+    if not findings:
+        return ["No findings: no storage limit is holding a workload back.", ""]
+    lines = [f"FINDINGS ({len(findings)})"]
+    for f in findings:
+        lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
+        lines.append(f"            {f.summary}")
+        if f.next_bottleneck is not None:
+            lines.append(f"            next: {f.next_bottleneck.text()}")
+        lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
+    return [*lines, ""]
+
+
+def _resource_table(rows: list[dict[str, Any]]) -> list[list[str]]:
+    named = any(r["name"] for r in rows)
+    header = list(HEADER)
     if named:
         header.insert(1, "NAME")
-    rows = [header]
-    for r in data["resources"]:
-        kind = ResourceType(r["resource_type"])
-        if kind is ResourceType.DB_INSTANCE:
-            kind = ResourceType.VOLUME  # storage units: MiB/s
-        attached = r.get("attached_to") or (
-            f"{len(r['volume_ids'])} volume(s)" if kind is ResourceType.INSTANCE else "-"
-        )
-        io = r["avg_io_size_bytes"]
-        balance = r["burst_balance_percent"]
-        empty = r["seconds_to_empty"]
-        rows.append(
-            [
-                r["resource_id"],
-                _describe(r),
-                attached,
-                _pair(r["iops"], r["iops_limit"], Unit.IOPS, kind),
-                _pair(
-                    r["throughput_bytes_per_second"],
-                    r["throughput_limit_bytes_per_second"],
-                    Unit.BYTES_PER_SECOND,
-                    kind,
-                ),
-                units.size(io) if io else "-",
-                f"{balance:.0f}%" if balance is not None else "-",
-                units.duration(empty) if empty is not None else "-",
-                r["status"]
-                if r["state"] in ("in-use", "running", "available") and r["status"] != "no_data"
-                else f"{r['status']} ({r['state']})",
-            ]
-        )
+    table = [header]
+    for r in rows:
+        cells = _cells(r)
         if named:
-            rows[-1].insert(1, r["name"] or "-")
-    lines.append("RESOURCES")
-    lines += ["  " + line for line in _table(rows)]
-    errors = [r for r in data["resources"] if r.get("error")]
-    for r in errors:
-        lines.append(f"  ! {r['resource_id']}: {r['error']}")
-    return "\n".join(lines) + "\n"
+            cells.insert(1, r["name"] or "-")
+        table.append(cells)
+    return table
+
+
+def _cells(r: dict[str, Any]) -> list[str]:
+    kind = ResourceType(r["resource_type"])
+    if kind is ResourceType.DB_INSTANCE:
+        kind = ResourceType.VOLUME  # storage units: MiB/s
+    attached = r.get("attached_to") or (
+        f"{len(r['volume_ids'])} volume(s)" if kind is ResourceType.INSTANCE else "-"
+    )
+    io, balance, empty = r["avg_io_size_bytes"], r["burst_balance_percent"], r["seconds_to_empty"]
+    running = r["state"] in ("in-use", "running", "available") and r["status"] != "no_data"
+    return [
+        r["resource_id"],
+        _describe(r),
+        attached,
+        _pair(r["iops"], r["iops_limit"], Unit.IOPS, kind),
+        _pair(
+            r["throughput_bytes_per_second"],
+            r["throughput_limit_bytes_per_second"],
+            Unit.BYTES_PER_SECOND,
+            kind,
+        ),
+        units.size(io) if io else "-",
+        f"{balance:.0f}%" if balance is not None else "-",
+        units.duration(empty) if empty is not None else "-",
+        r["status"] if running else f"{r['status']} ({r['state']})",
+    ]

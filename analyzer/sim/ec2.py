@@ -156,66 +156,8 @@ class Simulation:
         inst = self.instance
         vol_minutes = {s.volume.volume_id: _Minute() for s in inst.volumes}
         inst_minute = _Minute()
-        envelope = inst.envelope
         for _ in range(60):
-            t = float(self.elapsed_s)
-            self._resize(t)
-            reaching = _instance_share(envelope, inst, t)
-            tentative = [_served(s, t, reaching) for s in inst.volumes]
-            total_iops = sum(iops for iops, *_ in tentative)
-            total_bps = sum(iops * size for iops, size, *_ in tentative)
-            scale = 1.0
-            inst_iops_hit = inst_bps_hit = False
-            if envelope is not None:
-                iops_cap = envelope.iops_limit(inst.io_credits > 0)
-                bps_cap = envelope.throughput_limit(inst.byte_credits > 0)
-                # Exceeded only by what the volumes would accept: a volume cap holds the rest.
-                inst_iops_hit = total_iops > iops_cap * 1.0001
-                inst_bps_hit = total_bps > bps_cap * 1.0001
-                if total_iops > iops_cap:
-                    scale = min(scale, iops_cap / total_iops)
-                if total_bps > bps_cap:
-                    scale = min(scale, bps_cap / total_bps)
-                inst.io_credits = _refill(
-                    inst.io_credits,
-                    envelope.baseline_iops,
-                    total_iops * scale,
-                    (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S,
-                )
-                inst.byte_credits = _refill(
-                    inst.byte_credits,
-                    envelope.baseline_throughput_bps,
-                    total_bps * scale,
-                    (envelope.throughput_bps - envelope.baseline_throughput_bps) * INSTANCE_BURST_S,
-                )
-                inst_minute.balance += _percent(
-                    inst.io_credits, envelope.iops - envelope.baseline_iops
-                )
-                inst_minute.balance2 += _percent(
-                    inst.byte_credits, envelope.throughput_bps - envelope.baseline_throughput_bps
-                )
-                inst_minute.iops_exceeded = max(inst_minute.iops_exceeded, float(inst_iops_hit))
-                inst_minute.throughput_exceeded = max(
-                    inst_minute.throughput_exceeded, float(inst_bps_hit)
-                )
-            for sim, (iops, size, demand, iops_hit, bps_hit) in zip(
-                inst.volumes, tentative, strict=True
-            ):
-                served = iops * scale
-                acc = vol_minutes[sim.volume.volume_id]
-                _account(acc, sim, served, size, demand)
-                _account(inst_minute, sim, served, size, demand)
-                acc.iops_exceeded = max(acc.iops_exceeded, float(iops_hit))
-                acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
-                bucket = sim.bucket
-                if bucket is not None:
-                    sim.credits = _refill(
-                        sim.credits,
-                        bucket.baseline,
-                        bucket.consumption(served, served * size),
-                        bucket.capacity,
-                    )
-                    acc.balance += 100.0 * sim.credits / bucket.capacity
+            self._second(float(self.elapsed_s), vol_minutes, inst_minute)
             self.elapsed_s += 1
         stamp = self.now - timedelta(seconds=60)
         out: Datapoints = {}
@@ -223,6 +165,31 @@ class Simulation:
             _emit_volume(out, sim, vol_minutes[sim.volume.volume_id], stamp)
         _emit_instance(out, inst, inst_minute, stamp)
         return out
+
+    def _second(self, t: float, vol_minutes: dict[str, _Minute], inst_minute: _Minute) -> None:
+        """One second: each volume serves what it can, the instance scales the sum down to
+        its EBS limits, and every bucket fills or drains by what was served."""
+        inst = self.instance
+        self._resize(t)
+        reaching = _instance_share(inst.envelope, inst, t)
+        tentative = [_served(s, t, reaching) for s in inst.volumes]
+        total_iops = sum(iops for iops, *_ in tentative)
+        total_bps = sum(iops * size for iops, size, *_ in tentative)
+        scale = _instance_second(inst, total_iops, total_bps, inst_minute)
+        for sim, (iops, size, demand, iops_hit, bps_hit) in zip(
+            inst.volumes, tentative, strict=True
+        ):
+            served = iops * scale
+            acc = vol_minutes[sim.volume.volume_id]
+            _account(acc, sim, served, size, demand)
+            _account(inst_minute, sim, served, size, demand)
+            acc.iops_exceeded = max(acc.iops_exceeded, float(iops_hit))
+            acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
+            bucket = sim.bucket
+            if bucket is not None:
+                spent = bucket.consumption(served, served * size)
+                sim.credits = _refill(sim.credits, bucket.baseline, spent, bucket.capacity)
+                acc.balance += 100.0 * sim.credits / bucket.capacity
 
     def run(self, minutes: int) -> Datapoints:
         """Several minutes; instance sums are folded into 5-minute points under basic
@@ -235,6 +202,38 @@ class Simulation:
             for key in [k for k in out if k[0] == self.instance.instance_id]:
                 out[key] = fold(out[key], 300, statistic(*key))
         return out
+
+
+def _instance_second(inst: SimInstance, total_iops: float, total_bps: float, acc: _Minute) -> float:
+    """The share of what the volumes would serve that the instance's EBS limits let through
+    this second; its EBS buckets fill or drain by what passes."""
+    envelope = inst.envelope
+    if envelope is None:
+        return 1.0
+    iops_cap = envelope.iops_limit(inst.io_credits > 0)
+    bps_cap = envelope.throughput_limit(inst.byte_credits > 0)
+    scale = 1.0
+    if total_iops > iops_cap:
+        scale = min(scale, iops_cap / total_iops)
+    if total_bps > bps_cap:
+        scale = min(scale, bps_cap / total_bps)
+    io_span = envelope.iops - envelope.baseline_iops
+    byte_span = envelope.throughput_bps - envelope.baseline_throughput_bps
+    inst.io_credits = _refill(
+        inst.io_credits, envelope.baseline_iops, total_iops * scale, io_span * INSTANCE_BURST_S
+    )
+    inst.byte_credits = _refill(
+        inst.byte_credits,
+        envelope.baseline_throughput_bps,
+        total_bps * scale,
+        byte_span * INSTANCE_BURST_S,
+    )
+    acc.balance += _percent(inst.io_credits, io_span)
+    acc.balance2 += _percent(inst.byte_credits, byte_span)
+    # Exceeded only by what the volumes would accept: a volume cap holds the rest.
+    acc.iops_exceeded = max(acc.iops_exceeded, float(total_iops > iops_cap * 1.0001))
+    acc.throughput_exceeded = max(acc.throughput_exceeded, float(total_bps > bps_cap * 1.0001))
+    return scale
 
 
 def _refill(credits: float, earn: float, spend: float, capacity: float) -> float:

@@ -42,29 +42,35 @@ class _CapRule(RuleBase):
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         """The layer whose limit is the most saturated, if any is."""
-        found = [f for layer in state.layers() if (f := self._check(state, snapshot, at, layer))]
+        found = [f for layer in state.layers() if (f := self._check(state, at, layer))]
         return max(found, key=lambda f: f.observed / f.limit, default=None)
 
-    def _check(
-        self, state: ResourceState, snapshot: Snapshot, at: datetime, layer: Layer
-    ) -> Finding | None:
+    def _limit(self, state: ResourceState, layer: Layer, at: datetime) -> float | None:
+        """The limit this rule checks: none where it is approximate, or where it is a
+        baseline because credits ran out (then the credit rules speak)."""
         envelope = layer.envelope
         if envelope.approximate:
             return None
-        balance = layer.balance(self.unit)
-        if envelope.bursts and not state.credits_left(balance, at):
+        if envelope.bursts and not state.credits_left(layer.balance(self.unit), at):
             return None
-        limit = state.limit(layer, self.unit, at)
-        rates = recent(self._rates(state, envelope), at, self.window)
-        if not limit or len(rates) < self.min_datapoints:
-            return None
+        return state.limit(layer, self.unit, at) or None
+
+    def _flagged(self, state: ResourceState, layer: Layer, at: datetime) -> dict[datetime, float]:
+        """CloudWatch's exceeded checks over the window, left out while the bucket was empty:
+        exceeded then is the credit rules' finding, not this one."""
         flagged = dict(recent(state.measure(self.exceeded), at, self.window).points())
-        if envelope.bursts:
-            # Exceeded while the bucket was empty is the credit rules' finding, not this one.
-            balances = dict(recent(state.measure(balance), at, self.window).points())
-            flagged = {
-                t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT
-            }
+        if not layer.envelope.bursts:
+            return flagged
+        balance = layer.balance(self.unit)
+        balances = dict(recent(state.measure(balance), at, self.window).points())
+        return {t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT}
+
+    def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
+        limit = self._limit(state, layer, at)
+        rates = recent(self._rates(state, layer.envelope), at, self.window)
+        if limit is None or len(rates) < self.min_datapoints:
+            return None
+        flagged = self._flagged(state, layer, at)
         threshold = self.utilization * limit
         saturated = [
             t
@@ -75,12 +81,8 @@ class _CapRule(RuleBase):
             return None
         observed = rates.mean() or 0.0
         other = _other_dimension(state, layer, at, self.window, self.unit)
-        other_utilization = next(iter(other.values()))
-        if (
-            observed < threshold
-            and other_utilization is not None
-            and other_utilization > observed / limit
-        ):
+        nearer = next(iter(other.values()))
+        if observed < threshold and nearer is not None and nearer > observed / limit:
             # Only the exceeded checks point here, and the other limit is nearer: that one binds.
             return None
         io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
@@ -93,26 +95,35 @@ class _CapRule(RuleBase):
             "avg_io_size_bytes": io_size,
             **other,
         }
-        what = "IOPS" if self.unit is Unit.IOPS else "throughput"
-        minutes = len(rates) * rates.period_s / 60
-        summary = (
-            f"{state.label}: {what} pinned at its "
-            f"{format_rate(limit, self.unit, layer.owner)} {layer.describe()} cap "
-            f"({observed / limit:.0%} of it on average; saturated in "
-            f"{len(saturated)} of {len(rates)} datapoints over {minutes:.0f} min"
-        )
-        if io_size:
-            summary += f"; average I/O {units.size(io_size)}"
-        summary += ")."
         return self.finding(
             state,
             layer.bottleneck(self.unit),
             self.window,
-            summary=summary,
+            summary=self._summary(state, layer, limit, observed, len(saturated), rates, io_size),
             observed=observed,
             limit=limit,
             unit=self.unit,
             evidence=evidence,
+        )
+
+    def _summary(
+        self,
+        state: ResourceState,
+        layer: Layer,
+        limit: float,
+        observed: float,
+        saturated: int,
+        rates: Series,
+        io_size: float | None,
+    ) -> str:
+        what = "IOPS" if self.unit is Unit.IOPS else "throughput"
+        minutes = len(rates) * rates.period_s / 60
+        io = f"; average I/O {units.size(io_size)}" if io_size else ""
+        return (
+            f"{state.label}: {what} pinned at its "
+            f"{format_rate(limit, self.unit, layer.owner)} {layer.describe()} cap "
+            f"({observed / limit:.0%} of it on average; saturated in "
+            f"{saturated} of {len(rates)} datapoints over {minutes:.0f} min{io})."
         )
 
 

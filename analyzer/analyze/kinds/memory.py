@@ -41,42 +41,27 @@ class MemoryPressure(RuleBase):
         if not isinstance(db, DbInstance) or db.class_info is None:
             return None
         memory = db.class_info.memory_bytes
-        if not memory:
-            return None
         free = recent(state.measure(Measure.FREEABLE_MEMORY), at, self.window)
+        if not memory or len(free) < self.min_datapoints:
+            return None
         reads = dict(recent(state.measure(Measure.READ_IOPS), at, self.window).points())
         writes = dict(recent(state.measure(Measure.WRITE_IOPS), at, self.window).points())
-        if len(free) < self.min_datapoints:
-            return None
-
-        def pressed(stamp: datetime, freeable: float) -> bool:
-            read = reads.get(stamp, 0.0)
-            total = read + writes.get(stamp, 0.0)
-            return (
-                freeable < self.free_memory_ratio * memory
-                and read >= self.min_read_iops
-                and total > 0
-                and read / total >= self.read_share
-            )
-
-        hits = [t for t, v in free.points() if pressed(t, v)]
+        hits = [
+            t
+            for t, v in free.points()
+            if self._pressed(v, memory, reads.get(t, 0.0), writes.get(t, 0.0))
+        ]
         if len(hits) < self.min_fraction * len(free):
             return None
         mean_free = free.mean() or 0.0
         read_iops = sum(reads.get(t, 0.0) for t in hits) / len(hits)
         write_iops = sum(writes.get(t, 0.0) for t in hits) / len(hits)
         share = read_iops / (read_iops + write_iops)
-        summary = (
-            f"{state.label}: {units.iops(read_iops).replace('IOPS', 'read IOPS')} "
-            f"({share:.0%} of its I/O) while FreeableMemory is {mean_free / GIB:.1f} GiB of "
-            f"{memory / GIB:.0f} GiB ({mean_free / memory:.0%}): the working set does not fit in "
-            f"memory. A class with more memory, not faster storage, is the likely cure."
-        )
         return self.finding(
             state,
             Bottleneck.MEMORY,
             self.window,
-            summary=summary,
+            summary=_summary(state, read_iops, share, mean_free, memory),
             observed=round(100 * mean_free / memory, 2),
             limit=100 * self.free_memory_ratio,
             unit=Unit.PERCENT,
@@ -91,3 +76,24 @@ class MemoryPressure(RuleBase):
                 "instance_class": db.instance_class,
             },
         )
+
+    def _pressed(self, freeable: float, memory: float, read: float, write: float) -> bool:
+        """One datapoint: little free memory while reads are high and dominate."""
+        total = read + write
+        return (
+            freeable < self.free_memory_ratio * memory
+            and read >= self.min_read_iops
+            and total > 0
+            and read / total >= self.read_share
+        )
+
+
+def _summary(
+    state: ResourceState, read_iops: float, share: float, mean_free: float, memory: float
+) -> str:
+    return (
+        f"{state.label}: {units.iops(read_iops).replace('IOPS', 'read IOPS')} "
+        f"({share:.0%} of its I/O) while FreeableMemory is {mean_free / GIB:.1f} GiB of "
+        f"{memory / GIB:.0f} GiB ({mean_free / memory:.0%}): the working set does not fit in "
+        f"memory. A class with more memory, not faster storage, is the likely cure."
+    )
