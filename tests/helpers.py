@@ -49,6 +49,23 @@ def volume_state(
     )
 
 
+def db_state(db, measures, status=Status.OK):
+    """An RDS instance's state: its striped storage and its class, from hand-made series."""
+    from types import MappingProxyType
+
+    from analyzer.model.limits import db_storage_envelope, instance_type_envelope
+    from analyzer.model.state import ResourceState
+
+    return ResourceState(
+        db.ref,
+        db,
+        db_storage_envelope(db),
+        MappingProxyType(dict(measures)),
+        status,
+        class_envelope=instance_type_envelope(db.class_info),
+    )
+
+
 def instance_state(
     type_info, measures=None, volume_ids=(), instance_id="i-1", region="us-east-1", detailed=True
 ):

@@ -7,8 +7,6 @@ second computation with any other window would show up as a disagreement.
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -16,13 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from analyzer.analyze import rules as rule_files
 from analyzer.deliver.exporter import Published, registry_for
 from analyzer.deliver.rows import resource_row
-from analyzer.model.limits import db_storage_envelope, instance_type_envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, InstanceType
-from analyzer.model.series import Status
 from analyzer.model.state import ResourceState
 from analyzer.model.units import GIB, KIB, MB, MIB
-from tests.helpers import analyze, series, volume_state
+from tests.helpers import analyze, db_state, series, volume_state
 
 WINDOWS = ["5m", "10m", "15m", "30m"]
 R5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
@@ -74,14 +70,7 @@ def rds_gp2() -> ResourceState:
         Measure.BURST_BALANCE: series([50.0] * 60),
         Measure.FREEABLE_MEMORY: series([20 * GIB] * 60),
     }
-    return ResourceState(
-        db.ref,
-        db,
-        db_storage_envelope(db),
-        MappingProxyType(measures),
-        Status.OK,
-        class_envelope=instance_type_envelope(R5),
-    )
+    return db_state(db, measures)
 
 
 CASES = {

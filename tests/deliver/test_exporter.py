@@ -13,6 +13,7 @@ from tests.helpers import (
     T0,
     analyze,
     assert_golden,
+    db_state,
     instance_state,
     promtool,
     series,
@@ -24,11 +25,8 @@ M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True
 
 
 def replica():
-    from types import MappingProxyType
 
-    from analyzer.model.limits import db_storage_envelope, instance_type_envelope
     from analyzer.model.resources import DbInstance
-    from analyzer.model.state import ResourceState
     from analyzer.model.units import GIB
 
     r5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
@@ -52,14 +50,7 @@ def replica():
         Measure.BYTE_BALANCE: series([100.0] * 30),
         Measure.FREEABLE_MEMORY: series([1.5 * GIB] * 30),
     }
-    return ResourceState(
-        db.ref,
-        db,
-        db_storage_envelope(db),
-        MappingProxyType(measures),
-        Status.OK,
-        class_envelope=instance_type_envelope(r5),
-    )
+    return db_state(db, measures)
 
 
 def published(include_spare=True):

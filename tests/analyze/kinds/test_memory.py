@@ -1,16 +1,11 @@
-from types import MappingProxyType
-
 import pytest
 
 from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.model.findings import Bottleneck
-from analyzer.model.limits import db_storage_envelope, instance_type_envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, InstanceType
-from analyzer.model.series import Status
-from analyzer.model.state import ResourceState
 from analyzer.model.units import GIB, MB, Unit
-from tests.helpers import series, snapshot_of
+from tests.helpers import db_state, series, snapshot_of
 
 RULE = MemoryPressure(id="memory", resource_types=["db_instance"], severity="warning")
 R5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
@@ -27,14 +22,7 @@ def replica(reads, writes, free_gib):
         Measure.IOPS: series([reads + writes] * n),
         Measure.FREEABLE_MEMORY: series([free_gib * GIB] * n),
     }
-    return ResourceState(
-        db.ref,
-        db,
-        db_storage_envelope(db),
-        MappingProxyType(measures),
-        Status.OK,
-        class_envelope=instance_type_envelope(R5),
-    )
+    return db_state(db, measures)
 
 
 def evaluate(state):
