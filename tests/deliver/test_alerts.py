@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook, AlertState, Owed
 from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.resources import ResourceRef, ResourceType
@@ -114,8 +115,11 @@ TABLE = {
 }
 
 
+@pytest.mark.parametrize("restart", [False, True], ids=["running", "restarted every cycle"])
 @pytest.mark.parametrize("name", list(TABLE))
-def test_lifecycle(name: str) -> None:
+def test_lifecycle(name: str, restart: bool, tmp_path) -> None:
+    """Each row, and each row again with the daemon restarted after every cycle (the book
+    saved to the state file and read back): a restart changes nothing."""
     book = AlertBook(REPEAT_S, RESOLVE_S)
     sent = 0
     for step in TABLE[name]:
@@ -124,6 +128,9 @@ def test_lifecycle(name: str) -> None:
         if step.deliver and (owed := book.owed()):
             book.delivered(owed, now)
             sent += len(owed)
+        if restart:
+            statefile.save(list(book), tmp_path / "state.json")
+            book = AlertBook(REPEAT_S, RESOLVE_S, statefile.load(tmp_path / "state.json"))
         alert = book.alerts.get(WARNING.key)
         where = f"{name}, minute {step.minute}"
         assert (alert.state if alert else None) == step.state, where
