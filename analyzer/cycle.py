@@ -95,7 +95,7 @@ class Analyzer:
         self, region: str, inv: Inventory, now: datetime, stats: FetchStats
     ) -> dict[MetricQuery, Series]:
         history = self._history(region)
-        wanted = queries.for_inventory(inv)
+        wanted = [q for qs in queries.for_inventory(inv).values() for q in qs]
         source = self._for(region).metrics
         for window, group in history.plan(wanted, now):
             fetched, group_stats = source.fetch(group, window)

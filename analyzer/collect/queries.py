@@ -8,12 +8,12 @@ their statistics come from the catalogue (`model/metrics.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from analyzer.model import metrics
 from analyzer.model.limits import db_storage_envelope, has_burst_balance
-from analyzer.model.metrics import Metric, Namespace, When
+from analyzer.model.metrics import Metric, Namespace, Tier, When
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 
 VOLUME_PERIOD_S = 60
@@ -32,39 +32,55 @@ class MetricQuery:
 
 
 def _queries(
-    namespace: Namespace, resource_id: str, period_s: int, has: Callable[[When], bool]
+    namespace: Namespace,
+    resource_id: str,
+    period_s: int,
+    has: Callable[[When], bool],
+    tier: Tier | None,
 ) -> list[MetricQuery]:
     def query(m: Metric) -> MetricQuery:
         return MetricQuery(
             resource_id, namespace.value, m.name, namespace.dimension, m.statistic, period_s
         )
 
-    return [query(m) for m in metrics.of(namespace) if m.when is When.ALWAYS or has(m.when)]
+    chosen = metrics.of(namespace, tier)
+    return [query(m) for m in chosen if m.when is When.ALWAYS or has(m.when)]
 
 
-def for_inventory(inv: Inventory) -> list[MetricQuery]:
-    """The metric queries of every resource in a region."""
+def for_inventory(
+    inv: Inventory, tiers: Mapping[str, Tier] | None = None
+) -> dict[str, list[MetricQuery]]:
+    """The metric queries of every resource in a region, by resource id: at each resource's
+    tier (see `Tier`), or every metric the catalogue has where no tiers are given."""
+
+    def tier(resource_id: str) -> Tier | None:
+        return None if tiers is None else tiers.get(resource_id, Tier.IDLE)
+
     instances = {i.instance_id: i for i in inv.instances}
-    out: list[MetricQuery] = []
+    out: dict[str, list[MetricQuery]] = {}
     for volume in inv.volumes:
         instance = instances.get(volume.attached_to or "")
         nitro = instance.type_info.nitro if instance and instance.type_info else None
-        out.extend(for_volume(volume, nitro))
+        out[volume.volume_id] = for_volume(volume, nitro, tier(volume.volume_id))
     for instance in inv.instances:
-        out.extend(for_instance(instance))
+        out[instance.instance_id] = for_instance(instance, tier(instance.instance_id))
     for db in inv.db_instances:
-        out.extend(for_db_instance(db))
+        out[db.db_instance_id] = for_db_instance(db, tier(db.db_instance_id))
     return out
 
 
-def for_volume(volume: Volume, nitro: bool | None = None) -> list[MetricQuery]:
+def for_volume(
+    volume: Volume, nitro: bool | None = None, tier: Tier | None = None
+) -> list[MetricQuery]:
     if not volume.active:
         return []
     has = {When.BUCKET: has_burst_balance(volume), When.NITRO: nitro is not False}
-    return _queries(Namespace.EBS, volume.volume_id, VOLUME_PERIOD_S, lambda w: has.get(w, False))
+    return _queries(
+        Namespace.EBS, volume.volume_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier
+    )
 
 
-def for_db_instance(db: DbInstance) -> list[MetricQuery]:
+def for_db_instance(db: DbInstance, tier: Tier | None = None) -> list[MetricQuery]:
     """AWS/RDS metrics are already per second: their Average over a minute is the rate."""
     if not db.active:
         return []
@@ -73,10 +89,12 @@ def for_db_instance(db: DbInstance) -> list[MetricQuery]:
         When.BUCKET: storage is not None and storage.bucket is not None,
         When.EBS_BURST: db.class_info is not None and db.class_info.ebs_bursts,
     }
-    return _queries(Namespace.RDS, db.db_instance_id, VOLUME_PERIOD_S, lambda w: has.get(w, False))
+    return _queries(
+        Namespace.RDS, db.db_instance_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier
+    )
 
 
-def for_instance(instance: Instance) -> list[MetricQuery]:
+def for_instance(instance: Instance, tier: Tier | None = None) -> list[MetricQuery]:
     if not instance.active:
         return []
     period = DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S
@@ -85,4 +103,4 @@ def for_instance(instance: Instance) -> list[MetricQuery]:
         When.EBS_BURST: info is not None and info.ebs_bursts,
         When.NITRO: info is None or info.nitro is not False,
     }
-    return _queries(Namespace.EC2, instance.instance_id, period, lambda w: has.get(w, False))
+    return _queries(Namespace.EC2, instance.instance_id, period, lambda w: has.get(w, False), tier)

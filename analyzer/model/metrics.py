@@ -74,6 +74,26 @@ _DIMENSIONS = {
 }
 
 
+class Tier(StrEnum):
+    """How often, and how closely, the daemon watches a resource (see `analyze/tiers.py`).
+
+    Each tier asks for its own metrics and those of the tiers below it."""
+
+    IDLE = "idle"
+    """Quiet: far from every limit, not draining, its bucket full. Watched for a change."""
+    ACTIVE = "active"
+    """I/O that matters, but far from every limit and no bucket emptying soon."""
+    HOT = "hot"
+    """An alert pending or firing, a bucket emptying soon or low, a rate near a limit."""
+
+    @property
+    def rank(self) -> int:
+        return _TIER_RANK[self]
+
+
+_TIER_RANK = {Tier.IDLE: 0, Tier.ACTIVE: 1, Tier.HOT: 2}
+
+
 class When(StrEnum):
     """Which resources have a metric: asking for one a resource cannot have costs money."""
 
@@ -95,56 +115,52 @@ class Metric:
     """CloudWatch's unit for it."""
     feeds: Measure | Part
     when: When = When.ALWAYS
+    tier: Tier | None = Tier.HOT
+    """The lowest tier at which the daemon asks for it; None: only a full read (`once`),
+    since no rule and no exported series needs it."""
 
 
 _E, _C, _R = Namespace.EBS, Namespace.EC2, Namespace.RDS
+_IDLE, _ACTIVE, _HOT, _FULL = Tier.IDLE, Tier.ACTIVE, Tier.HOT, None
+_BUCKET, _NITRO, _BURST = When.BUCKET, When.NITRO, When.EBS_BURST
+_EXCEEDED_IOPS, _EXCEEDED_BPS = Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED
 CATALOGUE: tuple[Metric, ...] = (
-    Metric(_E, "VolumeReadOps", "Sum", "Count", Part.READ_OPS),
-    Metric(_E, "VolumeWriteOps", "Sum", "Count", Part.WRITE_OPS),
-    Metric(_E, "VolumeReadBytes", "Sum", "Bytes", Part.READ_BYTES),
-    Metric(_E, "VolumeWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES),
-    Metric(_E, "VolumeTotalReadTime", "Sum", "Seconds", Part.READ_TIME),
-    Metric(_E, "VolumeTotalWriteTime", "Sum", "Seconds", Part.WRITE_TIME),
-    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME),
-    Metric(_E, "VolumeQueueLength", "Average", "Count", Measure.QUEUE_LENGTH),
-    Metric(_E, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, When.BUCKET),
-    Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", Measure.IOPS_EXCEEDED, When.NITRO),
+    # A volume: its operations tell idle from busy; bytes, the bucket and the exceeded
+    # checks are read once it matters; latency and queue only in a full read.
+    Metric(_E, "VolumeReadOps", "Sum", "Count", Part.READ_OPS, tier=_IDLE),
+    Metric(_E, "VolumeWriteOps", "Sum", "Count", Part.WRITE_OPS, tier=_IDLE),
+    Metric(_E, "VolumeReadBytes", "Sum", "Bytes", Part.READ_BYTES, tier=_ACTIVE),
+    Metric(_E, "VolumeWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES, tier=_ACTIVE),
+    Metric(_E, "VolumeTotalReadTime", "Sum", "Seconds", Part.READ_TIME, tier=_FULL),
+    Metric(_E, "VolumeTotalWriteTime", "Sum", "Seconds", Part.WRITE_TIME, tier=_FULL),
+    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, tier=_FULL),
+    Metric(_E, "VolumeQueueLength", "Average", "Count", Measure.QUEUE_LENGTH, tier=_FULL),
+    Metric(_E, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
+    Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT),
+    Metric(_E, "VolumeThroughputExceededCheck", "Maximum", "None", _EXCEEDED_BPS, _NITRO, _HOT),
+    # An instance: idle, its rates are the sum of its volumes'; its own metrics once busy.
+    Metric(_C, "EBSReadOps", "Sum", "Count", Part.READ_OPS, tier=_ACTIVE),
+    Metric(_C, "EBSWriteOps", "Sum", "Count", Part.WRITE_OPS, tier=_ACTIVE),
+    Metric(_C, "EBSReadBytes", "Sum", "Bytes", Part.READ_BYTES, tier=_ACTIVE),
+    Metric(_C, "EBSWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES, tier=_ACTIVE),
+    Metric(_C, "EBSIOBalance%", "Average", "Percent", Measure.IO_BALANCE, _BURST, _ACTIVE),
+    Metric(_C, "EBSByteBalance%", "Average", "Percent", Measure.BYTE_BALANCE, _BURST, _ACTIVE),
+    Metric(_C, "InstanceEBSIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT),
     Metric(
-        _E,
-        "VolumeThroughputExceededCheck",
-        "Maximum",
-        "None",
-        Measure.THROUGHPUT_EXCEEDED,
-        When.NITRO,
+        _C, "InstanceEBSThroughputExceededCheck", "Maximum", "None", _EXCEEDED_BPS, _NITRO, _HOT
     ),
-    Metric(_C, "EBSReadOps", "Sum", "Count", Part.READ_OPS),
-    Metric(_C, "EBSWriteOps", "Sum", "Count", Part.WRITE_OPS),
-    Metric(_C, "EBSReadBytes", "Sum", "Bytes", Part.READ_BYTES),
-    Metric(_C, "EBSWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES),
-    Metric(_C, "EBSIOBalance%", "Average", "Percent", Measure.IO_BALANCE, When.EBS_BURST),
-    Metric(_C, "EBSByteBalance%", "Average", "Percent", Measure.BYTE_BALANCE, When.EBS_BURST),
-    Metric(
-        _C, "InstanceEBSIOPSExceededCheck", "Maximum", "None", Measure.IOPS_EXCEEDED, When.NITRO
-    ),
-    Metric(
-        _C,
-        "InstanceEBSThroughputExceededCheck",
-        "Maximum",
-        "None",
-        Measure.THROUGHPUT_EXCEEDED,
-        When.NITRO,
-    ),
-    Metric(_R, "ReadIOPS", "Average", "Count/Second", Part.READ_RATE),
-    Metric(_R, "WriteIOPS", "Average", "Count/Second", Part.WRITE_RATE),
-    Metric(_R, "ReadThroughput", "Average", "Bytes/Second", Part.READ_BYTE_RATE),
-    Metric(_R, "WriteThroughput", "Average", "Bytes/Second", Part.WRITE_BYTE_RATE),
-    Metric(_R, "ReadLatency", "Average", "Seconds", Part.READ_LATENCY),
-    Metric(_R, "WriteLatency", "Average", "Seconds", Part.WRITE_LATENCY),
-    Metric(_R, "DiskQueueDepth", "Average", "Count", Measure.QUEUE_LENGTH),
-    Metric(_R, "FreeableMemory", "Average", "Bytes", Measure.FREEABLE_MEMORY),
-    Metric(_R, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, When.BUCKET),
-    Metric(_R, "EBSIOBalance%", "Average", "Percent", Measure.IO_BALANCE, When.EBS_BURST),
-    Metric(_R, "EBSByteBalance%", "Average", "Percent", Measure.BYTE_BALANCE, When.EBS_BURST),
+    # An RDS instance: its rates are per second already.
+    Metric(_R, "ReadIOPS", "Average", "Count/Second", Part.READ_RATE, tier=_IDLE),
+    Metric(_R, "WriteIOPS", "Average", "Count/Second", Part.WRITE_RATE, tier=_IDLE),
+    Metric(_R, "ReadThroughput", "Average", "Bytes/Second", Part.READ_BYTE_RATE, tier=_ACTIVE),
+    Metric(_R, "WriteThroughput", "Average", "Bytes/Second", Part.WRITE_BYTE_RATE, tier=_ACTIVE),
+    Metric(_R, "ReadLatency", "Average", "Seconds", Part.READ_LATENCY, tier=_FULL),
+    Metric(_R, "WriteLatency", "Average", "Seconds", Part.WRITE_LATENCY, tier=_FULL),
+    Metric(_R, "DiskQueueDepth", "Average", "Count", Measure.QUEUE_LENGTH, tier=_FULL),
+    Metric(_R, "FreeableMemory", "Average", "Bytes", Measure.FREEABLE_MEMORY, tier=_ACTIVE),
+    Metric(_R, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
+    Metric(_R, "EBSIOBalance%", "Average", "Percent", Measure.IO_BALANCE, _BURST, _ACTIVE),
+    Metric(_R, "EBSByteBalance%", "Average", "Percent", Measure.BYTE_BALANCE, _BURST, _ACTIVE),
 )
 """In the order they are requested."""
 
@@ -152,8 +168,14 @@ _BY_NAME = {(m.namespace, m.name): m for m in CATALOGUE}
 _BY_FEED = {(m.namespace, m.feeds): m for m in CATALOGUE}
 
 
-def of(namespace: Namespace) -> tuple[Metric, ...]:
-    return tuple(m for m in CATALOGUE if m.namespace is namespace)
+def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:
+    """The metrics of a namespace; with a tier, only those the daemon asks for at it."""
+    return tuple(
+        m
+        for m in CATALOGUE
+        if m.namespace is namespace
+        and (tier is None or (m.tier is not None and m.tier.rank <= tier.rank))
+    )
 
 
 def named(namespace: Namespace | str, name: str) -> Metric:

@@ -1,5 +1,8 @@
+import pytest
+
 from analyzer.collect import queries
-from analyzer.model.resources import Instance, InstanceType, Volume
+from analyzer.model.metrics import Tier
+from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
 
 NITRO = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
 FLAT = InstanceType("r6i.8xlarge", 40_000, 40_000, 1.25e9, 1.25e9, nitro=True)
@@ -60,3 +63,48 @@ def test_instance_balances_only_where_the_type_bursts():
     assert {"EBSIOBalance%", "EBSByteBalance%"} <= names(queries.for_instance(bursting))
     assert "EBSIOBalance%" not in names(queries.for_instance(flat))
     assert "InstanceEBSIOPSExceededCheck" not in names(queries.for_instance(xen))
+
+
+@pytest.mark.parametrize(
+    ("tier", "expected"),
+    [
+        (Tier.IDLE, {"VolumeReadOps", "VolumeWriteOps"}),
+        (
+            Tier.ACTIVE,
+            {
+                "VolumeReadOps",
+                "VolumeWriteOps",
+                "VolumeReadBytes",
+                "VolumeWriteBytes",
+                "BurstBalance",
+            },
+        ),
+        (
+            Tier.HOT,
+            {
+                "VolumeReadOps",
+                "VolumeWriteOps",
+                "VolumeReadBytes",
+                "VolumeWriteBytes",
+                "BurstBalance",
+                "VolumeIOPSExceededCheck",
+                "VolumeThroughputExceededCheck",
+            },
+        ),
+    ],
+)
+def test_each_tier_asks_only_for_what_its_rules_read(tier, expected):
+    assert names(queries.for_volume(volume("gp2"), nitro=True, tier=tier)) == expected
+
+
+def test_an_idle_instance_costs_nothing_its_volumes_do_not_already_tell():
+    running = Instance("i-1", "us-east-1", "m5.large", "running", type_info=NITRO)
+    assert queries.for_instance(running, Tier.IDLE) == []
+    assert "EBSReadOps" in names(queries.for_instance(running, Tier.ACTIVE))
+
+
+def test_without_tiers_every_metric_is_read():
+    full = names(queries.for_volume(volume("gp2"), nitro=True))
+    assert {"VolumeTotalReadTime", "VolumeQueueLength", "VolumeIdleTime"} <= full
+    by_id = queries.for_inventory(Inventory("us-east-1", (volume("gp2"),)), {})
+    assert names(by_id["vol-1"]) == {"VolumeReadOps", "VolumeWriteOps"}
