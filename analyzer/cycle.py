@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -13,18 +13,19 @@ from analyzer.analyze import prices, states
 from analyzer.analyze.analysis import analyze
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
+from analyzer.analyze.tiers import TierPolicy
 from analyzer.collect import inventory, queries
 from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
-from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import aligned
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Finding
+from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
-from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
+from analyzer.polling import Cadence, RegionPoller
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -53,7 +54,10 @@ class Analyzer:
     price_list: PriceList | None = None
     _regions: dict[str, Region] = field(default_factory=dict, repr=False)
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
-    _histories: dict[str, History] = field(default_factory=dict, repr=False)
+    adaptive: bool = False
+    """Poll each resource on the cadence and with the metrics of its tier (the daemon);
+    otherwise every metric of every resource (`once`)."""
+    _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
 
     def regions(self) -> list[str]:
         if self.settings.region:
@@ -85,32 +89,39 @@ class Analyzer:
         )
         return fresh
 
-    def _history(self, region: str) -> History:
-        if region not in self._histories:
+    def _poller(self, region: str) -> RegionPoller:
+        if region not in self._pollers:
             s = self.settings
-            self._histories[region] = History(s.lookback, s.overlap, s.settle_delay)
-        return self._histories[region]
+            self._pollers[region] = RegionPoller(
+                self._for(region),
+                History(s.lookback, s.overlap, s.settle_delay),
+                s.settle_delay,
+                adaptive=self.adaptive,
+                policy=TierPolicy(
+                    hot_utilization=s.hot_utilization,
+                    quiet_utilization=s.quiet_utilization,
+                    hot_empty_within_s=s.hot_empty_within,
+                    low_balance_percent=s.low_balance_percent,
+                ),
+                cadence=Cadence(s.interval, s.active_cadence, s.idle_cadence),
+            )
+        return self._pollers[region]
 
-    def _poll(
-        self, region: str, inv: Inventory, now: datetime, stats: FetchStats
-    ) -> dict[MetricQuery, Series]:
-        history = self._history(region)
-        wanted = [q for qs in queries.for_inventory(inv).values() for q in qs]
-        source = self._for(region).metrics
-        for window, group in history.plan(wanted, now):
-            fetched, group_stats = source.fetch(group, window)
-            stats.merge(group_stats)
-            history.merge(window, fetched)
-        return history.current(wanted, now)
+    def tiers(self) -> dict[tuple[str, str], Tier]:
+        """The polling tier of each resource, by (region, id), after the last cycle."""
+        return {(r, rid): t for r, p in self._pollers.items() for rid, t in p.tiers.items()}
 
-    def run(self, now: datetime) -> CycleResult:
+    def run(self, now: datetime, alerted: Collection[tuple[str, str]] = ()) -> CycleResult:
+        """One cycle at `now`. `alerted`: (region, id) of resources with an alert pending or
+        firing, which adaptive polling keeps hot."""
         started = time.monotonic()
         if not self._inventories:
             self.refresh_inventory()
         resources: list[ResourceState] = []
         stats = FetchStats()
         for region, inv in self._inventories.items():
-            resources.extend(states.states_for(inv, self._poll(region, inv, now, stats)))
+            mine = {rid for r, rid in alerted if r == region}
+            resources.extend(self._poller(region).poll(inv, now, mine, stats))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
         snap = states.build(now, data_end, resources, stats)
         if self.price_list is None:
@@ -123,6 +134,7 @@ class Analyzer:
             instances=sum(1 for s in resources if not s.has_storage),
             db_instances=sum(1 for s in resources if s.is_db),
             queries=stats.metrics_requested,
+            by_tier=dict(stats.by_tier),
             requests=sum(stats.requests.values()),
             findings=len(analysis.firing),
             pending=len(analysis.pending),

@@ -87,7 +87,8 @@ class Daemon:
         """One analysis cycle; False if it failed (the daemon goes on)."""
         now = self.clock()
         try:
-            result = self.analyzer.run(now)
+            alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
+            result = self.analyzer.run(now, alerted)
         except Exception as exc:
             self.telemetry.cycle_failed()
             log.error(
@@ -179,7 +180,9 @@ def build(
 ) -> tuple[Daemon, Server]:
     """The daemon and its HTTP server, wired from the settings."""
     price_list = prices.load(settings.prices)
-    analyzer = Analyzer(settings, ruleset, price_list=price_list)
+    analyzer = Analyzer(
+        settings, ruleset, price_list=price_list, adaptive=settings.polling == "adaptive"
+    )
     if connect is not None:
         analyzer.connect = connect
     analyzer.regions()  # no region at all is a configuration error: say so before starting

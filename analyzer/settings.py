@@ -72,6 +72,21 @@ class Settings(BaseSettings):
     overlap: Seconds = Field(default=300.0, ge=0, le=3600.0)
     """After the first backfill, each cycle fetches what is new plus this much again, for
     datapoints that arrive late."""
+    polling: Literal["adaptive", "full"] = "adaptive"
+    """adaptive: each resource on the cadence and with the metrics of its tier (hot, active,
+    idle); full: every metric of every resource every interval."""
+    active_cadence: Seconds = Field(default=300.0, ge=60, le=3600.0)
+    """Between polls of an active resource: I/O that matters, far from every limit."""
+    idle_cadence: Seconds = Field(default=600.0, ge=60, le=3600.0)
+    """Between polls of an idle resource: quiet, not draining, its bucket full."""
+    hot_utilization: float = Field(default=0.7, gt=0, le=1)
+    """A rate at this share of a limit in force makes a resource hot."""
+    quiet_utilization: float = Field(default=0.3, gt=0, le=1)
+    """Below this share of every limit (and not draining) a resource may be idle."""
+    hot_empty_within: Seconds = Field(default=3 * 3600.0, gt=0, le=86400.0)
+    """A bucket that will be empty within this makes its resource hot."""
+    low_balance_percent: float = Field(default=50.0, ge=0, le=100)
+    """A bucket below this makes its resource hot (refilling, it would empty fast)."""
     state_file: Path | None = None
     """Where alert state is kept across restarts (none: alerts start afresh)."""
     dry_run: bool = False

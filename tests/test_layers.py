@@ -27,6 +27,7 @@ RANKS = {
     "analyzer.settings": 4,
     "analyzer.logs": 4,
     "analyzer.cycle": 4,
+    "analyzer.polling": 4,
     "analyzer.daemon": 4,
     "analyzer.demo": 5,
     "analyzer.cli": 5,
@@ -51,8 +52,10 @@ MODULES = _modules()
 
 def _room(module: str) -> str:
     """The entry of RANKS a module belongs to: its top-level module or its subpackage."""
+    if module == "analyzer":
+        return module
     parts = module.split(".")
-    for n in range(len(parts), 0, -1):
+    for n in range(len(parts), 1, -1):
         candidate = ".".join(parts[:n])
         if candidate in RANKS:
             return candidate

@@ -39,7 +39,9 @@ class Telemetry:
         )
         self.metrics_requested = Counter(
             "ebs_analyzer_cloudwatch_metrics_requested",
-            "Metrics requested from GetMetricData: what CloudWatch bills.",
+            "Metrics requested from GetMetricData, what CloudWatch bills, by the polling tier "
+            "of their resource (full: every metric).",
+            ["tier"],
             registry=r,
         )
         self.poll_duration = Histogram(
@@ -73,7 +75,11 @@ class Telemetry:
     ) -> None:
         for outcome, count in stats.requests.items():
             self.requests.labels("GetMetricData", outcome).inc(count)
-        self.metrics_requested.inc(stats.metrics_requested)
+        for tier, count in stats.by_tier.items():
+            self.metrics_requested.labels(tier).inc(count)
+        untiered = stats.metrics_requested - sum(stats.by_tier.values())
+        if untiered > 0:
+            self.metrics_requested.labels("full").inc(untiered)
         self.poll_duration.observe(duration_s)
         self.last_success.set(now.timestamp())
         self.cycles.labels("success").inc()

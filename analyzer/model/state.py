@@ -28,9 +28,12 @@ class FetchStats:
     metrics_requested: int = 0
     datapoints: int = 0
     errors: list[str] = field(default_factory=list)
+    by_tier: Counter[str] = field(default_factory=Counter)
+    """Metrics requested by the polling tier of their resource (`full`: every metric)."""
 
     def merge(self, other: FetchStats) -> None:
         self.requests.update(other.requests)
+        self.by_tier.update(other.by_tier)
         self.metrics_requested += other.metrics_requested
         self.datapoints += other.datapoints
         self.errors.extend(other.errors)

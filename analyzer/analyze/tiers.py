@@ -1,0 +1,117 @@
+"""Which polling tier a resource belongs in, from what its data showed.
+
+- hot: an alert pending or firing; a rate at `hot_utilization` of a limit in force or more; a
+  bucket that will be empty within `hot_empty_within` at the current rate; a bucket below
+  `low_balance_percent` (refilling, it would empty fast if the load came back).
+- active: a rate at `quiet_utilization` of a limit or more; a bucket draining, or not full; a
+  bucket whose balance has not been read yet.
+- idle: everything else. An idle resource is read through its operation counts alone, so
+  its throughput is taken at its worst (every operation `ASSUMED_IO_BYTES`): a load that
+  could drain its bucket or near a limit at that size moves it up at once.
+
+An idle resource stays idle while it is quiet even though its balance is no longer read: with
+no drain, a full bucket stays full. Data that failed leaves the tier as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from analyzer.analyze.outlook import outlook
+from analyzer.model.metrics import Measure, Tier
+from analyzer.model.series import Status, recent
+from analyzer.model.state import ResourceState
+from analyzer.model.units import MIB, Unit
+
+ASSUMED_IO_BYTES = 1 * MIB
+"""Operations read without their bytes count at this size: the largest I/O that counts as
+one against an HDD limit, and four against gp2's."""
+FULL_PERCENT = 99.0
+
+
+@dataclass(frozen=True, slots=True)
+class TierPolicy:
+    hot_utilization: float = 0.7
+    quiet_utilization: float = 0.3
+    hot_empty_within_s: float = 3 * 3600.0
+    low_balance_percent: float = 50.0
+    window_s: float = 300.0
+    """The rates a tier is decided on: the mean over this window."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Load:
+    iops: float
+    bps: float
+
+
+def _load(state: ResourceState, at: datetime, window_s: float) -> _Load | None:
+    iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
+    if iops is None:
+        return None
+    bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
+    return _Load(iops, bps if bps is not None else iops * ASSUMED_IO_BYTES)
+
+
+def _utilization(state: ResourceState, load: _Load, at: datetime) -> float:
+    """The highest share of a limit in force that the load takes, over every layer."""
+    shares = [0.0]
+    for layer in state.layers():
+        if layer.envelope.approximate:
+            continue
+        counted = layer.envelope.counted_iops(load.iops, load.bps)
+        for unit, rate in ((Unit.IOPS, counted), (Unit.BYTES_PER_SECOND, load.bps)):
+            limit = state.limit(layer, unit, at)
+            if limit:
+                shares.append(rate / limit)
+    return max(shares)
+
+
+def _draining(state: ResourceState, load: _Load) -> bool:
+    for bucket in state.buckets():
+        if bucket.model is not None:
+            charged = bucket.model.consumption(load.iops, load.bps)
+        else:
+            charged = load.iops if bucket.unit is Unit.IOPS else load.bps
+        if charged > bucket.baseline:
+            return True
+    return False
+
+
+def _balances(state: ResourceState, at: datetime) -> list[float | None]:
+    return [state.balance(bucket.balance, at) for bucket in state.buckets()]
+
+
+def classify(
+    state: ResourceState,
+    previous: Tier | None,
+    alerted: bool,
+    policy: TierPolicy,
+    at: datetime,
+) -> Tier:
+    """The tier `state` belongs in with the data complete by `at`."""
+    if alerted:
+        return Tier.HOT
+    if state.status is Status.ERROR:
+        return previous or Tier.ACTIVE
+    load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
+    balances = _balances(state, at)
+    found = outlook(state, at, at)
+    if (
+        _utilization(state, load, at) >= policy.hot_utilization
+        or (found is not None and found.seconds_to_empty <= policy.hot_empty_within_s)
+        or any(b is not None and b < policy.low_balance_percent for b in balances)
+    ):
+        return Tier.HOT
+    # A bucket's balance is read once before its resource may go idle; where AWS reports
+    # none (an unattached or a large gp2 volume), the load alone decides.
+    never_read = previous is None and any(b is None for b in balances)
+    if (
+        _utilization(state, load, at) >= policy.quiet_utilization
+        or _draining(state, load)
+        or never_read
+        or any(b is not None and b < FULL_PERCENT for b in balances)
+    ):
+        return Tier.ACTIVE
+    return Tier.IDLE

@@ -1,0 +1,128 @@
+"""Polling one region: each resource on the cadence of its tier, with the metrics of its tier.
+
+CloudWatch bills a metric per request, not per datapoint, so a resource polled every ten
+minutes costs a tenth of one polled every minute and loses nothing: each poll fetches every
+one-minute period since the last. A resource is due when its tier's cadence has passed; hot
+ones are due every cycle. After each fetch the tiers are decided again from the new data, and
+a resource that moved up is fetched again at once, in the same cycle, for the metrics its new
+tier reads (backfilled over the lookback), so a quiet volume that starts draining is judged on
+full data the cycle its operations show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from analyzer.analyze import states
+from analyzer.analyze.tiers import TierPolicy, classify
+from analyzer.collect import queries
+from analyzer.collect.history import History
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region
+from analyzer.collect.window import aligned
+from analyzer.model.metrics import Tier
+from analyzer.model.resources import Inventory
+from analyzer.model.state import FetchStats, ResourceState
+
+MAX_ROUNDS = 3
+"""idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
+FULL = "full"
+
+
+@dataclass(frozen=True, slots=True)
+class Cadence:
+    """Seconds between polls of a resource, by tier; hot resources are polled every cycle."""
+
+    interval_s: float
+    active_s: float
+    idle_s: float
+
+    def of(self, tier: Tier) -> float:
+        return {Tier.HOT: self.interval_s, Tier.ACTIVE: self.active_s}.get(tier, self.idle_s)
+
+
+@dataclass
+class RegionPoller:
+    region: Region
+    history: History
+    settle_s: float
+    adaptive: bool = False
+    """False: every metric of every resource, every cycle (`once`, and `polling: full`)."""
+    policy: TierPolicy = field(default_factory=TierPolicy)
+    cadence: Cadence = field(default_factory=lambda: Cadence(60.0, 300.0, 600.0))
+    tiers: dict[str, Tier] = field(default_factory=dict)
+    polled: dict[str, datetime] = field(default_factory=dict)
+
+    def poll(
+        self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
+    ) -> list[ResourceState]:
+        """The state of every resource of the inventory after this cycle's fetches.
+        `alerted`: the ids of resources with an alert pending or firing (always hot)."""
+        ids = _ids(inv)
+        self.tiers = {rid: t for rid, t in self.tiers.items() if rid in ids}
+        due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
+        found: list[ResourceState] = []
+        for _ in range(MAX_ROUNDS if self.adaptive else 1):
+            wanted = queries.for_inventory(inv, self._query_tiers(ids) if self.adaptive else None)
+            self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
+            self.polled.update(dict.fromkeys(due, now))
+            everything = [q for qs in wanted.values() for q in qs]
+            found = states.states_for(inv, self.history.current(everything, now))
+            if not self.adaptive:
+                break
+            due = self._decide(found, due, alerted, now)
+            if not due:
+                break
+        return found
+
+    def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
+        return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}
+
+    def _due(self, rid: str, alerted: bool, now: datetime) -> bool:
+        last = self.polled.get(rid)
+        if last is None or not self.adaptive:
+            return True
+        tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
+        # Half an interval of slack, so that a cycle a few seconds early is not a whole
+        # interval late.
+        wait = self.cadence.of(tier) - self.cadence.interval_s / 2
+        return (now - last).total_seconds() >= wait
+
+    def _decide(
+        self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
+    ) -> set[str]:
+        """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
+        at = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
+        raised = set()
+        for state in found:
+            rid = state.ref.resource_id
+            if rid not in polled:
+                continue
+            previous = self.tiers.get(rid)
+            tier = classify(state, previous, rid in alerted, self.policy, at)
+            if tier.rank > (previous or Tier.IDLE).rank:
+                raised.add(rid)
+            self.tiers[rid] = tier
+        return raised
+
+    def _fetch(self, wanted: list[MetricQuery], now: datetime, stats: FetchStats) -> None:
+        tier_of = {q: self._tier_label(q.resource_id) for q in wanted}
+        for window, group in self.history.plan(wanted, now):
+            fetched, group_stats = self.region.metrics.fetch(group, window)
+            for query in group:
+                group_stats.by_tier[tier_of[query]] += 1
+            stats.merge(group_stats)
+            self.history.merge(window, fetched)
+
+    def _tier_label(self, rid: str) -> str:
+        return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL
+
+
+def _ids(inv: Inventory) -> set[str]:
+    return (
+        {v.volume_id for v in inv.volumes}
+        | {i.instance_id for i in inv.instances}
+        | {d.db_instance_id for d in inv.db_instances}
+    )
