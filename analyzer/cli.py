@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _once_command(commands)
     _run_command(commands)
+    _cost_command(commands)
     _demo_command(commands)
     _rules_command(commands)
     return parser
@@ -143,6 +145,26 @@ def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     _common(run)
     _daemon_options(run)
+
+
+def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cost = commands.add_parser(
+        "cost",
+        help="the monthly GetMetricData bill of watching the inventory, without fetching metrics",
+        description="Discovers the inventory (Describe* calls only) and prints, per region, "
+        "what GetMetricData would cost a month with every resource idle, active or hot, and "
+        "with every metric polled every interval. The daemon's bill lies between the "
+        "all-idle and all-hot figures, by how many resources are busy.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _format(cost)
+    _common(cost)
+    cost.add_argument(
+        "--interval",
+        metavar="SECONDS",
+        help="seconds between the daemon's cycles, or a duration such as 5m (default 60)",
+    )
 
 
 def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -228,7 +250,24 @@ def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).run(datetime.now(UTC))
-    sys.stdout.write(report.render(result.snapshot, result.findings, args.format))
+    sys.stdout.write(
+        report.render(result.snapshot, result.findings, args.format, result.projection)
+    )
+    return 0
+
+
+def _cost(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    table = Analyzer(settings, rules.load(settings.rule_dirs)).costs()
+    if args.format == "json":
+        document = {
+            region: {kind: round(p.dollars(), 2) for kind, p in row.items()}
+            for region, row in table.items()
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return 0
+    cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
+    sys.stdout.write(report.cost_table(table, *cadence))
     return 0
 
 
@@ -275,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _once(args)
         if args.command == "rules":
             return _rules(args)
+        if args.command == "cost":
+            return _cost(args)
         if args.command == "demo":
             return _demo(args)
         if args.command == "run":

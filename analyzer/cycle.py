@@ -9,7 +9,7 @@ from datetime import datetime
 
 import structlog
 
-from analyzer.analyze import prices, states
+from analyzer.analyze import billing, prices, states
 from analyzer.analyze.analysis import analyze
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
@@ -18,14 +18,16 @@ from analyzer.collect import inventory, queries
 from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
+from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import aligned
 from analyzer.errors import ConfigError
+from analyzer.model.costs import Cadence, Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
-from analyzer.polling import Cadence, RegionPoller
+from analyzer.polling import RegionPoller
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -39,6 +41,9 @@ class CycleResult:
     pending: list[Finding]
     """The condition holds now but not yet for the rule's `for`."""
     duration_s: float
+    projection: Projection | None = None
+    """The month's GetMetricData bill of watching these resources in the tiers they are in
+    now, under the cadence in force (the budget's, where it binds)."""
 
 
 @dataclass
@@ -103,7 +108,7 @@ class Analyzer:
                     hot_empty_within_s=s.hot_empty_within,
                     low_balance_percent=s.low_balance_percent,
                 ),
-                cadence=Cadence(s.interval, s.active_cadence, s.idle_cadence),
+                cadence=self._cadence(),
             )
         return self._pollers[region]
 
@@ -127,6 +132,7 @@ class Analyzer:
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(snap, self.rules, self.price_list)
+        projection = self._project()
         duration = time.monotonic() - started
         log.info(
             "poll.completed",
@@ -138,6 +144,62 @@ class Analyzer:
             requests=sum(stats.requests.values()),
             findings=len(analysis.firing),
             pending=len(analysis.pending),
+            projected_dollars_per_month=round(projection.dollars(), 2),
             duration_s=round(duration, 3),
         )
-        return CycleResult(analysis.snapshot, analysis.firing, analysis.pending, duration)
+        return CycleResult(
+            analysis.snapshot, analysis.firing, analysis.pending, duration, projection
+        )
+
+    def costs(self) -> dict[str, dict[str, Projection]]:
+        """Per region, from the inventory alone: the month's bill with every resource idle,
+        active or hot, and under `polling: full` (every metric every interval)."""
+        price = prices.load(self.settings.prices).cloudwatch_per_1000_metrics / 1000
+        cadence = self._cadence()
+        out: dict[str, dict[str, Projection]] = {}
+        for region, inv in self.refresh_inventory().items():
+            full = queries.for_inventory(inv, None)
+            row = {}
+            for tier in Tier:
+                tiers = dict.fromkeys(full, tier)
+                wanted = queries.for_inventory(inv, tiers)
+                row[tier.value] = billing.project(wanted, tiers, cadence, price)
+            row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
+            out[region] = row
+        return out
+
+    def _cadence(self) -> Cadence:
+        s = self.settings
+        return Cadence(s.interval, s.active_cadence, s.idle_cadence)
+
+    def _project(self) -> Projection:
+        """The month's bill in today's tiers; under a budget, the cadences that keep to it
+        (for the next cycles)."""
+        price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
+        wanted: dict[str, list[MetricQuery]] = {}
+        tiers: dict[str, Tier] = {}
+        for region, inv in self._inventories.items():
+            poller = self._poller(region)
+            for rid, found in poller.wanted(inv).items():
+                wanted[f"{region}/{rid}"] = found
+                tiers[f"{region}/{rid}"] = poller.tiers.get(rid, Tier.IDLE)
+        base = self._cadence()
+        projection = billing.project(wanted, tiers, base, price)
+        budget = self.settings.budget
+        if budget is None or not self.adaptive:
+            return projection
+        cadence = billing.within(budget, projection, base)
+        if cadence != self._pollers_cadence():
+            log.warning(
+                "budget.binding" if cadence != base else "budget.released",
+                budget_dollars_per_month=budget,
+                unbounded_dollars_per_month=round(projection.dollars(), 2),
+                active_cadence_s=round(cadence.active_s),
+                idle_cadence_s=round(cadence.idle_s),
+            )
+            for poller in self._pollers.values():
+                poller.cadence = cadence
+        return billing.project(wanted, tiers, cadence, price)
+
+    def _pollers_cadence(self) -> Cadence:
+        return next((p.cadence for p in self._pollers.values()), self._cadence())

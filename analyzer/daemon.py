@@ -33,6 +33,8 @@ from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
+from analyzer.model.costs import Projection
+from analyzer.model.metrics import Tier
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -104,6 +106,10 @@ class Daemon:
         self.telemetry.cycle_succeeded(
             result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1
         )
+        if result.projection is not None:
+            self.telemetry.projected_bill(result.projection)
+            if self._cycles == 1:
+                _log_bill(result.projection)
         self.dispatcher.deliver(self.book, now)
         self._save_state()
         return True
@@ -168,6 +174,15 @@ class Daemon:
         server.stop()
         log.info("daemon.stopped", cycles=self._cycles)
         return 0
+
+
+def _log_bill(projection: Projection) -> None:
+    log.info(
+        "billing.projected",
+        dollars_per_month=round(projection.dollars(), 2),
+        metrics_per_month=round(projection.total_metrics),
+        **{f"{tier.value}_dollars": round(projection.dollars(tier), 2) for tier in Tier},
+    )
 
 
 def build(

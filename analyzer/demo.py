@@ -41,7 +41,7 @@ def run(once: bool, fmt: str, speed: float, listen: str, rules: list[str] | None
         result = Analyzer(settings, ruleset, connect=simulated.region).run(simulated.now)
     if fmt == "text":
         _banner(simulated)
-    sys.stdout.write(report.render(result.snapshot, result.findings, fmt))
+    sys.stdout.write(report.render(result.snapshot, result.findings, fmt, result.projection))
     return 0
 
 

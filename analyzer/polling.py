@@ -22,6 +22,7 @@ from analyzer.collect.history import History
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import aligned
+from analyzer.model.costs import Cadence
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
 from analyzer.model.state import FetchStats, ResourceState
@@ -29,18 +30,6 @@ from analyzer.model.state import FetchStats, ResourceState
 MAX_ROUNDS = 3
 """idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
 FULL = "full"
-
-
-@dataclass(frozen=True, slots=True)
-class Cadence:
-    """Seconds between polls of a resource, by tier; hot resources are polled every cycle."""
-
-    interval_s: float
-    active_s: float
-    idle_s: float
-
-    def of(self, tier: Tier) -> float:
-        return {Tier.HOT: self.interval_s, Tier.ACTIVE: self.active_s}.get(tier, self.idle_s)
 
 
 @dataclass
@@ -70,12 +59,14 @@ class RegionPoller:
             self.polled.update(dict.fromkeys(due, now))
             everything = [q for qs in wanted.values() for q in qs]
             found = states.states_for(inv, self.history.current(everything, now))
-            if not self.adaptive:
-                break
             due = self._decide(found, due, alerted, now)
-            if not due:
+            if not self.adaptive or not due:
                 break
         return found
+
+    def wanted(self, inv: Inventory) -> dict[str, list[MetricQuery]]:
+        """What each resource of the inventory is asked for at its tier, when it is due."""
+        return queries.for_inventory(inv, self._query_tiers(_ids(inv)))
 
     def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
         return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     """A bucket that will be empty within this makes its resource hot."""
     low_balance_percent: float = Field(default=50.0, ge=0, le=100)
     """A bucket below this makes its resource hot (refilling, it would empty fast)."""
+    budget: float | None = Field(default=None, gt=0)
+    """The monthly GetMetricData budget in dollars: the active and idle cadences stretch (the
+    hot one never) so that the projected bill stays under it."""
     state_file: Path | None = None
     """Where alert state is kept across restarts (none: alerts start afresh)."""
     dry_run: bool = False

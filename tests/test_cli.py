@@ -235,3 +235,18 @@ def test_run_without_a_region_exits_2_at_start(monkeypatch, capsys):
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     assert main(["run", "--listen", "127.0.0.1:0"]) == 2
     assert "no AWS region" in capsys.readouterr().err
+
+
+def test_cost_prints_the_bill_per_region_without_fetching_metrics(aws, capsys):
+    account = Account()
+    instance = account.instance("m5.large")
+    account.volume("gp2", 50, instance)
+    assert main(["cost", "--region", "us-east-1"]) == 0
+    out = capsys.readouterr().out
+    assert "ALL IDLE" in out and "POLLING FULL" in out and "us-east-1" in out
+    assert main(["cost", "--region", "us-east-1", "--format", "json"]) == 0
+    bill = json.loads(capsys.readouterr().out)["us-east-1"]
+    # Two volumes (the root and the gp2 data volume) and an m5.large on Nitro:
+    # idle, each volume's two operation counts every 10 minutes; the instance nothing.
+    assert bill["idle"] == pytest.approx(2 * 2 * 30 * 86400 / 600 * 1e-5, abs=0.01)
+    assert bill["idle"] < bill["active"] < bill["hot"] < bill["full"]

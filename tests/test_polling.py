@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from structlog.testing import capture_logs
 
 from analyzer import settings
 from analyzer.analyze import rules
@@ -92,15 +93,14 @@ class Fleet:
             return sum(self.iops(v, t) * self.volumes[v][1].io for v in mine) * query.period_s
         return 0.0
 
-    def analyzer(self) -> tuple[Analyzer, FakeMetricData]:
+    def analyzer(self, **config: object) -> tuple[Analyzer, FakeMetricData]:
         describer = FakeDescriber(
             found_volumes=[v for v, _ in self.volumes.values()], found_instances=self.instances
         )
         describer.types = {"m5.large": M5}
         metrics = FakeMetricData(self.value)
-        config = settings.load({"region": ["us-east-1"]})
         analyzer = Analyzer(
-            config,
+            settings.load({"region": ["us-east-1"], **config}),
             rules.load(),
             connect=lambda r: Region(r, describer, metrics),
             adaptive=True,
@@ -108,10 +108,12 @@ class Fleet:
         return analyzer, metrics
 
 
-def run(fleet: Fleet, minutes: int, start_at: float) -> tuple[Analyzer, int, dict]:
+def run(
+    fleet: Fleet, minutes: int, start_at: float, **config: object
+) -> tuple[Analyzer, int, dict]:
     """The daemon's loop over the fleet: a cycle a minute from `start_at` seconds, the alert
     book in between. The analyzer, the metrics requested, and when each alert first fired."""
-    analyzer, _ = fleet.analyzer()
+    analyzer, _ = fleet.analyzer(**config)
     book = AlertBook(4 * 3600, 300)
     requested = 0
     fired: dict[tuple[str, str], float] = {}
@@ -181,3 +183,15 @@ def test_a_quiet_volume_that_starts_draining_is_warned_twice_as_early_as_an_alar
     warned = fired[("gp2-burst-exhaustion", drainer)]
     lead = since + empty_after - warned
     assert lead >= 2 * alarm_lead, (lead, alarm_lead)
+
+
+def test_a_budget_stretches_the_quiet_tiers_and_says_so() -> None:
+    fleet = mostly_quiet_fleet()
+    _, free, _ = run(fleet, minutes=30, start_at=4 * 3600.0)
+    with capture_logs() as logs:
+        analyzer, bounded, fired = run(fleet, minutes=30, start_at=4 * 3600.0, budget=20)
+    [binding] = [e for e in logs if e["event"] == "budget.binding"]
+    assert binding["idle_cadence_s"] > 600 and binding["active_cadence_s"] > 300
+    assert bounded < free
+    hot = {rid for (_, rid), tier in analyzer.tiers().items() if tier is Tier.HOT}
+    assert {rid for (rule, rid) in fired if rule == "volume-iops-cap"} == hot

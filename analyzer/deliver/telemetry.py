@@ -11,6 +11,8 @@ from datetime import datetime
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from analyzer.model.costs import Projection
+from analyzer.model.metrics import Tier
 from analyzer.model.state import FetchStats
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -69,6 +71,13 @@ class Telemetry:
             "What GetMetricData costs a month at the rate of the last hour.",
             registry=r,
         )
+        self.projected = Gauge(
+            "ebs_analyzer_cloudwatch_projected_cost_dollars_per_month",
+            "What GetMetricData would cost a month with every resource in the tier it is in "
+            "now, by tier, under the cadences in force.",
+            ["tier"],
+            registry=r,
+        )
 
     def cycle_succeeded(
         self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
@@ -85,6 +94,10 @@ class Telemetry:
         self.cycles.labels("success").inc()
         if not backfill:
             self._estimate(stats.metrics_requested)
+
+    def projected_bill(self, projection: Projection) -> None:
+        for tier in Tier:
+            self.projected.labels(tier.value).set(round(projection.dollars(tier), 4))
 
     def cycle_failed(self) -> None:
         self.cycles.labels("error").inc()

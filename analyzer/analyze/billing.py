@@ -1,0 +1,52 @@
+"""What watching an inventory costs a month in GetMetricData, by tier, and the cadences that
+keep it under a budget.
+
+CloudWatch bills each metric requested, whatever the number of datapoints: a resource polled
+every `c` seconds for `n` metrics costs `n × month / c` metrics a month. A 5-minute EC2 metric
+is asked for at most once per 5-minute point, however often its resource is due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from analyzer.collect.queries import MetricQuery
+from analyzer.model.costs import SECONDS_PER_MONTH, Cadence, Projection
+from analyzer.model.metrics import Tier
+
+MAX_STRETCH_S = 3600.0
+"""The budget never stretches a cadence beyond an hour: older data would no longer be one
+cycle's worth of news."""
+
+
+def project(
+    wanted: Mapping[str, Sequence[MetricQuery]],
+    tiers: Mapping[str, Tier],
+    cadence: Cadence,
+    price_per_metric: float,
+) -> Projection:
+    """The month's bill if each resource stays in its tier, asking for `wanted[id]`."""
+    metrics = dict.fromkeys(Tier, 0.0)
+    for rid, queries in wanted.items():
+        tier = tiers.get(rid, Tier.IDLE)
+        every = cadence.of(tier)
+        metrics[tier] += sum(SECONDS_PER_MONTH / max(every, q.period_s) for q in queries)
+    return Projection(metrics, price_per_metric)
+
+
+def within(budget: float, projection: Projection, cadence: Cadence) -> Cadence:
+    """The cadence under which `projection` (made with `cadence`) fits `budget` dollars a month:
+    the active and idle cadences stretched by one factor, the hot one never. Where the hot
+    resources alone cost more, the others are stretched as far as they go."""
+    spent_hot = projection.dollars(Tier.HOT)
+    rest = projection.dollars(Tier.ACTIVE) + projection.dollars(Tier.IDLE)
+    if projection.dollars() <= budget or rest <= 0:
+        return cadence
+    room = budget - spent_hot
+    factor = rest / room if room > 0 else float("inf")
+    return replace(
+        cadence,
+        active_s=min(cadence.active_s * factor, MAX_STRETCH_S),
+        idle_s=min(cadence.idle_s * factor, MAX_STRETCH_S),
+    )

@@ -1,0 +1,78 @@
+"""The month's GetMetricData bill by tier, and the cadences a budget allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.analyze.billing import MAX_STRETCH_S, project, within
+from analyzer.collect import queries
+from analyzer.model.costs import Cadence
+from analyzer.model.metrics import Tier
+from analyzer.model.resources import Instance, InstanceType, Volume
+
+PRICE = 0.01 / 1000  # us-east-1: $0.01 per 1,000 metrics requested
+MONTH = 30 * 86400
+CADENCE = Cadence(60.0, 300.0, 600.0)
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
+
+
+def gp2(vid: str = "vol-1") -> Volume:
+    return Volume(vid, "us-east-1", "gp2", 50, "in-use", attached_to="i-1")
+
+
+@pytest.mark.parametrize(
+    ("tier", "metrics", "every_s"),
+    [(Tier.IDLE, 2, 600), (Tier.ACTIVE, 5, 300), (Tier.HOT, 7, 60)],
+)
+def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(tier, metrics, every_s):
+    wanted = {"vol-1": queries.for_volume(gp2(), nitro=True, tier=tier)}
+    bill = project(wanted, {"vol-1": tier}, CADENCE, PRICE)
+    assert bill.metrics[tier] == pytest.approx(metrics * MONTH / every_s)
+    assert bill.dollars() == pytest.approx(metrics * MONTH / every_s * PRICE)
+
+
+def test_every_metric_every_minute_is_the_4_70_a_month_of_the_first_version():
+    """11 metrics a minute: 475,200 a month, $4.75 (the issue measured $4.70 at 648/hour)."""
+    wanted = {"vol-1": queries.for_volume(gp2(), nitro=True)}
+    bill = project(wanted, {"vol-1": Tier.HOT}, CADENCE, PRICE)
+    assert bill.dollars() == pytest.approx(11 * MONTH / 60 * PRICE)
+
+
+def test_five_minute_ec2_metrics_are_asked_for_once_per_point():
+    instance = Instance("i-1", "us-east-1", "m5.large", "running", type_info=M5)
+    wanted = {"i-1": queries.for_instance(instance, Tier.HOT)}
+    bill = project(wanted, {"i-1": Tier.HOT}, CADENCE, PRICE)
+    assert bill.metrics[Tier.HOT] == pytest.approx(len(wanted["i-1"]) * MONTH / 300)
+
+
+def fleet_bill():
+    wanted = {
+        "hot": queries.for_volume(gp2("hot"), nitro=True, tier=Tier.HOT),
+        **{f"idle-{n}": queries.for_volume(gp2(), nitro=True, tier=Tier.IDLE) for n in range(50)},
+    }
+    tiers = {rid: Tier.HOT if rid == "hot" else Tier.IDLE for rid in wanted}
+    return wanted, tiers, project(wanted, tiers, CADENCE, PRICE)
+
+
+def test_a_budget_stretches_the_quiet_cadences_and_never_the_hot_one():
+    wanted, tiers, bill = fleet_bill()
+    budget = bill.dollars(Tier.HOT) + bill.dollars(Tier.IDLE) / 2
+    cadence = within(budget, bill, CADENCE)
+    assert cadence.interval_s == 60.0
+    assert cadence.idle_s == pytest.approx(1_200.0)
+    assert project(wanted, tiers, cadence, PRICE).dollars() == pytest.approx(budget)
+
+
+def test_a_budget_that_is_not_binding_changes_nothing():
+    _, _, bill = fleet_bill()
+    assert within(bill.dollars() * 2, bill, CADENCE) == CADENCE
+
+
+def test_a_budget_below_the_hot_resources_stretches_the_rest_as_far_as_it_goes():
+    _, _, bill = fleet_bill()
+    cadence = within(bill.dollars(Tier.HOT) / 2, bill, CADENCE)
+    assert (cadence.interval_s, cadence.active_s, cadence.idle_s) == (
+        60.0,
+        MAX_STRETCH_S,
+        MAX_STRETCH_S,
+    )
