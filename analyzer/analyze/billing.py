@@ -8,6 +8,7 @@ is asked for at most once per 5-minute point, however often its resource is due.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -47,6 +48,14 @@ def within(budget: float, projection: Projection, cadence: Cadence) -> Cadence:
     factor = rest / room if room > 0 else float("inf")
     return replace(
         cadence,
-        active_s=min(cadence.active_s * factor, MAX_STRETCH_S),
-        idle_s=min(cadence.idle_s * factor, MAX_STRETCH_S),
+        active_s=_stretched(cadence.active_s, factor),
+        idle_s=_stretched(cadence.idle_s, factor),
     )
+
+
+def _stretched(seconds: float, factor: float) -> float:
+    """Rounded up to whole minutes, so that the cadence does not change with every resource
+    that changes tier (and the bill stays under the budget)."""
+    if seconds * factor >= MAX_STRETCH_S:
+        return MAX_STRETCH_S
+    return float(math.ceil(seconds * factor / 60) * 60)

@@ -8,13 +8,14 @@ from types import MappingProxyType
 
 from analyzer.analyze import normalize
 from analyzer.collect.queries import MetricQuery
+from analyzer.model import metrics
 from analyzer.model.limits import (
     db_storage_envelope,
     instance_envelope,
     instance_type_envelope,
     volume_envelope,
 )
-from analyzer.model.metrics import Measure
+from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
@@ -60,9 +61,8 @@ def instance_state(
     if instance.active and measures[Measure.IOPS].status is not Status.OK:
         with_data = [v for v in volumes if v.measure(Measure.IOPS).status is Status.OK]
         if with_data:
-            why = measures[Measure.IOPS].error or "no data"
             notes.append(
-                f"AWS/EC2 EBS metrics unavailable ({why}): rates summed from "
+                f"{_why_summed(raw, measures)}: rates summed from "
                 f"{len(with_data)} attached volume(s)"
             )
             iops = normalize.add(*(v.measure(Measure.IOPS) for v in with_data))
@@ -88,6 +88,13 @@ def instance_state(
         related=instance.volume_ids,
         notes=tuple(notes),
     )
+
+
+def _why_summed(raw: Mapping[str, Series], measures: Mapping[Measure, Series]) -> str:
+    ops = metrics.feeding(Namespace.EC2, Part.READ_OPS)
+    if ops is None or ops.name not in raw:
+        return "AWS/EC2 EBS metrics not read while the instance is idle"
+    return f"AWS/EC2 EBS metrics unavailable ({measures[Measure.IOPS].error or 'no data'})"
 
 
 def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
