@@ -105,7 +105,9 @@ class Analyzer:
                 policy=TierPolicy(
                     hot_utilization=s.hot_utilization,
                     quiet_utilization=s.quiet_utilization,
-                    hot_empty_within_s=s.hot_empty_within,
+                    # Never shorter than a forecast rule's horizon: a bucket it will warn
+                    # about is polled every interval before it does.
+                    hot_empty_within_s=max(s.hot_empty_within, self.rules.longest_horizon()),
                     low_balance_percent=s.low_balance_percent,
                 ),
                 cadence=self._cadence(),

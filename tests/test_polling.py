@@ -195,3 +195,24 @@ def test_a_budget_stretches_the_quiet_tiers_and_says_so() -> None:
     assert bounded < free
     hot = {rid for (_, rid), tier in analyzer.tiers().items() if tier is Tier.HOT}
     assert {rid for (rule, rid) in fired if rule == "volume-iops-cap"} == hot
+
+
+def test_a_long_forecast_horizon_keeps_its_buckets_hot_before_it_fires() -> None:
+    """With a 6-hour horizon, a bucket 4 hours from empty is polled every interval, though
+    neither its rate (67 % of the burst limit) nor its balance makes it hot."""
+    from analyzer.analyze.kinds.credit_forecast import CreditForecast
+    from tests.helpers import ruleset_of
+
+    fleet = Fleet()
+    # gp2 550 GiB: 1,650 IOPS baseline; at 2,000 IOPS a full bucket lasts 4.3 hours.
+    fleet.add_instance([("gp2", 550, Load(2_000, since=4 * 3600 - 600))])
+    analyzer, _ = fleet.analyzer()
+    rule = CreditForecast(
+        id="slow", resource_types=["volume"], severity="info", horizon="6h", rate_window="5m"
+    )
+    analyzer.rules = ruleset_of(rule)
+    analyzer.run(START + timedelta(hours=4))
+    assert analyzer.tiers()[("us-east-1", "vol-00000")] is Tier.HOT
+    analyzer, _ = fleet.analyzer()
+    analyzer.run(START + timedelta(hours=4))  # the shipped rules look an hour ahead
+    assert analyzer.tiers()[("us-east-1", "vol-00000")] is Tier.ACTIVE

@@ -61,6 +61,10 @@ class RuleSet:
     def __len__(self) -> int:
         return len(self.loaded)
 
+    def longest_horizon(self) -> float:
+        """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""
+        return max((r.horizon for r in self.rules if isinstance(r, CreditForecast)), default=0.0)
+
     def forecast_windows(self, state: ResourceState) -> ForecastWindows:
         """The windows of the first `credit_forecast` rule in force that applies to `state`,
         or the kind's defaults: the one set of windows its credit outlook is read over."""
