@@ -1,0 +1,205 @@
+"""The daemon's cycles over a large fleet, side by side with a bare boto3 loop.
+
+    .venv/bin/python benchmarks/fleet.py --volumes 10000 --cycles 12
+
+A fake CloudWatch (`fake_cloudwatch.py`) runs in a process of its own and generates the
+fleet's datapoints on the fly; the inventory is handed to the analyzer in memory. Each cycle
+runs the analyzer as the daemon does (adaptive polling, alert book, a minute of simulated time
+between cycles) and records every GetMetricData request it makes; then a bare loop on a boto3
+client of the same configuration issues exactly those requests again. Both are measured in
+this process: wall time, CPU time (the fake's work is in the other process), and the peak
+resident memory. The first cycle backfills three hours; the others are the steady state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from analyzer import settings as settings_mod
+from analyzer.analyze import rules
+from analyzer.collect.aws import client_config
+from analyzer.collect.cloudwatch import CloudWatch
+from analyzer.collect.regions import Region
+from analyzer.cycle import Analyzer
+from analyzer.deliver.alerts import AlertBook
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.units import MB
+
+HERE = Path(__file__).resolve().parent
+REGION = "us-east-1"
+START = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, 8 * 1024**3, nitro=True)
+KINDS = {"idle": ("gp3", 100), "quiet": ("gp2", 50), "busy": ("gp3", 500), "hot": ("gp3", 500)}
+
+
+def fleet(volumes: int) -> tuple[list[Volume], list[Instance]]:
+    sys.path.insert(0, str(HERE))
+    from fake_cloudwatch import VOLUMES_PER_INSTANCE, volume_kind
+
+    out = []
+    for n in range(volumes):
+        kind, size = KINDS[volume_kind(n)]
+        iid = f"i-{n // VOLUMES_PER_INSTANCE:08d}"
+        iops = 3_000 if kind == "gp3" else None
+        out.append(Volume(f"vol-{n:08d}", REGION, kind, size, "in-use", iops, None, iid))
+    count = (volumes + VOLUMES_PER_INSTANCE - 1) // VOLUMES_PER_INSTANCE
+    return out, [Instance(f"i-{n:08d}", REGION, "m5.large", "running") for n in range(count)]
+
+
+@dataclass
+class Describer:
+    """The fleet's inventory, in memory: what is measured is the polling and the analysis."""
+
+    found_volumes: list[Volume]
+    found_instances: list[Instance]
+    region: str = REGION
+
+    def volumes(self) -> list[Volume]:
+        return self.found_volumes
+
+    def instances(self) -> list[Instance]:
+        return self.found_instances
+
+    def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
+        return [M5] if "m5.large" in names else []
+
+    def db_instances(self) -> list[DbInstance]:
+        return []
+
+
+@dataclass
+class Recorder:
+    """A boto3 CloudWatch client that keeps a copy of every request made through it."""
+
+    client: Any
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def get_metric_data(self, **kwargs: Any) -> Any:
+        self.requests.append(copy.deepcopy(kwargs))
+        return self.client.get_metric_data(**kwargs)
+
+
+def client(endpoint: str) -> Any:
+    session = boto3.session.Session(
+        aws_access_key_id="bench", aws_secret_access_key="bench", region_name=REGION
+    )
+    return session.client("cloudwatch", endpoint_url=endpoint, config=client_config())
+
+
+@dataclass
+class Cycle:
+    wall_s: float
+    cpu_s: float
+    bare_wall_s: float
+    bare_cpu_s: float
+    requests: int
+    metrics: int
+
+
+def measure(fn: Any) -> tuple[float, float, Any]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(volumes: int, cycles: int) -> list[Cycle]:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, str(HERE / "fake_cloudwatch.py"), str(port)])
+    try:
+        time.sleep(1.0)
+        endpoint = f"http://127.0.0.1:{port}"
+        recorder, bare = Recorder(client(endpoint)), client(endpoint)
+        found_volumes, found_instances = fleet(volumes)
+        describer = Describer(found_volumes, found_instances)
+        region = Region(REGION, describer, CloudWatch(recorder, REGION))
+        config = settings_mod.load({"region": [REGION]})
+        analyzer = Analyzer(config, rules.load(), connect=lambda _: region, adaptive=True)
+        analyzer.refresh_inventory()
+        book = AlertBook(4 * 3600, 300)
+        out = []
+        for k in range(cycles):
+            now = START + timedelta(seconds=60 * k + 5)
+            alerted = {(a.finding.resource.region, a.resource_id) for a in book}
+            recorder.requests.clear()
+            wall, cpu, result = measure(lambda: analyzer.run(now, alerted))  # noqa: B023
+            book.update(now, result.findings, result.pending)
+            sent = list(recorder.requests)
+            bare_wall, bare_cpu, _ = measure(lambda: [bare.get_metric_data(**r) for r in sent])  # noqa: B023
+            metrics = sum(len(r["MetricDataQueries"]) for r in sent)
+            out.append(Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), metrics))
+            print(
+                f"cycle {k:2d}: {wall:6.2f} s wall, {cpu:6.2f} s CPU; bare loop {bare_wall:6.2f} s "
+                f"wall, {bare_cpu:6.2f} s CPU; {len(sent)} requests, {metrics} metrics",
+                file=sys.stderr,
+            )
+        return out
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def report(volumes: int, cycles: list[Cycle]) -> str:
+    first, steady = cycles[0], cycles[1:]
+    minutes = len(cycles)
+    per_volume_hour = sum(c.metrics for c in cycles) / (volumes * minutes / 60)
+    steady_per_volume_hour = sum(c.metrics for c in steady) / (volumes * len(steady) / 60)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values) if values else float("nan")
+
+    wall = median([c.wall_s for c in steady])
+    cpu = median([c.cpu_s for c in steady])
+    bare_wall = median([c.bare_wall_s for c in steady])
+    bare_cpu = median([c.bare_cpu_s for c in steady])
+    return "\n".join(
+        [
+            f"fleet: {volumes:,} volumes on {volumes // 5:,} instances "
+            f"(60 % idle, 30 % quiet, 8 % busy, 2 % near a limit); {minutes} cycles of a minute",
+            f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
+            f"first cycle (3 h backfill): analyzer {first.wall_s:.2f} s wall / {first.cpu_s:.2f} s "
+            f"CPU; bare loop {first.bare_wall_s:.2f} s / {first.bare_cpu_s:.2f} s; "
+            f"{first.metrics:,} metrics",
+            f"steady cycle (median): analyzer {wall:.2f} s wall / {cpu:.2f} s CPU; bare loop "
+            f"{bare_wall:.2f} s / {bare_cpu:.2f} s; "
+            f"CPU beyond the bare loop {cpu - bare_cpu:.2f} s; "
+            f"wall {wall / bare_wall if bare_wall else float('nan'):.2f}x the bare loop's",
+            f"peak RSS: {rss_mb:,.0f} MB",
+            f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
+            f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--volumes", type=int, default=1_000)
+    parser.add_argument("--cycles", type=int, default=12)
+    args = parser.parse_args()
+    print(report(args.volumes, run(args.volumes, args.cycles)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
