@@ -65,7 +65,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--lookback",
         metavar="DURATION",
-        help="history fetched for the first analysis, e.g. 3h (default 3h)",
+        help="history fetched for the first analysis, e.g. 3h (default 1h, and never less "
+        "than the rules read)",
     )
     group.add_argument(
         "--log-level",

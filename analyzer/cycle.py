@@ -32,6 +32,9 @@ from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
 
+LOOKBACK_MARGIN_S = 600.0
+"""History kept beyond what the rules read: late datapoints and a few missed cycles."""
+
 
 @dataclass(frozen=True, slots=True)
 class CycleResult:
@@ -99,7 +102,12 @@ class Analyzer:
             s = self.settings
             self._pollers[region] = RegionPoller(
                 self._for(region),
-                History(s.lookback, s.overlap, s.settle_delay),
+                # Enough history for the rule that reads furthest back, whatever the setting.
+                History(
+                    max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
+                    s.overlap,
+                    s.settle_delay,
+                ),
                 s.settle_delay,
                 adaptive=self.adaptive,
                 policy=TierPolicy(

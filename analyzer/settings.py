@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     """Only resources with these tags (Key=Value or Key), and what they are attached to."""
     rules: List = ()
     """Rule directories, in order; empty means the shipped rules."""
-    lookback: Seconds = Field(default=3 * 3600.0, gt=0, le=15 * 86400.0)
+    lookback: Seconds = Field(default=3600.0, gt=0, le=15 * 86400.0)
     """History fetched on the first cycle, so that it can already forecast."""
     settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
     """The newest minutes are often incomplete in CloudWatch: leave them out."""

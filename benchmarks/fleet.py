@@ -8,7 +8,7 @@ runs the analyzer as the daemon does (adaptive polling, alert book, a minute of 
 between cycles) and records every GetMetricData request it makes; then a bare loop on a boto3
 client of the same configuration issues exactly those requests again. Both are measured in
 this process: wall time, CPU time (the fake's work is in the other process), and the peak
-resident memory. The first cycle backfills three hours; the others are the steady state.
+resident memory. The first cycle backfills the lookback; the others are the steady state.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def report(volumes: int, cycles: list[Cycle]) -> str:
             f"fleet: {volumes:,} volumes on {volumes // 5:,} instances "
             f"(60 % idle, 30 % quiet, 8 % busy, 2 % near a limit); {minutes} cycles of a minute",
             f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
-            f"first cycle (3 h backfill): analyzer {first.wall_s:.2f} s wall / {first.cpu_s:.2f} s "
+            f"first cycle (backfill): analyzer {first.wall_s:.2f} s wall / {first.cpu_s:.2f} s "
             f"CPU; bare loop {first.bare_wall_s:.2f} s / {first.bare_cpu_s:.2f} s; "
             f"{first.metrics:,} metrics",
             f"steady cycle (median): analyzer {wall:.2f} s wall / {cpu:.2f} s CPU; bare loop "

@@ -45,4 +45,18 @@ def test_a_cycle_over_the_boundaries_finds_the_draining_volume() -> None:
     assert volume.outlook.seconds_to_empty == finding.seconds_to_empty
     [instance] = [s for s in result.snapshot.resources if s.ref.resource_id == "i-1"]
     assert instance.resource.type_info == M5
-    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=3)
+    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=1)  # the lookback
+
+
+def test_history_reaches_as_far_back_as_the_rules_read() -> None:
+    from analyzer.analyze.kinds.caps import IopsCap
+    from tests.helpers import ruleset_of
+
+    describer = FakeDescriber(found_volumes=[SHOP])
+    metrics = FakeMetricData(shop_metrics)
+    config = settings.load({"region": ["us-east-1"]})
+    held = IopsCap(id="held", resource_types=["volume"], severity="warning", **{"for": "2h"})
+    analyzer = Analyzer(config, ruleset_of(held), connect=lambda r: Region(r, describer, metrics))
+    analyzer.run(T0)
+    # two hours of `for`, fifteen minutes of window, ten minutes to spare
+    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=2, minutes=25)

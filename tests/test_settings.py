@@ -9,18 +9,18 @@ from analyzer.errors import ConfigError
 def test_defaults():
     config = settings.load()
     assert config.region == ()
-    assert config.lookback == 3 * 3600
+    assert config.lookback == 3600
     assert config.settle_delay == 120
 
 
 def test_flag_beats_environment_beats_file(tmp_path: Path, monkeypatch):
     path = tmp_path / "config.yaml"
-    path.write_text("region: [eu-west-1]\nlookback: 1h\ntag: [team=db]\n")
+    path.write_text("region: [eu-west-1]\nlookback: 2h\ntag: [team=db]\n")
     assert settings.load({}, path).region == ("eu-west-1",)
     monkeypatch.setenv("EBS_ANALYZER_REGION", "us-east-1, us-west-2")
     assert settings.load({}, path).region == ("us-east-1", "us-west-2")
     assert settings.load({"region": ["ap-south-1"]}, path).region == ("ap-south-1",)
-    assert settings.load({}, path).lookback == 3600
+    assert settings.load({}, path).lookback == 7200
     assert settings.load({}, path).tag == ("team=db",)
 
 

@@ -61,6 +61,10 @@ class RuleSet:
     def __len__(self) -> int:
         return len(self.loaded)
 
+    def reach(self) -> float:
+        """How far back the rules in force read (`for` included)."""
+        return max((r.reach() for r in self.rules), default=0.0)
+
     def longest_horizon(self) -> float:
         """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""
         return max((r.horizon for r in self.rules if isinstance(r, CreditForecast)), default=0.0)

@@ -41,6 +41,16 @@ class RuleBase(BaseModel):
             )
         return self
 
+    def reach(self) -> float:
+        """How far back this rule reads, `for` included: the history it needs at one-minute
+        resolution."""
+        windows = [
+            float(value)
+            for name in ("window", "rate_window", "trend_window")
+            if isinstance(value := getattr(self, name, None), int | float)
+        ]
+        return self.for_ + max(windows, default=0.0)
+
     def applies_to(self, state: ResourceState) -> bool:
         if state.ref.resource_type not in self.resource_types:
             return False
