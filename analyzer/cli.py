@@ -19,6 +19,7 @@ from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, ConfigError
 
 PROG = "ebs-analyzer"
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 EPILOG = """\
 exit codes: 0 success (whatever was found), 2 invalid configuration or rule files,
@@ -309,6 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "log_level", None) is None:
         args.log_level = "info" if args.command == "run" else "warning"
+    if args.log_level not in LOG_LEVELS:
+        print(
+            f"{PROG}: error: EBS_ANALYZER_LOG_LEVEL {args.log_level!r}: "
+            f"expected one of {', '.join(LOG_LEVELS)}",
+            file=sys.stderr,
+        )
+        return ConfigError.exit_code
     logs.configure(args.log_level)
     try:
         if args.command == "once":

@@ -20,6 +20,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -124,6 +125,20 @@ class Settings(BaseSettings):
             if not item.partition("=")[0].strip():
                 raise ValueError(f"{item!r} is not Key=Value or Key")
         return value
+
+    @model_validator(mode="after")
+    def _tiers_in_order(self) -> Settings:
+        if self.active_cadence > self.idle_cadence:
+            raise ValueError(
+                f"active_cadence ({self.active_cadence:g} s) must not be longer than "
+                f"idle_cadence ({self.idle_cadence:g} s)"
+            )
+        if self.quiet_utilization >= self.hot_utilization:
+            raise ValueError(
+                f"quiet_utilization ({self.quiet_utilization:g}) must be below "
+                f"hot_utilization ({self.hot_utilization:g})"
+            )
+        return self
 
     @field_validator("listen")
     @classmethod

@@ -250,3 +250,18 @@ def test_cost_prints_the_bill_per_region_without_fetching_metrics(aws, capsys):
     # idle, each volume's two operation counts every 10 minutes; the instance nothing.
     assert bill["idle"] == pytest.approx(2 * 2 * 30 * 86400 / 600 * 1e-5, abs=0.01)
     assert bill["idle"] < bill["active"] < bill["hot"] < bill["full"]
+
+
+def test_a_bad_log_level_in_the_environment_is_one_line(monkeypatch, capsys):
+    monkeypatch.setenv("EBS_ANALYZER_LOG_LEVEL", "bogus")
+    assert main(["once"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "EBS_ANALYZER_LOG_LEVEL 'bogus'" in err
+
+
+def test_the_demo_ignores_settings_meant_for_a_real_account(monkeypatch, capsys):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_PROFILE", "nosuch")
+    assert main(["demo", "--once", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"]
+    assert os.environ["AWS_PROFILE"] == "nosuch"  # given back afterwards

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,15 @@ def test_errors_say_where_the_bad_value_came_from(tmp_path, monkeypatch, flags, 
 def test_unreadable_config_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         settings.load({}, tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(
+    ("values", "problem"),
+    [
+        ({"active_cadence": "20m"}, "active_cadence (1200 s) must not be longer than idle_cadence"),
+        ({"quiet_utilization": 0.9}, "quiet_utilization (0.9) must be below hot_utilization"),
+    ],
+)
+def test_the_tiers_must_stay_in_order(values, problem):
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        settings.load(values)

@@ -7,6 +7,7 @@ GetMetricData. No credentials and no network are needed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -187,7 +188,30 @@ def account(
             "the demo needs moto to simulate an account: "
             "pip install 'ebs-bottleneck-analyzer[demo]'"
         ) from None
-    with mock_aws():
+    with _no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)
         yield _build(ec2, rds, now.replace(second=0, microsecond=0), scenario, databases)
+
+
+AWS_SETTINGS = (
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+)
+
+
+@contextmanager
+def _no_real_account() -> Iterator[None]:
+    """The simulated account needs no AWS settings, and the user's must not reach it: an
+    endpoint, a profile or a config file meant for a real account are set aside meanwhile."""
+    aside = {
+        name: os.environ.pop(name)
+        for name in list(os.environ)
+        if name in AWS_SETTINGS or name.startswith("AWS_ENDPOINT_URL")
+    }
+    try:
+        yield
+    finally:
+        os.environ.update(aside)
