@@ -32,7 +32,7 @@ import boto3
 
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
-from analyzer.collect.aws import client_config
+from analyzer.collect.aws import Clients
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer
@@ -94,11 +94,14 @@ class Recorder:
         return self.client.get_metric_data(**kwargs)
 
 
-def client(endpoint: str) -> Any:
-    session = boto3.session.Session(
-        aws_access_key_id="bench", aws_secret_access_key="bench", region_name=REGION
+def point_at(endpoint: str) -> None:
+    """Both clients reach the fake through the standard chain, as a user's would."""
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION=REGION,
+        AWS_ENDPOINT_URL_CLOUDWATCH=endpoint,
     )
-    return session.client("cloudwatch", endpoint_url=endpoint, config=client_config())
 
 
 @dataclass
@@ -128,8 +131,10 @@ def run(volumes: int, cycles: int) -> list[Cycle]:
     server = subprocess.Popen([sys.executable, str(HERE / "fake_cloudwatch.py"), str(port)])
     try:
         time.sleep(1.0)
-        endpoint = f"http://127.0.0.1:{port}"
-        recorder, bare = Recorder(client(endpoint)), client(endpoint)
+        point_at(f"http://127.0.0.1:{port}")
+        # The analyzer's client as the product builds it; the bare loop's as boto3 does.
+        recorder = Recorder(Clients.for_region(REGION).cloudwatch)
+        bare = boto3.client("cloudwatch", region_name=REGION)
         found_volumes, found_instances = fleet(volumes)
         describer = Describer(found_volumes, found_instances)
         region = Region(REGION, describer, CloudWatch(recorder, REGION))

@@ -46,6 +46,8 @@ def _request(query: MetricQuery, query_id: str) -> dict[str, Any]:
 
 
 def _utc(stamp: datetime) -> datetime:
+    if stamp.tzinfo is UTC:  # the analyzer's own clients parse to UTC already
+        return stamp
     return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
