@@ -43,6 +43,7 @@ class RegionPoller:
     cadence: Cadence = field(default_factory=lambda: Cadence(60.0, 300.0, 600.0))
     tiers: dict[str, Tier] = field(default_factory=dict)
     polled: dict[str, datetime] = field(default_factory=dict)
+    cache: states.StateCache = field(default_factory=states.StateCache)
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
@@ -58,7 +59,7 @@ class RegionPoller:
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
             everything = [q for qs in wanted.values() for q in qs]
-            found = states.states_for(inv, self.history.current(everything, now))
+            found = states.states_for(inv, self.history.current(everything, now), self.cache)
             due = self._decide(found, due, alerted, now)
             if not self.adaptive or not due:
                 break

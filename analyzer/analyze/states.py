@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from types import MappingProxyType
 
 from analyzer.analyze import normalize
@@ -111,20 +113,76 @@ def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
     )
 
 
-def states_for(inventory: Inventory, fetched: Mapping[MetricQuery, Series]) -> list[ResourceState]:
+def states_for(
+    inventory: Inventory,
+    fetched: Mapping[MetricQuery, Series],
+    cache: StateCache | None = None,
+) -> list[ResourceState]:
+    """The state of every resource of the inventory. With a cache, a resource whose data and
+    description are the very objects of last time keeps its state from last time."""
+    cache = cache if cache is not None else StateCache()
     instances = {i.instance_id: i for i in inventory.instances}
     raw = _by_resource(fetched)
-    volumes = [
-        volume_state(v, raw.get(v.volume_id, {}), instances.get(v.attached_to or ""))
-        for v in inventory.volumes
-    ]
+
+    def volume(v: Volume) -> ResourceState:
+        instance = instances.get(v.attached_to or "")
+        mine = raw.get(v.volume_id, {})
+        return cache.get(v, mine, (instance,), partial(volume_state, v, mine, instance))
+
+    volumes = [volume(v) for v in inventory.volumes]
     by_id = {v.ref.resource_id: v for v in volumes}
     out: list[ResourceState] = list(volumes)
     for instance in inventory.instances:
-        attached = [by_id[vid] for vid in instance.volume_ids if vid in by_id]
-        out.append(instance_state(instance, raw.get(instance.instance_id, {}), attached))
-    out.extend(db_state(db, raw.get(db.db_instance_id, {})) for db in inventory.db_instances)
+        attached = tuple(by_id[vid] for vid in instance.volume_ids if vid in by_id)
+        mine = raw.get(instance.instance_id, {})
+        build = partial(instance_state, instance, mine, attached)
+        out.append(cache.get(instance, mine, attached, build))
+    for db in inventory.db_instances:
+        mine = raw.get(db.db_instance_id, {})
+        out.append(cache.get(db, mine, (), partial(db_state, db, mine)))
+    cache.keep_only({s.ref.resource_id for s in out})
     return out
+
+
+@dataclass
+class StateCache:
+    """Each resource's state with what it was built from, compared by identity: the history
+    replaces a series only when new data arrives, and the inventory a description only when
+    it is described again, so an unchanged resource is not normalized again."""
+
+    _known: dict[str, tuple[tuple[object, ...], ResourceState]] = field(default_factory=dict)
+
+    def get(
+        self,
+        resource: Volume | Instance | DbInstance,
+        raw: Mapping[str, Series],
+        depends: tuple[object, ...],
+        build: Callable[[], ResourceState],
+    ) -> ResourceState:
+        key = (resource, *sorted(raw.items(), key=lambda kv: kv[0]), *depends)
+        rid = resource.ref.resource_id
+        known = self._known.get(rid)
+        if known is not None and _same(known[0], key):
+            return known[1]
+        state = build()
+        self._known[rid] = (key, state)
+        return state
+
+    def keep_only(self, ids: set[str]) -> None:
+        for gone in [rid for rid in self._known if rid not in ids]:
+            del self._known[gone]
+
+
+def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new, strict=True):
+        if isinstance(a, tuple) and isinstance(b, tuple):  # (metric name, series)
+            if a[0] != b[0] or a[1] is not b[1]:
+                return False
+        elif a is not b:
+            return False
+    return True
 
 
 def build(

@@ -58,36 +58,21 @@ class History:
                     old.timestamps, old.values, query.period_s, Status.ERROR, new.error
                 )
                 continue
-            points = kept + new.points()
+            oldest = window.end - timedelta(seconds=self.lookback_s)
+            points = [(t, v) for t, v in kept if t >= oldest] + new.points()
             self._series[query] = Series.of(points, query.period_s)
             self._until[query] = window.end
 
     def current(self, queries: Iterable[MetricQuery], now: datetime) -> dict[MetricQuery, Series]:
-        """The series of these queries within the lookback; queries no longer asked for (their
-        resources are gone) are forgotten."""
+        """The series of these queries, each as its last fetch left it: the lookback up to
+        that fetch (a series changes only when new data arrives, so what is built on it can be
+        kept until then). Queries no longer asked for (their resources are gone, or their tier
+        reads less) are forgotten."""
         wanted = set(queries)
         for gone in [q for q in self._series if q not in wanted]:
             del self._series[gone]
             self._until.pop(gone, None)
-        out = {}
-        for query in wanted:
-            series = self._series.get(query)
-            if series is None:
-                continue
-            end = floor_to(now - timedelta(seconds=self.settle_s), query.period_s)
-            oldest = end - timedelta(seconds=self.lookback_s)
-            kept = [(t, v) for t, v in series.points() if t >= oldest]
-            if len(kept) != len(series):
-                series = Series(
-                    tuple(t for t, _ in kept),
-                    tuple(v for _, v in kept),
-                    series.period_s,
-                    series.status,
-                    series.error,
-                )
-                self._series[query] = series
-            out[query] = series
-        return out
+        return {q: self._series[q] for q in wanted if q in self._series}
 
     def __len__(self) -> int:
         return len(self._series)

@@ -1,6 +1,8 @@
 from datetime import timedelta
 
-from analyzer.analyze.states import states_for
+import pytest
+
+from analyzer.analyze.states import StateCache, states_for
 from analyzer.collect.queries import MetricQuery
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
@@ -64,3 +66,19 @@ def test_detached_volume_is_no_data_and_a_failed_one_is_an_error():
     assert states["vol-a"].status is Status.ERROR
     assert states["vol-a"].error == "cloudwatch: Throttling"
     assert states["vol-b"].status is Status.NO_DATA
+
+
+def test_a_resource_whose_data_did_not_change_keeps_its_state():
+    inv = inventory()
+    a_ops, b_ops = series([6_000] * 5), series([3_000] * 5)
+    fetched = {q("vol-a", "VolumeReadOps"): a_ops, q("vol-b", "VolumeReadOps"): b_ops}
+    cache = StateCache()
+    first = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
+    again = {s.ref.resource_id: s for s in states_for(inv, dict(fetched), cache)}
+    assert all(again[rid] is first[rid] for rid in first)
+    # New data for vol-b: vol-b and its instance (which sums it) are built again.
+    fetched[q("vol-b", "VolumeReadOps")] = series([4_000] * 5)
+    later = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
+    assert later["vol-a"] is first["vol-a"] and later["vol-c"] is first["vol-c"]
+    assert later["vol-b"] is not first["vol-b"] and later["i-1"] is not first["i-1"]
+    assert later["i-1"].measure(Measure.IOPS).values == pytest.approx([10_000 / 60] * 5)
