@@ -6,6 +6,7 @@ that is left after them means "no access" (fatal for a command) or "this call fa
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,9 +85,16 @@ def utc_timestamp(value: Any) -> datetime:
     """Timestamps as UTC datetimes. botocore's default turns each one, of every datapoint, into
     a datetime in the local time zone through dateutil: most of the cost of a large fetch."""
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
+        return _epoch(value)
     parsed: datetime = parse_timestamp(value)
     return parsed.astimezone(UTC)
+
+
+@functools.lru_cache(maxsize=4 * 1440)
+def _epoch(value: float) -> datetime:
+    """One datetime object per distinct moment, shared by every series that has a point then:
+    a fleet's datapoints fall on a few thousand minutes, not millions of moments."""
+    return datetime.fromtimestamp(value, UTC)
 
 
 def session(region: str) -> boto3.session.Session:
