@@ -57,8 +57,9 @@ def _order(findings: list[Finding]) -> list[Finding]:
 def evaluate_all(rules: Iterable[Rule], snapshot: Snapshot) -> Evaluation:
     firing: list[Finding] = []
     pending: list[Finding] = []
+    current = [s for s in snapshot.resources if s.has_recent_data(snapshot.data_end)]
     for rule in rules:
-        for state in snapshot.resources:
+        for state in current:
             if not rule.applies_to(state):
                 continue
             try:

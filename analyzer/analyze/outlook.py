@@ -28,7 +28,8 @@ def with_outlooks(
     states = []
     for bare in snapshot.resources:
         state = replace(bare, windows=windows_for(bare))
-        found = outlook(state, snapshot.data_end, snapshot.generated_at)
+        current = state.has_recent_data(snapshot.data_end)
+        found = outlook(state, snapshot.data_end, snapshot.generated_at) if current else None
         states.append(replace(state, outlook=found))
     return replace(snapshot, resources=tuple(states))
 

@@ -125,6 +125,15 @@ def recent(series: Series, at: datetime, window_s: float) -> Series:
     return complete.between(end - timedelta(seconds=window_s), end)
 
 
+def is_recent(series: Series, at: datetime) -> bool:
+    """Whether `recent` would find anything in the series at `at`, whatever the window."""
+    newest = series.until(at).last()
+    if newest is None:
+        return False
+    end = newest[0] + timedelta(seconds=series.period_s)
+    return (at - end).total_seconds() <= STALE_PERIODS * series.period_s
+
+
 def window_evidence(series: Series, window_s: float) -> dict[str, Any]:
     """Which data a finding rests on: the window, the resolution and the datapoints used."""
     return {

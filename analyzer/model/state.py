@@ -16,7 +16,7 @@ from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.outlook import ForecastWindows, Outlook
 from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
-from analyzer.model.series import Series, Status, latest_balance
+from analyzer.model.series import Series, Status, is_recent, latest_balance
 from analyzer.model.units import Unit
 
 
@@ -99,6 +99,12 @@ class ResourceState:
         if self.class_envelope is None:
             return None
         return self.class_envelope.throughput_limit(self.credits_left(Measure.BYTE_BALANCE, at))
+
+    def has_recent_data(self, at: datetime) -> bool:
+        """Whether any of its rates is recent at `at`. Every rule reads its rates through
+        `recent`, so a resource without one makes no finding and has no outlook: a resource
+        polled minutes ago, on the cadence of a quiet tier, is not analyzed again meanwhile."""
+        return any(is_recent(series, at) for series in self.measures.values())
 
     def layers(self) -> list[Layer]:
         return layers_of(self.envelope, self.class_envelope, self.has_storage)

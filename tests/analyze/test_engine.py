@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
+import pytest
 from structlog.testing import capture_logs
 
 from analyzer.analyze import engine
@@ -69,3 +70,16 @@ def test_findings_sorted_by_severity_first():
     critical = IopsCap(id="z-critical", resource_types=["volume"], severity="critical")
     snap = snapshot_of(saturated_for(30), minutes_of_data=60)
     assert [f.rule for f in engine.evaluate([rule(), critical], snap)] == ["z-critical", "cap"]
+
+
+@pytest.mark.parametrize(("data_minutes", "evaluated"), [(60, True), (58, True), (57, False)])
+def test_a_resource_without_recent_data_is_not_evaluated(data_minutes, evaluated):
+    """Data that ends more than two periods before the snapshot's data end is not recent:
+    every rule would find nothing in it, so none is asked (a quiet tier's resource between
+    its polls)."""
+    state = saturated_for(30, total=data_minutes)
+    snap = snapshot_of(state, minutes_of_data=60)
+    assert state.has_recent_data(snap.data_end) is evaluated
+    with capture_logs() as logs:
+        engine.evaluate([Broken()], snap)
+    assert any(e["event"] == "rule.failed" for e in logs) is evaluated
