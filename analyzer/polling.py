@@ -44,6 +44,7 @@ class RegionPoller:
     tiers: dict[str, Tier] = field(default_factory=dict)
     polled: dict[str, datetime] = field(default_factory=dict)
     cache: states.StateCache = field(default_factory=states.StateCache)
+    known: queries.Known = field(default_factory=dict)
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
@@ -55,7 +56,8 @@ class RegionPoller:
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
         found: list[ResourceState] = []
         for _ in range(MAX_ROUNDS if self.adaptive else 1):
-            wanted = queries.for_inventory(inv, self._query_tiers(ids) if self.adaptive else None)
+            tiers = self._query_tiers(ids) if self.adaptive else None
+            wanted = queries.for_inventory(inv, tiers, self.known if self.adaptive else None)
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
             everything = [q for qs in wanted.values() for q in qs]
@@ -67,7 +69,7 @@ class RegionPoller:
 
     def wanted(self, inv: Inventory) -> dict[str, list[MetricQuery]]:
         """What each resource of the inventory is asked for at its tier, when it is due."""
-        return queries.for_inventory(inv, self._query_tiers(_ids(inv)))
+        return queries.for_inventory(inv, self._query_tiers(_ids(inv)), self.known)
 
     def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
         return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}

@@ -27,8 +27,12 @@ def with_outlooks(
     """The snapshot with each resource's forecast windows and its outlook at the data end."""
     states = []
     for bare in snapshot.resources:
-        state = replace(bare, windows=windows_for(bare))
-        current = state.has_recent_data(snapshot.data_end)
+        windows = windows_for(bare)
+        current = bare.has_recent_data(snapshot.data_end)
+        if not current and bare.outlook is None and bare.windows == windows:
+            states.append(bare)  # nothing recent: no outlook, as it stands
+            continue
+        state = replace(bare, windows=windows)
         found = outlook(state, snapshot.data_end, snapshot.generated_at) if current else None
         states.append(replace(state, outlook=found))
     return replace(snapshot, resources=tuple(states))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from analyzer.model import metrics
 from analyzer.model.limits import db_storage_envelope, has_burst_balance
@@ -47,26 +48,53 @@ def _queries(
     return [query(m) for m in chosen if m.when is When.ALWAYS or has(m.when)]
 
 
+Known = dict[str, tuple[tuple[object, ...], list[MetricQuery]]]
+"""Queries already worked out, by resource id, with what they were worked out from."""
+
+
 def for_inventory(
-    inv: Inventory, tiers: Mapping[str, Tier] | None = None
+    inv: Inventory, tiers: Mapping[str, Tier] | None = None, known: Known | None = None
 ) -> dict[str, list[MetricQuery]]:
     """The metric queries of every resource in a region, by resource id: at each resource's
-    tier (see `Tier`), or every metric the catalogue has where no tiers are given."""
+    tier (see `Tier`), or every metric the catalogue has where no tiers are given. With
+    `known`, a resource whose description, instance and tier are unchanged keeps its list."""
+    known = known if known is not None else {}
 
     def tier(resource_id: str) -> Tier | None:
         return None if tiers is None else tiers.get(resource_id, Tier.IDLE)
+
+    def cached(
+        rid: str, key: tuple[object, ...], make: Callable[[], list[MetricQuery]]
+    ) -> list[MetricQuery]:
+        found = known.get(rid)
+        if found is not None and _same(found[0], key):
+            return found[1]
+        made = make()
+        known[rid] = (key, made)
+        return made
 
     instances = {i.instance_id: i for i in inv.instances}
     out: dict[str, list[MetricQuery]] = {}
     for volume in inv.volumes:
         instance = instances.get(volume.attached_to or "")
         nitro = instance.type_info.nitro if instance and instance.type_info else None
-        out[volume.volume_id] = for_volume(volume, nitro, tier(volume.volume_id))
+        t = tier(volume.volume_id)
+        out[volume.volume_id] = cached(
+            volume.volume_id, (volume, instance, t), partial(for_volume, volume, nitro, t)
+        )
     for instance in inv.instances:
-        out[instance.instance_id] = for_instance(instance, tier(instance.instance_id))
+        t = tier(instance.instance_id)
+        out[instance.instance_id] = cached(
+            instance.instance_id, (instance, t), partial(for_instance, instance, t)
+        )
     for db in inv.db_instances:
-        out[db.db_instance_id] = for_db_instance(db, tier(db.db_instance_id))
+        t = tier(db.db_instance_id)
+        out[db.db_instance_id] = cached(db.db_instance_id, (db, t), partial(for_db_instance, db, t))
     return out
+
+
+def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
 
 
 def for_volume(

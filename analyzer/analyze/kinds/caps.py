@@ -8,7 +8,7 @@ Where the cap in force is a baseline because burst credits ran out, the credit r
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -37,7 +37,8 @@ class _CapRule(RuleBase):
     unit: ClassVar[Unit]
     exceeded: ClassVar[Measure]
 
-    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
+        """The window's rates, as the limit counts them."""
         raise NotImplementedError
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
@@ -67,7 +68,7 @@ class _CapRule(RuleBase):
 
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
         limit = self._limit(state, layer, at)
-        rates = recent(self._rates(state, layer.envelope), at, self.window)
+        rates = self._rates(state, layer.envelope, at)
         if limit is None or len(rates) < self.min_datapoints:
             return None
         flagged = self._flagged(state, layer, at)
@@ -146,12 +147,13 @@ class IopsCap(_CapRule):
     unit: ClassVar[Unit] = Unit.IOPS
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
 
-    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
+    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
         """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
-        iops = state.measure(Measure.IOPS)
-        if envelope.io_unit_bytes is None:
+        iops = recent(state.measure(Measure.IOPS), at, self.window)
+        if envelope.io_unit_bytes is None or not iops.timestamps:
             return iops
-        bps = dict(state.measure(Measure.THROUGHPUT).points())
+        end = iops.timestamps[-1] + timedelta(seconds=iops.period_s)
+        bps = dict(state.measure(Measure.THROUGHPUT).between(iops.timestamps[0], end).points())
         counted = [(t, envelope.counted_iops(v, bps.get(t, 0.0))) for t, v in iops.points()]
         return Series.of(counted, iops.period_s, iops.status)
 
@@ -161,5 +163,5 @@ class ThroughputCap(_CapRule):
     unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
     exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
 
-    def _rates(self, state: ResourceState, envelope: Envelope) -> Series:
-        return state.measure(Measure.THROUGHPUT)
+    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
+        return recent(state.measure(Measure.THROUGHPUT), at, self.window)
