@@ -134,7 +134,9 @@ class Analyzer:
             self.refresh_inventory()
         resources: list[ResourceState] = []
         stats = FetchStats()
-        for region, inv in self._inventories.items():
+        # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
+        inventories = self._inventories
+        for region, inv in inventories.items():
             mine = {rid for r, rid in alerted if r == region}
             resources.extend(self._poller(region).poll(inv, now, mine, stats))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
@@ -142,7 +144,7 @@ class Analyzer:
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(snap, self.rules, self.price_list)
-        projection = self._project()
+        projection = self._project(inventories)
         duration = time.monotonic() - started
         log.info(
             "poll.completed",
@@ -182,13 +184,13 @@ class Analyzer:
         s = self.settings
         return Cadence(s.interval, s.active_cadence, s.idle_cadence)
 
-    def _project(self) -> Projection:
+    def _project(self, inventories: dict[str, Inventory]) -> Projection:
         """The month's bill in today's tiers; under a budget, the cadences that keep to it
         (for the next cycles)."""
         price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
         wanted: dict[str, list[MetricQuery]] = {}
         tiers: dict[str, Tier] = {}
-        for region, inv in self._inventories.items():
+        for region, inv in inventories.items():
             poller = self._poller(region)
             for rid, found in poller.wanted(inv).items():
                 wanted[f"{region}/{rid}"] = found

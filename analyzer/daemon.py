@@ -1,8 +1,10 @@
 """The daemon: a cycle every --interval, the inventory on its own slower schedule, the last
 finished cycle published for /metrics, alerts delivered, state saved.
 
-APScheduler runs both jobs on one worker thread, so a cycle and an inventory refresh never
-overlap; missed runs are coalesced and the first run starts after a little jitter. A cycle
+APScheduler runs the two jobs on two worker threads: an inventory refresh (Describe calls
+over a whole account) never holds up a cycle, which goes on with the inventory it has and
+takes the new one whole at its next start. Neither job overlaps itself; missed runs are
+coalesced and the first run starts after a little jitter. A cycle
 that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
 runs as planned. SIGTERM lets the running cycle finish, then the process exits 0.
 
@@ -142,7 +144,7 @@ class Daemon:
         server.start()
         scheduler = BackgroundScheduler(
             timezone=UTC,
-            executors={"default": ThreadPoolExecutor(max_workers=1)},
+            executors={"default": ThreadPoolExecutor(max_workers=2)},
             job_defaults={
                 "coalesce": True,
                 "max_instances": 1,
