@@ -30,7 +30,7 @@ from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer
 from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook
-from analyzer.deliver.exporter import Published, registry_for
+from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Server
 from analyzer.deliver.telemetry import Telemetry
@@ -207,7 +207,7 @@ def build(
     if settings.state_file is not None:
         book.alerts = statefile.load(settings.state_file)
     holder: list[Daemon] = []
-    registry, telemetry = registry_for(
+    exposition, telemetry = exposition_for(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics
     )
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
@@ -218,7 +218,7 @@ def build(
     holder.append(daemon)
     host, port = settings.listen_address
     try:
-        server = Server(host, port, registry, daemon.ready)
+        server = Server(host, port, exposition, daemon.ready)
     except OSError as exc:
         raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
     return daemon, server

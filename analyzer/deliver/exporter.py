@@ -1,8 +1,8 @@
 """Prometheus: the last finished cycle as gauges, and the daemon's own metrics.
 
-The collector reads the snapshot the daemon published last; a scrape never calls AWS. Series
-are built afresh on every scrape from that snapshot, so those of resources that disappeared
-disappear too.
+The snapshot's series are built and rendered once, when the daemon publishes a finished
+cycle; a scrape sends that text and renders only the daemon's own metrics, and never calls
+AWS. Series of resources that disappeared disappear with the next publication.
 """
 
 from __future__ import annotations
@@ -27,16 +27,20 @@ prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 @dataclass(frozen=True, slots=True)
 class Published:
     """What a finished cycle leaves for scrapes: immutable, swapped in whole. The report
-    rows (forecasts included) are worked out once here, not on every scrape."""
+    rows (forecasts included), the series and their text are worked out once here, not on
+    every scrape."""
 
     snapshot: Snapshot
     firing: tuple[Alert, ...]
     rows: tuple[Row, ...]
+    families: tuple[Metric, ...]
+    exposition: bytes
 
     @classmethod
     def of(cls, snapshot: Snapshot, firing: Sequence[Alert]) -> Published:
         rows = tuple(resource_row(s, snapshot) for s in snapshot.resources)
-        return cls(snapshot, tuple(firing), rows)
+        families = tuple(_snapshot_families(rows, firing))
+        return cls(snapshot, tuple(firing), rows, families, render(families))
 
 
 Row = dict[str, Any]
@@ -208,21 +212,42 @@ def _db_families(rows: list[Row]) -> Iterator[Metric]:
     )
 
 
+def _snapshot_families(rows: Sequence[Row], firing: Sequence[Alert]) -> Iterator[Metric]:
+    of = {
+        kind: [r for r in rows if r["resource_type"] == kind]
+        for kind in ("volume", "instance", "db_instance")
+    }
+    yield from _volume_families(of["volume"])
+    yield from _instance_families(of["instance"])
+    yield from _db_families(of["db_instance"])
+    yield _finding_family(firing)
+
+
+class _Fixed(Collector):
+    def __init__(self, families: Sequence[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families
+
+
+def render(families: Sequence[Metric]) -> bytes:
+    """The exposition text of these series."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Fixed(families))
+    return prometheus_client.generate_latest(registry)
+
+
 class SnapshotCollector(Collector):
     def __init__(self, source: Callable[[], Published | None]) -> None:
         self._source = source
 
     def collect(self) -> Iterator[Metric]:
         published = self._source()
-        rows = published.rows if published is not None else ()
-        of = {
-            kind: [r for r in rows if r["resource_type"] == kind]
-            for kind in ("volume", "instance", "db_instance")
-        }
-        yield from _volume_families(of["volume"])
-        yield from _instance_families(of["instance"])
-        yield from _db_families(of["db_instance"])
-        yield _finding_family(published.firing if published else ())
+        if published is not None:
+            yield from published.families
+        else:
+            yield from _snapshot_families((), ())
 
 
 def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
@@ -245,9 +270,30 @@ def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
     return family
 
 
+def exposition_for(
+    source: Callable[[], Published | None], process_metrics: bool = True
+) -> tuple[Callable[[], bytes], Telemetry]:
+    """What /metrics sends: the last published snapshot's text, rendered when it was
+    published, then the daemon's own metrics, rendered now."""
+    live = CollectorRegistry(auto_describe=True)
+    if process_metrics:
+        prometheus_client.ProcessCollector(registry=live)
+        prometheus_client.PlatformCollector(registry=live)
+    telemetry = Telemetry(live)
+    empty = render(tuple(_snapshot_families((), ())))
+
+    def exposition() -> bytes:
+        published = source()
+        snapshot = published.exposition if published is not None else empty
+        return snapshot + prometheus_client.generate_latest(live)
+
+    return exposition, telemetry
+
+
 def registry_for(
     source: Callable[[], Published | None], process_metrics: bool = True
 ) -> tuple[CollectorRegistry, Telemetry]:
+    """One registry of everything /metrics sends (for tests and tools that want a registry)."""
     registry = CollectorRegistry(auto_describe=True)
     registry.register(SnapshotCollector(source))
     if process_metrics:

@@ -8,9 +8,11 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CONTENT_TYPE_LATEST
 
 Readiness = Callable[[], tuple[bool, str]]
+Exposition = Callable[[], bytes]
+"""The /metrics text: Prometheus's text format."""
 StartResponse = Callable[..., Any]
 
 
@@ -31,13 +33,16 @@ def _text(start_response: StartResponse, status: str, body: str) -> Iterable[byt
     return [data]
 
 
-def application(registry: CollectorRegistry, ready: Readiness) -> Callable[..., Iterable[bytes]]:
-    metrics = make_wsgi_app(registry)
-
+def application(exposition: Exposition, ready: Readiness) -> Callable[..., Iterable[bytes]]:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
-            return metrics(environ, start_response)  # type: ignore[no-any-return]
+            body = exposition()
+            start_response(
+                "200 OK",
+                [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))],
+            )
+            return [body]
         if path == "/healthz":
             return _text(start_response, "200 OK", "ok\n")
         if path == "/readyz":
@@ -55,11 +60,11 @@ def application(registry: CollectorRegistry, ready: Readiness) -> Callable[..., 
 class Server:
     """Serves the endpoints from a background thread until stopped."""
 
-    def __init__(self, host: str, port: int, registry: CollectorRegistry, ready: Readiness) -> None:
+    def __init__(self, host: str, port: int, exposition: Exposition, ready: Readiness) -> None:
         self._server = make_server(
             host,
             port,
-            application(registry, ready),
+            application(exposition, ready),
             server_class=_ThreadingServer,
             handler_class=_QuietHandler,
         )

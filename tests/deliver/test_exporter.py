@@ -3,7 +3,7 @@ from datetime import timedelta
 from prometheus_client import generate_latest
 
 from analyzer.deliver.alerts import AlertBook
-from analyzer.deliver.exporter import Published, registry_for
+from analyzer.deliver.exporter import Published, exposition_for, registry_for
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Status
@@ -85,12 +85,24 @@ def published(include_spare=True):
 
 
 def exposition(current):
-    registry, telemetry = registry_for(lambda: current, process_metrics=False)
+    """What /metrics sends, checked against one registry of everything it holds."""
+    text, telemetry = exposition_for(lambda: current, process_metrics=False)
+    registry, together = registry_for(lambda: current, process_metrics=False)
     stats = FetchStats(metrics_requested=25, datapoints=4_500)
     stats.requests["success"] = 1
-    telemetry.cycle_succeeded(stats, 1.5, T0 + timedelta(minutes=32), backfill=True)
-    telemetry.notified("slack", "success")
-    return generate_latest(registry).decode()
+    for t in (telemetry, together):
+        t.cycle_succeeded(stats, 1.5, T0 + timedelta(minutes=32), backfill=True)
+        t.notified("slack", "success")
+    served = text().decode()
+    assert served == generate_latest(registry).decode()
+    return served
+
+
+def test_the_snapshot_is_rendered_once_when_published():
+    current = published()
+    text, _ = exposition_for(lambda: current, process_metrics=False)
+    assert text().startswith(current.exposition)
+    assert b"ebs_analyzer_volume_iops{" in current.exposition
 
 
 def test_metrics_exposition_is_golden():
