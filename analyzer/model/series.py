@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -27,7 +28,8 @@ class Series:
     """
 
     timestamps: tuple[datetime, ...] = ()
-    values: tuple[float, ...] = ()
+    values: Sequence[float] = ()
+    """Stored as an `array('d')`: eight bytes a value, not a Python float each."""
     period_s: int = 60
     status: Status = Status.NO_DATA
     error: str | None = None
@@ -42,7 +44,7 @@ class Series:
     ) -> Series:
         ordered = sorted(points)
         stamps = tuple(t for t, _ in ordered)
-        values = tuple(float(v) for _, v in ordered)
+        values = array("d", [v for _, v in ordered])
         if status is None:
             status = Status.OK if stamps else Status.NO_DATA
         return cls(stamps, values, period_s, status)
@@ -87,7 +89,7 @@ class Series:
     def map(self, fn: Callable[[float], float]) -> Series:
         return Series(
             self.timestamps,
-            tuple(fn(v) for v in self.values),
+            array("d", [fn(v) for v in self.values]),
             self.period_s,
             self.status,
             self.error,

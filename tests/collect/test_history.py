@@ -58,7 +58,7 @@ def test_new_points_replace_those_in_their_window_and_late_ones_are_taken():
     h.merge(second, {VOLUME: fill(second, 2.0)})
     series = h.current([VOLUME], at(1))[VOLUME]
     assert series.status is Status.OK
-    assert series.values[-6:] == (2.0,) * 6  # the overlap was refetched
+    assert tuple(series.values[-6:]) == (2.0,) * 6  # the overlap was refetched
     assert series.values[0] == 1.0
     assert len(series) == 180  # the lookback moved on by a minute
 
