@@ -11,9 +11,10 @@ full data the cycle its operations show it.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.tiers import TierPolicy, classify
@@ -54,6 +55,7 @@ class RegionPoller:
         ids = _ids(inv)
         self.tiers = {rid: t for rid, t in self.tiers.items() if rid in ids}
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
+        new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
         for _ in range(MAX_ROUNDS if self.adaptive else 1):
             tiers = self._query_tiers(ids) if self.adaptive else None
@@ -65,7 +67,20 @@ class RegionPoller:
             due = self._decide(found, due, alerted, now)
             if not self.adaptive or not due:
                 break
+        if self.adaptive:
+            self._stagger(new, now)
         return found
+
+    def _stagger(self, new: set[str], now: datetime) -> None:
+        """Spread the next polls of resources seen for the first time over their cadence, so
+        that a fleet backfilled in one cycle is not polled again all in one cycle."""
+        for rid in new:
+            tier = self.tiers.get(rid, Tier.IDLE)
+            if tier is Tier.HOT:
+                continue
+            every = self.cadence.of(tier)
+            offset = zlib.crc32(rid.encode()) % int(every)
+            self.polled[rid] = now - timedelta(seconds=offset)
 
     def wanted(self, inv: Inventory) -> dict[str, list[MetricQuery]]:
         """What each resource of the inventory is asked for at its tier, when it is due."""

@@ -150,7 +150,9 @@ class StateCache:
     replaces a series only when new data arrives, and the inventory a description only when
     it is described again, so an unchanged resource is not normalized again."""
 
-    _known: dict[str, tuple[tuple[object, ...], ResourceState]] = field(default_factory=dict)
+    _known: dict[str, tuple[tuple[object, ...], dict[str, Series], ResourceState]] = field(
+        default_factory=dict
+    )
 
     def get(
         self,
@@ -159,13 +161,12 @@ class StateCache:
         depends: tuple[object, ...],
         build: Callable[[], ResourceState],
     ) -> ResourceState:
-        key = (resource, *sorted(raw.items(), key=lambda kv: kv[0]), *depends)
         rid = resource.ref.resource_id
         known = self._known.get(rid)
-        if known is not None and _same(known[0], key):
-            return known[1]
+        if known is not None and _same(known[0], (resource, *depends), known[1], raw):
+            return known[2]
         state = build()
-        self._known[rid] = (key, state)
+        self._known[rid] = ((resource, *depends), dict(raw), state)
         return state
 
     def keep_only(self, ids: set[str]) -> None:
@@ -173,16 +174,18 @@ class StateCache:
             del self._known[gone]
 
 
-def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
-    if len(old) != len(new):
+def _same(
+    old: tuple[object, ...],
+    new: tuple[object, ...],
+    old_raw: Mapping[str, Series],
+    new_raw: Mapping[str, Series],
+) -> bool:
+    """The same objects: the description and what it depends on, and each series by name."""
+    if len(old) != len(new) or len(old_raw) != len(new_raw):
         return False
-    for a, b in zip(old, new, strict=True):
-        if isinstance(a, tuple) and isinstance(b, tuple):  # (metric name, series)
-            if a[0] != b[0] or a[1] is not b[1]:
-                return False
-        elif a is not b:
-            return False
-    return True
+    if any(a is not b for a, b in zip(old, new, strict=True)):
+        return False
+    return all(new_raw.get(name) is series for name, series in old_raw.items())
 
 
 def build(

@@ -129,11 +129,11 @@ def recent(series: Series, at: datetime, window_s: float) -> Series:
 
 def is_recent(series: Series, at: datetime) -> bool:
     """Whether `recent` would find anything in the series at `at`, whatever the window."""
-    newest = series.until(at).last()
-    if newest is None:
+    period = timedelta(seconds=series.period_s)
+    cut = bisect.bisect_right(series.timestamps, at - period)
+    if cut == 0:
         return False
-    end = newest[0] + timedelta(seconds=series.period_s)
-    return (at - end).total_seconds() <= STALE_PERIODS * series.period_s
+    return at - (series.timestamps[cut - 1] + period) <= STALE_PERIODS * period
 
 
 def window_evidence(series: Series, window_s: float) -> dict[str, Any]:
