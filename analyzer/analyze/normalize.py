@@ -8,6 +8,8 @@ as 5-minute points even when 1 minute was asked for, so their period is read fro
 from __future__ import annotations
 
 import math
+import operator
+from array import array
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import reduce
@@ -55,6 +57,13 @@ def add(*parts: Series) -> Series:
     period = max(p.period_s for p in parts)
     if status is not Status.OK:
         return Series((), (), period, status, error)
+    present = [p for p in parts if p.timestamps]
+    if present and all(p.timestamps == present[0].timestamps for p in present):
+        # The usual case: parts fetched together, on the same periods. Sum them as arrays.
+        values = array("d", present[0].values)
+        for part in present[1:]:
+            values = array("d", map(operator.add, values, part.values))
+        return Series(present[0].timestamps, values, period, Status.OK)
     totals: dict[datetime, float] = {}
     for part in parts:
         for stamp, value in part.points():
