@@ -31,6 +31,7 @@ RANKS = {
     "analyzer.daemon": 4,
     "analyzer.demo": 5,
     "analyzer.cli": 5,
+    "analyzer.arguments": 5,
     "analyzer.__main__": 6,
 }
 """A module may import modules of its own rank or below. Within one rank, only its own room."""

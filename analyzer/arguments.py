@@ -1,0 +1,219 @@
+"""The command line's arguments: the commands, their options and their help."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from analyzer import __version__
+
+PROG = "ebs-analyzer"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+EPILOG = """\
+exit codes: 0 success (whatever was found), 2 invalid configuration or rule files,
+3 AWS unreachable or access denied.
+Every option also reads an EBS_ANALYZER_<NAME> variable (lists comma-separated), e.g.
+EBS_ANALYZER_REGION=us-east-1,eu-west-1. AWS access uses the SDK's usual chain
+(AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL, instance and pod roles).
+"""
+
+
+def _format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=["text", "json"], default="text", help="report format (default: text)"
+    )
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("common options")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="YAML file of settings (env: EBS_ANALYZER_CONFIG)",
+    )
+    group.add_argument(
+        "--rules",
+        metavar="DIR",
+        action="append",
+        help="rule directory; repeat to layer directories, later ids override "
+        "earlier ones (default: the shipped rules)",
+    )
+    group.add_argument(
+        "--region",
+        metavar="R",
+        action="append",
+        help="AWS region to watch; repeatable (default: the SDK's region)",
+    )
+    group.add_argument(
+        "--tag",
+        metavar="KEY=VALUE",
+        action="append",
+        help="only resources with this tag, and what they are attached to; repeatable",
+    )
+    group.add_argument(
+        "--lookback",
+        metavar="DURATION",
+        help="history fetched for the first analysis, e.g. 3h (default 1h, and never less "
+        "than the rules read)",
+    )
+    group.add_argument(
+        "--log-level",
+        default=os.environ.get("EBS_ANALYZER_LOG_LEVEL"),
+        choices=["debug", "info", "warning", "error"],
+        help="log level on stderr (default: info for run, warning otherwise)",
+    )
+
+
+def _daemon_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("daemon options")
+    group.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="address for /metrics, /healthz, /readyz (default 0.0.0.0:9877)",
+    )
+    group.add_argument(
+        "--interval",
+        metavar="SECONDS",
+        help="seconds between cycles, or a duration such as 5m (default 60)",
+    )
+    group.add_argument("--state-file", metavar="PATH", help="keep alert state here across restarts")
+    group.add_argument(
+        "--dry-run",
+        action="store_true",
+        default=None,
+        help="log notifications instead of sending them",
+    )
+    group.add_argument(
+        "--log-format",
+        choices=["auto", "json", "console"],
+        help="log lines: console on a terminal, JSON elsewhere (default: auto)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Warns before an EBS volume's or an EC2 instance's storage limit holds a "
+        "workload back.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _once_command(commands)
+    _run_command(commands)
+    _cost_command(commands)
+    _demo_command(commands)
+    _rules_command(commands)
+    return parser
+
+
+def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    once = commands.add_parser(
+        "once",
+        help="one full cycle (discover, backfill history, analyze), print the report",
+        description="Discover resources, fetch their recent history from CloudWatch, analyze "
+        "it and print the report on stdout. Logs go to stderr.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _format(once)
+    _common(once)
+
+
+def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="the daemon: analyze every --interval, serve /metrics, alert in Slack",
+        description="Runs an analysis cycle every --interval seconds, serves the last one on "
+        "/metrics (with /healthz and /readyz), and sends alerts to Slack when "
+        "SLACK_WEBHOOK_URL is set (to the log otherwise). SIGTERM lets the running "
+        "cycle finish, then exits 0.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(run)
+    _daemon_options(run)
+
+
+def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cost = commands.add_parser(
+        "cost",
+        help="the monthly GetMetricData bill of watching the inventory, without fetching metrics",
+        description="Discovers the inventory (Describe* calls only) and prints, per region, "
+        "what GetMetricData would cost a month with every resource idle, active or hot, and "
+        "with every metric polled every interval. The daemon's bill lies between the "
+        "all-idle and all-hot figures, by how many resources are busy.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _format(cost)
+    _common(cost)
+    cost.add_argument(
+        "--interval",
+        metavar="SECONDS",
+        help="seconds between the daemon's cycles, or a duration such as 5m (default 60)",
+    )
+
+
+def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="the daemon on a built-in simulated account that replays the incidents "
+        "(no AWS account needed)",
+        description="Runs the daemon against a simulated AWS account held in memory: the shop "
+        "volume draining its burst credits, a gp2 volume grown online, the batch "
+        "job's three steps, healthy volumes beside them. Four hours of history are "
+        "simulated at start; then simulated time runs --speed times faster than "
+        "real time. Alerts print here as they fire and resolve (or go to Slack when "
+        "SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With --once, "
+        "prints one report and exits. No credentials, no network.",
+    )
+    demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
+    _format(demo)
+    demo.add_argument(
+        "--speed",
+        type=float,
+        default=30.0,
+        metavar="N",
+        help="simulated time runs N times faster than real time (default 30)",
+    )
+    demo.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:9877",
+        help="address for /metrics, /healthz, /readyz (default 127.0.0.1:9877)",
+    )
+    demo.add_argument(
+        "--rules",
+        metavar="DIR",
+        action="append",
+        help="rule directory (default: the shipped rules)",
+    )
+    demo.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+    )
+
+
+def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rules_cmd = commands.add_parser("rules", help="validate or list rule files")
+    rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+    check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
+    check.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="rule directories or files (default: the shipped rules)",
+    )
+    listing = rules_sub.add_parser("list", help="list the rules in force")
+    listing.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        type=Path,
+        help="rule directories (default: the shipped rules)",
+    )
