@@ -96,10 +96,11 @@ def classify(
     if state.status is Status.ERROR:
         return previous or Tier.ACTIVE
     load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
+    utilization = _utilization(state, load, at)
     balances = _balances(state, at)
     found = outlook(state, at, at)
     if (
-        _utilization(state, load, at) >= policy.hot_utilization
+        utilization >= policy.hot_utilization
         or (found is not None and found.seconds_to_empty <= policy.hot_empty_within_s)
         or any(b is not None and b < policy.low_balance_percent for b in balances)
     ):
@@ -108,7 +109,7 @@ def classify(
     # none (an unattached or a large gp2 volume), the load alone decides.
     never_read = previous is None and any(b is None for b in balances)
     if (
-        _utilization(state, load, at) >= policy.quiet_utilization
+        utilization >= policy.quiet_utilization
         or _draining(state, load)
         or never_read
         or any(b is not None and b < FULL_PERCENT for b in balances)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analyzer.deliver.rows import to_dict
-from analyzer.deliver.text import to_text
+from analyzer.deliver.text import table, to_text
 from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
@@ -48,16 +48,15 @@ def watch_cost(snap: Snapshot, projection: Projection) -> dict[str, Any]:
 
 
 def cost_table(
-    table: dict[str, dict[str, Projection]], interval_s: float, active_s: float, idle_s: float
+    bills: dict[str, dict[str, Projection]], interval_s: float, active_s: float, idle_s: float
 ) -> str:
     """`ebs-analyzer cost`: per region, the month's bill under each assumption."""
     columns = ("idle", "active", "hot", "full")
     header = ["REGION", "ALL IDLE", "ALL ACTIVE", "ALL HOT", "POLLING FULL"]
     rows = [header] + [
-        [region, *(f"${row[c].dollars():,.2f}" for c in columns)] for region, row in table.items()
+        [region, *(f"${row[c].dollars():,.2f}" for c in columns)] for region, row in bills.items()
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines = table(rows)
     return (
         f"GetMetricData a month for this inventory, polled every {interval_s:g} s when hot, "
         f"{active_s / 60:g} min when active, {idle_s / 60:g} min when idle:\n\n"

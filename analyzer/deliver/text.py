@@ -34,7 +34,8 @@ def _describe(row: dict[str, Any]) -> str:
     return f"{row['instance_class']} {row['storage_type']} {row['allocated_gib']:,} GiB"
 
 
-def _table(rows: list[list[str]]) -> list[str]:
+def table(rows: list[list[str]]) -> list[str]:
+    """Rows of cells as aligned columns, two spaces apart."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
@@ -58,7 +59,7 @@ def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
     data = to_dict(snap, findings)
     rows = data["resources"]
     lines = [_title(snap, rows), "", *_findings(findings), "RESOURCES"]
-    lines += ["  " + line for line in _table(_resource_table(rows))]
+    lines += ["  " + line for line in table(_resource_table(rows))]
     lines += [f"  ! {r['resource_id']}: {r['error']}" for r in rows if r.get("error")]
     return "\n".join(lines) + "\n"
 
