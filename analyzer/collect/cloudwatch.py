@@ -29,7 +29,17 @@ def batches(
         yield queries[start : start + size]
 
 
-def _request(query: MetricQuery, query_id: str) -> dict[str, Any]:
+def arguments(ids: dict[str, MetricQuery], window: Window) -> dict[str, Any]:
+    """The GetMetricData call for these queries, keyed by their Ids, over `window`."""
+    return {
+        "MetricDataQueries": [_query(q, i) for i, q in ids.items()],
+        "StartTime": window.start,
+        "EndTime": window.end,
+        "ScanBy": "TimestampAscending",
+    }
+
+
+def _query(query: MetricQuery, query_id: str) -> dict[str, Any]:
     return {
         "Id": query_id,
         "MetricStat": {
@@ -101,12 +111,7 @@ class CloudWatch:
         """Every page of one call, joined per query Id: the points and the status codes."""
         points: dict[str, list[tuple[datetime, float]]] = {i: [] for i in ids}
         codes: dict[str, str] = {}
-        kwargs: dict[str, Any] = {
-            "MetricDataQueries": [_request(q, i) for i, q in ids.items()],
-            "StartTime": window.start,
-            "EndTime": window.end,
-            "ScanBy": "TimestampAscending",
-        }
+        kwargs = arguments(ids, window)
         while True:
             with calling("cloudwatch:GetMetricData", self.region):
                 page = self._client.get_metric_data(**kwargs)

@@ -121,3 +121,24 @@ def test_against_moto_results_come_back_oldest_first_in_utc(aws):
     assert series[q].timestamps[0] == T0
     assert series[q].timestamps[0].tzinfo is not None
     assert series[empty].status is Status.NO_DATA
+
+
+def test_requests_are_valid_for_the_service_model():
+    """The analyzer's CloudWatch client skips botocore's request validation: the one place
+    that builds requests is checked here instead."""
+    from botocore.validate import ParamValidator
+
+    from analyzer.collect.cloudwatch import arguments
+
+    client = boto3.client("cloudwatch", region_name="us-east-1")
+    shape = client.meta.service_model.operation_model("GetMetricData").input_shape
+    ids = {f"m{i}": query(i, period=300 if i % 2 else 60) for i in range(500)}
+    report = ParamValidator().validate(arguments(ids, WINDOW), shape)
+    assert not report.has_errors(), report.generate_report()
+
+
+def test_the_analyzer_client_skips_validation_only_for_cloudwatch():
+    from analyzer.collect.aws import client_config
+
+    assert client_config().parameter_validation is True
+    assert client_config(validate=False).parameter_validation is False
