@@ -10,7 +10,7 @@ from datetime import datetime
 import structlog
 
 from analyzer.analyze import billing, prices, states
-from analyzer.analyze.analysis import analyze
+from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
@@ -66,6 +66,7 @@ class Analyzer:
     """Poll each resource on the cadence and with the metrics of its tier (the daemon);
     otherwise every metric of every resource (`once`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
+    _judgements: Judgements = field(default_factory=Judgements, repr=False)
 
     def regions(self) -> list[str]:
         if self.settings.region:
@@ -143,7 +144,7 @@ class Analyzer:
         snap = states.build(now, data_end, resources, stats)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
-        analysis = analyze(snap, self.rules, self.price_list)
+        analysis = analyze(snap, self.rules, self.price_list, self._judgements)
         projection = self._project(inventories)
         duration = time.monotonic() - started
         log.info(

@@ -7,15 +7,16 @@ each finding that fires gets its next bottleneck and its priced fixes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
 from analyzer.analyze.headroom import next_bottleneck
-from analyzer.analyze.outlook import with_outlooks
+from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.model.findings import Finding
-from analyzer.model.state import Snapshot
+from analyzer.model.state import ResourceState, Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +30,77 @@ class Analysis:
     """The condition holds now but not yet for the rule's `for`."""
 
 
-def analyze(snapshot: Snapshot, ruleset: RuleSet, prices: PriceList) -> Analysis:
-    snapshot = with_outlooks(snapshot, ruleset.forecast_windows)
-    evaluation = engine.evaluate_all(ruleset.rules, snapshot)
+def analyze(
+    snapshot: Snapshot,
+    ruleset: RuleSet,
+    prices: PriceList,
+    memo: Judgements | None = None,
+) -> Analysis:
+    """With `memo` (kept across cycles), a resource judged quiet last cycle on the very state
+    it has now is not judged again: see `Judgements`."""
+    memo = memo if memo is not None else Judgements()
+    memo.use(ruleset)
+    states: list[ResourceState] = []
+    fresh: list[ResourceState] = []
+    for bare in snapshot.resources:
+        kept = memo.unchanged(bare)
+        if kept is None:
+            windows = ruleset.forecast_windows(bare)
+            kept = with_outlook(bare, windows, snapshot.data_end, snapshot.generated_at)
+            fresh.append(kept)
+        states.append(kept)
+    bares = snapshot.resources
+    snapshot = replace(snapshot, resources=tuple(states))
+    evaluation = engine.evaluate_all(ruleset.rules, snapshot, fresh)
+    memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, prices) for f in evaluation.firing]
     return Analysis(snapshot, firing, evaluation.pending)
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    bare: ResourceState
+    """The state as the poll built it."""
+    judged: ResourceState
+    """With its windows and its outlook."""
+
+
+@dataclass
+class Judgements:
+    """The resources judged quiet last cycle, with the state they were judged on.
+
+    A rule reads a resource's own data, over windows that end with its newest datapoint, so
+    the same data gives the same verdict at a later moment, with two exceptions: data that
+    has grown stale (then nothing is found), and a forecast, which counts down from the report
+    time. A resource whose state is the very object of last cycle (the history and the state
+    cache keep both until new data arrives), with no finding, nothing pending, no outlook and
+    no rule that failed on it, is therefore quiet again and is not judged anew.
+    """
+
+    _quiet: dict[tuple[str, str], _Judged] = field(default_factory=dict)
+    _ruleset: RuleSet | None = None
+
+    def use(self, ruleset: RuleSet) -> None:
+        if ruleset is not self._ruleset:
+            self._quiet.clear()
+            self._ruleset = ruleset
+
+    def unchanged(self, bare: ResourceState) -> ResourceState | None:
+        known = self._quiet.get((bare.ref.region, bare.ref.resource_id))
+        return known.judged if known is not None and known.bare is bare else None
+
+    def remember(
+        self, judged: Iterable[tuple[ResourceState, ResourceState]], evaluation: engine.Evaluation
+    ) -> None:
+        """Keep this cycle's quiet resources, each as (bare, judged); forget the others."""
+        loud = {(f.resource.region, f.resource.resource_id) for f in evaluation.firing}
+        loud |= {(f.resource.region, f.resource.resource_id) for f in evaluation.pending}
+        loud |= evaluation.failed
+        self._quiet = {}
+        for bare, state in judged:
+            key = (state.ref.region, state.ref.resource_id)
+            if state.outlook is None and key not in loud:
+                self._quiet[key] = _Judged(bare, state)
 
 
 def conclude(finding: Finding, snapshot: Snapshot, prices: PriceList) -> Finding:

@@ -8,8 +8,8 @@ resource is logged and skipped: the others still run.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import structlog
@@ -35,6 +35,8 @@ def _held(rule: Rule, state: ResourceState, snapshot: Snapshot, at: datetime) ->
 class Evaluation:
     firing: list[Finding]
     pending: list[Finding]
+    failed: set[tuple[str, str]] = field(default_factory=set)
+    """(region, id) of the resources a rule raised on."""
 
 
 def _evaluate_one(
@@ -54,10 +56,15 @@ def _order(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (-f.severity.rank, f.rule, f.resource.resource_id))
 
 
-def evaluate_all(rules: Iterable[Rule], snapshot: Snapshot) -> Evaluation:
+def evaluate_all(
+    rules: Iterable[Rule], snapshot: Snapshot, states: Sequence[ResourceState] | None = None
+) -> Evaluation:
+    """Every rule over the snapshot's resources (or only `states`, taken from it)."""
     firing: list[Finding] = []
     pending: list[Finding] = []
-    current = [s for s in snapshot.resources if s.has_recent_data(snapshot.data_end)]
+    failed: set[tuple[str, str]] = set()
+    chosen = snapshot.resources if states is None else states
+    current = [s for s in chosen if s.has_recent_data(snapshot.data_end)]
     for rule in rules:
         for state in current:
             if not rule.applies_to(state):
@@ -66,10 +73,11 @@ def evaluate_all(rules: Iterable[Rule], snapshot: Snapshot) -> Evaluation:
                 outcome = _evaluate_one(rule, state, snapshot)
             except Exception:
                 log.exception("rule.failed", rule=rule.id, resource=state.ref.resource_id)
+                failed.add((state.ref.region, state.ref.resource_id))
                 continue
             if outcome is not None:
                 (firing if outcome[1] else pending).append(outcome[0])
-    return Evaluation(_order(firing), _order(pending))
+    return Evaluation(_order(firing), _order(pending), failed)
 
 
 def evaluate(rules: Iterable[Rule], snapshot: Snapshot) -> list[Finding]:

@@ -25,17 +25,23 @@ def with_outlooks(
     snapshot: Snapshot, windows_for: Callable[[ResourceState], ForecastWindows]
 ) -> Snapshot:
     """The snapshot with each resource's forecast windows and its outlook at the data end."""
-    states = []
-    for bare in snapshot.resources:
-        windows = windows_for(bare)
-        current = bare.has_recent_data(snapshot.data_end)
-        if not current and bare.outlook is None and bare.windows == windows:
-            states.append(bare)  # nothing recent: no outlook, as it stands
-            continue
-        state = replace(bare, windows=windows)
-        found = outlook(state, snapshot.data_end, snapshot.generated_at) if current else None
-        states.append(replace(state, outlook=found))
+    states = [
+        with_outlook(bare, windows_for(bare), snapshot.data_end, snapshot.generated_at)
+        for bare in snapshot.resources
+    ]
     return replace(snapshot, resources=tuple(states))
+
+
+def with_outlook(
+    bare: ResourceState, windows: ForecastWindows, data_end: datetime, generated_at: datetime
+) -> ResourceState:
+    """One resource with its forecast windows and its outlook at `data_end`, counted from
+    `generated_at`."""
+    current = bare.has_recent_data(data_end)
+    if not current and bare.outlook is None and bare.windows == windows:
+        return bare  # nothing recent: no outlook, as it stands
+    state = replace(bare, windows=windows)
+    return replace(state, outlook=outlook(state, data_end, generated_at) if current else None)
 
 
 def outlook_at(state: ResourceState, snapshot: Snapshot, at: datetime) -> Outlook | None:

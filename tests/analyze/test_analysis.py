@@ -1,0 +1,99 @@
+"""The analysis stage across cycles: a resource judged quiet on the same data is not judged
+again; anything found, pending or counting down is judged every cycle."""
+
+from datetime import timedelta
+
+import pytest
+
+from analyzer.analyze import engine, prices
+from analyzer.analyze import rules as rule_files
+from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.states import build
+from analyzer.model.metrics import Measure
+from tests.helpers import T0, series, shop_volume, volume_state
+
+
+def quiet_volume(volume_id="vol-quiet"):
+    """A gp3 volume at 100 IOPS: far from every limit, no bucket."""
+    return volume_state(
+        "gp3",
+        100,
+        {Measure.IOPS: series([100] * 30), Measure.THROUGHPUT: series([100 * 16384] * 30)},
+        iops=3_000,
+        throughput=125,
+        volume_id=volume_id,
+    )
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """The resource ids each `_evaluate_one` call judged, in order."""
+    seen: list[str] = []
+    original = engine._evaluate_one
+
+    def spy(rule, state, snapshot):
+        seen.append(state.ref.resource_id)
+        return original(rule, state, snapshot)
+
+    monkeypatch.setattr(engine, "_evaluate_one", spy)
+    return seen
+
+
+def cycle(states, minute, memo, ruleset):
+    data_end = T0 + timedelta(minutes=30 + minute)
+    snap = build(data_end + timedelta(seconds=120), data_end, states)
+    return analyze(snap, ruleset, prices.load(), memo)
+
+
+def test_a_quiet_resource_is_judged_once_per_new_data(judged):
+    ruleset, memo = rule_files.load(), Judgements()
+    quiet = quiet_volume()
+    first = cycle([quiet], 0, memo, ruleset)
+    assert "vol-quiet" in judged and first.firing == []
+    judged.clear()
+    again = cycle([quiet], 1, memo, ruleset)
+    assert judged == []
+    assert again.snapshot.resources[0] is first.snapshot.resources[0]
+    # New data (a new state object): judged again.
+    cycle([quiet_volume()], 2, memo, ruleset)
+    assert "vol-quiet" in judged
+
+
+def test_what_fires_or_counts_down_is_judged_every_cycle(judged):
+    ruleset, memo = rule_files.load(), Judgements()
+    shop = shop_volume()
+    first = cycle([shop], 0, memo, ruleset)
+    assert [f.rule for f in first.firing] == ["gp2-burst-exhaustion"]
+    judged.clear()
+    later = cycle([shop], 1, memo, ruleset)
+    assert "vol-1" in judged
+    assert [f.rule for f in later.firing] == ["gp2-burst-exhaustion"]
+    before = first.snapshot.resources[0].outlook
+    after = later.snapshot.resources[0].outlook
+    assert before is not None and after is not None
+    assert after.seconds_to_empty == pytest.approx(before.seconds_to_empty - 60)
+
+
+def test_other_rules_judge_everything_again(judged):
+    memo = Judgements()
+    quiet = quiet_volume()
+    cycle([quiet], 0, memo, rule_files.load())
+    judged.clear()
+    cycle([quiet], 1, memo, rule_files.load())
+    assert "vol-quiet" in judged
+
+
+def test_a_resource_a_rule_failed_on_is_not_taken_as_quiet(monkeypatch):
+    ruleset, memo = rule_files.load(), Judgements()
+    quiet = quiet_volume()
+    original = engine._evaluate_one
+
+    def broken(rule, state, snapshot):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "_evaluate_one", broken)
+    cycle([quiet], 0, memo, ruleset)
+    assert memo.unchanged(quiet) is None
+    monkeypatch.setattr(engine, "_evaluate_one", original)
+    cycle([quiet], 1, memo, ruleset)
+    assert memo.unchanged(quiet) is not None
