@@ -11,9 +11,9 @@ import math
 import operator
 from array import array
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import reduce
-from itertools import pairwise
+from itertools import compress, pairwise, repeat
 
 from analyzer.model import metrics
 from analyzer.model.metrics import Measure, Namespace, Part
@@ -47,7 +47,8 @@ def with_detected_period(series: Series) -> Series:
 
 def rate(sums: Series) -> Series:
     """Sum per period → per second. rate × period = sum, exactly."""
-    return sums.map(lambda v: v / sums.period_s)
+    values = array("d", map(operator.truediv, sums.values, repeat(float(sums.period_s))))
+    return Series(sums.timestamps, values, sums.period_s, sums.status, sums.error)
 
 
 def add(*parts: Series) -> Series:
@@ -64,11 +65,40 @@ def add(*parts: Series) -> Series:
         for part in present[1:]:
             values = array("d", map(operator.add, values, part.values))
         return Series(present[0].timestamps, values, period, Status.OK)
+    on_grid = _add_on_grid(present, period)
+    if on_grid is not None:
+        return on_grid
     totals: dict[datetime, float] = {}
     for part in parts:
         for stamp, value in part.points():
             totals[stamp] = totals.get(stamp, 0.0) + value
     return Series.of(totals.items(), period)
+
+
+def _add_on_grid(parts: list[Series], period: int) -> Series | None:
+    """The sum of parts that each cover an unbroken run of periods, together one unbroken run
+    (a resource's volumes, polled minutes apart): added by offset into one array, without a
+    table of timestamps. None where that does not hold."""
+    step = timedelta(seconds=period)
+    ordered = sorted(parts, key=lambda p: p.timestamps[0])
+    stamps: tuple[datetime, ...] = ()
+    for part in ordered:
+        first, last = part.timestamps[0], part.timestamps[-1]
+        if part.period_s != period or last - first != step * (len(part) - 1):
+            return None
+        if not stamps:
+            stamps = part.timestamps
+            continue
+        if (first - stamps[0]) % step or first > stamps[-1] + step:
+            return None
+        if last > stamps[-1]:
+            stamps += part.timestamps[(stamps[-1] - first) // step + 1 :]
+    totals = array("d", bytes(8 * len(stamps)))
+    for part in ordered:
+        at = (part.timestamps[0] - stamps[0]) // step
+        end = at + len(part)
+        totals[at:end] = array("d", map(operator.add, totals[at:end], part.values))
+    return Series(stamps, totals, period, Status.OK)
 
 
 def divide(
@@ -78,6 +108,14 @@ def divide(
     status, error = combine_status(numerator, denominator)
     if status is Status.ERROR:
         return Series((), (), numerator.period_s, status, error)
+    if transform is None and numerator.timestamps == denominator.timestamps:
+        # Parts fetched together: no table of timestamps needed.
+        keep = [d > 0 for d in denominator.values]
+        ratios = [n / d for n, d in zip(numerator.values, denominator.values, strict=True) if d > 0]
+        stamps = tuple(compress(numerator.timestamps, keep))
+        return Series(
+            stamps, array("d", ratios), numerator.period_s, Status.OK if stamps else Status.NO_DATA
+        )
     den = dict(denominator.points())
     points = []
     for stamp, num in numerator.points():

@@ -98,12 +98,12 @@ class Series:
 
 def combine_status(*series: Series) -> tuple[Status, str | None]:
     """An error anywhere is an error; data anywhere is data; otherwise no data."""
+    data = False
     for s in series:
         if s.status is Status.ERROR:
             return Status.ERROR, s.error
-    if any(s.status is Status.OK for s in series):
-        return Status.OK, None
-    return Status.NO_DATA, None
+        data = data or s.status is Status.OK
+    return (Status.OK, None) if data else (Status.NO_DATA, None)
 
 
 STALE_PERIODS = 2

@@ -1,7 +1,7 @@
 from datetime import timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from analyzer.analyze import normalize
@@ -54,6 +54,66 @@ def test_add_treats_a_missing_point_as_zero_but_a_failure_as_failure():
     failed = normalize.add(reads, Series.failed("InternalError"))
     assert failed.status is Status.ERROR and failed.error == "InternalError"
     assert normalize.add(Series(), Series()).status is Status.NO_DATA
+
+
+def _pointwise_sum(parts):
+    totals = {}
+    for part in parts:
+        for stamp, value in part.points():
+            totals[stamp] = totals.get(stamp, 0.0) + value
+    return sorted(totals.items())
+
+
+_runs = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=40),  # first minute
+        st.lists(st.floats(min_value=0, max_value=1e9, allow_nan=False), max_size=25),
+        st.lists(st.integers(min_value=0, max_value=30), max_size=3),  # minutes left out
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(_runs)
+@example([(0, [1.0, 2.0, 3.0], []), (1, [10.0, 20.0, 30.0], [])])  # overlapping, one beyond
+@example([(0, [1.0, 2.0], []), (2, [10.0], []), (1, [5.0], [])])  # end to end, one inside
+@example([(0, [1.0], []), (2, [10.0], [])])  # a minute no part has
+def test_add_is_the_pointwise_sum_over_every_timestamp(runs):
+    """Whatever the overlaps and gaps (parts polled minutes apart, points CloudWatch left
+    out), the sum is taken at every timestamp any part has, each part counting there once."""
+    parts = []
+    for first, values, gaps in runs:
+        points = [
+            (T0 + timedelta(minutes=first + k), v) for k, v in enumerate(values) if k not in gaps
+        ]
+        parts.append(Series.of(points, 60))
+    summed = normalize.add(*parts)
+    expected = _pointwise_sum(parts)
+    assert summed.timestamps == tuple(t for t, _ in expected)
+    assert list(summed.values) == pytest.approx([v for _, v in expected], rel=1e-12)
+    assert summed.status is (Status.OK if expected else Status.NO_DATA)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(min_value=0, max_value=1e9, allow_nan=False),
+            st.floats(min_value=-1, max_value=1e6, allow_nan=False),
+        ),
+        max_size=20,
+    ),
+    st.booleans(),
+)
+def test_divide_is_the_pointwise_ratio_where_the_denominator_is_positive(pairs, shifted):
+    numerator = series([n for n, _ in pairs])
+    start = T0 + timedelta(minutes=1 if shifted else 0)
+    denominator = Series.of(
+        [(start + timedelta(minutes=k), d) for k, (_, d) in enumerate(pairs)], 60
+    )
+    den = dict(denominator.points())
+    expected = [(t, n / den[t]) for t, n in numerator.points() if t in den and den[t] > 0]
+    assert normalize.divide(numerator, denominator).points() == expected
 
 
 def raw_volume(ops_per_min, bytes_per_min, idle_s=None, balance=None):
