@@ -19,7 +19,7 @@ from analyzer.model.limits import (
 )
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
-from analyzer.model.series import Series, Status
+from analyzer.model.series import Series, Status, combine_status
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 
 
@@ -60,7 +60,7 @@ def instance_state(
     the attached volumes (the instance cap applies to exactly that sum)."""
     measures = normalize.instance(raw)
     notes: list[str] = []
-    if instance.active and measures[Measure.IOPS].status is not Status.OK:
+    if _sums_volumes(instance, raw):
         with_data = [v for v in volumes if v.measure(Measure.IOPS).status is Status.OK]
         if with_data:
             notes.append(
@@ -90,6 +90,16 @@ def instance_state(
         related=instance.volume_ids,
         notes=tuple(notes),
     )
+
+
+def _sums_volumes(instance: Instance, raw: Mapping[str, Series]) -> bool:
+    """Whether `instance_state` takes the instance's rates from its volumes: it is running
+    and its own operation counts are not data."""
+    if not instance.active:
+        return False
+    counts = [metrics.feeding(Namespace.EC2, p) for p in (Part.READ_OPS, Part.WRITE_OPS)]
+    found = [raw.get(m.name, Series()) for m in counts if m is not None]
+    return combine_status(*found)[0] is not Status.OK
 
 
 def _why_summed(raw: Mapping[str, Series], measures: Mapping[Measure, Series]) -> str:
@@ -136,7 +146,9 @@ def states_for(
         attached = tuple(by_id[vid] for vid in instance.volume_ids if vid in by_id)
         mine = raw.get(instance.instance_id, {})
         build = partial(instance_state, instance, mine, attached)
-        out.append(cache.get(instance, mine, attached, build))
+        # Its volumes matter only where its rates are summed from theirs.
+        depends = attached if _sums_volumes(instance, mine) else ()
+        out.append(cache.get(instance, mine, depends, build))
     for db in inventory.db_instances:
         mine = raw.get(db.db_instance_id, {})
         out.append(cache.get(db, mine, (), partial(db_state, db, mine)))

@@ -82,3 +82,18 @@ def test_a_resource_whose_data_did_not_change_keeps_its_state():
     assert later["vol-a"] is first["vol-a"] and later["vol-c"] is first["vol-c"]
     assert later["vol-b"] is not first["vol-b"] and later["i-1"] is not first["i-1"]
     assert later["i-1"].measure(Measure.IOPS).values == pytest.approx([10_000 / 60] * 5)
+
+
+def test_an_instance_with_its_own_rates_is_not_rebuilt_for_its_volumes():
+    inv = inventory()
+    ec2 = Series.of([(T0 + timedelta(minutes=5 * i), 300_000.0) for i in range(3)], 300)
+    fetched = {
+        q("vol-a", "VolumeReadOps"): series([6_000] * 5),
+        q("i-1", "EBSReadOps", "AWS/EC2"): ec2,
+    }
+    cache = StateCache()
+    first = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
+    fetched[q("vol-a", "VolumeReadOps")] = series([9_000] * 5)
+    later = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
+    assert later["vol-a"] is not first["vol-a"]
+    assert later["i-1"] is first["i-1"]
