@@ -9,6 +9,8 @@ tried again from the same point next cycle, so nothing is lost.
 
 from __future__ import annotations
 
+import bisect
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -50,17 +52,15 @@ class History:
 
     def merge(self, window: Window, fetched: Mapping[MetricQuery, Series]) -> None:
         """Take in a fetch over `window`: its points replace those the window covers."""
+        oldest = window.end - timedelta(seconds=self.lookback_s)
         for query, new in fetched.items():
             old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
-            kept = [(t, v) for t, v in old.points() if not window.start <= t < window.end]
             if new.status is Status.ERROR:
                 self._series[query] = Series(
                     old.timestamps, old.values, query.period_s, Status.ERROR, new.error
                 )
                 continue
-            oldest = window.end - timedelta(seconds=self.lookback_s)
-            points = [(t, v) for t, v in kept if t >= oldest] + new.points()
-            self._series[query] = Series.of(points, query.period_s)
+            self._series[query] = _spliced(old, new, window, oldest)
             self._until[query] = window.end
 
     def current(self, queries: Iterable[MetricQuery], now: datetime) -> dict[MetricQuery, Series]:
@@ -76,3 +76,21 @@ class History:
 
     def __len__(self) -> int:
         return len(self._series)
+
+
+def _spliced(old: Series, new: Series, window: Window, oldest: datetime) -> Series:
+    """`old` from `oldest` on, with the points of `window` replaced by `new`'s: cut and joined
+    by position, since both are in time order."""
+    stamps, values = old.timestamps, old.values
+    if new.timestamps and not window.start <= new.timestamps[0] <= new.timestamps[-1] < window.end:
+        # Points outside the window asked for: join point by point.
+        kept = [(t, v) for t, v in old.points() if not window.start <= t < window.end]
+        return Series.of([(t, v) for t, v in kept if t >= oldest] + new.points(), old.period_s)
+    first = bisect.bisect_left(stamps, oldest)
+    start = max(first, bisect.bisect_left(stamps, window.start))
+    end = max(start, bisect.bisect_left(stamps, window.end))
+    joined = stamps[first:start] + new.timestamps + stamps[end:]
+    numbers = array("d", values[first:start])
+    numbers.extend(new.values)
+    numbers.extend(values[end:])
+    return Series(joined, numbers, old.period_s, Status.OK if joined else Status.NO_DATA)

@@ -1,5 +1,8 @@
 from datetime import timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from analyzer.collect.history import History
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
@@ -94,3 +97,27 @@ def test_history_is_trimmed_to_the_lookback():
             h.merge(window, {q: fill(window) for q in group})
     series = h.current([VOLUME], at(29, 0))[VOLUME]
     assert len(series) <= 11
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=60), unique=True, max_size=40),
+    st.integers(min_value=0, max_value=60),
+    st.integers(min_value=1, max_value=20),
+    st.lists(st.integers(min_value=-5, max_value=25), unique=True, max_size=20),
+)
+def test_a_merge_replaces_the_window_and_drops_what_left_the_lookback(held, start, size, got):
+    """Cut and joined by position, a merge equals its definition point by point: the old
+    points outside the window and within the lookback, and every new point."""
+    lookback_min = 30
+    h = History(lookback_s=lookback_min * 60, overlap_s=300, settle_s=0)
+    old = Series.of([(T0 + timedelta(minutes=m), float(m)) for m in held], 60)
+    h._series[VOLUME] = old  # as earlier merges left it
+    window = Window(T0 + timedelta(minutes=start), T0 + timedelta(minutes=start + size), 60)
+    new = Series.of([(window.start + timedelta(minutes=m), -1.0 - m) for m in got], 60)
+    h.merge(window, {VOLUME: new})
+    oldest = window.end - timedelta(minutes=lookback_min)
+    expected = sorted(
+        [(t, v) for t, v in old.points() if not window.start <= t < window.end and t >= oldest]
+        + new.points()
+    )
+    assert h.current([VOLUME], window.end)[VOLUME].points() == expected
