@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 
 class Measure(StrEnum):
@@ -168,6 +169,7 @@ _BY_NAME = {(m.namespace, m.name): m for m in CATALOGUE}
 _BY_FEED = {(m.namespace, m.feeds): m for m in CATALOGUE}
 
 
+@cache
 def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:
     """The metrics of a namespace; with a tier, only those the daemon asks for at it."""
     return tuple(
@@ -188,6 +190,7 @@ def feeding(namespace: Namespace, feeds: Measure | Part) -> Metric | None:
     return _BY_FEED.get((namespace, feeds))
 
 
+@cache
 def gauges(namespace: Namespace) -> tuple[Metric, ...]:
     """The metrics taken as measures just as CloudWatch gives them."""
     return tuple(m for m in of(namespace) if isinstance(m.feeds, Measure))

@@ -39,6 +39,8 @@ class FetchStats:
         self.errors.extend(other.errors)
 
 
+NOTHING = Series()
+"""A measure the resource does not have."""
 EMPTY_BALANCE_PERCENT = 1.0
 """At or below this BurstBalance the bucket is treated as empty: I/O runs at baseline."""
 
@@ -65,7 +67,7 @@ class ResourceState:
     stage. None while no bucket is draining, when a balance is missing, or once empty."""
 
     def measure(self, measure: Measure) -> Series:
-        return self.measures.get(measure, Series())
+        return self.measures.get(measure, NOTHING)
 
     def balance(self, measure: Measure, at: datetime) -> float | None:
         reading = latest_balance(self.measure(measure), at)
