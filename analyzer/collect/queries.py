@@ -9,7 +9,7 @@ their statistics come from the catalogue (`model/metrics.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from analyzer.model import metrics
@@ -30,6 +30,15 @@ class MetricQuery:
     dimension: str
     stat: str
     period_s: int
+    _hash: int = field(init=False, repr=False, compare=False)
+    """Worked out once: a query is a key of the history, looked up every cycle."""
+
+    def __post_init__(self) -> None:
+        key = (self.resource_id, self.namespace, self.metric, self.dimension, self.stat)
+        object.__setattr__(self, "_hash", hash((*key, self.period_s)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 def _queries(
