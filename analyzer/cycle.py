@@ -120,6 +120,7 @@ class Analyzer:
                     low_balance_percent=s.low_balance_percent,
                 ),
                 cadence=self._cadence(),
+                span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
             )
         return self._pollers[region]
 

@@ -46,6 +46,9 @@ class RegionPoller:
     polled: dict[str, datetime] = field(default_factory=dict)
     cache: states.StateCache = field(default_factory=states.StateCache)
     known: queries.Known = field(default_factory=dict)
+    span_s: float | None = None
+    """Measures are worked out over this last stretch of the history (what the analysis
+    reads); None: over all of it."""
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
@@ -63,13 +66,20 @@ class RegionPoller:
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
             everything = [q for qs in wanted.values() for q in qs]
-            found = states.states_for(inv, self.history.current(everything, now), self.cache)
+            current = self.history.current(everything, now)
+            found = states.states_for(inv, current, self.cache, self._since(now))
             due = self._decide(found, due, alerted, now)
             if not self.adaptive or not due:
                 break
         if self.adaptive:
             self._stagger(new, now)
         return found
+
+    def _since(self, now: datetime) -> datetime | None:
+        if self.span_s is None:
+            return None
+        data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
+        return data_end - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so

@@ -62,8 +62,10 @@ class RuleSet:
         return len(self.loaded)
 
     def reach(self) -> float:
-        """How far back the rules in force read (`for` included)."""
-        return max((r.reach() for r in self.rules), default=0.0)
+        """How far back the analysis reads: the rules in force (`for` included), and the
+        default windows of an outlook worked out where no rule sets them."""
+        defaults = ForecastWindows()
+        return max([defaults.rate_s, defaults.trend_s, *(r.reach() for r in self.rules)])
 
     def longest_horizon(self) -> float:
         """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from types import MappingProxyType
 
 from analyzer.analyze import normalize
@@ -127,31 +126,43 @@ def states_for(
     inventory: Inventory,
     fetched: Mapping[MetricQuery, Series],
     cache: StateCache | None = None,
+    since: datetime | None = None,
 ) -> list[ResourceState]:
     """The state of every resource of the inventory. With a cache, a resource whose data and
-    description are the very objects of last time keeps its state from last time."""
+    description are the very objects of last time keeps its state from last time. With
+    `since`, measures are worked out only from then on (what the analysis reads), although
+    the history holds more."""
     cache = cache if cache is not None else StateCache()
     instances = {i.instance_id: i for i in inventory.instances}
     raw = _by_resource(fetched)
 
+    def cut(series: Mapping[str, Series]) -> Mapping[str, Series]:
+        return series if since is None else {n: s.since(since) for n, s in series.items()}
+
     def volume(v: Volume) -> ResourceState:
         instance = instances.get(v.attached_to or "")
         mine = raw.get(v.volume_id, {})
-        return cache.get(v, mine, (instance,), partial(volume_state, v, mine, instance))
+        return cache.get(v, mine, (instance,), lambda: volume_state(v, cut(mine), instance))
 
     volumes = [volume(v) for v in inventory.volumes]
     by_id = {v.ref.resource_id: v for v in volumes}
-    out: list[ResourceState] = list(volumes)
-    for instance in inventory.instances:
-        attached = tuple(by_id[vid] for vid in instance.volume_ids if vid in by_id)
-        mine = raw.get(instance.instance_id, {})
-        build = partial(instance_state, instance, mine, attached)
+
+    def instance(i: Instance) -> ResourceState:
+        attached = tuple(by_id[vid] for vid in i.volume_ids if vid in by_id)
+        mine = raw.get(i.instance_id, {})
         # Its volumes matter only where its rates are summed from theirs.
-        depends = attached if _sums_volumes(instance, mine) else ()
-        out.append(cache.get(instance, mine, depends, build))
-    for db in inventory.db_instances:
-        mine = raw.get(db.db_instance_id, {})
-        out.append(cache.get(db, mine, (), partial(db_state, db, mine)))
+        depends = attached if _sums_volumes(i, mine) else ()
+        return cache.get(i, mine, depends, lambda: instance_state(i, cut(mine), attached))
+
+    def db(d: DbInstance) -> ResourceState:
+        mine = raw.get(d.db_instance_id, {})
+        return cache.get(d, mine, (), lambda: db_state(d, cut(mine)))
+
+    out = [
+        *volumes,
+        *(instance(i) for i in inventory.instances),
+        *(db(d) for d in inventory.db_instances),
+    ]
     cache.keep_only({s.ref.resource_id for s in out})
     return out
 

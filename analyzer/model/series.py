@@ -76,6 +76,15 @@ class Series:
             trimmed.timestamps[lo:], trimmed.values[lo:], self.period_s, self.status, self.error
         )
 
+    def since(self, start: datetime) -> Series:
+        """The periods that start at or after `start`."""
+        lo = bisect.bisect_left(self.timestamps, start)
+        if lo == 0:
+            return self
+        return Series(
+            self.timestamps[lo:], self.values[lo:], self.period_s, self.status, self.error
+        )
+
     def last(self) -> tuple[datetime, float] | None:
         if not self.values:
             return None

@@ -3,7 +3,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.analyze import rules
+from analyzer.analyze.kinds.caps import IopsCap
 from analyzer.errors import ConfigError
+from tests.helpers import ruleset_of
 
 GOOD = """
 rules:
@@ -119,3 +121,13 @@ def test_an_empty_file_has_no_rules(tmp_path):
     write(tmp_path, "a.yaml", "")
     write(tmp_path, "b.yaml", GOOD)
     assert len(rules.load([tmp_path])) == 1
+
+
+def test_reach_is_the_furthest_any_rule_or_default_outlook_reads_back():
+    shipped = rules.load()
+    assert shipped.reach() == 1800.0  # a 30-minute window; the forecast's trend window
+    slow = IopsCap(
+        id="slow", resource_types=("volume",), severity="warning", window=3600, **{"for": 600}
+    )
+    assert ruleset_of(slow).reach() == 4200.0
+    assert ruleset_of().reach() == 1800.0  # outlooks read the default trend window

@@ -97,3 +97,12 @@ def test_an_instance_with_its_own_rates_is_not_rebuilt_for_its_volumes():
     later = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
     assert later["vol-a"] is not first["vol-a"]
     assert later["i-1"] is first["i-1"]
+
+
+def test_measures_are_worked_out_only_over_what_the_analysis_reads():
+    fetched = {q("vol-a", "VolumeReadOps"): series([6_000] * 60)}
+    since = T0 + timedelta(minutes=40)
+    states = {s.ref.resource_id: s for s in states_for(inventory(), fetched, since=since)}
+    for rid in ("vol-a", "i-1"):  # the instance sums its volumes' measures, cut as well
+        iops = states[rid].measure(Measure.IOPS)
+        assert iops.timestamps[0] == since and len(iops) == 20
