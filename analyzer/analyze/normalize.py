@@ -110,6 +110,12 @@ def divide(
         return Series((), (), numerator.period_s, status, error)
     if transform is None and numerator.timestamps == denominator.timestamps:
         # Parts fetched together: no table of timestamps needed.
+        period = numerator.period_s
+        if not denominator.values or max(denominator.values) <= 0:
+            return Series((), (), period, Status.NO_DATA)
+        if min(denominator.values) > 0:
+            quotients = array("d", map(operator.truediv, numerator.values, denominator.values))
+            return Series(numerator.timestamps, quotients, period, Status.OK)
         keep = [d > 0 for d in denominator.values]
         ratios = [n / d for n, d in zip(numerator.values, denominator.values, strict=True) if d > 0]
         stamps = tuple(compress(numerator.timestamps, keep))
@@ -127,9 +133,9 @@ def divide(
 
 def _active_rate(ops: Series, idle: Series) -> Series:
     """Ops per second of time the volume was busy: catches bursts hidden by the average."""
-    period = ops.period_s
-    busy = idle.map(lambda v: max(period - v, 0.0))
-    return divide(ops, busy)
+    period = float(ops.period_s)
+    busy = array("d", map(max, map(operator.sub, repeat(period), idle.values), repeat(0.0)))
+    return divide(ops, Series(idle.timestamps, busy, idle.period_s, idle.status, idle.error))
 
 
 def volume(raw: Raw) -> dict[Measure, Series]:
