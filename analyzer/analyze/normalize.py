@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import operator
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import reduce
 from itertools import compress, pairwise, repeat
@@ -51,9 +52,11 @@ def rate(sums: Series) -> Series:
     return Series(sums.timestamps, values, sums.period_s, sums.status, sums.error)
 
 
-def add(*parts: Series) -> Series:
+def add(*parts: Series, grid: Grid | None = None) -> Series:
     """Pointwise sum over the union of timestamps; a part missing at a timestamp counts as 0
-    there (CloudWatch omits a datapoint where nothing happened), but a failed part fails all."""
+    there (CloudWatch omits a datapoint where nothing happened), but a failed part fails all.
+    `grid`: the layout of parts on the same periods as these, worked out once for several
+    sums (an instance's measures, each summed over its volumes)."""
     status, error = combine_status(*parts)
     period = max(p.period_s for p in parts)
     if status is not Status.OK:
@@ -65,9 +68,10 @@ def add(*parts: Series) -> Series:
         for part in present[1:]:
             values = array("d", map(operator.add, values, part.values))
         return Series(present[0].timestamps, values, period, Status.OK)
-    on_grid = _add_on_grid(present, period)
-    if on_grid is not None:
-        return on_grid
+    if grid is None or not grid.fits(present):
+        grid = Grid.of(present)
+    if grid is not None and grid.period_s == period:
+        return grid.add(present)
     totals: dict[datetime, float] = {}
     for part in parts:
         for stamp, value in part.points():
@@ -75,30 +79,52 @@ def add(*parts: Series) -> Series:
     return Series.of(totals.items(), period)
 
 
-def _add_on_grid(parts: list[Series], period: int) -> Series | None:
-    """The sum of parts that each cover an unbroken run of periods, together one unbroken run
-    (a resource's volumes, polled minutes apart): added by offset into one array, without a
-    table of timestamps. None where that does not hold."""
-    step = timedelta(seconds=period)
-    ordered = sorted(parts, key=lambda p: p.timestamps[0])
-    stamps: tuple[datetime, ...] = ()
-    for part in ordered:
-        first, last = part.timestamps[0], part.timestamps[-1]
-        if part.period_s != period or last - first != step * (len(part) - 1):
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """Where series that each cover an unbroken run of periods lie on their union, itself one
+    unbroken run (a resource's volumes, polled minutes apart): such series are added by
+    offset into one array, without a table of timestamps."""
+
+    stamps: tuple[datetime, ...]
+    period_s: int
+    parts: tuple[tuple[datetime, ...], ...]
+    """The timestamps of each part, in the order of `offsets`."""
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def of(cls, parts: Sequence[Series]) -> Grid | None:
+        """The layout of these parts (none empty); None where they do not make one run."""
+        if not parts:
             return None
-        if not stamps:
-            stamps = part.timestamps
-            continue
-        if (first - stamps[0]) % step or first > stamps[-1] + step:
-            return None
-        if last > stamps[-1]:
-            stamps += part.timestamps[(stamps[-1] - first) // step + 1 :]
-    totals = array("d", bytes(8 * len(stamps)))
-    for part in ordered:
-        at = (part.timestamps[0] - stamps[0]) // step
-        end = at + len(part)
-        totals[at:end] = array("d", map(operator.add, totals[at:end], part.values))
-    return Series(stamps, totals, period, Status.OK)
+        period = parts[0].period_s
+        step = timedelta(seconds=period)
+        stamps: tuple[datetime, ...] = ()
+        for part in sorted(parts, key=lambda p: p.timestamps[0]):
+            first, last = part.timestamps[0], part.timestamps[-1]
+            if part.period_s != period or last - first != step * (len(part) - 1):
+                return None
+            if not stamps:
+                stamps = part.timestamps
+                continue
+            if (first - stamps[0]) % step or first > stamps[-1] + step:
+                return None
+            if last > stamps[-1]:
+                stamps += part.timestamps[(stamps[-1] - first) // step + 1 :]
+        offsets = tuple((p.timestamps[0] - stamps[0]) // step for p in parts)
+        return cls(stamps, period, tuple(p.timestamps for p in parts), offsets)
+
+    def fits(self, parts: Sequence[Series]) -> bool:
+        """Whether `parts` have the very timestamps of the parts this grid was laid out for."""
+        return len(parts) == len(self.parts) and all(
+            p.timestamps == mine for p, mine in zip(parts, self.parts, strict=True)
+        )
+
+    def add(self, parts: Sequence[Series]) -> Series:
+        totals = array("d", bytes(8 * len(self.stamps)))
+        for part, at in zip(parts, self.offsets, strict=True):
+            end = at + len(part)
+            totals[at:end] = array("d", map(operator.add, totals[at:end], part.values))
+        return Series(self.stamps, totals, self.period_s, Status.OK)
 
 
 def divide(
@@ -177,12 +203,9 @@ def _block_device(parts: _Parts) -> dict[Measure, Series]:
     read_bytes, write_bytes = parts[Part.READ_BYTES], parts[Part.WRITE_BYTES]
     total_ops = add(read_ops, write_ops)
     total_bytes = add(read_bytes, write_bytes)
+    # Reads and writes apart are read by no rule on a volume or an instance: not worked out.
     out: dict[Measure, Series] = {
-        Measure.READ_IOPS: rate(read_ops),
-        Measure.WRITE_IOPS: rate(write_ops),
         Measure.IOPS: rate(total_ops),
-        Measure.READ_THROUGHPUT: rate(read_bytes),
-        Measure.WRITE_THROUGHPUT: rate(write_bytes),
         Measure.THROUGHPUT: rate(total_bytes),
         Measure.AVG_IO_SIZE: divide(total_bytes, total_ops),
     }

@@ -66,18 +66,12 @@ def instance_state(
                 f"{_why_summed(raw, measures)}: rates summed from "
                 f"{len(with_data)} attached volume(s)"
             )
-            iops = normalize.add(*(v.measure(Measure.IOPS) for v in with_data))
-            throughput = normalize.add(*(v.measure(Measure.THROUGHPUT) for v in with_data))
-            measures[Measure.IOPS] = iops
-            measures[Measure.THROUGHPUT] = throughput
+            # The volumes' measures share their periods: lay them out once for every sum.
+            grid = normalize.Grid.of([p for v in with_data if (p := v.measure(Measure.IOPS))])
+            for m in (Measure.IOPS, Measure.THROUGHPUT):
+                measures[m] = normalize.add(*(v.measure(m) for v in with_data), grid=grid)
+            throughput, iops = measures[Measure.THROUGHPUT], measures[Measure.IOPS]
             measures[Measure.AVG_IO_SIZE] = normalize.divide(throughput, iops)
-            for m in (
-                Measure.READ_IOPS,
-                Measure.WRITE_IOPS,
-                Measure.READ_THROUGHPUT,
-                Measure.WRITE_THROUGHPUT,
-            ):
-                measures[m] = normalize.add(*(v.measure(m) for v in with_data))
     status, error = _status(measures, instance.active)
     return ResourceState(
         ref=instance.ref,
