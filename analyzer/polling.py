@@ -67,7 +67,8 @@ class RegionPoller:
             self.polled.update(dict.fromkeys(due, now))
             everything = [q for qs in wanted.values() for q in qs]
             current = self.history.current(everything, now)
-            found = states.states_for(inv, current, self.cache, self._since(now))
+            touched = self.history.take_touched()
+            found = states.states_for(inv, current, self.cache, self._since(now), touched)
             due = self._decide(found, due, alerted, now)
             if not self.adaptive or not due:
                 break

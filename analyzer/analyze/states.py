@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
 from analyzer.analyze import normalize
-from analyzer.collect.queries import MetricQuery
 from analyzer.model import metrics
 from analyzer.model.limits import (
     db_storage_envelope,
@@ -20,13 +19,6 @@ from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status, combine_status
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
-
-
-def _by_resource(fetched: Mapping[MetricQuery, Series]) -> dict[str, dict[str, Series]]:
-    out: dict[str, dict[str, Series]] = {}
-    for query, series in fetched.items():
-        out.setdefault(query.resource_id, {})[query.metric] = series
-    return out
 
 
 def _status(measures: Mapping[Measure, Series], active: bool) -> tuple[Status, str | None]:
@@ -118,39 +110,50 @@ def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
 
 def states_for(
     inventory: Inventory,
-    fetched: Mapping[MetricQuery, Series],
+    raw: Mapping[str, Mapping[str, Series]],
     cache: StateCache | None = None,
     since: datetime | None = None,
+    touched: Collection[str] | None = None,
 ) -> list[ResourceState]:
-    """The state of every resource of the inventory. With a cache, a resource whose data and
-    description are the very objects of last time keeps its state from last time. With
-    `since`, measures are worked out only from then on (what the analysis reads), although
-    the history holds more."""
+    """The state of every resource of the inventory from its series (`raw`: by resource id,
+    then metric name).
+
+    With a cache, a resource whose data and description are the very objects of last time
+    keeps its state from last time; with `touched` (the ids whose series changed since), the
+    series of the others are not even compared. With `since`, measures are worked out only
+    from then on (what the analysis reads), although the history holds more."""
     cache = cache if cache is not None else StateCache()
     instances = {i.instance_id: i for i in inventory.instances}
-    raw = _by_resource(fetched)
+    nothing: Mapping[str, Series] = {}
+
+    def changed(rid: str) -> bool:
+        return touched is None or rid in touched
 
     def cut(series: Mapping[str, Series]) -> Mapping[str, Series]:
         return series if since is None else {n: s.since(since) for n, s in series.items()}
 
     def volume(v: Volume) -> ResourceState:
         instance = instances.get(v.attached_to or "")
-        mine = raw.get(v.volume_id, {})
-        return cache.get(v, mine, (instance,), lambda: volume_state(v, cut(mine), instance))
+        mine = raw.get(v.volume_id, nothing)
+        return cache.get(
+            v, mine, (instance,), lambda: volume_state(v, cut(mine), instance), changed(v.volume_id)
+        )
 
     volumes = [volume(v) for v in inventory.volumes]
     by_id = {v.ref.resource_id: v for v in volumes}
 
     def instance(i: Instance) -> ResourceState:
         attached = tuple(by_id[vid] for vid in i.volume_ids if vid in by_id)
-        mine = raw.get(i.instance_id, {})
+        mine = raw.get(i.instance_id, nothing)
         # Its volumes matter only where its rates are summed from theirs.
         depends = attached if _sums_volumes(i, mine) else ()
-        return cache.get(i, mine, depends, lambda: instance_state(i, cut(mine), attached))
+        return cache.get(
+            i, mine, depends, lambda: instance_state(i, cut(mine), attached), changed(i.instance_id)
+        )
 
     def db(d: DbInstance) -> ResourceState:
-        mine = raw.get(d.db_instance_id, {})
-        return cache.get(d, mine, (), lambda: db_state(d, cut(mine)))
+        mine = raw.get(d.db_instance_id, nothing)
+        return cache.get(d, mine, (), lambda: db_state(d, cut(mine)), changed(d.db_instance_id))
 
     out = [
         *volumes,
@@ -177,10 +180,18 @@ class StateCache:
         raw: Mapping[str, Series],
         depends: tuple[object, ...],
         build: Callable[[], ResourceState],
+        changed: bool = True,
     ) -> ResourceState:
+        """The state kept for `resource` if it was built from these very objects; `changed`
+        False: its series are known to be the same, only its description and what it depends
+        on are compared."""
         rid = resource.ref.resource_id
         known = self._known.get(rid)
-        if known is not None and _same(known[0], (resource, *depends), known[1], raw):
+        if (
+            known is not None
+            and _same(known[0], (resource, *depends))
+            and (not changed or _same_series(known[1], raw))
+        ):
             return known[2]
         state = build()
         self._known[rid] = ((resource, *depends), dict(raw), state)
@@ -191,18 +202,14 @@ class StateCache:
             del self._known[gone]
 
 
-def _same(
-    old: tuple[object, ...],
-    new: tuple[object, ...],
-    old_raw: Mapping[str, Series],
-    new_raw: Mapping[str, Series],
-) -> bool:
-    """The same objects: the description and what it depends on, and each series by name."""
-    if len(old) != len(new) or len(old_raw) != len(new_raw):
-        return False
-    if any(a is not b for a, b in zip(old, new, strict=True)):
-        return False
-    return all(new_raw.get(name) is series for name, series in old_raw.items())
+def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
+    """The same objects: the description and what it depends on."""
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
+def _same_series(old: Mapping[str, Series], new: Mapping[str, Series]) -> bool:
+    """The same series objects, by metric name."""
+    return len(old) == len(new) and all(new.get(name) is s for name, s in old.items())
 
 
 def build(

@@ -27,6 +27,7 @@ class History:
     settle_s: float
     _series: dict[MetricQuery, Series] = field(default_factory=dict)
     _until: dict[MetricQuery, datetime] = field(default_factory=dict)
+    _touched: set[str] = field(default_factory=set)
 
     def plan(
         self, queries: Iterable[MetricQuery], now: datetime
@@ -54,6 +55,7 @@ class History:
         """Take in a fetch over `window`: its points replace those the window covers."""
         oldest = window.end - timedelta(seconds=self.lookback_s)
         for query, new in fetched.items():
+            self._touched.add(query.resource_id)
             old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
             if new.status is Status.ERROR:
                 self._series[query] = Series(
@@ -63,16 +65,29 @@ class History:
             self._series[query] = _spliced(old, new, window, oldest)
             self._until[query] = window.end
 
-    def current(self, queries: Iterable[MetricQuery], now: datetime) -> dict[MetricQuery, Series]:
-        """The series of these queries, each as its last fetch left it: the lookback up to
-        that fetch (a series changes only when new data arrives, so what is built on it can be
-        kept until then). Queries no longer asked for (their resources are gone, or their tier
-        reads less) are forgotten."""
+    def current(
+        self, queries: Iterable[MetricQuery], now: datetime
+    ) -> dict[str, dict[str, Series]]:
+        """The series of these queries by resource id and metric name, each as its last fetch
+        left it: the lookback up to that fetch (a series changes only when new data arrives,
+        so what is built on it can be kept until then). Queries no longer asked for (their
+        resources are gone, or their tier reads less) are forgotten."""
         wanted = set(queries)
         for gone in [q for q in self._series if q not in wanted]:
             del self._series[gone]
             self._until.pop(gone, None)
-        return {q: self._series[q] for q in wanted if q in self._series}
+            self._touched.add(gone.resource_id)
+        out: dict[str, dict[str, Series]] = {}
+        for query in wanted:
+            series = self._series.get(query)
+            if series is not None:
+                out.setdefault(query.resource_id, {})[query.metric] = series
+        return out
+
+    def take_touched(self) -> set[str]:
+        """The resources whose series changed (merged or forgotten) since the last call."""
+        touched, self._touched = self._touched, set()
+        return touched
 
     def __len__(self) -> int:
         return len(self._series)

@@ -2,7 +2,8 @@ from datetime import timedelta
 
 import pytest
 
-from analyzer.analyze.states import StateCache, states_for
+from analyzer.analyze.states import StateCache
+from analyzer.analyze.states import states_for as analyzed_states_for
 from analyzer.collect.queries import MetricQuery
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
@@ -14,6 +15,14 @@ TYPE = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
 
 def q(rid, metric, namespace="AWS/EBS"):
     return MetricQuery(rid, namespace, metric, "VolumeId", "Sum", 60)
+
+
+def states_for(inv, fetched, cache=None, since=None, touched=None):
+    """The states from series keyed by query, grouped as the history gives them."""
+    raw = {}
+    for query, found in fetched.items():
+        raw.setdefault(query.resource_id, {})[query.metric] = found
+    return analyzed_states_for(inv, raw, cache, since, touched)
 
 
 def inventory():
@@ -106,3 +115,16 @@ def test_measures_are_worked_out_only_over_what_the_analysis_reads():
     for rid in ("vol-a", "i-1"):  # the instance sums its volumes' measures, cut as well
         iops = states[rid].measure(Measure.IOPS)
         assert iops.timestamps[0] == since and len(iops) == 20
+
+
+def test_only_the_touched_resources_have_their_series_compared():
+    inv = inventory()
+    fetched = {q("vol-a", "VolumeReadOps"): series([6_000] * 5)}
+    cache = StateCache()
+    first = {s.ref.resource_id: s for s in states_for(inv, fetched, cache)}
+    fetched[q("vol-a", "VolumeReadOps")] = series([9_000] * 5)
+    untouched = {s.ref.resource_id: s for s in states_for(inv, fetched, cache, touched=set())}
+    assert untouched["vol-a"] is first["vol-a"]  # taken on trust: nothing was merged
+    touched = {s.ref.resource_id: s for s in states_for(inv, fetched, cache, touched={"vol-a"})}
+    assert touched["vol-a"] is not first["vol-a"]
+    assert touched["i-1"] is not first["i-1"]  # it sums vol-a

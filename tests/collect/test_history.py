@@ -59,7 +59,7 @@ def test_new_points_replace_those_in_their_window_and_late_ones_are_taken():
     h.merge(first, {VOLUME: fill(first, 1.0)})
     [(second, _)] = h.plan([VOLUME], at(1))
     h.merge(second, {VOLUME: fill(second, 2.0)})
-    series = h.current([VOLUME], at(1))[VOLUME]
+    series = h.current([VOLUME], at(1))[VOLUME.resource_id][VOLUME.metric]
     assert series.status is Status.OK
     assert tuple(series.values[-6:]) == (2.0,) * 6  # the overlap was refetched
     assert series.values[0] == 1.0
@@ -70,9 +70,11 @@ def test_a_failed_fetch_keeps_what_was_known_and_is_retried_from_the_same_point(
     h = history()
     [(first, _)] = h.plan([VOLUME], at(0))
     h.merge(first, {VOLUME: fill(first)})
+    h.take_touched()
     [(failed, _)] = h.plan([VOLUME], at(1))
     h.merge(failed, {VOLUME: Series.failed("Throttling")})
-    series = h.current([VOLUME], at(1))[VOLUME]
+    assert h.take_touched() == {VOLUME.resource_id}  # an error is news too
+    series = h.current([VOLUME], at(1))[VOLUME.resource_id][VOLUME.metric]
     assert series.status is Status.ERROR and series.error == "Throttling"
     assert len(series) == 180  # as the last good fetch left it: nothing new to trim against
     [(retry, _)] = h.plan([VOLUME], at(2))
@@ -83,8 +85,11 @@ def test_queries_of_resources_that_are_gone_are_forgotten():
     h = history()
     for window, group in h.plan([VOLUME, INSTANCE], at(0)):
         h.merge(window, {q: fill(window) for q in group})
-    assert set(h.current([VOLUME], at(0))) == {VOLUME}
+    h.take_touched()
+    assert set(h.current([VOLUME], at(0))) == {VOLUME.resource_id}
     assert len(h) == 1
+    assert h.take_touched() == {INSTANCE.resource_id}  # its states are built again
+    assert h.take_touched() == set()
     # A query seen again later is backfilled like a new one.
     [(window, _)] = [p for p in h.plan([INSTANCE], at(1)) if INSTANCE in p[1]]
     assert window.seconds >= 3 * 3600
@@ -95,7 +100,7 @@ def test_history_is_trimmed_to_the_lookback():
     for minute in range(0, 30):
         for window, group in h.plan([VOLUME], at(minute, 0)):
             h.merge(window, {q: fill(window) for q in group})
-    series = h.current([VOLUME], at(29, 0))[VOLUME]
+    series = h.current([VOLUME], at(29, 0))[VOLUME.resource_id][VOLUME.metric]
     assert len(series) <= 11
 
 
@@ -120,4 +125,4 @@ def test_a_merge_replaces_the_window_and_drops_what_left_the_lookback(held, star
         [(t, v) for t, v in old.points() if not window.start <= t < window.end and t >= oldest]
         + new.points()
     )
-    assert h.current([VOLUME], window.end)[VOLUME].points() == expected
+    assert h.current([VOLUME], window.end)[VOLUME.resource_id][VOLUME.metric].points() == expected
