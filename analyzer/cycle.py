@@ -67,6 +67,10 @@ class Analyzer:
     otherwise every metric of every resource (`once`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
+    _projected: tuple[dict[str, Inventory], tuple[int, ...], Projection] | None = field(
+        default=None, repr=False
+    )
+    """The last projection, with the inventories and the tier moves it was worked out from."""
 
     def regions(self) -> list[str]:
         if self.settings.region:
@@ -188,7 +192,16 @@ class Analyzer:
 
     def _project(self, inventories: dict[str, Inventory]) -> Projection:
         """The month's bill in today's tiers; under a budget, the cadences that keep to it
-        (for the next cycles)."""
+        (for the next cycles). Worked out again only when the inventory or a tier changed."""
+        moves = tuple(p.tier_moves for p in self._pollers.values())
+        known = self._projected
+        if known is not None and known[0] is inventories and known[1] == moves:
+            return known[2]
+        projection = self._project_afresh(inventories)
+        self._projected = (inventories, moves, projection)
+        return projection
+
+    def _project_afresh(self, inventories: dict[str, Inventory]) -> Projection:
         price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
         wanted: dict[str, list[MetricQuery]] = {}
         tiers: dict[str, Tier] = {}

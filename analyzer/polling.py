@@ -46,6 +46,8 @@ class RegionPoller:
     polled: dict[str, datetime] = field(default_factory=dict)
     cache: states.StateCache = field(default_factory=states.StateCache)
     known: queries.Known = field(default_factory=dict)
+    tier_moves: int = 0
+    """How many times a resource has changed tier: what is asked for changes only then."""
     span_s: float | None = None
     """Measures are worked out over this last stretch of the history (what the analysis
     reads); None: over all of it."""
@@ -124,6 +126,8 @@ class RegionPoller:
             tier = classify(state, previous, rid in alerted, self.policy, at)
             if tier.rank > (previous or Tier.IDLE).rank:
                 raised.add(rid)
+            if tier is not previous:
+                self.tier_moves += 1
             self.tiers[rid] = tier
         return raised
 

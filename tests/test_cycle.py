@@ -60,3 +60,28 @@ def test_history_reaches_as_far_back_as_the_rules_read() -> None:
     analyzer.run(T0)
     # two hours of `for`, fifteen minutes of window, ten minutes to spare
     assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=2, minutes=25)
+
+
+def test_the_bill_is_projected_again_when_a_tier_moves() -> None:
+    load = {"iops": 0.0}
+
+    def metrics_of(query: MetricQuery, _start: object) -> float | None:
+        if query.metric == "BurstBalance":
+            return 100.0
+        return load["iops"] * 60 if query.metric == "VolumeReadOps" else 0.0
+
+    describer = FakeDescriber(
+        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
+    )
+    metrics = FakeMetricData(metrics_of)
+    config = settings.load({"region": ["us-east-1"]})
+    analyzer = Analyzer(
+        config, rules.load(), connect=lambda r: Region(r, describer, metrics), adaptive=True
+    )
+    quiet = [analyzer.run(T0 + timedelta(minutes=k)).projection for k in range(3)]
+    assert quiet[0] is not None and quiet[1] is quiet[2]  # nothing moved: not worked out again
+    load["iops"] = 1_500.0  # draining at once: hot at its next poll
+    busy = [analyzer.run(T0 + timedelta(minutes=k)).projection for k in range(3, 15)]
+    before, after = quiet[-1], busy[-1]
+    assert before is not None and after is not None
+    assert after.dollars() > before.dollars()
