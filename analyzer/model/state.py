@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from types import MappingProxyType
 
 from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
@@ -147,11 +148,11 @@ class Snapshot:
     """All data in the snapshot covers periods complete by this moment."""
     resources: tuple[ResourceState, ...]
     stats: FetchStats = field(default_factory=FetchStats)
-    _index: Mapping[tuple[str, str], ResourceState] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        index = {(r.ref.region, r.ref.resource_id): r for r in self.resources}
-        object.__setattr__(self, "_index", MappingProxyType(index))
+    @cached_property
+    def _index(self) -> Mapping[tuple[str, str], ResourceState]:
+        """Built on first use: most snapshots of a cycle are never looked up."""
+        return MappingProxyType({(r.ref.region, r.ref.resource_id): r for r in self.resources})
 
     def get(self, region: str, resource_id: str) -> ResourceState | None:
         return self._index.get((region, resource_id))
