@@ -35,6 +35,7 @@ from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
+from analyzer.heap import Heap
 from analyzer.model.costs import Projection
 from analyzer.model.metrics import Tier
 from analyzer.settings import Settings
@@ -153,9 +154,15 @@ class Daemon:
         )
         interval = self.settings.interval / speed
         first = utc_now() + timedelta(seconds=random.uniform(0, min(MAX_JITTER_S, interval)))
-        scheduler.add_job(
-            self.cycle, IntervalTrigger(seconds=interval), id="cycle", next_run_time=first
-        )
+        heap = Heap()
+
+        def cycle() -> None:
+            try:
+                self.cycle()
+            finally:
+                heap.after_cycle()
+
+        scheduler.add_job(cycle, IntervalTrigger(seconds=interval), id="cycle", next_run_time=first)
         scheduler.add_job(
             self.refresh_inventory,
             IntervalTrigger(seconds=self.settings.inventory_interval / speed),

@@ -4,9 +4,10 @@
 
 A fake CloudWatch (`fake_cloudwatch.py`) runs in a process of its own and generates the
 fleet's datapoints on the fly; the inventory is handed to the analyzer in memory. Each cycle
-runs the analyzer as the daemon does (adaptive polling, alert book, a minute of simulated time
-between cycles) and records every GetMetricData request it makes; then a bare loop on a boto3
-client of the same configuration issues exactly those requests again. Both are measured in
+runs the analyzer as the daemon does (adaptive polling, alert book, the garbage collector kept
+off long-lived data, a minute of simulated time between cycles) and records every
+GetMetricData request it makes; then a bare loop on a boto3 client of the same configuration
+issues exactly those requests again. Both are measured in
 this process: wall time, CPU time (the fake's work is in the other process), and the peak
 resident memory of the analyzer's cycles (taken before the bare loop runs). The first cycle
 backfills the lookback; the others are the steady state.
@@ -37,8 +38,9 @@ from analyzer.analyze import rules
 from analyzer.collect.aws import Clients
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
-from analyzer.cycle import Analyzer
+from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver.alerts import AlertBook
+from analyzer.heap import Heap
 from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
 from analyzer.model.units import MB
 
@@ -147,12 +149,20 @@ def run(volumes: int, cycles: int) -> list[Cycle]:
         analyzer = Analyzer(config, rules.load(), connect=lambda _: region, adaptive=True)
         analyzer.refresh_inventory()
         book = AlertBook(4 * 3600, 300)
+        heap = Heap()
+
+        def cycle(now: datetime, alerted: set[tuple[str, str]]) -> CycleResult:
+            try:
+                return analyzer.run(now, alerted)
+            finally:
+                heap.after_cycle()  # as the daemon does after each cycle
+
         runs: list[tuple[float, float, list[bytes]]] = []
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             alerted = {(a.finding.resource.region, a.resource_id) for a in book}
             recorder.requests.clear()
-            wall, cpu, result = measure(lambda: analyzer.run(now, alerted))  # noqa: B023
+            wall, cpu, result = measure(lambda: cycle(now, alerted))  # noqa: B023
             book.update(now, result.findings, result.pending)
             runs.append((wall, cpu, list(recorder.requests)))
         # The analyzer's peak, before the bare loop parses anything.

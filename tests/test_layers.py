@@ -28,6 +28,7 @@ RANKS = {
     "analyzer.logs": 4,
     "analyzer.cycle": 4,
     "analyzer.polling": 4,
+    "analyzer.heap": 4,
     "analyzer.daemon": 4,
     "analyzer.demo": 5,
     "analyzer.cli": 5,
