@@ -6,13 +6,15 @@ MetricData boundary), so that hundreds of volumes run through many cycles in a s
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from structlog.testing import capture_logs
 
-from analyzer import settings
+from analyzer import polling, settings
 from analyzer.analyze import rules
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
@@ -216,3 +218,33 @@ def test_a_long_forecast_horizon_keeps_its_buckets_hot_before_it_fires() -> None
     analyzer, _ = fleet.analyzer()
     analyzer.run(START + timedelta(hours=4))  # the shipped rules look an hour ahead
     assert analyzer.tiers()[("us-east-1", "vol-00000")] is Tier.ACTIVE
+
+
+def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first cycle over 300 volumes is several GetMetricData calls: they wait for CloudWatch
+    side by side, and what they bring is the same as one call at a time would bring."""
+    fleet = mostly_quiet_fleet()
+    analyzer, metrics = fleet.analyzer()
+    at_once = {"now": 0, "most": 0}
+    lock = threading.Lock()
+    fetch = metrics.fetch
+
+    def slow_fetch(queries, window):  # type: ignore[no-untyped-def]
+        with lock:
+            at_once["now"] += 1
+            at_once["most"] = max(at_once["most"], at_once["now"])
+        time.sleep(0.05)  # CloudWatch's answer on its way
+        try:
+            return fetch(queries, window)
+        finally:
+            with lock:
+                at_once["now"] -= 1
+
+    metrics.fetch = slow_fetch  # type: ignore[method-assign]
+    result = analyzer.run(START + timedelta(hours=4, seconds=5))
+    assert at_once["most"] > 1
+    monkeypatch.setattr(polling, "FETCHES_IN_FLIGHT", 1)
+    serial, _ = fleet.analyzer()
+    again = serial.run(START + timedelta(hours=4, seconds=5))
+    assert result.snapshot.stats.metrics_requested == again.snapshot.stats.metrics_requested
+    assert [f.summary for f in result.findings] == [f.summary for f in again.findings]
