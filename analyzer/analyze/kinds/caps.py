@@ -66,10 +66,27 @@ class _CapRule(RuleBase):
         balances = dict(recent(state.measure(balance), at, self.window).points())
         return {t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT}
 
+    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
+        """No rate of the window is above this (0 without data)."""
+        raise NotImplementedError
+
+    def _never_saturated(
+        self, state: ResourceState, layer: Layer, at: datetime, limit: float
+    ) -> bool:
+        """Cheap first: no datapoint at the threshold and none flagged, as most are."""
+        if self._peak(state, layer.envelope, at) >= self.utilization * limit:
+            return False
+        if not self.use_exceeded_check:
+            return True
+        flags = recent(state.measure(self.exceeded), at, self.window).values
+        return not flags or max(flags) < 1
+
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
         limit = self._limit(state, layer, at)
+        if limit is None or self._never_saturated(state, layer, at, limit):
+            return None
         rates = self._rates(state, layer.envelope, at)
-        if limit is None or len(rates) < self.min_datapoints:
+        if len(rates) < self.min_datapoints:
             return None
         flagged = self._flagged(state, layer, at)
         threshold = self.utilization * limit
@@ -142,10 +159,22 @@ def _other_dimension(
     return {name: round(mean / limit, 4) if mean is not None and limit else None}
 
 
+def _peak(series: Series) -> float:
+    return max(series.values, default=0.0)
+
+
 class IopsCap(_CapRule):
     kind: Literal["iops_cap"] = "iops_cap"
     unit: ClassVar[Unit] = Unit.IOPS
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
+
+    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
+        """Counted IOPS are at most the higher of the operations and the bytes in units."""
+        iops = _peak(recent(state.measure(Measure.IOPS), at, self.window))
+        if envelope.io_unit_bytes is None:
+            return iops
+        bps = _peak(recent(state.measure(Measure.THROUGHPUT), at, self.window))
+        return max(iops, bps / envelope.io_unit_bytes)
 
     def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
         """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
@@ -162,6 +191,9 @@ class ThroughputCap(_CapRule):
     kind: Literal["throughput_cap"] = "throughput_cap"
     unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
     exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
+
+    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
+        return _peak(recent(state.measure(Measure.THROUGHPUT), at, self.window))
 
     def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
         return recent(state.measure(Measure.THROUGHPUT), at, self.window)
