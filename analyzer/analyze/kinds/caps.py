@@ -48,13 +48,14 @@ class _CapRule(RuleBase):
 
     def _limit(self, state: ResourceState, layer: Layer, at: datetime) -> float | None:
         """The limit this rule checks: none where it is approximate, or where it is a
-        baseline because credits ran out (then the credit rules speak)."""
+        baseline because credits ran out (then the credit rules speak). Where there is one, it
+        is the limit with credits left."""
         envelope = layer.envelope
         if envelope.approximate:
             return None
         if envelope.bursts and not state.credits_left(layer.balance(self.unit), at):
             return None
-        return state.limit(layer, self.unit, at) or None
+        return layer.limit(self.unit, credits_left=True) or None
 
     def _flagged(self, state: ResourceState, layer: Layer, at: datetime) -> dict[datetime, float]:
         """CloudWatch's exceeded checks over the window, left out while the bucket was empty:
@@ -82,8 +83,13 @@ class _CapRule(RuleBase):
         return not flags or max(flags) < 1
 
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
+        # The limit, if any, is the one with credits left: test the window against it first,
+        # which rules out most resources before their balance is read.
+        ceiling = layer.limit(self.unit, credits_left=True)
+        if not ceiling or self._never_saturated(state, layer, at, ceiling):
+            return None
         limit = self._limit(state, layer, at)
-        if limit is None or self._never_saturated(state, layer, at, limit):
+        if limit is None:
             return None
         rates = self._rates(state, layer.envelope, at)
         if len(rates) < self.min_datapoints:
