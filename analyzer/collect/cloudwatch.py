@@ -7,6 +7,7 @@ Each batch holds at most 500 queries, each with a generated Id; pages are follow
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -61,6 +62,25 @@ def _utc(stamp: datetime) -> datetime:
     return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
+_Part = tuple[list[datetime], list[float]]
+"""The timestamps and the values one page gave for one query."""
+
+
+def _series(parts: list[_Part], period_s: int) -> Series:
+    """A query's series from the parts its pages gave. The usual answer, one part in time
+    order, is taken as it is; otherwise points are joined, and where a period appears on two
+    pages the later value wins."""
+    if len(parts) == 1:
+        stamps, values = parts[0]
+        if len(stamps) == len(values) and all(t.tzinfo is UTC for t in stamps):
+            ordered = tuple(stamps)
+            if len(set(ordered)) == len(ordered) and list(ordered) == sorted(ordered):
+                status = Status.OK if ordered else Status.NO_DATA
+                return Series(ordered, array("d", values), period_s, status)
+    merged = {_utc(t): v for stamps, values in parts for t, v in zip(stamps, values, strict=False)}
+    return Series.of(merged.items(), period_s, Status.OK if merged else Status.NO_DATA)
+
+
 class CloudWatch:
     """GetMetricData for one region. `client` is a boto3 CloudWatch client or a stand-in with
     the same `get_metric_data` method."""
@@ -97,19 +117,15 @@ class CloudWatch:
                     f"GetMetricData {code} for {query.metric}", query.period_s
                 )
                 continue
-            # A period may appear on two pages; the later value wins.
-            merged = dict(points[rid])
-            stats.datapoints += len(merged)
-            out[query] = Series.of(
-                merged.items(), query.period_s, Status.OK if merged else Status.NO_DATA
-            )
+            out[query] = _series(points[rid], query.period_s)
+            stats.datapoints += len(out[query])
         return out
 
     def _pages(
         self, ids: dict[str, MetricQuery], window: Window, stats: FetchStats
-    ) -> tuple[dict[str, list[tuple[datetime, float]]], dict[str, str]]:
-        """Every page of one call, joined per query Id: the points and the status codes."""
-        points: dict[str, list[tuple[datetime, float]]] = {i: [] for i in ids}
+    ) -> tuple[dict[str, list[_Part]], dict[str, str]]:
+        """Every page of one call, per query Id: its parts of the answer, and its status."""
+        points: dict[str, list[_Part]] = {i: [] for i in ids}
         codes: dict[str, str] = {}
         kwargs = arguments(ids, window)
         while True:
@@ -120,9 +136,7 @@ class CloudWatch:
                 rid = result["Id"]
                 if rid not in ids:
                     continue
-                stamps = result.get("Timestamps", [])
-                values = result.get("Values", [])
-                points[rid].extend(zip((_utc(t) for t in stamps), values, strict=False))
+                points[rid].append((result.get("Timestamps", []), result.get("Values", [])))
                 codes[rid] = result.get("StatusCode", "Complete")
             token = page.get("NextToken")
             if not token:

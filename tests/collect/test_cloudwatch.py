@@ -4,6 +4,8 @@ from datetime import timedelta
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.queries import MetricQuery
@@ -142,3 +144,34 @@ def test_the_analyzer_client_skips_validation_only_for_cloudwatch():
 
     assert client_config().parameter_validation is True
     assert client_config(validate=False).parameter_validation is False
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(min_value=0, max_value=30), st.floats(allow_nan=False)),
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.booleans(),
+)
+def test_a_series_is_its_pages_joined_with_the_later_value_winning(pages, utc):
+    from datetime import UTC, timezone
+
+    from analyzer.collect.cloudwatch import _series
+
+    zone = UTC if utc else timezone(timedelta(hours=2))
+    parts = [
+        ([(T0 + timedelta(minutes=m)).astimezone(zone) for m, _ in page], [v for _, v in page])
+        for page in pages
+    ]
+    expected: dict = {}
+    for page in pages:
+        for m, v in page:
+            expected[T0 + timedelta(minutes=m)] = v
+    found = _series(parts, 60)
+    assert found.points() == sorted(expected.items())
+    assert all(t.tzinfo is UTC for t in found.timestamps)
+    assert found.status is (Status.OK if expected else Status.NO_DATA)
