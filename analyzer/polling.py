@@ -55,24 +55,25 @@ class RegionPoller:
     span_s: float | None = None
     """Measures are worked out over this last stretch of the history (what the analysis
     reads); None: over all of it."""
+    _inventory: Inventory | None = None
+    _ids: set[str] = field(default_factory=set)
+    _plan: tuple[Inventory, int, dict[str, list[MetricQuery]]] | None = None
+    """The inventory and the tier moves the last `wanted` was worked out for, and it."""
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
     ) -> list[ResourceState]:
         """The state of every resource of the inventory after this cycle's fetches.
         `alerted`: the ids of resources with an alert pending or firing (always hot)."""
-        ids = _ids(inv)
-        self.tiers = {rid: t for rid, t in self.tiers.items() if rid in ids}
+        ids = self._ids_of(inv)
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
         new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
         for _ in range(MAX_ROUNDS if self.adaptive else 1):
-            tiers = self._query_tiers(ids) if self.adaptive else None
-            wanted = queries.for_inventory(inv, tiers, self.known if self.adaptive else None)
+            wanted = self.wanted(inv)
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
-            everything = [q for qs in wanted.values() for q in qs]
-            current = self.history.current(everything, now)
+            current = self.history.current(wanted)
             touched = self.history.take_touched()
             found = states.states_for(inv, current, self.cache, self._since(now), touched)
             due = self._decide(found, due, alerted, now)
@@ -99,9 +100,25 @@ class RegionPoller:
             offset = zlib.crc32(rid.encode()) % int(every)
             self.polled[rid] = now - timedelta(seconds=offset)
 
+    def _ids_of(self, inv: Inventory) -> set[str]:
+        """The inventory's resource ids; a new inventory drops the tiers of those gone."""
+        if inv is not self._inventory:
+            self._ids = _ids(inv)
+            self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
+            self._inventory = inv
+        return self._ids
+
     def wanted(self, inv: Inventory) -> dict[str, list[MetricQuery]]:
-        """What each resource of the inventory is asked for at its tier, when it is due."""
-        return queries.for_inventory(inv, self._query_tiers(_ids(inv)), self.known)
+        """What each resource of the inventory is asked for at its tier (every metric, not
+        adaptive), when it is due: worked out again only when a tier or the inventory moved."""
+        if not self.adaptive:
+            return queries.for_inventory(inv)
+        plan = self._plan
+        if plan is not None and plan[0] is inv and plan[1] == self.tier_moves:
+            return plan[2]
+        wanted = queries.for_inventory(inv, self._query_tiers(self._ids_of(inv)), self.known)
+        self._plan = (inv, self.tier_moves, wanted)
+        return wanted
 
     def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
         return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}

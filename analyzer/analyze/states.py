@@ -123,6 +123,9 @@ def states_for(
     series of the others are not even compared. With `since`, measures are worked out only
     from then on (what the analysis reads), although the history holds more."""
     cache = cache if cache is not None else StateCache()
+    # The same inventory as last time, and told what changed: the others are as they were.
+    settled = touched is not None and cache.inventory is inventory
+    cache.inventory = inventory
     instances = {i.instance_id: i for i in inventory.instances}
     nothing: Mapping[str, Series] = {}
 
@@ -133,6 +136,8 @@ def states_for(
         return series if since is None else {n: s.since(since) for n, s in series.items()}
 
     def volume(v: Volume) -> ResourceState:
+        if settled and not changed(v.volume_id) and (kept := cache.kept(v.volume_id)):
+            return kept
         instance = instances.get(v.attached_to or "")
         mine = raw.get(v.volume_id, nothing)
         return cache.get(
@@ -143,6 +148,13 @@ def states_for(
     by_id = {v.ref.resource_id: v for v in volumes}
 
     def instance(i: Instance) -> ResourceState:
+        if (
+            settled
+            and not changed(i.instance_id)
+            and not any(changed(vid) for vid in i.volume_ids)
+            and (kept := cache.kept(i.instance_id))
+        ):
+            return kept
         attached = tuple(by_id[vid] for vid in i.volume_ids if vid in by_id)
         mine = raw.get(i.instance_id, nothing)
         # Its volumes matter only where its rates are summed from theirs.
@@ -152,6 +164,8 @@ def states_for(
         )
 
     def db(d: DbInstance) -> ResourceState:
+        if settled and not changed(d.db_instance_id) and (kept := cache.kept(d.db_instance_id)):
+            return kept
         mine = raw.get(d.db_instance_id, nothing)
         return cache.get(d, mine, (), lambda: db_state(d, cut(mine)), changed(d.db_instance_id))
 
@@ -160,7 +174,8 @@ def states_for(
         *(instance(i) for i in inventory.instances),
         *(db(d) for d in inventory.db_instances),
     ]
-    cache.keep_only({s.ref.resource_id for s in out})
+    if not settled:
+        cache.keep_only({s.ref.resource_id for s in out})
     return out
 
 
@@ -173,6 +188,12 @@ class StateCache:
     _known: dict[str, tuple[tuple[object, ...], dict[str, Series], ResourceState]] = field(
         default_factory=dict
     )
+    inventory: Inventory | None = None
+    """The inventory of the last call."""
+
+    def kept(self, rid: str) -> ResourceState | None:
+        known = self._known.get(rid)
+        return known[2] if known is not None else None
 
     def get(
         self,

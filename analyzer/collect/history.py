@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -28,6 +28,10 @@ class History:
     _series: dict[MetricQuery, Series] = field(default_factory=dict)
     _until: dict[MetricQuery, datetime] = field(default_factory=dict)
     _touched: set[str] = field(default_factory=set)
+    _grouped: dict[str, dict[str, Series]] = field(default_factory=dict)
+    """The same series by resource id and metric name."""
+    _asked: Mapping[str, Sequence[MetricQuery]] | None = None
+    """What `current` was last asked for."""
 
     def plan(
         self, queries: Iterable[MetricQuery], now: datetime
@@ -58,31 +62,36 @@ class History:
             self._touched.add(query.resource_id)
             old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
             if new.status is Status.ERROR:
-                self._series[query] = Series(
-                    old.timestamps, old.values, query.period_s, Status.ERROR, new.error
-                )
+                kept = Series(old.timestamps, old.values, query.period_s, Status.ERROR, new.error)
+                self._keep(query, kept)
                 continue
-            self._series[query] = _spliced(old, new, window, oldest)
+            self._keep(query, _spliced(old, new, window, oldest))
             self._until[query] = window.end
 
-    def current(
-        self, queries: Iterable[MetricQuery], now: datetime
-    ) -> dict[str, dict[str, Series]]:
-        """The series of these queries by resource id and metric name, each as its last fetch
-        left it: the lookback up to that fetch (a series changes only when new data arrives,
-        so what is built on it can be kept until then). Queries no longer asked for (their
-        resources are gone, or their tier reads less) are forgotten."""
-        wanted = set(queries)
-        for gone in [q for q in self._series if q not in wanted]:
-            del self._series[gone]
-            self._until.pop(gone, None)
-            self._touched.add(gone.resource_id)
-        out: dict[str, dict[str, Series]] = {}
-        for query in wanted:
-            series = self._series.get(query)
-            if series is not None:
-                out.setdefault(query.resource_id, {})[query.metric] = series
-        return out
+    def _keep(self, query: MetricQuery, series: Series) -> None:
+        self._series[query] = series
+        self._grouped.setdefault(query.resource_id, {})[query.metric] = series
+
+    def current(self, wanted: Mapping[str, Sequence[MetricQuery]]) -> dict[str, dict[str, Series]]:
+        """The series of the queries `wanted` (by resource id), by resource id and metric
+        name, each as its last fetch left it: the lookback up to that fetch (a series changes
+        only when new data arrives, so what is built on it can be kept until then). Queries
+        no longer asked for (their resources are gone, or their tier reads less) are
+        forgotten; asked again for the very same mapping, nothing is. What is returned is the
+        history's own: read it before the next merge."""
+        if wanted is not self._asked:
+            asked = {q for queries in wanted.values() for q in queries}
+            for gone in [q for q in self._series if q not in asked]:
+                series = self._series.pop(gone)
+                self._until.pop(gone, None)
+                self._touched.add(gone.resource_id)
+                mine = self._grouped.get(gone.resource_id, {})
+                if mine.get(gone.metric) is series:  # not a query of the same name kept
+                    del mine[gone.metric]
+                if not mine:
+                    self._grouped.pop(gone.resource_id, None)
+            self._asked = wanted
+        return self._grouped
 
     def take_touched(self) -> set[str]:
         """The resources whose series changed (merged or forgotten) since the last call."""

@@ -11,6 +11,12 @@ from tests.helpers import T0
 
 VOLUME = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 60)
 INSTANCE = MetricQuery("i-1", "AWS/EC2", "EBSReadOps", "InstanceId", "Sum", 300)
+ASKED = {VOLUME.resource_id: [VOLUME]}
+
+
+def held(h: History) -> Series:
+    """The volume's series as the history holds it, asked for the volume alone."""
+    return h.current(ASKED)[VOLUME.resource_id][VOLUME.metric]
 
 
 def at(minutes: float, seconds: float = 30):
@@ -59,7 +65,7 @@ def test_new_points_replace_those_in_their_window_and_late_ones_are_taken():
     h.merge(first, {VOLUME: fill(first, 1.0)})
     [(second, _)] = h.plan([VOLUME], at(1))
     h.merge(second, {VOLUME: fill(second, 2.0)})
-    series = h.current([VOLUME], at(1))[VOLUME.resource_id][VOLUME.metric]
+    series = held(h)
     assert series.status is Status.OK
     assert tuple(series.values[-6:]) == (2.0,) * 6  # the overlap was refetched
     assert series.values[0] == 1.0
@@ -74,7 +80,7 @@ def test_a_failed_fetch_keeps_what_was_known_and_is_retried_from_the_same_point(
     [(failed, _)] = h.plan([VOLUME], at(1))
     h.merge(failed, {VOLUME: Series.failed("Throttling")})
     assert h.take_touched() == {VOLUME.resource_id}  # an error is news too
-    series = h.current([VOLUME], at(1))[VOLUME.resource_id][VOLUME.metric]
+    series = held(h)
     assert series.status is Status.ERROR and series.error == "Throttling"
     assert len(series) == 180  # as the last good fetch left it: nothing new to trim against
     [(retry, _)] = h.plan([VOLUME], at(2))
@@ -86,7 +92,7 @@ def test_queries_of_resources_that_are_gone_are_forgotten():
     for window, group in h.plan([VOLUME, INSTANCE], at(0)):
         h.merge(window, {q: fill(window) for q in group})
     h.take_touched()
-    assert set(h.current([VOLUME], at(0))) == {VOLUME.resource_id}
+    assert set(h.current(ASKED)) == {VOLUME.resource_id}
     assert len(h) == 1
     assert h.take_touched() == {INSTANCE.resource_id}  # its states are built again
     assert h.take_touched() == set()
@@ -100,7 +106,7 @@ def test_history_is_trimmed_to_the_lookback():
     for minute in range(0, 30):
         for window, group in h.plan([VOLUME], at(minute, 0)):
             h.merge(window, {q: fill(window) for q in group})
-    series = h.current([VOLUME], at(29, 0))[VOLUME.resource_id][VOLUME.metric]
+    series = held(h)
     assert len(series) <= 11
 
 
@@ -110,12 +116,12 @@ def test_history_is_trimmed_to_the_lookback():
     st.integers(min_value=1, max_value=20),
     st.lists(st.integers(min_value=-5, max_value=25), unique=True, max_size=20),
 )
-def test_a_merge_replaces_the_window_and_drops_what_left_the_lookback(held, start, size, got):
+def test_a_merge_replaces_the_window_and_drops_what_left_the_lookback(minutes, start, size, got):
     """Cut and joined by position, a merge equals its definition point by point: the old
     points outside the window and within the lookback, and every new point."""
     lookback_min = 30
     h = History(lookback_s=lookback_min * 60, overlap_s=300, settle_s=0)
-    old = Series.of([(T0 + timedelta(minutes=m), float(m)) for m in held], 60)
+    old = Series.of([(T0 + timedelta(minutes=m), float(m)) for m in minutes], 60)
     h._series[VOLUME] = old  # as earlier merges left it
     window = Window(T0 + timedelta(minutes=start), T0 + timedelta(minutes=start + size), 60)
     new = Series.of([(window.start + timedelta(minutes=m), -1.0 - m) for m in got], 60)
@@ -125,4 +131,17 @@ def test_a_merge_replaces_the_window_and_drops_what_left_the_lookback(held, star
         [(t, v) for t, v in old.points() if not window.start <= t < window.end and t >= oldest]
         + new.points()
     )
-    assert h.current([VOLUME], window.end)[VOLUME.resource_id][VOLUME.metric].points() == expected
+    assert held(h).points() == expected
+
+
+def test_a_query_asked_at_another_period_replaces_the_old_one_under_its_name():
+    h = history()
+    for window, group in h.plan([VOLUME], at(0)):
+        h.merge(window, {q: fill(window, 1.0) for q in group})
+    coarse = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 300)
+    asked = {VOLUME.resource_id: [coarse]}
+    for window, group in h.plan([coarse], at(0)):
+        h.merge(window, {q: fill(window, 5.0) for q in group})
+    series = h.current(asked)[VOLUME.resource_id][VOLUME.metric]
+    assert series.period_s == 300 and set(series.values) == {5.0}
+    assert len(h) == 1  # the one-minute query is forgotten
