@@ -122,6 +122,20 @@ def test_once_json_against_an_endpoint(moto_server):
     assert "gp2-burst-exhaustion" in text.stdout
     assert "→ 0 in" in text.stdout
 
+    # The region from AWS_REGION alone, as `docker run -e AWS_REGION=…` gives it.
+    only_aws_region = {k: v for k, v in os.environ.items() if k != "AWS_DEFAULT_REGION"}
+    only_aws_region |= {"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": moto_server}
+    alone = subprocess.run(
+        [sys.executable, "-m", "analyzer", "once"],
+        capture_output=True,
+        text=True,
+        env=only_aws_region,
+        timeout=120,
+        check=False,
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert "gp2-burst-exhaustion" in alone.stdout
+
 
 def free_port() -> int:
     import socket

@@ -40,3 +40,16 @@ def test_retries_are_standard_unless_the_user_chose(monkeypatch):
     assert client_config().retries == {"mode": "standard", "max_attempts": 5}
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
     assert client_config().retries is None
+
+
+def test_the_region_comes_from_aws_region_first(monkeypatch):
+    from analyzer.collect.aws import default_region
+
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    assert default_region() is None
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")  # what a container or an EKS pod is given
+    assert default_region() == "eu-west-1"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-2")
+    assert default_region() == "eu-west-1"  # as the SDKs and the AWS CLI rank them
+    monkeypatch.delenv("AWS_REGION")
+    assert default_region() == "us-east-2"
