@@ -219,6 +219,7 @@ def build(
     )
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
     channel = channel_for(settings.webhook_url(), settings.dry_run, fallback)
+    telemetry.expect_channel(channel.name)
     daemon = Daemon(
         settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock
     )

@@ -87,6 +87,10 @@ def test_fire_repeat_restart_retry_and_resolve(tmp_path, receiver, account):
     volume, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
     process = build(tmp_path, receiver, clients, clock)
+    # Deliveries are counted from zero before the first one, failed or not.
+    assert (
+        sample(process, "ebs_analyzer_notifications_total", channel="slack", outcome="error") == 0
+    )
 
     # First cycle: the backfill already shows 55 minutes at the cap. Slack says 429 once.
     receiver.answer((429, {"Retry-After": "1"}))

@@ -78,8 +78,8 @@ def default_region() -> str | None:
     """The region the AWS SDKs would use: `AWS_REGION`, which the SDKs and the AWS CLI read
     first (https://docs.aws.amazon.com/sdkref/latest/guide/feature-region.html) but botocore
     does not, then botocore's chain: `AWS_DEFAULT_REGION`, the profile's `region`."""
-    if region := os.environ.get("AWS_REGION", "").strip():
-        return region
+    if chosen := os.environ.get("AWS_REGION", "").strip():
+        return chosen
     try:
         region: str | None = boto3.session.Session().region_name
         return region

@@ -22,6 +22,9 @@ POLL_BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 SECONDS_PER_MONTH = 30 * 86400
 
 
+OUTCOMES = ("success", "error")
+
+
 @dataclass
 class Telemetry:
     """The daemon's own metrics, in its own registry."""
@@ -78,6 +81,18 @@ class Telemetry:
             ["tier"],
             registry=r,
         )
+        # Every series a counter will have, at zero from the start: an `increase()` over a
+        # series that appears with its first event misses that event.
+        for outcome in OUTCOMES:
+            self.requests.labels("GetMetricData", outcome)
+            self.cycles.labels(outcome)
+        for tier in (*(t.value for t in Tier), "full"):
+            self.metrics_requested.labels(tier)
+
+    def expect_channel(self, channel: str) -> None:
+        """The channel notifications will go to: its deliveries counted from zero."""
+        for outcome in OUTCOMES:
+            self.notifications.labels(channel, outcome)
 
     def cycle_succeeded(
         self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
