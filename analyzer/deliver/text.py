@@ -10,6 +10,7 @@ from analyzer.deliver.rows import to_dict
 from analyzer.model import units
 from analyzer.model.findings import Finding
 from analyzer.model.resources import ResourceType
+from analyzer.model.series import Status
 from analyzer.model.state import Snapshot
 from analyzer.model.units import Unit, format_rate
 
@@ -58,7 +59,7 @@ HEADER = (
 def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
     data = to_dict(snap, findings)
     rows = data["resources"]
-    lines = [_title(snap, rows), "", *_findings(findings), "RESOURCES"]
+    lines = [_title(snap, rows), "", *_findings(findings, rows), "RESOURCES"]
     lines += ["  " + line for line in table(_resource_table(rows))]
     lines += [f"  ! {r['resource_id']}: {r['error']}" for r in rows if r.get("error")]
     return "\n".join(lines) + "\n"
@@ -78,9 +79,9 @@ def _title(snap: Snapshot, rows: list[dict[str, Any]]) -> str:
     )
 
 
-def _findings(findings: Sequence[Finding]) -> list[str]:
+def _findings(findings: Sequence[Finding], rows: list[dict[str, Any]]) -> list[str]:
     if not findings:
-        return ["No findings: no storage limit is holding a workload back.", ""]
+        return [_no_findings(rows), ""]
     lines = [f"FINDINGS ({len(findings)})"]
     for f in findings:
         lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
@@ -89,6 +90,26 @@ def _findings(findings: Sequence[Finding]) -> list[str]:
             lines.append(f"            next: {f.next_bottleneck.text()}")
         lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
     return [*lines, ""]
+
+
+def _no_findings(rows: list[dict[str, Any]]) -> str:
+    """No findings is a verdict only about the resources that had data."""
+    if not rows:
+        return "No findings: no resources to watch (check the region and the tag filters)."
+    judged = sum(1 for r in rows if r["status"] == Status.OK.value)
+    missing = sum(1 for r in rows if r["status"] == Status.NO_DATA.value)
+    failed = sum(1 for r in rows if r["status"] == Status.ERROR.value)
+    unread = []
+    if missing:
+        unread.append(f"{missing} had no data (detached, stopped or not reporting)")
+    if failed:
+        unread.append(f"{failed} could not be read (see below)")
+    if not judged:
+        return f"No verdict: none of the {len(rows)} resource(s) had data: {' and '.join(unread)}."
+    verdict = f"No findings: no storage limit is holding back the {judged} resource(s) with data."
+    if unread:
+        verdict += f" Nothing is said about the others: {' and '.join(unread)}."
+    return verdict
 
 
 def _resource_table(rows: list[dict[str, Any]]) -> list[list[str]]:

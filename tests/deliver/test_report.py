@@ -3,6 +3,7 @@ import json
 from analyzer.deliver import report
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
+from analyzer.model.series import Status
 from analyzer.model.units import MB
 from tests.helpers import analyze, instance_state, series, shop_volume, snapshot_of, volume_state
 
@@ -83,4 +84,21 @@ def test_text_report_reads_at_a_glance():
 
 def test_no_findings_says_so():
     snap = snapshot_of(volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000))
-    assert "No findings" in report.to_text(snap, [])
+    assert "No findings: no storage limit is holding back the 1 resource(s) with data." in (
+        report.to_text(snap, [])
+    )
+
+
+def test_no_findings_is_no_verdict_about_resources_without_data():
+    quiet = volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000)
+    silent = volume_state("gp3", 100, {}, iops=3_000, volume_id="vol-2", status=Status.NO_DATA)
+    failed = volume_state("gp3", 100, {}, volume_id="vol-3", status=Status.ERROR)
+    text = report.to_text(snapshot_of(quiet, silent, failed), [])
+    assert (
+        "No findings: no storage limit is holding back the 1 resource(s) with data. Nothing is "
+        "said about the others: 1 had no data (detached, stopped or not reporting) and 1 could "
+        "not be read (see below)." in text
+    )
+    text = report.to_text(snapshot_of(silent), [])
+    assert "No verdict: none of the 1 resource(s) had data" in text
+    assert "No findings" not in text
