@@ -1,8 +1,9 @@
 """One time to empty per resource per cycle: the finding, the report row and the `/metrics`
 gauge agree, whatever the rate window of the rule that applies.
 
-The loads below change partway through the window, so each window gives a different drain: a
-second computation with any other window would show up as a disagreement.
+The loads below rise steadily through the hour, so each window gives a different drain (and no
+single change of load, from which the forecast would read instead): a second computation with
+any other window would show up as a disagreement.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ WINDOWS = ["5m", "10m", "15m", "30m"]
 R5 = InstanceType("r5.xlarge", 6_000, 18_750, 106.25 * MB, 593.75 * MB, 32 * GIB, nitro=True)
 
 
-def _rising(low: float, high: float, minutes: int = 60, rise_at: int = 52) -> list[float]:
-    return [low] * rise_at + [high] * (minutes - rise_at)
+def _rising(low: float, high: float, minutes: int = 60) -> list[float]:
+    return [low + (high - low) * i / (minutes - 1) for i in range(minutes)]
 
 
 def st1_volume() -> ResourceState:
-    """1 TiB st1 whose sequential load rose from 100 to 250 MiB/s eight minutes ago."""
+    """1 TiB st1 whose sequential load rose steadily from 100 to 250 MiB/s over the hour."""
     bps = _rising(100 * MIB, 250 * MIB)
     return volume_state(
         "st1",
@@ -43,7 +44,7 @@ def st1_volume() -> ResourceState:
 
 
 def gp2_volume() -> ResourceState:
-    """gp2 100 GiB whose reads rose from 1,000 to 2,500 IOPS eight minutes ago."""
+    """gp2 100 GiB whose reads rose steadily from 1,000 to 2,500 IOPS over the hour."""
     iops = _rising(1_000, 2_500)
     return volume_state(
         "gp2",
@@ -57,7 +58,7 @@ def gp2_volume() -> ResourceState:
 
 
 def rds_gp2() -> ResourceState:
-    """MySQL on gp2 800 GiB (four stripes: 2,400 IOPS baseline), reads rising to 9,000."""
+    """MySQL on gp2 800 GiB (four stripes: 2,400 IOPS baseline), reads rising steadily to 9,000."""
     db = DbInstance(
         "orders", "us-east-1", "mysql", "db.r5.xlarge", "gp2", 800, "available", class_info=R5
     )

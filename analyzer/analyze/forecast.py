@@ -26,6 +26,8 @@ class CreditForecast:
     """Credits lost per second (negative while filling)."""
     seconds_to_empty: float | None
     """From the forecast's reference time; None while the bucket is not draining."""
+    read_from: datetime | None = None
+    """Where the rate was read from: the window's start, or where the load changed in it."""
 
 
 def bucket_forecast(
@@ -47,7 +49,7 @@ def bucket_forecast(
     if reading is None:
         return None
     balance_at, percent = reading
-    start = at - timedelta(seconds=rate_window_s)
+    start = drain_began(bucket, iops, throughput, at, rate_window_s)
     mean_iops = iops.between(start, at).mean()
     mean_bps = throughput.between(start, at).mean()
     if mean_iops is None and mean_bps is None:
@@ -58,7 +60,67 @@ def bucket_forecast(
     if seconds is not None:
         elapsed = (reference - balance_at).total_seconds()
         seconds = max(seconds - elapsed, 0.0)
-    return CreditForecast(percent, balance_at, consumption, drain, seconds)
+    return CreditForecast(percent, balance_at, consumption, drain, seconds, start)
+
+
+MIN_REGIME_PERIODS = 2
+"""A rate seen for fewer periods than this is not yet a regime of its own."""
+EXPLAINED = 0.8
+"""Two stretches of the window are two regimes when their two means account for this share of
+the charges' spread over the window..."""
+LEVEL_CHANGE = 1.1
+"""...and one mean is at least this many times the other: not noise around one level."""
+
+
+def drain_began(
+    bucket: CreditBucket, iops: Series, throughput: Series, at: datetime, rate_window_s: float
+) -> datetime:
+    """Where the rate window's drain is read from: its start, or where the load changed
+    within it, the first whole period of the new load.
+
+    The heuristic (one change point): the window's charges per period are split where two
+    means fit them best, and the split is taken when those two means explain most of the
+    spread (`EXPLAINED`) and differ by more than noise (`LEVEL_CHANGE`). A burst that began
+    within the window, averaged with the quiet periods before it, understates the drain, badly
+    where the baseline is close to the burst rate (a large gp2 volume four minutes into a
+    burst looked five times further from empty than it was); a burst that ended within it
+    overstates it. The new stretch loses its first period when it
+    is longer than `MIN_REGIME_PERIODS`, since the load may have changed within that period.
+    """
+    start = at - timedelta(seconds=rate_window_s)
+    ops = dict(iops.between(start, at).points())
+    data = dict(throughput.between(start, at).points())
+    stamps = sorted(ops.keys() | data.keys())
+    charges = [bucket.consumption(ops.get(t, 0.0), data.get(t, 0.0)) for t in stamps]
+    split = _change_point(charges)
+    if split is None:
+        return start
+    return stamps[split + 1] if len(stamps) - split > MIN_REGIME_PERIODS else stamps[split]
+
+
+def _change_point(values: list[float]) -> int | None:
+    """The index where the last stretch of a different level begins, if there is one."""
+    best: tuple[float, int] | None = None
+    for k in range(1, len(values) - MIN_REGIME_PERIODS + 1):
+        cost = _spread(values[:k]) + _spread(values[k:])
+        if best is None or cost < best[0]:
+            best = (cost, k)
+    if best is None:
+        return None
+    cost, k = best
+    before, after = _mean(values[:k]), _mean(values[k:])
+    low, high = min(before, after), max(before, after)
+    explained = _spread(values) - cost >= EXPLAINED * _spread(values)
+    return k if explained and high > 0 and high >= LEVEL_CHANGE * low else None
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _spread(values: list[float]) -> float:
+    mean = _mean(values)
+    return sum((v - mean) ** 2 for v in values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ def _bucket_outlook(
             credits=model.credits(current),
             charged_rate=forecast.consumption,
             drain_per_second=forecast.drain,
+            rate_read_from=forecast.read_from.isoformat() if forecast.read_from else None,
         )
         seconds = forecast.seconds_to_empty
     else:

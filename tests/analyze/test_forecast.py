@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.analyze.forecast import bucket_forecast, trend_forecast
+from analyzer.analyze.forecast import bucket_forecast, drain_began, trend_forecast
 from analyzer.model import limits
 from analyzer.model.units import KIB, MIB
 from tests.helpers import T0, minutes, series
@@ -117,3 +117,26 @@ def test_trend_forecast_flat_or_rising_is_not_empty():
     assert trend_forecast(series([50] * 5), AT, AT, 600).seconds_to_empty is None
     assert trend_forecast(series([10, 20]), AT, AT, 600).seconds_to_empty is None
     assert trend_forecast(series([10]), AT, AT, 600) is None
+
+
+def read_from(per_minute):
+    """Where a 10-minute window of these per-minute IOPS (16 KiB) on gp2 100 GiB is read from,
+    as minutes before its end."""
+    bucket = limits.gp2(100).bucket
+    at = T0 + minutes(len(per_minute))
+    iops = series(per_minute)
+    start = drain_began(bucket, iops, series([v * 16 * KIB for v in per_minute]), at, 600)
+    return round((at - start).total_seconds() / 60)
+
+
+def test_the_drain_is_read_from_where_the_load_changed():
+    assert read_from([100] * 6 + [3_000] * 4) == 3  # a burst: its first minute is left out
+    assert read_from([100] * 8 + [3_000] * 2) == 2  # two minutes: a regime already
+    assert read_from([100] * 9 + [3_000]) == 10  # one minute is not yet a regime
+    assert read_from([3_000] * 6 + [100] * 4) == 3  # a burst that ended: the quiet speaks
+
+
+def test_noise_and_steady_ramps_are_one_regime():
+    assert read_from([1_000, 1_100, 950, 1_050, 1_000, 980, 1_020, 1_090, 940, 1_010]) == 10
+    assert read_from([1_000 + 150 * k for k in range(10)]) == 10
+    assert read_from([2_000] * 10) == 10
