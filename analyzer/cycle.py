@@ -67,6 +67,7 @@ class Analyzer:
     otherwise every metric of every resource (`once`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
+    _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
     _projected: tuple[dict[str, Inventory], tuple[int, ...], Projection] | None = field(
         default=None, repr=False
     )
@@ -150,6 +151,7 @@ class Analyzer:
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(snap, self.rules, self.price_list, self._judgements)
+        self._say_mismatches(analysis.snapshot)
         projection = self._project(inventories)
         duration = time.monotonic() - started
         log.info(
@@ -168,6 +170,19 @@ class Analyzer:
         return CycleResult(
             analysis.snapshot, analysis.firing, analysis.pending, duration, projection
         )
+
+    def _say_mismatches(self, snapshot: Snapshot) -> None:
+        """Log a resource whose data contradicts a modelled limit once, when it starts to."""
+        now = {(s.ref.region, s.ref.resource_id): s for s in snapshot.resources if s.mismatches}
+        for key in now.keys() - self._mismatched:
+            state = now[key]
+            log.warning(
+                "model.mismatch",
+                region=state.ref.region,
+                resource=state.ref.resource_id,
+                limits=[m.text() for m in state.mismatches],
+            )
+        self._mismatched = set(now)
 
     def costs(self) -> dict[str, dict[str, Projection]]:
         """Per region, from the inventory alone: the month's bill with every resource idle,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
 from analyzer.analyze.headroom import next_bottleneck
+from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
@@ -47,6 +48,8 @@ def analyze(
         if kept is None:
             windows = ruleset.forecast_windows(bare)
             kept = with_outlook(bare, windows, snapshot.data_end, snapshot.generated_at)
+            if found := mismatches(kept, snapshot.data_end):
+                kept = replace(kept, mismatches=found)
             fresh.append(kept)
         states.append(kept)
     bares = snapshot.resources

@@ -50,7 +50,8 @@ def _candidates(
             (Unit.BYTES_PER_SECOND, bps, envelope.throughput_bps),
         ):
             limit = full if burst_level else state.limit(layer, unit, at)
-            if observed and limit:
+            mismatched = any(m.bottleneck is layer.bottleneck(unit) for m in state.mismatches)
+            if observed and limit and not mismatched:
                 out.append(
                     _Candidate(layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit)
                 )

@@ -13,6 +13,7 @@ from analyzer.model.findings import Finding, NextBottleneck
 from analyzer.model.limits import rds_stripes
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
+from analyzer.model.series import Status
 from analyzer.model.state import ResourceState, Snapshot
 
 
@@ -75,7 +76,7 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
         "burst_balance_percent": _balance(state, at),
         "seconds_to_empty": round(found.seconds_to_empty, 1) if found else None,
         "avg_io_size_bytes": _latest(state, Measure.AVG_IO_SIZE, at),
-        "status": state.status.value,
+        "status": _status(state),
         "iops_utilization": _ratio(iops, iops_limit),
         "throughput_utilization": _ratio(bps, bps_limit),
         "state": resource.state,
@@ -83,6 +84,8 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
     }
     if state.envelope is not None and state.envelope.approximate:
         row["limits_approximate"] = True
+    if state.mismatches:
+        row["model_mismatch"] = [m.text() for m in state.mismatches]
     if state.error:
         row["error"] = state.error
     if state.notes:
@@ -175,3 +178,10 @@ def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
         "resources": [resource_row(s, snap) for s in sorted(snap.resources, key=_order)],
         "findings": [finding_row(f) for f in findings],
     }
+
+
+def _status(state: ResourceState) -> str:
+    """The fetch's outcome; `model_mismatch` where the data contradicts a modelled limit."""
+    if state.status is Status.OK and state.mismatches:
+        return "model_mismatch"
+    return state.status.value

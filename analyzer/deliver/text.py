@@ -99,16 +99,20 @@ def _no_findings(rows: list[dict[str, Any]]) -> str:
     judged = sum(1 for r in rows if r["status"] == Status.OK.value)
     missing = sum(1 for r in rows if r["status"] == Status.NO_DATA.value)
     failed = sum(1 for r in rows if r["status"] == Status.ERROR.value)
+    contradicted = sum(1 for r in rows if r["status"] == "model_mismatch")
     unread = []
+    if contradicted:
+        unread.append(f"{contradicted} showed more than their modelled limits (model_mismatch)")
     if missing:
         unread.append(f"{missing} had no data (detached, stopped or not reporting)")
     if failed:
         unread.append(f"{failed} could not be read (see below)")
+    others = " and ".join(unread)
     if not judged:
-        return f"No verdict: none of the {len(rows)} resource(s) had data: {' and '.join(unread)}."
+        return f"No verdict: none of the {len(rows)} resource(s) could be judged: {others}."
     verdict = f"No findings: no storage limit is holding back the {judged} resource(s) with data."
     if unread:
-        verdict += f" Nothing is said about the others: {' and '.join(unread)}."
+        verdict += f" Nothing is said about the others: {others}."
     return verdict
 
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from functools import cached_property
 from types import MappingProxyType
 
+from analyzer.model.findings import Bottleneck
 from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
 from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
@@ -40,6 +41,25 @@ class FetchStats:
         self.errors.extend(other.errors)
 
 
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """A modelled limit that what CloudWatch shows stays clearly above: the model is wrong for
+    this resource, so nothing is built on that limit."""
+
+    bottleneck: Bottleneck
+    limit: float
+    observed: float
+    """The mean rate over the window, counted as the limit counts."""
+    window_s: float
+
+    def text(self) -> str:
+        what = self.bottleneck.value.replace("_", " ")
+        return (
+            f"the {what} limit model disagrees with what CloudWatch shows: "
+            f"{self.observed / self.limit:.0%} of it on average over {self.window_s / 60:.0f} min"
+        )
+
+
 NOTHING = Series()
 """A measure the resource does not have."""
 EMPTY_BALANCE_PERCENT = 1.0
@@ -63,6 +83,8 @@ class ResourceState:
     """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
     windows: ForecastWindows = field(default_factory=ForecastWindows)
     """The windows its rates and its credit outlook are read over."""
+    mismatches: tuple[Mismatch, ...] = ()
+    """Limits the data contradicts; set by the analysis stage."""
     outlook: Outlook | None = None
     """The bucket that empties first and when, at the snapshot's data end; set by the analysis
     stage. None while no bucket is draining, when a balance is missing, or once empty."""

@@ -100,5 +100,5 @@ def test_no_findings_is_no_verdict_about_resources_without_data():
         "not be read (see below)." in text
     )
     text = report.to_text(snapshot_of(silent), [])
-    assert "No verdict: none of the 1 resource(s) had data" in text
+    assert "No verdict: none of the 1 resource(s) could be judged: 1 had no data" in text
     assert "No findings" not in text

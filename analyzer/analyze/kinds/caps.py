@@ -83,6 +83,8 @@ class _CapRule(RuleBase):
         return not flags or max(flags) < 1
 
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
+        if any(m.bottleneck is layer.bottleneck(self.unit) for m in state.mismatches):
+            return None  # the data contradicts this limit: nothing is built on it
         # The limit, if any, is the one with credits left: test the window against it first,
         # which rules out most resources before their balance is read.
         ceiling = layer.limit(self.unit, credits_left=True)
