@@ -165,6 +165,9 @@ def _family(
     return family
 
 
+HAD_DATA = frozenset({"ok", "model_mismatch"})
+
+
 def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     labels = ("region", "volume_id", "volume_type", "instance_id")
 
@@ -174,9 +177,10 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
         "ebs_analyzer_volume_up",
-        "Volume: 1 when the latest cycle had its data, 0 on no data or an error.",
+        "Volume: 1 when the latest cycle had its data (status ok, or model_mismatch where it "
+        "contradicts a modelled limit), 0 on no data or an error.",
         (*labels, "status"),
-        [((*ids(r), r["status"]), float(r["status"] == "ok")) for r in rows],
+        [((*ids(r), r["status"]), float(r["status"] in HAD_DATA)) for r in rows],
     )
 
 
