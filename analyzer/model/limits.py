@@ -145,8 +145,13 @@ def gp3(iops: int | None, throughput_mibps: int | None) -> Envelope:
     )
 
 
+XEN_MAX_IOPS = 32_000.0
+"""io1 and io2 deliver at most 32,000 IOPS on an instance not built on Nitro, whatever is
+provisioned (AWS's Provisioned IOPS SSD documentation; DOMAIN.md)."""
+
+
 def io1(iops: int, nitro: bool | None = True) -> Envelope:
-    effective = float(iops) if nitro is not False else min(float(iops), 32_000.0)
+    effective = float(iops) if nitro is not False else min(float(iops), XEN_MAX_IOPS)
     if effective <= 32_000:
         throughput = min(effective * 256 * KIB, 500 * MIB)
     else:
@@ -154,9 +159,10 @@ def io1(iops: int, nitro: bool | None = True) -> Envelope:
     return Envelope(effective, throughput, effective, throughput, io_unit_bytes=SSD_IO_BYTES)
 
 
-def io2(iops: int) -> Envelope:
-    throughput = min(0.256 * MIB * iops, 4_000 * MIB)
-    return Envelope(float(iops), throughput, float(iops), throughput, io_unit_bytes=SSD_IO_BYTES)
+def io2(iops: int, nitro: bool | None = True) -> Envelope:
+    effective = float(iops) if nitro is not False else min(float(iops), XEN_MAX_IOPS)
+    throughput = min(0.256 * MIB * effective, 4_000 * MIB)
+    return Envelope(effective, throughput, effective, throughput, io_unit_bytes=SSD_IO_BYTES)
 
 
 def standard() -> Envelope:
@@ -164,7 +170,8 @@ def standard() -> Envelope:
 
 
 def volume_envelope(volume: Volume, instance_type: InstanceType | None = None) -> Envelope | None:
-    """The envelope of a volume; io1 depends on whether its instance is built on Nitro."""
+    """The envelope of a volume; io1 and io2 depend on whether its instance is built on
+    Nitro (unknown counts as Nitro: every current generation is)."""
     match volume.volume_type:
         case "gp2":
             return gp2(volume.size_gib)
@@ -173,7 +180,7 @@ def volume_envelope(volume: Volume, instance_type: InstanceType | None = None) -
         case "io1" if volume.iops:
             return io1(volume.iops, instance_type.nitro if instance_type else None)
         case "io2" if volume.iops:
-            return io2(volume.iops)
+            return io2(volume.iops, instance_type.nitro if instance_type else None)
         case "st1":
             return st1(volume.size_gib)
         case "sc1":

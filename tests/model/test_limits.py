@@ -140,6 +140,14 @@ def test_io2_throughput_is_0_256_mib_per_iops_up_to_4000(iops: int, throughput_m
     assert limits.io2(iops).throughput_bps == pytest.approx(throughput_mib * MIB)
 
 
+def test_io2_delivers_at_most_32000_iops_off_nitro() -> None:
+    """AWS: io2 attached to an instance not built on Nitro delivers at most 32,000 IOPS."""
+    assert limits.XEN_MAX_IOPS == 32_000
+    assert limits.io2(64_000, nitro=False).iops == 32_000
+    assert limits.io2(64_000, nitro=True).iops == 64_000
+    assert limits.io2(64_000, nitro=None).iops == 64_000  # unknown: a current generation
+
+
 def test_standard_is_marked_approximate() -> None:
     assert limits.standard().approximate
 
@@ -150,6 +158,9 @@ def test_volume_envelope_dispatches_on_type() -> None:
 
     assert limits.volume_envelope(volume("gp2")) == limits.gp2(100)
     assert limits.volume_envelope(volume("io2", iops=5_000)) == limits.io2(5_000)
+    assert limits.volume_envelope(
+        volume("io2", iops=50_000), InstanceType("m4.large", nitro=False)
+    ) == limits.io2(50_000, False)
     assert limits.volume_envelope(
         volume("io1", iops=50_000), InstanceType("m4.large", nitro=False)
     ) == limits.io1(50_000, False)
