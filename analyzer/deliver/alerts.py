@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 
 import structlog
 
-from analyzer.model.findings import Finding, Severity
+from analyzer.model import units
+from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.resources import ResourceType
+from analyzer.model.units import format_rate
 
 MIN_ABSENT_CYCLES = 2
 
@@ -83,6 +85,25 @@ class Alert:
     @property
     def notified(self) -> bool:
         return self.last_sent is not None
+
+    def cleared(self, now: datetime) -> str:
+        """What cleared and when, for a resolved message: not the firing text again."""
+        f = self.finding
+        credits = f.bottleneck in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
+        if credits and f.seconds_to_empty:
+            what = "no longer forecast to run out of burst credits within the rule's horizon"
+        elif credits:
+            what = "no longer held at its baseline: credits are coming back or the load has eased"
+        elif f.bottleneck is Bottleneck.MEMORY:
+            what = "reads no longer outrun the memory of its class"
+        else:
+            what = f"no longer pinned at its {format_rate(f.limit, f.unit, f.owner)} cap"
+        when = self.absent_since or now
+        fired = units.duration((when - (self.firing_since or self.since)).total_seconds())
+        return (
+            f"{self.resource_id}: {what}; cleared {when.astimezone(UTC):%H:%M} UTC "
+            f"after firing for {fired}."
+        )
 
 
 @dataclass

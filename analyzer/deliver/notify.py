@@ -48,7 +48,7 @@ class ConsoleChannel:
         for alert in alerts:
             finding = alert.finding
             if alert.outbox is Owed.RESOLVED:
-                print(f"{stamp}  RESOLVED  {alert.rule:<32} {finding.summary}", file=out)
+                print(f"{stamp}  RESOLVED  {alert.rule:<32} {alert.cleared(now)}", file=out)
                 continue
             word = "REPEAT" if alert.outbox is Owed.REPEAT else "FIRING"
             print(f"{stamp}  {word:<8}  {alert.severity.value.upper():<8} {alert.rule}", file=out)

@@ -71,7 +71,7 @@ def _firing_section(alert: Alert, now: datetime) -> str:
 
 def _resolved_section(alert: Alert, now: datetime) -> str:
     return (
-        f":white_check_mark: *Resolved* · `{alert.rule}` · fired for {_since(alert, now)}\n"
+        f":white_check_mark: *Resolved* · `{alert.rule}`\n{alert.cleared(now)}\n"
         f"was: {alert.finding.summary}"
     )
 

@@ -156,3 +156,25 @@ def test_even_without_resolve_after_one_absent_cycle_does_not_resolve() -> None:
     assert book.alerts[WARNING.key].state is AlertState.FIRING
     book.update(T0 + timedelta(minutes=2), [], [])
     assert book.alerts[WARNING.key].state is AlertState.RESOLVED
+
+
+def test_a_resolved_message_says_what_cleared_and_when() -> None:
+    cap = replace(
+        WARNING,
+        rule="volume-iops-cap",
+        bottleneck=Bottleneck.VOLUME_IOPS,
+        limit=3_000.0,
+        observed=3_000.0,
+        seconds_to_empty=None,
+    )
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [cap], [])
+    book.delivered(book.owed(), T0)
+    for minute in (34, 35, 40):
+        book.update(T0 + timedelta(minutes=minute), [], [])
+    [alert] = list(book)
+    text = alert.cleared(T0 + timedelta(minutes=40))
+    assert text == (
+        "vol-1: no longer pinned at its 3,000 IOPS cap; cleared 12:34 UTC after firing for 34 min."
+    )
+    assert "→ 0" not in text
