@@ -111,7 +111,11 @@ def for_volume(
 ) -> list[MetricQuery]:
     if not volume.active:
         return []
-    has = {When.BUCKET: has_burst_balance(volume), When.NITRO: nitro is not False}
+    has = {
+        When.BUCKET: has_burst_balance(volume),
+        When.NITRO: nitro is not False,
+        When.XEN: nitro is False,
+    }
     return _queries(
         Namespace.EBS, volume.volume_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier
     )

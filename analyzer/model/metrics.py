@@ -103,6 +103,9 @@ class When(StrEnum):
     """Storage with a burst bucket (gp2, st1, sc1; RDS gp2)."""
     NITRO = "nitro"
     """Volumes on, and instances of, Nitro types (the "exceeded" checks)."""
+    XEN = "xen"
+    """Volumes on instances known not to be Nitro: where no exceeded check exists, the busy
+    time shows a cap reached for part of each minute."""
     EBS_BURST = "ebs_burst"
     """Instance types (and RDS classes) whose EBS baseline is below their maximum."""
 
@@ -134,7 +137,7 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(_E, "VolumeWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES, tier=_ACTIVE),
     Metric(_E, "VolumeTotalReadTime", "Sum", "Seconds", Part.READ_TIME, tier=_FULL),
     Metric(_E, "VolumeTotalWriteTime", "Sum", "Seconds", Part.WRITE_TIME, tier=_FULL),
-    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, tier=_FULL),
+    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, When.XEN, _ACTIVE),
     Metric(_E, "VolumeQueueLength", "Average", "Count", Measure.QUEUE_LENGTH, tier=_FULL),
     Metric(_E, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
     Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT),

@@ -41,7 +41,6 @@ def test_volume_queries_are_sums_at_one_minute():
         "VolumeWriteBytes",
         "VolumeTotalReadTime",
         "VolumeTotalWriteTime",
-        "VolumeIdleTime",
     }
     assert {q.period_s for q in qs} == {60}
     assert {q.namespace for q in qs} == {"AWS/EBS"}
@@ -103,8 +102,17 @@ def test_an_idle_instance_costs_nothing_its_volumes_do_not_already_tell():
     assert "EBSReadOps" in names(queries.for_instance(running, Tier.ACTIVE))
 
 
+def test_idle_time_only_where_no_exceeded_check_exists():
+    """On Xen the busy time shows a cap reached for part of a minute; on Nitro the exceeded
+    checks say it, and idle time would be a metric billed for nothing."""
+    nitro = names(queries.for_volume(volume("gp3"), nitro=True, tier=Tier.ACTIVE))
+    xen = names(queries.for_volume(volume("gp3"), nitro=False, tier=Tier.ACTIVE))
+    assert "VolumeIdleTime" not in nitro and "VolumeIdleTime" in xen
+    assert "VolumeIOPSExceededCheck" not in xen
+
+
 def test_without_tiers_every_metric_is_read():
     full = names(queries.for_volume(volume("gp2"), nitro=True))
-    assert {"VolumeTotalReadTime", "VolumeQueueLength", "VolumeIdleTime"} <= full
+    assert {"VolumeTotalReadTime", "VolumeQueueLength"} <= full
     by_id = queries.for_inventory(Inventory("us-east-1", (volume("gp2"),)), {})
     assert names(by_id["vol-1"]) == {"VolumeReadOps", "VolumeWriteOps"}

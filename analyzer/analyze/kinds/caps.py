@@ -36,6 +36,9 @@ class _CapRule(RuleBase):
 
     unit: ClassVar[Unit]
     exceeded: ClassVar[Measure]
+    active: ClassVar[Measure | None] = None
+    """The rate per busy second (from VolumeIdleTime), read where the exceeded checks are
+    absent: a cap reached for 20 s of every minute averages to a third of it."""
 
     def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
         """The window's rates, as the limit counts them."""
@@ -71,11 +74,25 @@ class _CapRule(RuleBase):
         """No rate of the window is above this (0 without data)."""
         raise NotImplementedError
 
+    def _busy_rates(
+        self, state: ResourceState, layer: Layer, at: datetime
+    ) -> dict[datetime, float]:
+        """The rates per busy second over the window, where a volume has them and CloudWatch's
+        exceeded checks (Nitro only) do not say whether the cap was reached."""
+        if self.active is None or not layer.storage:
+            return {}
+        if recent(state.measure(self.exceeded), at, self.window):
+            return {}
+        return dict(recent(state.measure(self.active), at, self.window).points())
+
     def _never_saturated(
         self, state: ResourceState, layer: Layer, at: datetime, limit: float
     ) -> bool:
         """Cheap first: no datapoint at the threshold and none flagged, as most are."""
         if self._peak(state, layer.envelope, at) >= self.utilization * limit:
+            return False
+        busy = self._busy_rates(state, layer, at)
+        if busy and max(busy.values()) >= self.utilization * limit:
             return False
         if not self.use_exceeded_check:
             return True
@@ -97,18 +114,27 @@ class _CapRule(RuleBase):
         if len(rates) < self.min_datapoints:
             return None
         flagged = self._flagged(state, layer, at)
+        busy = self._busy_rates(state, layer, at)
         threshold = self.utilization * limit
         saturated = [
             t
             for t, v in rates.points()
-            if v >= threshold or (self.use_exceeded_check and flagged.get(t, 0) >= 1)
+            if v >= threshold
+            or (self.use_exceeded_check and flagged.get(t, 0) >= 1)
+            or busy.get(t, 0.0) >= threshold
         ]
         if len(saturated) < self.min_fraction * len(rates):
             return None
         observed = rates.mean() or 0.0
+        # Seconds of each saturated minute spent at the cap, where only the busy rate shows it.
+        at_cap = [
+            rates.period_s * v / busy[t]
+            for t, v in rates.points()
+            if v < threshold and busy.get(t, 0.0) >= threshold
+        ]
         other = _other_dimension(state, layer, at, self.window, self.unit)
         nearer = next(iter(other.values()))
-        if observed < threshold and nearer is not None and nearer > observed / limit:
+        if not at_cap and observed < threshold and nearer is not None and nearer > observed / limit:
             # Only the exceeded checks point here, and the other limit is nearer: that one binds.
             return None
         io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
@@ -118,6 +144,7 @@ class _CapRule(RuleBase):
             "utilization": round(observed / limit, 4),
             "peak": max(rates.values),
             "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
+            "busy_rate_datapoints": len(at_cap),
             "avg_io_size_bytes": io_size,
             **other,
         }
@@ -125,11 +152,33 @@ class _CapRule(RuleBase):
             state,
             layer.bottleneck(self.unit),
             self.window,
-            summary=self._summary(state, layer, limit, observed, len(saturated), rates, io_size),
+            summary=self._summary(state, layer, limit, observed, len(saturated), rates, io_size)
+            if len(at_cap) < len(saturated) / 2
+            else self._burst_summary(state, layer, limit, observed, at_cap, rates, io_size),
             observed=observed,
             limit=limit,
             unit=self.unit,
             evidence=evidence,
+        )
+
+    def _burst_summary(
+        self,
+        state: ResourceState,
+        layer: Layer,
+        limit: float,
+        observed: float,
+        at_cap: list[float],
+        rates: Series,
+        io_size: float | None,
+    ) -> str:
+        minutes = len(rates) * rates.period_s / 60
+        seconds = sum(at_cap) / len(at_cap)
+        io = f"; average I/O {units.size(io_size)}" if io_size else ""
+        return (
+            f"{state.label}: IOPS at its {format_rate(limit, self.unit, layer.owner)} "
+            f"{layer.describe()} cap for about {seconds:.0f} s of each minute in "
+            f"{len(at_cap)} of {len(rates)} minutes over {minutes:.0f} min (minute averages "
+            f"show {observed / limit:.0%} of it; no exceeded checks on this instance){io}."
         )
 
     def _summary(
@@ -175,6 +224,7 @@ class IopsCap(_CapRule):
     kind: Literal["iops_cap"] = "iops_cap"
     unit: ClassVar[Unit] = Unit.IOPS
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
+    active: ClassVar[Measure | None] = Measure.ACTIVE_IOPS
 
     def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
         """Counted IOPS are at most the higher of the operations and the bytes in units."""
