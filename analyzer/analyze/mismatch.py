@@ -29,10 +29,11 @@ def mismatches(state: ResourceState, at: datetime) -> tuple[Mismatch, ...]:
     iops = recent(state.measure(Measure.IOPS), at, WINDOW_S)
     if len(iops) < MIN_DATAPOINTS:
         return ()
-    bps = dict(recent(state.measure(Measure.THROUGHPUT), at, WINDOW_S).points())
-    found = []
+    throughput = recent(state.measure(Measure.THROUGHPUT), at, WINDOW_S)
     peak_iops = max(iops.values)
-    peak_bps = max(bps.values(), default=0.0)
+    peak_bps = max(throughput.values, default=0.0)
+    bps: dict[datetime, float] | None = None
+    found = []
     for layer in state.layers():
         envelope = layer.envelope
         if envelope.approximate:
@@ -42,6 +43,7 @@ def mismatches(state: ResourceState, at: datetime) -> tuple[Mismatch, ...]:
             and ABOVE * layer.limit(Unit.BYTES_PER_SECOND, True) > peak_bps
         ):
             continue  # no datapoint is above either limit: the usual case, and cheap
+        bps = bps if bps is not None else dict(throughput.points())
         counted = [envelope.counted_iops(v, bps.get(t, 0.0)) for t, v in iops.points()]
         for unit, rates in ((Unit.IOPS, counted), (Unit.BYTES_PER_SECOND, list(bps.values()))):
             limit = layer.limit(unit, credits_left=True)

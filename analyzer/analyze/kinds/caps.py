@@ -79,7 +79,7 @@ class _CapRule(RuleBase):
     ) -> dict[datetime, float]:
         """The rates per busy second over the window, where a volume has them and CloudWatch's
         exceeded checks (Nitro only) do not say whether the cap was reached."""
-        if self.active is None or not layer.storage:
+        if self.active is None or not layer.storage or self.active not in state.measures:
             return {}
         if recent(state.measure(self.exceeded), at, self.window):
             return {}
