@@ -6,7 +6,7 @@ st1/sc1: any I/O up to 1 MiB as 1 MiB); instance EBS buckets count their plain r
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -31,6 +31,11 @@ def _charged(
     iops = dict(recent(state.measure(Measure.IOPS), at, window_s).points())
     bps = dict(recent(state.measure(Measure.THROUGHPUT), at, window_s).points())
     return [(t, model.consumption(iops.get(t, 0.0), bps.get(t, 0.0))) for t in rates.timestamps]
+
+
+BEFORE_WINDOW = timedelta(minutes=10)
+BEFORE_ABOVE = 1.1
+"""A rate before the bucket ran out is said only where it was clearly above the baseline."""
 
 
 class CreditsExhausted(RuleBase):
@@ -67,11 +72,16 @@ class CreditsExhausted(RuleBase):
         observed = rates.mean() or 0.0
         kind = bucket.owner
         minutes = len(points) * rates.period_s / 60
+        before = self._before_empty(state, bucket, at)
+        past = (
+            f", down from {format_rate(before, bucket.unit, kind)} while credits lasted"
+            if before is not None and before > BEFORE_ABOVE * bucket.baseline
+            else ""
+        )
         summary = (
             f"{state.label}: burst credits exhausted ({bucket.name} {current:.0f}%); "
             f"throttled at baseline {format_rate(bucket.baseline, bucket.unit, kind)} "
-            f"for the last {minutes:.0f} min, down from "
-            f"{format_rate(bucket.burst, bucket.unit, kind)} while credits lasted."
+            f"for the last {minutes:.0f} min{past}."
         )
         return self.finding(
             state,
@@ -88,5 +98,18 @@ class CreditsExhausted(RuleBase):
                 "baseline": bucket.baseline,
                 "burst": bucket.burst,
                 "pinned_datapoints": len(pinned),
+                "rate_before_empty": before,
             },
         )
+
+    def _before_empty(self, state: ResourceState, bucket: Bucket, at: datetime) -> float | None:
+        """The mean rate over the last ten minutes the history shows with credits left; None
+        where it shows none (then nothing is claimed about the past)."""
+        balance = state.measure(bucket.balance).until(at)
+        last = next((t for t, v in reversed(balance.points()) if v > self.empty_percent), None)
+        if last is None:
+            return None
+        rates = state.measure(bucket.rate).between(
+            last - BEFORE_WINDOW, last + timedelta(minutes=1)
+        )
+        return rates.mean()

@@ -65,6 +65,19 @@ def test_exhausted_and_pinned_at_baseline_is_critical():
     assert evaluate(FORECAST, gp2([150] * 30, [0.0] * 30)) is None
 
 
+def test_what_ran_before_the_bucket_emptied_is_said_only_where_the_history_shows_it():
+    # 1,500 IOPS while 5 % was left, then empty and held at 150: not "down from 3,000".
+    iops = [1_500] * 12 + [150] * 18
+    balance = [5.0] * 12 + [0.0] * 18
+    finding = evaluate(EXHAUSTED, gp2(iops, balance))
+    assert finding is not None
+    assert "down from 1,500 IOPS while credits lasted" in finding.summary
+    assert finding.evidence["rate_before_empty"] == 1_500
+    # Empty over all the history held: nothing is claimed about before.
+    finding = evaluate(EXHAUSTED, gp2([150] * 30, [0.0] * 30))
+    assert finding is not None and "down from" not in finding.summary
+
+
 def test_empty_but_idle_is_not_a_bottleneck():
     assert evaluate(EXHAUSTED, gp2([20] * 30, [0.0] * 30)) is None
 
