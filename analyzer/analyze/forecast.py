@@ -63,6 +63,30 @@ def bucket_forecast(
     return CreditForecast(percent, balance_at, consumption, drain, seconds, start)
 
 
+def seconds_to_full(
+    bucket: CreditBucket,
+    balance: Series,
+    iops: Series,
+    throughput: Series,
+    at: datetime,
+    rate_window_s: float,
+) -> float | None:
+    """Seconds until a bucket that is refilling is full at the present rate (read as the drain
+    is); None where it is full, draining, or not read."""
+    reading = latest_balance(balance, at)
+    if reading is None or reading[1] >= 100.0:
+        return None
+    start = drain_began(bucket, iops, throughput, at, rate_window_s)
+    mean_iops = iops.between(start, at).mean()
+    mean_bps = throughput.between(start, at).mean()
+    if mean_iops is None and mean_bps is None:
+        return None
+    drain = bucket.drain(bucket.consumption(mean_iops or 0.0, mean_bps or 0.0))
+    if drain >= 0:
+        return None
+    return (bucket.capacity - bucket.credits(reading[1])) / -drain
+
+
 MIN_REGIME_PERIODS = 2
 """A rate seen for fewer periods than this is not yet a regime of its own."""
 EXPLAINED = 0.8

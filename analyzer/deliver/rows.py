@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from analyzer.analyze.forecast import seconds_to_full
 from analyzer.model.findings import Finding, NextBottleneck
 from analyzer.model.limits import rds_stripes
 from analyzer.model.metrics import Measure
@@ -40,6 +41,27 @@ def _balance(state: ResourceState, at: datetime) -> float | None:
     if state.has_storage:
         return state.balance(Measure.BURST_BALANCE, at)
     return _class_balance(state, at)
+
+
+def _refill(state: ResourceState, at: datetime) -> float | None:
+    """Seconds until every bucket that is refilling is full again at the present rate."""
+    times = [
+        t
+        for bucket in state.buckets()
+        if bucket.model is not None
+        and (
+            t := seconds_to_full(
+                bucket.model,
+                state.measure(bucket.balance),
+                state.measure(Measure.IOPS),
+                state.measure(Measure.THROUGHPUT),
+                at,
+                state.windows.rate_s,
+            )
+        )
+        is not None
+    ]
+    return round(max(times), 1) if times else None
 
 
 def _lowest(*limits: float | None) -> float | None:
@@ -75,6 +97,7 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
         "throughput_limit_bytes_per_second": bps_limit,
         "burst_balance_percent": _balance(state, at),
         "seconds_to_empty": round(found.seconds_to_empty, 1) if found else None,
+        "seconds_to_full": _refill(state, at),
         "avg_io_size_bytes": _latest(state, Measure.AVG_IO_SIZE, at),
         "status": _status(state),
         "iops_utilization": _ratio(iops, iops_limit),

@@ -51,7 +51,7 @@ HEADER = (
     "THROUGHPUT / LIMIT",
     "I/O SIZE",
     "BURST",
-    "EMPTY IN",
+    "EMPTY / FULL IN",
     "STATUS",
 )
 
@@ -152,6 +152,12 @@ def _cells(r: dict[str, Any]) -> list[str]:
         ),
         units.size(io) if io else "-",
         f"{balance:.0f}%" if balance is not None else "-",
-        units.duration(empty) if empty is not None else "-",
+        _empty_or_full(empty, r.get("seconds_to_full")),
         r["status"] if running else f"{r['status']} ({r['state']})",
     ]
+
+
+def _empty_or_full(empty: float | None, full: float | None) -> str:
+    if empty is not None:
+        return units.duration(empty)
+    return f"full in {units.duration(full)}" if full is not None else "-"

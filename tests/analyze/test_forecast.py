@@ -4,7 +4,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.analyze.forecast import bucket_forecast, drain_began, trend_forecast
+from analyzer.analyze.forecast import (
+    bucket_forecast,
+    drain_began,
+    seconds_to_full,
+    trend_forecast,
+)
 from analyzer.model import limits
 from analyzer.model.units import KIB, MIB
 from tests.helpers import T0, minutes, series
@@ -140,3 +145,18 @@ def test_noise_and_steady_ramps_are_one_regime():
     assert read_from([1_000, 1_100, 950, 1_050, 1_000, 980, 1_020, 1_090, 940, 1_010]) == 10
     assert read_from([1_000 + 150 * k for k in range(10)]) == 10
     assert read_from([2_000] * 10) == 10
+
+
+def test_a_refilling_bucket_is_full_again_at_its_baseline_less_the_load():
+    # gp2 100 GiB: 300 IOPS baseline, 100 IOPS of load: 200 credits a second back;
+    # 60 % of 5.4 million missing: 16,200 s.
+    bucket = limits.gp2(100).bucket
+    at = T0 + minutes(10)
+    iops = series([100] * 10)
+    full = seconds_to_full(
+        bucket, series([40.0] * 10), iops, series([100 * 16 * KIB] * 10), at, 300
+    )
+    assert full == pytest.approx(16_200)
+    assert seconds_to_full(bucket, series([100.0] * 10), iops, iops, at, 300) is None  # full
+    busy = series([1_000] * 10)
+    assert seconds_to_full(bucket, series([40.0] * 10), busy, busy, at, 300) is None  # draining

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from analyzer.deliver import report
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
@@ -102,3 +104,20 @@ def test_no_findings_is_no_verdict_about_resources_without_data():
     text = report.to_text(snapshot_of(silent), [])
     assert "No verdict: none of the 1 resource(s) could be judged: 1 had no data" in text
     assert "No findings" not in text
+
+
+def test_a_refilling_bucket_says_when_it_is_full_again():
+    refilling = volume_state(
+        "gp2",
+        100,
+        {
+            Measure.IOPS: series([100] * 30),
+            Measure.THROUGHPUT: series([100 * 16 * 1024] * 30),
+            Measure.BURST_BALANCE: series([40.0] * 30),
+        },
+    )
+    snap = snapshot_of(refilling)
+    [row] = report.to_dict(snap, [])["resources"]
+    assert row["seconds_to_empty"] is None
+    assert row["seconds_to_full"] == pytest.approx(16_200, abs=1)
+    assert "full in 4 h 30 min" in report.to_text(snap, [])
