@@ -82,6 +82,12 @@ _BUCKET: tuple[Spec, ...] = (
         "Seconds until a burst bucket is empty at the current drain; absent while not draining.",
         _key("seconds_to_empty"),
     ),
+    (
+        "burst_seconds_to_full",
+        "Seconds until a refilling burst bucket is full again at the present rate; absent while "
+        "full or draining.",
+        _key("seconds_to_full"),
+    ),
 )
 
 _VOLUME: tuple[Spec, ...] = (
