@@ -15,6 +15,7 @@ import prometheus_client
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from analyzer.deliver.alerts import Alert
 from analyzer.deliver.rows import resource_row
@@ -242,10 +243,37 @@ class _Fixed(Collector):
 
 
 def render(families: Sequence[Metric]) -> bytes:
-    """The exposition text of these series."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Fixed(families))
-    return prometheus_client.generate_latest(registry)
+    """The exposition text of these series, as prometheus_client writes it. Gauges, which
+    are all of a snapshot's tens of thousands of series, are written here: prometheus_client
+    checks and escapes every label name of every sample, most of the cost of publishing a
+    large fleet."""
+    parts = []
+    for family in families:
+        if family.type == "gauge" and all(s.name == family.name for s in family.samples):
+            parts.append(_gauge_text(family))
+        else:
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(_Fixed([family]))
+            parts.append(prometheus_client.generate_latest(registry).decode())
+    return "".join(parts).encode()
+
+
+def _gauge_text(family: Metric) -> str:
+    name = family.name
+    doc = family.documentation.replace("\\", r"\\").replace("\n", r"\n")
+    lines = [f"# HELP {name} {doc}\n", f"# TYPE {name} gauge\n"]
+    for sample in family.samples:
+        labels = ",".join(f'{k}="{_escaped(v)}"' for k, v in sorted(sample.labels.items()))
+        value = floatToGoString(sample.value)  # type: ignore[no-untyped-call]
+        lines.append(f"{name}{{{labels}}} {value}\n" if labels else f"{name} {value}\n")
+    return "".join(lines)
+
+
+def _escaped(value: str) -> str:
+    """A label value as the text format writes it."""
+    if "\\" in value or '"' in value or "\n" in value:
+        return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+    return value
 
 
 class SnapshotCollector(Collector):

@@ -1,5 +1,7 @@
 from datetime import timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import generate_latest
 
 from analyzer.deliver.alerts import AlertBook
@@ -123,3 +125,28 @@ def test_before_the_first_cycle_only_help_and_type_lines():
     text = exposition(None)
     assert "ebs_analyzer_volume_iops" in text
     assert "ebs_analyzer_volume_iops{" not in text
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=12),
+            st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**12), 10**12),
+        ),
+        max_size=8,
+    )
+)
+def test_gauges_are_written_as_prometheus_client_writes_them(samples):
+    """The snapshot's gauges are written without prometheus_client's per-sample checks; the
+    text is the same, quotes, backslashes and newlines in label values included."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+
+    from analyzer.deliver.exporter import _Fixed, render
+
+    family = GaugeMetricFamily("ebs_analyzer_x", 'a "doc"\\ with\nlines', labels=["z", "a"])
+    for value, number in samples:
+        family.add_metric([value, value[::-1]], float(number))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Fixed([family]))
+    assert render([family]) == generate_latest(registry)
