@@ -90,10 +90,12 @@ class Alert:
         """What cleared and when, for a resolved message: not the firing text again."""
         f = self.finding
         credits = f.bottleneck in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
-        if credits and f.seconds_to_empty:
-            what = "no longer forecast to run out of burst credits within the rule's horizon"
-        elif credits:
+        # An exhausted bucket's finding counts the datapoints pinned at its baseline; a
+        # forecast's does not, even once its time to empty has reached 0.
+        if credits and "pinned_datapoints" in f.evidence:
             what = "no longer held at its baseline: credits are coming back or the load has eased"
+        elif credits:
+            what = "no longer forecast to run out of burst credits within the rule's horizon"
         elif f.bottleneck is Bottleneck.MEMORY:
             what = "reads no longer outrun the memory of its class"
         else:

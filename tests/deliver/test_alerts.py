@@ -178,3 +178,19 @@ def test_a_resolved_message_says_what_cleared_and_when() -> None:
         "vol-1: no longer pinned at its 3,000 IOPS cap; cleared 12:34 UTC after firing for 34 min."
     )
     assert "→ 0" not in text
+
+
+def test_a_forecast_resolved_at_zero_is_still_a_forecast() -> None:
+    """A forecast whose time to empty reached 0 before it cleared is not an exhausted bucket."""
+    at_zero = replace(WARNING, seconds_to_empty=0.0)
+    exhausted = replace(
+        WARNING,
+        rule="volume-burst-credits-exhausted",
+        seconds_to_empty=0.0,
+        evidence={"pinned_datapoints": 10},
+    )
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [at_zero, exhausted], [])
+    texts = {a.rule: a.cleared(T0 + timedelta(minutes=5)) for a in book}
+    assert "no longer forecast to run out" in texts["gp2-burst-exhaustion"]
+    assert "no longer held at its baseline" in texts["volume-burst-credits-exhausted"]
