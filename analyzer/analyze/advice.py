@@ -21,7 +21,7 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, Volume
 from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
-from analyzer.model.units import KIB, MIB
+from analyzer.model.units import KIB, MIB, Unit
 
 MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
 GROWTH_CAP = 2.0
@@ -47,9 +47,10 @@ class _Need:
 def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
     """The rates a fix must carry.
 
-    A draining bucket: today's rate with a fifth more room. An empty one: the burst level it
-    had while credits lasted, at today's I/O size. A cap: today's rate grown to where the
-    next limit binds, at most twice.
+    A draining bucket: today's rate with a fifth more room. An empty one: the rate the
+    history shows before it ran out, with a fifth more room; where it shows none, the burst
+    level it had while credits lasted; at today's I/O size either way. A cap: today's rate
+    grown to where the next limit binds, at most twice.
     """
     iops = recent(state.measure(Measure.IOPS), at, state.windows.rate_s).mean() or 0.0
     bps = recent(state.measure(Measure.THROUGHPUT), at, state.windows.rate_s).mean() or 0.0
@@ -58,6 +59,12 @@ def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
         envelope = state.envelope
         if finding.seconds_to_empty == 0 and envelope is not None:
             io_size = bps / iops if iops else 16 * KIB
+            before = finding.evidence.get("rate_before_empty")
+            if isinstance(before, int | float) and before > 0:
+                wanted = before * 1.2
+                if finding.unit is Unit.IOPS:
+                    return _Need(max(iops, wanted), max(mibps, wanted * io_size / MIB))
+                return _Need(max(iops, wanted / io_size), max(mibps, wanted / MIB))
             burst_iops = min(envelope.iops, envelope.throughput_bps / io_size)
             return _Need(max(iops, burst_iops), max(mibps, burst_iops * io_size / MIB))
         return _Need(iops * 1.2, mibps * 1.2)

@@ -41,11 +41,30 @@ def test_the_shop_volume_is_cheaper_on_gp3():
     assert (grow.monthly_cost, grow.monthly_delta) == (60.0, 55.0)
 
 
-def test_an_exhausted_volume_is_sized_for_the_burst_it_lost():
+def test_an_exhausted_volume_unseen_before_is_sized_for_the_burst_it_lost():
     rule = CreditsExhausted(id="e", resource_types=["volume"], severity="critical")
     _, options = fixes(rule, gp2(150, 0.0))
     assert options[0].action.startswith("Move to gp3 with 3,000 IOPS")
     assert options[1].action.startswith("Grow to 1,000 GiB (3,000 IOPS baseline")
+
+
+def test_an_exhausted_volume_is_sized_for_the_demand_seen_before_it_ran_out():
+    """1,500 IOPS while credits lasted: a fifth more room is 1,800 IOPS of baseline, 600 GiB,
+    not the 1,000 GiB of the burst ceiling."""
+    rule = CreditsExhausted(id="e", resource_types=["volume"], severity="critical")
+    iops = [1_500] * 12 + [150] * 18
+    state = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series(iops),
+            Measure.THROUGHPUT: series([v * 4 * KIB for v in iops]),
+            Measure.BURST_BALANCE: series([5.0] * 12 + [0.0] * 18),
+        },
+    )
+    _, options = fixes(rule, state)
+    assert options[0].action.startswith("Move to gp3 with 3,000 IOPS")
+    assert options[1].action.startswith("Grow to 600 GiB (1,800 IOPS baseline")
 
 
 def test_a_capped_gp3_volume_is_raised_only_up_to_the_next_limit():
