@@ -6,17 +6,6 @@ from analyzer.model.findings import Bottleneck, Finding, Remedy
 from analyzer.model.resources import DbInstance
 from analyzer.model.state import ResourceState
 
-MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
-GROWTH_CAP = 2.0
-"""Without a next bottleneck in sight, size a fix for twice the present rate."""
-
-GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
-GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
-IO1_MAX_IOPS, IO1_IOPS_PER_GIB = 64_000, 50
-IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MAX_MIBPS = 256_000, 1_000, 4_000
-GP2_MAX_GIB = 16_384
-
-
 NEXT_SIZE = (
     "large",
     "xlarge",
