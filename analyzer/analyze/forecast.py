@@ -49,12 +49,10 @@ def bucket_forecast(
     if reading is None:
         return None
     balance_at, percent = reading
-    start = drain_began(bucket, iops, throughput, at, rate_window_s)
-    mean_iops = iops.between(start, at).mean()
-    mean_bps = throughput.between(start, at).mean()
-    if mean_iops is None and mean_bps is None:
+    charge = _present_charge(bucket, iops, throughput, at, rate_window_s)
+    if charge is None:
         return None
-    consumption = bucket.consumption(mean_iops or 0.0, mean_bps or 0.0)
+    consumption, start = charge
     drain = bucket.drain(consumption)
     seconds = bucket.seconds_to_empty(percent, consumption)
     if seconds is not None:
@@ -76,15 +74,26 @@ def seconds_to_full(
     reading = latest_balance(balance, at)
     if reading is None or reading[1] >= 100.0:
         return None
+    charge = _present_charge(bucket, iops, throughput, at, rate_window_s)
+    if charge is None:
+        return None
+    drain = bucket.drain(charge[0])
+    if drain >= 0:
+        return None
+    return (bucket.capacity - bucket.credits(reading[1])) / -drain
+
+
+def _present_charge(
+    bucket: CreditBucket, iops: Series, throughput: Series, at: datetime, rate_window_s: float
+) -> tuple[float, datetime] | None:
+    """What the bucket is charged per second now, the mean over the rate window from where
+    the load last changed in it, and where that is; None without rates."""
     start = drain_began(bucket, iops, throughput, at, rate_window_s)
     mean_iops = iops.between(start, at).mean()
     mean_bps = throughput.between(start, at).mean()
     if mean_iops is None and mean_bps is None:
         return None
-    drain = bucket.drain(bucket.consumption(mean_iops or 0.0, mean_bps or 0.0))
-    if drain >= 0:
-        return None
-    return (bucket.capacity - bucket.credits(reading[1])) / -drain
+    return bucket.consumption(mean_iops or 0.0, mean_bps or 0.0), start
 
 
 MIN_REGIME_PERIODS = 2
