@@ -50,8 +50,7 @@ def _candidates(
             (Unit.BYTES_PER_SECOND, bps, envelope.throughput_bps),
         ):
             limit = full if burst_level else state.limit(layer, unit, at)
-            mismatched = any(m.bottleneck is layer.bottleneck(unit) for m in state.mismatches)
-            if observed and limit and not mismatched:
+            if observed and limit and not state.contradicts(layer.bottleneck(unit)):
                 out.append(
                     _Candidate(layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit)
                 )

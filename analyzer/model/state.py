@@ -89,6 +89,10 @@ class ResourceState:
     """The bucket that empties first and when, at the snapshot's data end; set by the analysis
     stage. None while no bucket is draining, when a balance is missing, or once empty."""
 
+    def contradicts(self, bottleneck: Bottleneck) -> bool:
+        """Whether its data contradicts the modelled limit of this bottleneck."""
+        return any(m.bottleneck is bottleneck for m in self.mismatches)
+
     def measure(self, measure: Measure) -> Series:
         return self.measures.get(measure, NOTHING)
 

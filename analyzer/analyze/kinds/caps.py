@@ -86,12 +86,16 @@ class _CapRule(RuleBase):
         return dict(recent(state.measure(self.active), at, self.window).points())
 
     def _never_saturated(
-        self, state: ResourceState, layer: Layer, at: datetime, limit: float
+        self,
+        state: ResourceState,
+        layer: Layer,
+        at: datetime,
+        limit: float,
+        busy: dict[datetime, float],
     ) -> bool:
         """Cheap first: no datapoint at the threshold and none flagged, as most are."""
         if self._peak(state, layer.envelope, at) >= self.utilization * limit:
             return False
-        busy = self._busy_rates(state, layer, at)
         if busy and max(busy.values()) >= self.utilization * limit:
             return False
         if not self.use_exceeded_check:
@@ -100,12 +104,13 @@ class _CapRule(RuleBase):
         return not flags or max(flags) < 1
 
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
-        if any(m.bottleneck is layer.bottleneck(self.unit) for m in state.mismatches):
+        if state.contradicts(layer.bottleneck(self.unit)):
             return None  # the data contradicts this limit: nothing is built on it
         # The limit, if any, is the one with credits left: test the window against it first,
         # which rules out most resources before their balance is read.
         ceiling = layer.limit(self.unit, credits_left=True)
-        if not ceiling or self._never_saturated(state, layer, at, ceiling):
+        busy = self._busy_rates(state, layer, at)
+        if not ceiling or self._never_saturated(state, layer, at, ceiling, busy):
             return None
         limit = self._limit(state, layer, at)
         if limit is None:
@@ -114,7 +119,6 @@ class _CapRule(RuleBase):
         if len(rates) < self.min_datapoints:
             return None
         flagged = self._flagged(state, layer, at)
-        busy = self._busy_rates(state, layer, at)
         threshold = self.utilization * limit
         saturated = [
             t
@@ -232,7 +236,7 @@ class IopsCap(_CapRule):
         if envelope.io_unit_bytes is None:
             return iops
         bps = _peak(recent(state.measure(Measure.THROUGHPUT), at, self.window))
-        return max(iops, bps / envelope.io_unit_bytes)
+        return envelope.counted_iops(iops, bps)
 
     def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
         """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
