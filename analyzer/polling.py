@@ -83,11 +83,14 @@ class RegionPoller:
             self._stagger(new, now)
         return found
 
+    def _data_end(self, now: datetime) -> datetime:
+        """The end of the newest complete, settled period at `now`."""
+        return aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
+
     def _since(self, now: datetime) -> datetime | None:
         if self.span_s is None:
             return None
-        data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
-        return data_end - timedelta(seconds=self.span_s)
+        return self._data_end(now) - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so
@@ -137,7 +140,7 @@ class RegionPoller:
         self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
     ) -> set[str]:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
-        at = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
+        at = self._data_end(now)
         raised = set()
         for state in found:
             rid = state.ref.resource_id

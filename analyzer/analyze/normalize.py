@@ -19,6 +19,7 @@ from itertools import compress, pairwise, repeat
 from analyzer.model import metrics
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.series import Series, Status, combine_status
+from analyzer.model.state import NOTHING
 
 CLOUDWATCH_RESOLUTIONS = (60, 300, 3600)
 Raw = Mapping[str, Series]
@@ -187,7 +188,7 @@ class _Parts:
 
     def __getitem__(self, part: Part) -> Series:
         metric = metrics.feeding(self.namespace, part)
-        return self.raw.get(metric.name, Series()) if metric is not None else Series()
+        return self.raw.get(metric.name, NOTHING) if metric is not None else NOTHING
 
     def gauges(self) -> dict[Measure, Series]:
         """The measures CloudWatch gives as they are (balances, queue, checks, memory)."""

@@ -18,13 +18,13 @@ from analyzer.model.limits import (
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status, combine_status
-from analyzer.model.state import FetchStats, ResourceState, Snapshot
+from analyzer.model.state import NOTHING, FetchStats, ResourceState, Snapshot
 
 
 def _status(measures: Mapping[Measure, Series], active: bool) -> tuple[Status, str | None]:
     if not active:
         return Status.NO_DATA, None
-    iops = measures.get(Measure.IOPS, Series())
+    iops = measures.get(Measure.IOPS, NOTHING)
     return iops.status, iops.error
 
 
@@ -83,7 +83,7 @@ def _sums_volumes(instance: Instance, raw: Mapping[str, Series]) -> bool:
     if not instance.active:
         return False
     counts = [metrics.feeding(Namespace.EC2, p) for p in (Part.READ_OPS, Part.WRITE_OPS)]
-    found = [raw.get(m.name, Series()) for m in counts if m is not None]
+    found = [raw.get(m.name, NOTHING) for m in counts if m is not None]
     return combine_status(*found)[0] is not Status.OK
 
 
@@ -132,11 +132,17 @@ def states_for(
     def changed(rid: str) -> bool:
         return touched is None or rid in touched
 
+    def as_before(rid: str, *related: str) -> ResourceState | None:
+        """Its state from last time, where nothing it is built from can have changed."""
+        if not settled or any(changed(r) for r in (rid, *related)):
+            return None
+        return cache.kept(rid)
+
     def cut(series: Mapping[str, Series]) -> Mapping[str, Series]:
         return series if since is None else {n: s.since(since) for n, s in series.items()}
 
     def volume(v: Volume) -> ResourceState:
-        if settled and not changed(v.volume_id) and (kept := cache.kept(v.volume_id)):
+        if kept := as_before(v.volume_id):
             return kept
         instance = instances.get(v.attached_to or "")
         mine = raw.get(v.volume_id, nothing)
@@ -148,12 +154,7 @@ def states_for(
     by_id = {v.ref.resource_id: v for v in volumes}
 
     def instance(i: Instance) -> ResourceState:
-        if (
-            settled
-            and not changed(i.instance_id)
-            and not any(changed(vid) for vid in i.volume_ids)
-            and (kept := cache.kept(i.instance_id))
-        ):
+        if kept := as_before(i.instance_id, *i.volume_ids):
             return kept
         attached = tuple(by_id[vid] for vid in i.volume_ids if vid in by_id)
         mine = raw.get(i.instance_id, nothing)
@@ -164,7 +165,7 @@ def states_for(
         )
 
     def db(d: DbInstance) -> ResourceState:
-        if settled and not changed(d.db_instance_id) and (kept := cache.kept(d.db_instance_id)):
+        if kept := as_before(d.db_instance_id):
             return kept
         mine = raw.get(d.db_instance_id, nothing)
         return cache.get(d, mine, (), lambda: db_state(d, cut(mine)), changed(d.db_instance_id))
