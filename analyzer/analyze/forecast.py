@@ -28,6 +28,9 @@ class CreditForecast:
     """From the forecast's reference time; None while the bucket is not draining."""
     read_from: datetime | None = None
     """Where the rate was read from: the window's start, or where the load changed in it."""
+    charge_range: tuple[float, float] | None = None
+    """st1/sc1 where the data cannot tell merged from unmerged I/O: the least and the most the
+    bucket may be charged (`consumption` is the least)."""
 
 
 def bucket_forecast(
@@ -49,16 +52,16 @@ def bucket_forecast(
     if reading is None:
         return None
     balance_at, percent = reading
-    charge = _present_charge(bucket, iops, throughput, at, rate_window_s)
+    charge = _present_charge(bucket, balance, iops, throughput, at, rate_window_s)
     if charge is None:
         return None
-    consumption, start = charge
+    consumption, start, undecided = charge
     drain = bucket.drain(consumption)
     seconds = bucket.seconds_to_empty(percent, consumption)
     if seconds is not None:
         elapsed = (reference - balance_at).total_seconds()
         seconds = max(seconds - elapsed, 0.0)
-    return CreditForecast(percent, balance_at, consumption, drain, seconds, start)
+    return CreditForecast(percent, balance_at, consumption, drain, seconds, start, undecided)
 
 
 def seconds_to_full(
@@ -74,7 +77,7 @@ def seconds_to_full(
     reading = latest_balance(balance, at)
     if reading is None or reading[1] >= 100.0:
         return None
-    charge = _present_charge(bucket, iops, throughput, at, rate_window_s)
+    charge = _present_charge(bucket, balance, iops, throughput, at, rate_window_s)
     if charge is None:
         return None
     drain = bucket.drain(charge[0])
@@ -84,16 +87,52 @@ def seconds_to_full(
 
 
 def _present_charge(
-    bucket: CreditBucket, iops: Series, throughput: Series, at: datetime, rate_window_s: float
-) -> tuple[float, datetime] | None:
+    bucket: CreditBucket,
+    balance: Series,
+    iops: Series,
+    throughput: Series,
+    at: datetime,
+    rate_window_s: float,
+) -> tuple[float, datetime, tuple[float, float] | None] | None:
     """What the bucket is charged per second now, the mean over the rate window from where
-    the load last changed in it, and where that is; None without rates."""
+    the load last changed in it, where that is, and the range it lies in where the data
+    cannot tell; None without rates.
+
+    st1/sc1 may be charged anything between their bytes (merged sequential I/O) and a MiB per
+    operation (small random I/O). The balance itself tells which: its fall over the window is
+    the drain AWS charged, taken within that range. With too few readings to fit a fall, the
+    least charge decides and the range is returned with it.
+    """
     start = drain_began(bucket, iops, throughput, at, rate_window_s)
     mean_iops = iops.between(start, at).mean()
     mean_bps = throughput.between(start, at).mean()
     if mean_iops is None and mean_bps is None:
         return None
-    return bucket.consumption(mean_iops or 0.0, mean_bps or 0.0), start
+    low, high = bucket.charge_range(mean_iops or 0.0, mean_bps or 0.0)
+    if high <= low:
+        return low, start, None
+    charged = _charged_by_balance(bucket, balance, start, at, rate_window_s)
+    if charged is None:
+        return low, start, (low, high)
+    return min(max(charged, low), high), start, None
+
+
+MIN_BALANCE_READINGS = 3
+"""The fewest balance readings whose fall is read as the drain AWS charged."""
+
+
+def _charged_by_balance(
+    bucket: CreditBucket, balance: Series, start: datetime, at: datetime, rate_window_s: float
+) -> float | None:
+    """The charge the balance's fall shows: over the readings since `start`, or over the
+    whole rate window where those are too few."""
+    for since in (start, at - timedelta(seconds=rate_window_s)):
+        readings = balance.between(since, at)
+        if len(readings) >= MIN_BALANCE_READINGS:
+            slope = _slope(readings)
+            if slope is not None:
+                return bucket.baseline - slope / 100.0 * bucket.capacity
+    return None
 
 
 MIN_REGIME_PERIODS = 2
@@ -173,16 +212,24 @@ def trend_forecast(
     recent = balance.between(at - timedelta(seconds=window_s), at)
     if len(recent) < 2:
         return None
-    xs = [(t - recent.timestamps[0]).total_seconds() for t in recent.timestamps]
-    ys = list(recent.values)
+    slope = _slope(recent)
+    if slope is None:
+        return None
+    newest_at, newest = latest_balance(recent, at) or (recent.timestamps[-1], recent.values[-1])
+    if slope >= 0:
+        return TrendForecast(newest, slope, None)
+    elapsed = (reference - newest_at).total_seconds()
+    return TrendForecast(newest, slope, max(newest / -slope - elapsed, 0.0))
+
+
+def _slope(series: Series) -> float | None:
+    """The least-squares slope of a series per second; None where all its points share one
+    time."""
+    xs = [(t - series.timestamps[0]).total_seconds() for t in series.timestamps]
+    ys = list(series.values)
     mean_x = sum(xs) / len(xs)
     mean_y = sum(ys) / len(ys)
     var = sum((x - mean_x) ** 2 for x in xs)
     if var == 0:
         return None
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var
-    newest_at, newest = latest_balance(recent, at) or (recent.timestamps[-1], ys[-1])
-    if slope >= 0:
-        return TrendForecast(newest, slope, None)
-    elapsed = (reference - newest_at).total_seconds()
-    return TrendForecast(newest, slope, max(newest / -slope - elapsed, 0.0))
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var

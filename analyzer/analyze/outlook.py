@@ -104,6 +104,13 @@ def _bucket_outlook(
             rate_read_from=forecast.read_from.isoformat() if forecast.read_from else None,
         )
         seconds = forecast.seconds_to_empty
+        if forecast.charge_range is not None:
+            at_most = model.seconds_to_empty(forecast.balance_percent, forecast.charge_range[1])
+            elapsed = (reference - forecast.balance_at).total_seconds()
+            evidence.update(
+                charged_rate_range=list(forecast.charge_range),
+                seconds_to_empty_if_unmerged=max(at_most - elapsed, 0.0) if at_most else None,
+            )
     else:
         trend = trend_forecast(balance, at, reference, windows.trend_s)
         if trend is None or trend.seconds_to_empty is None:

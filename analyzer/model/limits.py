@@ -15,6 +15,12 @@ GP2_BUCKET_CREDITS = 5_400_000.0
 GP2_BURST_IOPS = 3_000.0
 SSD_IO_BYTES = 256 * KIB
 HDD_IO_BYTES = 1 * MIB
+MERGED_ABOVE = 1.1
+"""st1 and sc1 merge contiguous I/O into 1 MiB operations before counting them (AWS's st1/sc1
+documentation: eight sequential 128 KiB I/Os count as one). CloudWatch counts the operations
+the instance submitted, before merging, so it cannot show contiguity. The evidence it can
+show: submitted operations clearly above the volume's IOPS cap (this share of it), which only
+merging makes possible. Below that the data cannot tell sequential from random I/O."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +35,27 @@ class CreditBucket:
     baseline: float
     burst: float
     unit: Unit
+    io_cap: float | None = None
+    """st1/sc1: the IOPS cap their merged operations count against."""
 
     def consumption(self, iops: float, bytes_per_second: float) -> float:
-        """The rate the bucket is charged at, with AWS's I/O counting rules.
+        """The most the bucket can be charged at these rates, with AWS's I/O counting rules:
+        the high end of `charge_range`."""
+        return self.charge_range(iops, bytes_per_second)[1]
 
-        gp2 counts an I/O above 256 KiB as several; st1/sc1 count any I/O up to 1 MiB as 1 MiB.
+    def charge_range(self, iops: float, bytes_per_second: float) -> tuple[float, float]:
+        """The least and the most the bucket can be charged at these rates.
+
+        gp2 counts an I/O above 256 KiB as several: one figure. st1/sc1 charge merged
+        sequential I/O by its bytes (the low end) and each small random I/O as a whole MiB
+        (the high end); submitted operations above the cap prove merging (`MERGED_ABOVE`).
         """
         if self.unit is Unit.IOPS:
-            return max(iops, bytes_per_second / SSD_IO_BYTES)
-        return max(bytes_per_second, iops * HDD_IO_BYTES)
+            charge = max(iops, bytes_per_second / SSD_IO_BYTES)
+            return charge, charge
+        if merged(iops, self.io_cap):
+            return bytes_per_second, bytes_per_second
+        return bytes_per_second, max(bytes_per_second, iops * HDD_IO_BYTES)
 
     def drain(self, consumption: float) -> float:
         """Credits lost per second at this consumption (negative: the bucket is filling)."""
@@ -79,12 +97,22 @@ class Envelope:
     """True where AWS publishes no exact figure (magnetic `standard` volumes)."""
     io_unit_bytes: float | None = None
     """The largest I/O counted as one against the IOPS limit (256 KiB SSD, 1 MiB HDD)."""
+    merges: bool = False
+    """st1/sc1: contiguous I/O is merged into operations of `io_unit_bytes` (`MERGED_ABOVE`)."""
 
     def counted_iops(self, iops: float, bytes_per_second: float) -> float:
-        """IOPS as the limit counts them: an I/O larger than the unit counts as several."""
+        """IOPS as the limit counts them: an I/O larger than the unit counts as several.
+
+        On st1/sc1, submitted operations clearly above the cap were merged, and count by
+        their bytes. At or below it they count as submitted: a rate held at the cap is what
+        unmerged I/O does, and merged I/O would not stop there.
+        """
         if self.io_unit_bytes is None:
             return iops
-        return max(iops, bytes_per_second / self.io_unit_bytes)
+        by_size = bytes_per_second / self.io_unit_bytes
+        if self.merges and merged(iops, self.iops):
+            return by_size
+        return max(iops, by_size)
 
     def iops_limit(self, credits_left: bool = True) -> float:
         return self.iops if credits_left else self.baseline_iops
@@ -95,6 +123,11 @@ class Envelope:
     @property
     def bursts(self) -> bool:
         return self.iops > self.baseline_iops or self.throughput_bps > self.baseline_throughput_bps
+
+
+def merged(iops: float, cap: float | None) -> bool:
+    """Whether an HDD's submitted operations prove that its I/O was merged."""
+    return cap is not None and iops > MERGED_ABOVE * cap
 
 
 def gp2(size_gib: int) -> Envelope:
@@ -125,8 +158,10 @@ def _hdd(
     tib = size_gib * GIB / TIB
     baseline = min(base_per_tib * tib, base_max) * MIB
     burst = min(burst_per_tib * tib, burst_max) * MIB
-    bucket = CreditBucket(size_gib * GIB, baseline, burst, Unit.BYTES_PER_SECOND)
-    return Envelope(max_iops, burst, max_iops, baseline, bucket, io_unit_bytes=HDD_IO_BYTES)
+    bucket = CreditBucket(size_gib * GIB, baseline, burst, Unit.BYTES_PER_SECOND, max_iops)
+    return Envelope(
+        max_iops, burst, max_iops, baseline, bucket, io_unit_bytes=HDD_IO_BYTES, merges=True
+    )
 
 
 def st1(size_gib: int) -> Envelope:
@@ -207,7 +242,11 @@ def _times(envelope: Envelope, n: int) -> Envelope:
     bucket = envelope.bucket
     if bucket is not None:
         bucket = CreditBucket(
-            bucket.capacity * n, bucket.baseline * n, bucket.burst * n, bucket.unit
+            bucket.capacity * n,
+            bucket.baseline * n,
+            bucket.burst * n,
+            bucket.unit,
+            None if bucket.io_cap is None else bucket.io_cap * n,
         )
     return Envelope(
         envelope.iops * n,
@@ -217,6 +256,7 @@ def _times(envelope: Envelope, n: int) -> Envelope:
         bucket,
         envelope.approximate,
         envelope.io_unit_bytes,
+        envelope.merges,
     )
 
 

@@ -107,16 +107,38 @@ def _served(sim: SimVolume, t: float, reaching: float) -> tuple[float, float, fl
     demand = max(sim.demand.iops(t), 0.0)
     size = sim.demand.io_size_bytes
     credits_left = sim.bucket is None or sim.credits > 0
-    counted = 1.0 if envelope.io_unit_bytes is None else max(1.0, size / envelope.io_unit_bytes)
-    iops_cap = envelope.iops_limit(credits_left) / counted
+    iops_cap = envelope.iops_limit(credits_left) / _counted_per_op(envelope, sim.demand)
     bps_cap = envelope.throughput_limit(credits_left) / size
     served = min(demand, iops_cap, bps_cap)
     bucket = sim.bucket
     if bucket is not None:
         # Never spend more than the credits left plus what this second earns.
-        served = min(served, (bucket.baseline + sim.credits) / bucket.consumption(1.0, size))
+        served = min(
+            served,
+            (bucket.baseline + sim.credits) / _charge_per_op(bucket, envelope, sim.demand),
+        )
     arriving = demand * reaching
     return served, size, demand, arriving > iops_cap * 1.0001, arriving > bps_cap * 1.0001
+
+
+def _counted_per_op(envelope: Envelope, demand: Demand) -> float:
+    """How many operations the IOPS limit counts for one submitted: several for an I/O above
+    the unit; on st1/sc1 sequential I/O is merged into 1 MiB operations first, a fraction of
+    one each."""
+    unit = envelope.io_unit_bytes
+    if unit is None:
+        return 1.0
+    if envelope.merges and demand.sequential:
+        return demand.io_size_bytes / unit
+    return max(1.0, demand.io_size_bytes / unit)
+
+
+def _charge_per_op(bucket: CreditBucket, envelope: Envelope, demand: Demand) -> float:
+    """What one submitted operation takes from the bucket: st1/sc1 charge merged sequential
+    I/O by its bytes and any other I/O as a whole MiB; gp2 an I/O per 256 KiB."""
+    if envelope.merges and demand.sequential:
+        return demand.io_size_bytes
+    return bucket.consumption(1.0, demand.io_size_bytes)
 
 
 def _instance_share(envelope: Envelope | None, inst: SimInstance, t: float) -> float:
@@ -187,7 +209,7 @@ class Simulation:
             acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
             bucket = sim.bucket
             if bucket is not None:
-                spent = bucket.consumption(served, served * size)
+                spent = served * _charge_per_op(bucket, sim.envelope, sim.demand)
                 sim.credits = _refill(sim.credits, bucket.baseline, spent, bucket.capacity)
                 acc.balance += 100.0 * sim.credits / bucket.capacity
 

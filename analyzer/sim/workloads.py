@@ -45,3 +45,5 @@ class Demand:
     iops: Callable[[float], float]
     io_size_bytes: float = 16 * KIB
     read_fraction: float = 0.7
+    sequential: bool = False
+    """Contiguous I/O, which st1 and sc1 merge into 1 MiB operations."""

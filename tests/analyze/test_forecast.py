@@ -160,3 +160,43 @@ def test_a_refilling_bucket_is_full_again_at_its_baseline_less_the_load():
     assert seconds_to_full(bucket, series([100.0] * 10), iops, iops, at, 300) is None  # full
     busy = series([1_000] * 10)
     assert seconds_to_full(bucket, series([40.0] * 10), busy, busy, at, 300) is None  # draining
+
+
+def _st1_forecast(balances, iops, io_bytes):
+    bucket = limits.st1(2048).bucket
+    n = len(balances)
+    return bucket_forecast(
+        bucket,
+        series(balances),
+        series([iops] * n),
+        series([iops * io_bytes] * n),
+        at=T0 + minutes(n),
+        reference=T0 + minutes(n),
+        rate_window_s=600,
+    )
+
+
+def test_st1_charge_is_read_from_the_balance_where_the_rates_cannot_tell():
+    """400 operations of 128 KiB: 50 MiB/s merged, 400 MiB/s unmerged. A balance that holds
+    says no drain (charged the 80 MiB/s baseline, within the range); one that falls 1.1 points
+    a minute says unmerged (2 TiB × 1.1 % / 60 s ≈ 384 MiB/s drained, 464 charged, taken at
+    the most)."""
+    held = _st1_forecast([90.0] * 10, 400, 128 * KIB)
+    assert held.consumption == pytest.approx(80 * MIB)
+    assert held.seconds_to_empty is None
+    assert held.charge_range is None
+    falling = _st1_forecast([90.0 - 1.1 * m for m in range(10)], 400, 128 * KIB)
+    assert falling.consumption == pytest.approx(400 * MIB)
+    assert falling.charge_range is None
+
+
+def test_st1_with_too_few_readings_decides_on_merged_io_and_gives_the_range():
+    result = _st1_forecast([90.0, 89.0], 400, 128 * KIB)
+    assert result.consumption == pytest.approx(50 * MIB)
+    assert result.charge_range == pytest.approx((50 * MIB, 400 * MIB))
+
+
+def test_st1_operations_above_the_cap_prove_merging():
+    result = _st1_forecast([90.0, 89.0], 800, 128 * KIB)
+    assert result.consumption == pytest.approx(100 * MIB)
+    assert result.charge_range is None

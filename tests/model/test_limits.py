@@ -4,7 +4,7 @@ import pytest
 
 from analyzer.model import limits
 from analyzer.model.resources import InstanceType, Volume
-from analyzer.model.units import MB, MIB
+from analyzer.model.units import KIB, MB, MIB
 
 
 @pytest.mark.parametrize(
@@ -240,3 +240,23 @@ def test_rds_provisioned_storage():
     assert limits.db_storage_envelope(db("oracle-ee", "io1", 300, 10_000)) == limits.io1(10_000)
     assert limits.db_storage_envelope(db("mysql", "io2", 300, 40_000)) == limits.io2(40_000)
     assert limits.db_storage_envelope(db("mysql", "aurora", 300)) is None
+
+
+def test_hdd_charge_range_from_merged_to_a_mib_per_operation():
+    """st1/sc1 merge contiguous I/O into 1 MiB operations (AWS's st1/sc1 documentation: eight
+    sequential 128 KiB I/Os count as one); small random I/O counts 1 MiB each."""
+    bucket = limits.st1(2048).bucket
+    assert bucket.charge_range(400, 50 * MIB) == (50 * MIB, 400 * MIB)
+    # Above the 500 IOPS cap only merged I/O can pass: its bytes, exactly.
+    assert bucket.charge_range(800, 100 * MIB) == (100 * MIB, 100 * MIB)
+    assert bucket.consumption(400, 50 * MIB) == 400 * MIB
+    # gp2: one figure, an I/O above 256 KiB counting as several.
+    assert limits.gp2(100).bucket.charge_range(100, 100 * 512 * KIB) == (200, 200)
+
+
+def test_hdd_iops_count_merged_operations_above_the_cap():
+    st1 = limits.st1(2048)
+    assert st1.counted_iops(800, 100 * MIB) == 100  # merged: 100 MiB/s of 1 MiB operations
+    assert st1.counted_iops(500, 8 * MIB) == 500  # held at the cap: counted as submitted
+    assert st1.counted_iops(100, 200 * MIB) == 200  # 2 MiB I/O counts twice
+    assert limits.gp3(16_000, 1_000).counted_iops(20_000, 100 * MIB) == 20_000

@@ -8,6 +8,7 @@ EBSByteBalance%) the trend of their balance. A missing balance never fires it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import ClassVar, Literal
 
@@ -15,7 +16,7 @@ from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.outlook import outlook_at
 from analyzer.model import units
 from analyzer.model.findings import Finding
-from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S
+from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import PositiveDuration, format_rate
@@ -42,8 +43,9 @@ class CreditForecast(RuleBase):
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% → 0 in "
             f"{units.duration(found.seconds_to_empty)} at "
-            f"{format_rate(found.rate, bucket.unit, kind)}; then throttled to "
-            f"{format_rate(bucket.baseline, bucket.unit, kind)}."
+            f"{format_rate(found.rate, bucket.unit, kind)}{_charged_more(found)}; "
+            f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
+            f"{_if_unmerged(found.evidence)}."
         )
         return self.finding(
             state,
@@ -56,3 +58,26 @@ class CreditForecast(RuleBase):
             seconds_to_empty=found.seconds_to_empty,
             evidence=found.evidence,
         )
+
+
+def _if_unmerged(evidence: Mapping[str, object]) -> str:
+    """st1/sc1 where the data cannot tell merged from random I/O: the other end of the range."""
+    seconds = evidence.get("seconds_to_empty_if_unmerged")
+    if not isinstance(seconds, int | float):
+        return ""
+    return f" (in {units.duration(seconds)} if the I/O is random and unmerged)"
+
+
+CHARGED_ABOVE = 1.1
+"""A charge this far above the rate moved is named: st1/sc1 count each unmerged I/O as 1 MiB."""
+
+
+def _charged_more(found: Outlook) -> str:
+    charged = found.evidence.get("charged_rate")
+    if not isinstance(charged, int | float) or charged <= CHARGED_ABOVE * found.rate:
+        return ""
+    unit = found.bucket.unit
+    return (
+        f", charged as {format_rate(charged, unit, found.bucket.owner)} "
+        "(each small random I/O counts as 1 MiB)"
+    )
