@@ -82,3 +82,14 @@ def test_sequential_io_above_the_iops_cap_counts_by_its_bytes_against_the_cap() 
         if s.ref.resource_id == volume
     ]
     assert row["status"] == "ok"
+
+
+@pytest.mark.usefixtures("aws")
+def test_random_io_on_st1_is_advised_on_its_charge_not_its_bytes() -> None:
+    """Sized on its 4.7 MiB/s, st1 "needs" the 1 TiB it has; it is charged 300 MiB/s."""
+    demand = Demand(constant(300), io_size_bytes=16 * KIB)
+    _, volume, result = _replay(demand, 1024, 100.0)
+    [finding] = [f for f in result.findings if f.resource.resource_id == volume]
+    actions = [r.action for r in finding.remedies]
+    assert actions[0].startswith("Move to gp3 with 3,000 IOPS")
+    assert actions[1].startswith("Grow to 9,216 GiB (360 MiB/s baseline)")

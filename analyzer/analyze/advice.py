@@ -42,6 +42,12 @@ def _round_up(value: float, step: int) -> int:
 class _Need:
     iops: float
     mibps: float
+    charge_mibps: float = 0.0
+    """st1/sc1: what the bucket is charged, where unmerged I/O pays more than its bytes."""
+
+    @property
+    def hdd_mibps(self) -> float:
+        return max(self.mibps, self.charge_mibps)
 
 
 def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
@@ -67,7 +73,11 @@ def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
                 return _Need(max(iops, wanted / io_size), max(mibps, wanted / MIB))
             burst_iops = min(envelope.iops, envelope.throughput_bps / io_size)
             return _Need(max(iops, burst_iops), max(mibps, burst_iops * io_size / MIB))
-        return _Need(iops * 1.2, mibps * 1.2)
+        charged = finding.evidence.get("charged_rate")
+        charge_mibps = charged / MIB if isinstance(charged, int | float) else 0.0
+        if finding.unit is not Unit.BYTES_PER_SECOND:
+            charge_mibps = 0.0
+        return _Need(iops * 1.2, mibps * 1.2, charge_mibps * 1.2)
     nxt = finding.next_bottleneck
     factor = min(nxt.headroom, GROWTH_CAP) if nxt and nxt.headroom else GROWTH_CAP
     return _Need(iops * factor, mibps * factor)
@@ -154,9 +164,11 @@ def _provisioned(
 
 def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> list[Remedy]:
     out = []
-    st1_size = max(volume.size_gib, 125, math.ceil(need.mibps / 40 * 1024))
-    if need.mibps <= 500 and st1_size <= 16_384:
-        verb = "Grow" if volume.volume_type == "st1" else "Move to st1 and grow"
+    mibps = need.hdd_mibps
+    st1_size = max(volume.size_gib, 125, math.ceil(mibps / 40 * 1024))
+    same = volume.volume_type == "st1" and st1_size == volume.size_gib
+    if mibps <= 500 and st1_size <= 16_384 and not same:
+        verb = "Grow to" if volume.volume_type == "st1" else "Move to st1 and grow to"
         if st1_size == volume.size_gib:
             verb = "Move to st1 at"
         out.append(
