@@ -53,7 +53,8 @@ def db_state(db, measures, status=Status.OK):
     """An RDS instance's state: its striped storage and its class, from hand-made series."""
     from types import MappingProxyType
 
-    from analyzer.model.limits import db_storage_envelope, instance_type_envelope
+    from analyzer.model.limits import instance_type_envelope
+    from analyzer.model.rds_storage import db_storage_envelope
     from analyzer.model.state import ResourceState
 
     return ResourceState(

@@ -9,13 +9,9 @@ from types import MappingProxyType
 
 from analyzer.analyze import normalize
 from analyzer.model import metrics
-from analyzer.model.limits import (
-    db_storage_envelope,
-    instance_envelope,
-    instance_type_envelope,
-    volume_envelope,
-)
+from analyzer.model.limits import instance_envelope, instance_type_envelope, volume_envelope
 from analyzer.model.metrics import Measure, Namespace, Part
+from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status, combine_status
 from analyzer.model.state import NOTHING, FetchStats, ResourceState, Snapshot

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from analyzer.model import metrics
-from analyzer.model.limits import db_storage_envelope, has_burst_balance
+from analyzer.model.limits import has_burst_balance
 from analyzer.model.metrics import Metric, Namespace, Tier, When
+from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 
 VOLUME_PERIOD_S = 60

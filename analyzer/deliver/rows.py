@@ -11,8 +11,8 @@ from typing import Any
 
 from analyzer.analyze.forecast import seconds_to_full
 from analyzer.model.findings import Finding, NextBottleneck
-from analyzer.model.limits import rds_stripes
 from analyzer.model.metrics import Measure
+from analyzer.model.rds_storage import rds_stripes
 from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
 from analyzer.model.series import Status
 from analyzer.model.state import ResourceState, Snapshot

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from analyzer.model import limits
+from analyzer.model import limits, rds_storage
 from analyzer.model.limits import CreditBucket, Envelope
 from analyzer.model.metrics import Measure, Part
 from analyzer.model.resources import DbInstance
@@ -36,7 +36,7 @@ class SimDatabase:
     credits: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
-        storage = limits.db_storage_envelope(self.db)
+        storage = rds_storage.db_storage_envelope(self.db)
         if storage is None:
             raise ValueError(f"{self.db.storage_type}: no model for this storage type")
         self.storage = storage
