@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analyzer.model.findings import Bottleneck, Finding, Remedy
+from analyzer.model.rds_storage import STRIPED_FROM_GIB, family
 from analyzer.model.resources import DbInstance
 from analyzer.model.state import ResourceState
 
@@ -29,6 +30,14 @@ def _larger_class(instance_class: str) -> str | None:
     if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
         return None
     return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
+
+
+def _gp3_included(engine: str) -> str:
+    """What gp3 includes without credits for this engine (RDS's striping table)."""
+    threshold = STRIPED_FROM_GIB.get(family(engine))
+    if threshold is None:
+        return "3,000 IOPS without credits"
+    return f"3,000 IOPS without credits (12,000 from {threshold} GiB on {engine})"
 
 
 def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
@@ -59,10 +68,7 @@ def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
             ]
         case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
             return [
-                Remedy(
-                    f"Move the storage to gp3 {RDS_MODIFY}: 3,000 IOPS without credits "
-                    f"(12,000 from 400 GiB on MySQL, MariaDB and PostgreSQL)"
-                ),
+                Remedy(f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}"),
                 Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
             ]
     return [

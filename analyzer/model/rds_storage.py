@@ -1,6 +1,15 @@
-"""An RDS instance's storage: the EBS volumes RDS stripes it over, as one envelope."""
+"""An RDS instance's storage as RDS documents it, per engine, storage type and size.
+
+Source: the Amazon RDS User Guide, "Amazon RDS DB instance storage" (the General Purpose SSD
+and Provisioned IOPS SSD tables), and DOMAIN.md. RDS stripes Db2, MariaDB, MySQL and
+PostgreSQL storage over four EBS volumes from 400 GiB, Oracle's from 200 GiB; SQL Server
+keeps one volume (up to 16 TiB). RDS's ranges are not one EBS volume's rules: Provisioned
+IOPS storage reaches 256,000 IOPS and 4,000 MiB/s on the striped sizes.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from analyzer.model.limits import (
     SSD_IO_BYTES,
@@ -14,15 +23,45 @@ from analyzer.model.limits import (
 from analyzer.model.resources import DbInstance
 from analyzer.model.units import MIB
 
-STRIPED_FROM_GIB = {"mysql": 400, "mariadb": 400, "postgres": 400, "oracle": 200}
+STRIPED_FROM_GIB = {"db2": 400, "mariadb": 400, "mysql": 400, "postgres": 400, "oracle": 200}
 """RDS spreads storage over four volumes from these sizes (by engine family)."""
 
 RDS_STRIPES = 4
 
 
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The most RDS publishes for one engine family, storage type and size band."""
+
+    iops: float
+    throughput_mibps: float
+
+
+PROVISIONED_STRIPED = Ceiling(256_000, 4_000)
+"""io1/io2 on the striped sizes of Db2, MariaDB, MySQL, PostgreSQL and Oracle."""
+PROVISIONED_SINGLE = Ceiling(64_000, 500)
+"""io1/io2 below the striping threshold: 500 MiB/s (the IOPS are bounded by the 50 IOPS per
+GiB ratio first: 19,950 at 399 GiB)."""
+PROVISIONED_SQLSERVER = Ceiling(64_000, 1_000)
+"""io1/io2 on SQL Server: one volume, up to 64,000 IOPS and 1,000 MiB/s."""
+GP2_STRIPED_MIBPS = (500, 1_000)
+"""gp2 on the striped sizes: 500 to 1,000 MiB/s of throughput, 1,200 to 64,000 IOPS of
+baseline. Not the product of the baseline IOPS and 256 KiB: the IOPS limit bounds large I/O
+on its own."""
+GP3_STRIPED = Ceiling(64_000, 4_000)
+GP3_SQLSERVER = Ceiling(16_000, 1_000)
+
+
+def family(engine: str) -> str:
+    """mysql, mariadb, postgres, oracle, sqlserver or db2: RDS's tables go by engine family."""
+    for name in ("oracle", "sqlserver", "db2"):
+        if engine.startswith(name) or engine.startswith(f"custom-{name}"):
+            return name
+    return engine
+
+
 def rds_stripes(engine: str, allocated_gib: int) -> int:
-    family = "oracle" if engine.startswith("oracle") else engine
-    threshold = STRIPED_FROM_GIB.get(family)
+    threshold = STRIPED_FROM_GIB.get(family(engine))
     return RDS_STRIPES if threshold is not None and allocated_gib >= threshold else 1
 
 
@@ -49,22 +88,63 @@ def _times(envelope: Envelope, n: int) -> Envelope:
     )
 
 
+def _within(envelope: Envelope, ceiling: Ceiling) -> Envelope:
+    iops = min(envelope.iops, ceiling.iops)
+    throughput = min(envelope.throughput_bps, ceiling.throughput_mibps * MIB)
+    return Envelope(iops, throughput, iops, throughput, io_unit_bytes=SSD_IO_BYTES)
+
+
+def _gp2(db: DbInstance, stripes: int) -> Envelope:
+    if stripes == 1:
+        return gp2(db.allocated_gib)
+    striped = _times(gp2(db.allocated_gib // stripes), stripes)
+    low, high = GP2_STRIPED_MIBPS
+    throughput = min(max(striped.throughput_bps, low * MIB), high * MIB)
+    return Envelope(
+        striped.iops,
+        throughput,
+        striped.baseline_iops,
+        throughput,
+        striped.bucket,
+        io_unit_bytes=SSD_IO_BYTES,
+    )
+
+
+def _gp3(db: DbInstance, stripes: int) -> Envelope:
+    """gp3 includes 3,000 IOPS and 125 MiB/s, four times that on the striped sizes, and
+    performance provisioned above it."""
+    included_iops, included_mibps = 3_000 * stripes, 125 * stripes
+    iops = float(max(db.iops or 0, included_iops))
+    throughput = float(max(db.throughput_mibps or 0, included_mibps)) * MIB
+    ceiling = GP3_SQLSERVER if family(db.engine) == "sqlserver" else GP3_STRIPED
+    return _within(Envelope(iops, throughput, iops, throughput), ceiling)
+
+
+def _provisioned(db: DbInstance, iops: int, stripes: int) -> Envelope:
+    """io1/io2: the provisioned IOPS spread over the stripes, each volume with its type's
+    throughput per IOPS, within RDS's published ceiling for the engine and size."""
+    volume = io1 if db.storage_type == "io1" else io2
+    if family(db.engine) == "sqlserver":
+        ceiling = PROVISIONED_SQLSERVER
+    elif stripes > 1:
+        ceiling = PROVISIONED_STRIPED
+    else:
+        ceiling = PROVISIONED_SINGLE
+    return _within(_times(volume(max(iops // stripes, 1)), stripes), ceiling)
+
+
 def db_storage_envelope(db: DbInstance) -> Envelope | None:
     """An RDS instance's storage. Striped over four volumes, gp2 bursts to 12,000 IOPS with four
-    buckets and gp3 includes 12,000 IOPS and 500 MiB/s."""
+    buckets, gp3 includes 12,000 IOPS and 500 MiB/s, and io1/io2 reach 256,000 IOPS and
+    4,000 MiB/s."""
     stripes = rds_stripes(db.engine, db.allocated_gib)
     match db.storage_type:
         case "gp2":
-            return _times(gp2(db.allocated_gib // stripes), stripes)
+            return _gp2(db, stripes)
         case "gp3":
-            included_iops, included_mibps = 3_000 * stripes, 125 * stripes
-            iops = float(max(db.iops or 0, included_iops))
-            throughput = float(max(db.throughput_mibps or 0, included_mibps)) * MIB
-            return Envelope(iops, throughput, iops, throughput, io_unit_bytes=SSD_IO_BYTES)
-        case "io1" if db.iops:
-            return io1(db.iops)
-        case "io2" if db.iops:
-            return io2(db.iops)
+            return _gp3(db, stripes)
+        case "io1" | "io2" if db.iops:
+            return _provisioned(db, db.iops, stripes)
         case "standard":
             return standard()
     return None

@@ -7,24 +7,25 @@ from analyzer.model.units import GIB, KIB, MB, MIB
 from tests.helpers import analyze, db_state, series, volume_state
 
 # r5.12xlarge: 40,000 IOPS and 1,187.5 MB/s of EBS (9,500 Mbps): enough not to bind here.
-R5_12XL = InstanceType(
-    "r5.12xlarge", 40_000, 40_000, 1_187.5 * MB, 1_187.5 * MB, 384 * GIB, nitro=True
+R6IN_32XL = InstanceType(
+    "r6in.32xlarge", 400_000, 400_000, 12_500 * MB, 12_500 * MB, 1_024 * GIB, nitro=True
 )
+"""100 Gbps of EBS bandwidth: the class is far from any limit here."""
 
 
-def test_rds_io1_far_above_one_volume_s_throughput_cap_is_a_mismatch():
-    """PostgreSQL io1, 1,000 GiB at 20,000 IOPS, moving 937 MiB/s: more than the 500 MiB/s the
-    model gives it, which is one io1 volume's rule, not RDS's."""
+def test_rds_io1_far_above_its_modelled_throughput_is_a_mismatch():
+    """PostgreSQL io1, 1,000 GiB at 20,000 IOPS, moving 2,400 MiB/s: more than the 2,000 MiB/s
+    the model gives its four stripes of 5,000 IOPS. The model is what is in doubt."""
     db = DbInstance(
         "pg",
         "us-east-1",
         "postgres",
-        "db.r5.12xlarge",
+        "db.r6in.32xlarge",
         "io1",
         1_000,
         "available",
         20_000,
-        class_info=R5_12XL,
+        class_info=R6IN_32XL,
     )
     iops = [7_500.0] * 30
     state = db_state(
@@ -33,7 +34,7 @@ def test_rds_io1_far_above_one_volume_s_throughput_cap_is_a_mismatch():
             Measure.IOPS: series(iops),
             Measure.READ_IOPS: series(iops),
             Measure.WRITE_IOPS: series([0.0] * 30),
-            Measure.THROUGHPUT: series([937 * MIB] * 30),
+            Measure.THROUGHPUT: series([2_400 * MIB] * 30),
             Measure.FREEABLE_MEMORY: series([100 * GIB] * 30),
         },
     )

@@ -20,12 +20,17 @@ def db(
         ("mysql", 400, 4),
         ("mariadb", 400, 4),
         ("postgres", 1_000, 4),
+        ("db2-se", 399, 1),
+        ("db2-ae", 400, 4),
         ("oracle-ee", 199, 1),
         ("oracle-se2", 200, 4),
-        ("sqlserver-se", 1_000, 1),
+        ("custom-oracle-ee", 200, 4),
+        ("sqlserver-se", 16_000, 1),
     ],
 )
 def test_rds_stripes_from_400_gib_or_200_for_oracle(engine, size, stripes):
+    """RDS's striping table: Db2, MariaDB, MySQL, PostgreSQL from 400 GiB, Oracle from 200;
+    SQL Server never."""
     assert rds_storage.rds_stripes(engine, size) == stripes
 
 
@@ -38,8 +43,25 @@ def test_rds_gp2_striped_bursts_to_12000_with_four_buckets():
     assert envelope.bucket.full_burst_seconds == pytest.approx(2_000)
 
 
+@pytest.mark.parametrize(
+    ("size", "baseline_iops", "mibps"),
+    [(400, 1_200, 512), (2_000, 6_000, 1_000), (21_336, 64_000, 1_000)],
+)
+def test_rds_gp2_striped_throughput_is_rds_range_not_baseline_iops_times_256_kib(
+    size, baseline_iops, mibps
+):
+    """RDS gives striped gp2 500 to 1,000 MiB/s of throughput, credits or not (four volumes of
+    128 to 250 MiB/s); the baseline IOPS times 256 KiB (300 MiB/s at 400 GiB) is no limit of
+    its own."""
+    envelope = rds_storage.db_storage_envelope(db("postgres", "gp2", size))
+    assert envelope.baseline_iops == baseline_iops
+    assert envelope.throughput_limit(credits_left=False) == mibps * MIB
+    assert 500 * MIB <= envelope.throughput_limit(credits_left=True) <= 1_000 * MIB
+
+
 def test_rds_gp2_unstriped_is_one_volume():
     assert rds_storage.db_storage_envelope(db("mysql", "gp2", 200)) == limits.gp2(200)
+    assert rds_storage.db_storage_envelope(db("sqlserver-se", "gp2", 2_000)) == limits.gp2(2_000)
 
 
 @pytest.mark.parametrize(
@@ -47,8 +69,11 @@ def test_rds_gp2_unstriped_is_one_volume():
     [
         ("postgres", 399, None, None, 3_000, 125),
         ("postgres", 400, None, None, 12_000, 500),
+        ("db2-se", 400, None, None, 12_000, 500),
         ("mysql", 1_000, 20_000, 1_000, 20_000, 1_000),
+        ("mysql", 20_000, 64_000, 4_000, 64_000, 4_000),
         ("sqlserver-se", 1_000, None, None, 3_000, 125),
+        ("sqlserver-se", 2_000, 16_000, 1_000, 16_000, 1_000),
     ],
 )
 def test_rds_gp3_included_performance(engine, size, iops, throughput, want_iops, want_mib):
@@ -56,9 +81,30 @@ def test_rds_gp3_included_performance(engine, size, iops, throughput, want_iops,
     assert (envelope.iops, envelope.throughput_bps) == (want_iops, want_mib * MIB)
 
 
-def test_rds_provisioned_storage():
-    assert rds_storage.db_storage_envelope(db("oracle-ee", "io1", 300, 10_000)) == limits.io1(
-        10_000
-    )
-    assert rds_storage.db_storage_envelope(db("mysql", "io2", 300, 40_000)) == limits.io2(40_000)
+@pytest.mark.parametrize(
+    ("engine", "storage", "size", "iops", "want_mib"),
+    [
+        # Striped: the IOPS spread over four volumes, up to 256,000 IOPS and 4,000 MiB/s.
+        ("postgres", "io1", 1_000, 20_000, 2_000),
+        ("postgres", "io1", 64_000, 256_000, 4_000),
+        ("mysql", "io2", 64_000, 256_000, 4_000),
+        ("oracle-ee", "io1", 300, 10_000, 2_000),
+        # One volume below the threshold: at most 500 MiB/s.
+        ("mysql", "io1", 300, 15_000, 500),
+        ("mysql", "io2", 300, 15_000, 500),
+        ("mysql", "io1", 300, 1_000, 250),
+        # SQL Server: one volume, up to 64,000 IOPS and 1,000 MiB/s.
+        ("sqlserver-ee", "io1", 16_000, 64_000, 1_000),
+        ("sqlserver-ee", "io2", 16_000, 64_000, 1_000),
+    ],
+)
+def test_rds_provisioned_iops_storage_follows_rds_ranges(engine, storage, size, iops, want_mib):
+    envelope = rds_storage.db_storage_envelope(db(engine, storage, size, iops))
+    assert envelope.iops == iops
+    assert envelope.throughput_bps == want_mib * MIB
+    assert envelope.bucket is None
+
+
+def test_rds_storage_without_a_model():
     assert rds_storage.db_storage_envelope(db("mysql", "aurora", 300)) is None
+    assert rds_storage.db_storage_envelope(db("mysql", "io1", 300)) is None  # no IOPS described
