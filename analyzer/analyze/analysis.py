@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
-from analyzer.analyze.headroom import next_bottleneck
+from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
-from analyzer.model.findings import Finding
+from analyzer.model.findings import Bottleneck, Finding, NextBottleneck
 from analyzer.model.state import ResourceState, Snapshot
+from analyzer.model.units import format_rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,27 @@ def conclude(finding: Finding, snapshot: Snapshot, prices: PriceList) -> Finding
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None:
         return finding
-    nxt = next_bottleneck(state, snapshot, snapshot.data_end, finding.window_s, finding.bottleneck)
-    finding = replace(finding, next_bottleneck=nxt)
+    found = ahead(state, snapshot, snapshot.data_end, finding.window_s, finding.bottleneck)
+    finding = replace(finding, next_bottleneck=found.next)
+    if found.together:
+        finding = _binding_together(finding, found.together)
     return replace(finding, remedies=advice.remedies(finding, snapshot, prices))
+
+
+def _binding_together(finding: Finding, together: tuple[NextBottleneck, ...]) -> Finding:
+    """The finding, saying which of the resource's other limits bind with its own."""
+    others = " and ".join(
+        f"{format_rate(n.limit, n.unit, n.bottleneck.owner)} {_name(n.bottleneck)} cap"
+        for n in together
+    )
+    summary = finding.summary.rstrip(".")
+    lift = "both" if len(together) == 1 else "all of them"
+    return replace(
+        finding,
+        summary=f"{summary}; it binds together with its {others}: a fix must lift {lift}.",
+        evidence={**finding.evidence, "binds_with": [n.bottleneck.value for n in together]},
+    )
+
+
+def _name(bottleneck: Bottleneck) -> str:
+    return bottleneck.value.replace("_", " ").replace("iops", "IOPS")

@@ -3,6 +3,8 @@
 The workload is assumed to grow at its present I/O size and mix. Every other limit on its I/O
 path (the resource's other dimension, the instance behind a volume, each volume behind an
 instance) is compared with what it carries now; the one with the least headroom binds next.
+A limit of the resource's own that binds already (`BINDS_WITHIN`) binds together with the
+finding's: both are lifted, and the next bottleneck is the first limit beyond them.
 """
 
 from __future__ import annotations
@@ -57,24 +59,41 @@ def _candidates(
     return out
 
 
-def next_bottleneck(
+BINDS_WITHIN = 1.05
+"""Another limit of the resource's own with less headroom than this binds already: a cap
+finding's rule holds its own limit at or near 100 % (the cap rules' default threshold is
+95 %), so a second limit within the same 5 % is at it too."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """The limits in a finding's way besides its own."""
+
+    together: tuple[NextBottleneck, ...]
+    """The resource's own limits that bind already, with the finding's: a fix lifts them all."""
+    next: NextBottleneck | None
+    """The limit the workload meets once those are lifted."""
+
+
+def _as_next(c: _Candidate) -> NextBottleneck:
+    return NextBottleneck(c.bottleneck, c.limit, c.unit, c.resource_id, round(c.headroom, 3))
+
+
+def ahead(
     state: ResourceState, snapshot: Snapshot, at: datetime, window_s: float, lifted: Bottleneck
-) -> NextBottleneck | None:
-    credits_lifted = lifted in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
+) -> Ahead:
+    credits_lifted = lifted.is_credits
     own = [
         c
         for c in _candidates(state, at, window_s, burst_level=credits_lifted)
         if c.bottleneck is not lifted
     ]
+    together = [] if credits_lifted else [c for c in own if c.headroom <= BINDS_WITHIN]
     behind = [
         c
         for other in snapshot.related(state)
         for c in _candidates(other, at, window_s, burst_level=False)
     ]
-    candidates = own + behind
-    if not candidates:
-        return None
-    best = min(candidates, key=lambda c: c.headroom)
-    return NextBottleneck(
-        best.bottleneck, best.limit, best.unit, best.resource_id, round(best.headroom, 3)
-    )
+    candidates = [c for c in own if c not in together] + behind
+    best = min(candidates, key=lambda c: c.headroom, default=None)
+    return Ahead(tuple(_as_next(c) for c in together), _as_next(best) if best is not None else None)
