@@ -36,7 +36,7 @@ def volume_state(
         measures=MappingProxyType(measures),
         status=status,
         error=error,
-        related=(volume.attached_to,) if volume.attached_to else (),
+        related=volume.instance_ids,
     )
 
 
@@ -44,11 +44,20 @@ def instance_state(
     instance: Instance, raw: Mapping[str, Series], volumes: Sequence[ResourceState]
 ) -> ResourceState:
     """Instance rates come from AWS/EC2; where those are missing or failed, from the sum of
-    the attached volumes (the instance cap applies to exactly that sum)."""
+    the attached volumes (the instance cap applies to exactly that sum). A Multi-Attach
+    volume's I/O is not split by instance in CloudWatch, so it is left out of the sum, which
+    is then a lower bound, and said so."""
     measures = normalize.instance(raw)
     notes: list[str] = []
     if _sums_volumes(instance, raw):
         with_data = [v for v in volumes if v.measure(Measure.IOPS).status is Status.OK]
+        shared = [v for v in with_data if _multi_attach(v)]
+        with_data = [v for v in with_data if not _multi_attach(v)]
+        if shared:
+            notes.append(
+                f"Multi-Attach volume(s) {', '.join(v.ref.resource_id for v in shared)} left "
+                "out of the sum: CloudWatch does not split their I/O by instance"
+            )
         if with_data:
             notes.append(
                 f"{_why_summed(raw, measures)}: rates summed from "
@@ -71,6 +80,10 @@ def instance_state(
         related=instance.volume_ids,
         notes=tuple(notes),
     )
+
+
+def _multi_attach(state: ResourceState) -> bool:
+    return isinstance(state.resource, Volume) and state.resource.multi_attach
 
 
 def _sums_volumes(instance: Instance, raw: Mapping[str, Series]) -> bool:

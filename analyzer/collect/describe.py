@@ -128,6 +128,8 @@ def parse_volume(raw: Mapping[str, Any], region: str) -> Volume:
         attached_to=attached[0] if attached else None,
         availability_zone=raw.get("AvailabilityZone", ""),
         tags=_tags(raw),
+        multi_attach=bool(raw.get("MultiAttachEnabled")),
+        also_attached_to=tuple(attached[1:]),
     )
 
 

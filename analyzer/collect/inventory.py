@@ -88,8 +88,12 @@ def _in_scope(
     if not tag_filters:
         return volumes, instances
     matching = {i.instance_id for i in instances if tags_match(i.tags, tag_filters)}
-    volumes = [v for v in volumes if tags_match(v.tags, tag_filters) or v.attached_to in matching]
-    with_volumes = {v.attached_to for v in volumes}
+    volumes = [
+        v
+        for v in volumes
+        if tags_match(v.tags, tag_filters) or not matching.isdisjoint(v.instance_ids)
+    ]
+    with_volumes = {i for v in volumes for i in v.instance_ids}
     instances = [i for i in instances if i.instance_id in matching | with_volumes]
     return volumes, instances
 
@@ -104,8 +108,8 @@ def discover(
     volumes, instances = _in_scope(describer.volumes(), describer.instances(), tag_filters)
     by_instance: dict[str, list[str]] = {}
     for v in volumes:
-        if v.attached_to:
-            by_instance.setdefault(v.attached_to, []).append(v.volume_id)
+        for instance_id in v.instance_ids:
+            by_instance.setdefault(instance_id, []).append(v.volume_id)
     known = types.get(describer, {i.instance_type for i in instances})
     instances = [
         replace(

@@ -114,8 +114,8 @@ def for_volume(
         return []
     has = {
         When.BUCKET: has_burst_balance(volume),
-        When.NITRO: nitro is not False,
-        When.XEN: nitro is False,
+        When.NITRO: nitro is not False and not volume.multi_attach,
+        When.UNCHECKED: nitro is False or volume.multi_attach,
     }
     return _queries(
         Namespace.EBS, volume.volume_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier

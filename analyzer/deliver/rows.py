@@ -123,6 +123,8 @@ def _details(state: ResourceState, at: datetime) -> dict[str, Any]:
         return {
             "volume_type": resource.volume_type,
             "size_gib": resource.size_gib,
+            "multi_attach": resource.multi_attach,
+            "attachments": list(resource.instance_ids),
             "latency_seconds": _latest(state, Measure.LATENCY, at),
         }
     if isinstance(resource, Instance):

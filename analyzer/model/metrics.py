@@ -102,10 +102,11 @@ class When(StrEnum):
     BUCKET = "bucket"
     """Storage with a burst bucket (gp2, st1, sc1; RDS gp2)."""
     NITRO = "nitro"
-    """Volumes on, and instances of, Nitro types (the "exceeded" checks)."""
-    XEN = "xen"
-    """Volumes on instances known not to be Nitro: where no exceeded check exists, the busy
-    time shows a cap reached for part of each minute."""
+    """Volumes on, and instances of, Nitro types (the "exceeded" checks); not Multi-Attach
+    volumes, for which AWS does not publish them."""
+    UNCHECKED = "unchecked"
+    """Volumes without the exceeded checks (on instances known not to be Nitro, or
+    Multi-Attach): the busy time shows a cap reached for part of each minute."""
     EBS_BURST = "ebs_burst"
     """Instance types (and RDS classes) whose EBS baseline is below their maximum."""
 
@@ -137,7 +138,7 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(_E, "VolumeWriteBytes", "Sum", "Bytes", Part.WRITE_BYTES, tier=_ACTIVE),
     Metric(_E, "VolumeTotalReadTime", "Sum", "Seconds", Part.READ_TIME, tier=_FULL),
     Metric(_E, "VolumeTotalWriteTime", "Sum", "Seconds", Part.WRITE_TIME, tier=_FULL),
-    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, When.XEN, _ACTIVE),
+    Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, When.UNCHECKED, _ACTIVE),
     Metric(_E, "VolumeQueueLength", "Average", "Count", Measure.QUEUE_LENGTH, tier=_FULL),
     Metric(_E, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
     Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT),

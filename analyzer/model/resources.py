@@ -30,12 +30,23 @@ class Volume:
     iops: int | None = None
     throughput_mibps: int | None = None
     attached_to: str | None = None
+    """The instance it is attached to; the first of them for a Multi-Attach volume."""
     availability_zone: str = ""
     tags: Mapping[str, str] = field(default_factory=dict)
+    multi_attach: bool = False
+    """io1/io2 attached to up to 16 Nitro instances at once."""
+    also_attached_to: tuple[str, ...] = ()
+    """A Multi-Attach volume's other instances."""
 
     @property
     def ref(self) -> ResourceRef:
         return ResourceRef(ResourceType.VOLUME, self.volume_id, self.region)
+
+    @property
+    def instance_ids(self) -> tuple[str, ...]:
+        """Every instance it is attached to."""
+        first = (self.attached_to,) if self.attached_to else ()
+        return first + self.also_attached_to
 
     @property
     def active(self) -> bool:
@@ -43,7 +54,7 @@ class Volume:
         return self.state == "in-use" and self.attached_to is not None
 
     def describe(self) -> str:
-        where = f" on {self.attached_to}" if self.attached_to else " detached"
+        where = f" on {', '.join(self.instance_ids)}" if self.attached_to else " detached"
         return f"{self.volume_type} {self.size_gib:,} GiB{where}"
 
 
