@@ -29,15 +29,17 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer
 from analyzer.deliver import statefile
-from analyzer.deliver.alerts import AlertBook
+from analyzer.deliver.alerts import AlertBook, Refill
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
+from analyzer.deliver.rows import seconds_to_refill
 from analyzer.deliver.server import Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
 from analyzer.heap import Heap
 from analyzer.model.costs import Projection
 from analyzer.model.metrics import Tier
+from analyzer.model.state import Snapshot
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -103,7 +105,7 @@ class Daemon:
             )
             return False
         self._cycles += 1
-        self.book.update(now, result.findings, result.pending)
+        self.book.update(now, result.findings, result.pending, _refill(result.snapshot))
         self._published = Published.of(result.snapshot, self.book.firing())
         self._last_success = now
         self.telemetry.cycle_succeeded(
@@ -230,3 +232,14 @@ def build(
     except OSError as exc:
         raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
     return daemon, server
+
+
+def _refill(snapshot: Snapshot) -> Refill:
+    """How long a resource's refilling buckets take to fill, read from this cycle's data: what
+    a cleared credit alert says."""
+
+    def refill(region: str, resource_id: str) -> float | None:
+        state = snapshot.get(region, resource_id)
+        return seconds_to_refill(state, snapshot.data_end) if state is not None else None
+
+    return refill

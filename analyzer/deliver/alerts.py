@@ -14,7 +14,7 @@ neither re-sends nor forgets firing alerts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -32,6 +32,8 @@ log = structlog.get_logger(__name__)
 
 AlertKey = tuple[str, str, str]
 """(rule, region, resource id)."""
+Refill = Callable[[str, str], float | None]
+"""(region, resource id) → seconds until its refilling buckets are full; None where none is."""
 
 
 class AlertState(StrEnum):
@@ -61,6 +63,8 @@ class Alert:
     last_sent: datetime | None = None
     sent_severity: Severity | None = None
     outbox: Owed | None = None
+    refill_s: float | None = None
+    """A credit alert that cleared: how long its bucket takes to fill at the rate then."""
 
     @property
     def key(self) -> AlertKey:
@@ -102,9 +106,14 @@ class Alert:
             what = f"no longer pinned at its {format_rate(f.limit, f.unit, f.owner)} cap"
         when = self.absent_since or now
         fired = units.duration((when - (self.firing_since or self.since)).total_seconds())
+        refill = (
+            f"; credits full again in {units.duration(self.refill_s)} at the present rate"
+            if credits and self.refill_s is not None
+            else ""
+        )
         return (
             f"{self.resource_id}: {what}; cleared {when.astimezone(UTC):%H:%M} UTC "
-            f"after firing for {fired}."
+            f"after firing for {fired}{refill}."
         )
 
 
@@ -116,7 +125,13 @@ class AlertBook:
 
     # --- the lifecycle --------------------------------------------------------------------
 
-    def update(self, now: datetime, firing: Iterable[Finding], pending: Iterable[Finding]) -> None:
+    def update(
+        self,
+        now: datetime,
+        firing: Iterable[Finding],
+        pending: Iterable[Finding],
+        refill: Refill | None = None,
+    ) -> None:
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
         for finding in firing_by_key.values():
@@ -133,7 +148,7 @@ class AlertBook:
             if alert.state is AlertState.PENDING:
                 del self.alerts[key]
             elif alert.state is AlertState.FIRING:
-                self._absent(alert, now)
+                self._absent(alert, now, refill)
         for alert in self.alerts.values():
             if self._repeat_due(alert, now):
                 alert.outbox = Owed.REPEAT
@@ -172,7 +187,7 @@ class AlertBook:
                 severity=alert.severity.value,
             )
 
-    def _absent(self, alert: Alert, now: datetime) -> None:
+    def _absent(self, alert: Alert, now: datetime, refill: Refill | None) -> None:
         if alert.absent_since is None:
             alert.absent_since = now
         alert.absent_cycles += 1
@@ -185,6 +200,8 @@ class AlertBook:
             return
         alert.state = AlertState.RESOLVED
         alert.outbox = Owed.RESOLVED
+        if refill is not None and alert.finding.is_credits:
+            alert.refill_s = refill(alert.finding.resource.region, alert.resource_id)
 
     # --- delivery -------------------------------------------------------------------------
 

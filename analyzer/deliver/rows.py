@@ -43,7 +43,7 @@ def _balance(state: ResourceState, at: datetime) -> float | None:
     return _class_balance(state, at)
 
 
-def _refill(state: ResourceState, at: datetime) -> float | None:
+def seconds_to_refill(state: ResourceState, at: datetime) -> float | None:
     """Seconds until every bucket that is refilling is full again at the present rate."""
     times = [
         t
@@ -97,7 +97,7 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
         "throughput_limit_bytes_per_second": bps_limit,
         "burst_balance_percent": _balance(state, at),
         "seconds_to_empty": round(found.seconds_to_empty, 1) if found else None,
-        "seconds_to_full": _refill(state, at),
+        "seconds_to_full": seconds_to_refill(state, at),
         "avg_io_size_bytes": _latest(state, Measure.AVG_IO_SIZE, at),
         "status": _status(state),
         "iops_utilization": _ratio(iops, iops_limit),

@@ -77,6 +77,7 @@ class _Alert(_Record):
     last_sent: datetime | None = None
     sent_severity: Severity | None = None
     outbox: Owed | None = None
+    refill_seconds: float | None = Field(default=None, ge=0)
 
 
 class _StateFile(_Record):
@@ -138,6 +139,7 @@ def encode(alerts: list[Alert]) -> dict[str, Any]:
                 "last_sent": _iso(a.last_sent),
                 "sent_severity": a.sent_severity.value if a.sent_severity else None,
                 "outbox": a.outbox.value if a.outbox else None,
+                "refill_seconds": a.refill_s,
             }
             for a in alerts
         ],
@@ -163,6 +165,7 @@ def decode(document: Any) -> dict[AlertKey, Alert]:
             last_sent=a.last_sent,
             sent_severity=a.sent_severity,
             outbox=a.outbox,
+            refill_s=a.refill_seconds,
         )
         for a in parsed.alerts
     ]

@@ -194,3 +194,30 @@ def test_a_forecast_resolved_at_zero_is_still_a_forecast() -> None:
     texts = {a.rule: a.cleared(T0 + timedelta(minutes=5)) for a in book}
     assert "no longer forecast to run out" in texts["gp2-burst-exhaustion"]
     assert "no longer held at its baseline" in texts["volume-burst-credits-exhausted"]
+
+
+def test_a_cleared_credit_alert_says_when_the_bucket_is_full_again() -> None:
+    """Read from the cycle that resolves it, kept through a restart, said once."""
+    exhausted = replace(
+        WARNING,
+        rule="volume-burst-credits-exhausted",
+        seconds_to_empty=0.0,
+        evidence={"pinned_datapoints": 10},
+    )
+    asked: list[tuple[str, str]] = []
+
+    def refill(region: str, resource_id: str) -> float | None:
+        asked.append((region, resource_id))
+        return 5_400.0
+
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [exhausted], [], refill)
+    book.delivered(book.owed(), T0)
+    for minute in (10, 11, 16):
+        book.update(T0 + timedelta(minutes=minute), [], [], refill)
+    assert asked == [("us-east-1", "vol-1")]  # once, when it resolves
+    [alert] = statefile.decode(statefile.encode(list(book))).values()
+    assert alert.cleared(T0 + timedelta(minutes=16)).endswith(
+        "cleared 12:10 UTC after firing for 10 min; credits full again in 90 min at the "
+        "present rate."
+    )
