@@ -51,4 +51,4 @@ def test_a_volume_at_two_of_its_limits_is_fixed_for_both(aws: None) -> None:
         )
         fix = finding.remedies[0]
         # Both lifted to where the instance's 1,250 MB/s (1,192 MiB/s) binds, rounded up.
-        assert fix.action.startswith("Provision 19,100 IOPS, 1,200 MiB/s")
+        assert fix.action.startswith("Provision 19,500 IOPS, 1,200 MiB/s")

@@ -92,4 +92,4 @@ def test_random_io_on_st1_is_advised_on_its_charge_not_its_bytes() -> None:
     [finding] = [f for f in result.findings if f.resource.resource_id == volume]
     actions = [r.action for r in finding.remedies]
     assert actions[0].startswith("Move to gp3 with 3,000 IOPS")
-    assert actions[1].startswith("Grow to 9,216 GiB (360 MiB/s baseline)")
+    assert actions[1].startswith("Grow to 9,300 GiB (363 MiB/s baseline)")

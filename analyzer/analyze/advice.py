@@ -38,6 +38,18 @@ def _round_up(value: float, step: int) -> int:
     return int(math.ceil(value / step) * step)
 
 
+def nice_up(value: float) -> int:
+    """Up to two significant figures (half steps from 10 to 19): a figure an operator can
+    type, at most about 5 % above the need, which does not move with every wobble of the
+    rate. 3,560 → 3,600; 19,050 → 19,500; 1,192 → 1,200; 64,000 → 64,000; 573 → 580."""
+    if value <= 0:
+        return 0
+    step = 10 ** (math.floor(math.log10(value)) - 1)
+    if value < 20 * step:
+        step /= 2
+    return _round_up(value, max(int(step), 1))
+
+
 @dataclass(frozen=True, slots=True)
 class _Need:
     iops: float
@@ -101,9 +113,9 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
     # Never below what a gp3 volume already has, nor below what gp3 includes.
     has_iops = volume.iops or 0 if volume.volume_type == "gp3" else 0
     has_mibps = volume.throughput_mibps or 0 if volume.volume_type == "gp3" else 0
-    iops = max(3_000, has_iops, _round_up(need.iops, 100))
-    mibps = max(125, has_mibps, _round_up(need.mibps, 25))
-    iops = max(iops, _round_up(mibps / GP3_MIBPS_PER_IOPS, 100))
+    iops = max(3_000, has_iops, nice_up(need.iops))
+    mibps = max(125, has_mibps, nice_up(need.mibps))
+    iops = max(iops, nice_up(mibps / GP3_MIBPS_PER_IOPS))
     if iops > min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * volume.size_gib) or mibps > GP3_MAX_MIBPS:
         return None
     what = (
@@ -120,8 +132,8 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
 def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> Remedy | None:
     size = max(
         volume.size_gib + 1,
-        math.ceil(need.iops / 3),
-        math.ceil(need.mibps * MIB / SSD_IO_BYTES / 3),
+        nice_up(need.iops / 3),
+        nice_up(need.mibps * MIB / SSD_IO_BYTES / 3),
     )
     if size > GP2_MAX_GIB:
         return None
@@ -144,7 +156,7 @@ def _provisioned(
     else:
         per_gib, ceiling = IO1_IOPS_PER_GIB, IO1_MAX_IOPS
         iops = max(need.iops, need.mibps * MIB / SSD_IO_BYTES)
-    target = _round_up(iops, 500)
+    target = nice_up(iops)
     current = volume.iops or 0
     if target <= current:
         return None
@@ -165,7 +177,7 @@ def _provisioned(
 def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> list[Remedy]:
     out = []
     mibps = need.hdd_mibps
-    st1_size = max(volume.size_gib, 125, math.ceil(mibps / 40 * 1024))
+    st1_size = max(volume.size_gib, 125, nice_up(mibps / 40 * 1024))
     same = volume.volume_type == "st1" and st1_size == volume.size_gib
     if mibps <= 500 and st1_size <= 16_384 and not same:
         verb = "Grow to" if volume.volume_type == "st1" else "Move to st1 and grow to"
