@@ -264,6 +264,16 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
     return tuple(replace(o, action=o.action + suffix, currency=prices.currency) for o in options)
 
 
+def sized_for(finding: Finding, snapshot: Snapshot) -> dict[str, float] | None:
+    """The rates a volume finding's fixes were sized for (its `fix_sized_for` evidence): what
+    tells a fix that must change from one that only wobbled. None where no fix is sized."""
+    state = snapshot.get(finding.resource.region, finding.resource.resource_id)
+    if state is None or not isinstance(state.resource, Volume) or not finding.remedies:
+        return None
+    need = _need(finding, state, snapshot.data_end)
+    return {"iops": round(need.iops, 1), "mib_per_second": round(need.hdd_mibps, 2)}
+
+
 def _bounded_by(finding: Finding) -> str:
     """Name the limit that caps what a fix can buy, when the fix was sized up to it."""
     nxt = finding.next_bottleneck

@@ -117,7 +117,11 @@ def conclude(finding: Finding, snapshot: Snapshot, prices: PriceList) -> Finding
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:
         finding = _binding_together(finding, found.together)
-    return replace(finding, remedies=advice.remedies(finding, snapshot, prices))
+    finding = replace(finding, remedies=advice.remedies(finding, snapshot, prices))
+    sized = advice.sized_for(finding, snapshot)
+    if sized is None:
+        return finding
+    return replace(finding, evidence={**finding.evidence, "fix_sized_for": sized})
 
 
 def _binding_together(finding: Finding, together: tuple[NextBottleneck, ...]) -> Finding:

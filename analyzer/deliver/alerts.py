@@ -14,8 +14,8 @@ neither re-sends nor forgets firing alerts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -27,6 +27,9 @@ from analyzer.model.resources import ResourceType
 from analyzer.model.units import format_rate
 
 MIN_ABSENT_CYCLES = 2
+FIX_MOVES = 0.2
+"""A firing alert keeps the fixes it was sent with until the rates they were sized for move
+by more than this share: one fix an operator can act on, not a new one every cycle."""
 
 log = structlog.get_logger(__name__)
 
@@ -165,7 +168,7 @@ class AlertBook:
         if alert is None or alert.state is AlertState.RESOLVED:
             alert = Alert(finding, AlertState.PENDING, now)
             self.alerts[finding.key] = alert
-        alert.finding = finding
+        alert.finding = _steady(alert.finding, finding) if alert.notified else finding
         alert.absent_since, alert.absent_cycles = None, 0
         if alert.state is AlertState.PENDING:
             alert.state = AlertState.FIRING
@@ -222,3 +225,16 @@ class AlertBook:
 
     def __iter__(self) -> Iterator[Alert]:
         return iter(self.alerts.values())
+
+
+def _steady(before: Finding, now: Finding) -> Finding:
+    """`now`, with the fixes of `before` where the rates they were sized for moved by less than
+    `FIX_MOVES` in every dimension."""
+    old, new = before.evidence.get("fix_sized_for"), now.evidence.get("fix_sized_for")
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping) or old.keys() != new.keys():
+        return now
+    for key, was in old.items():
+        moved = abs(new[key] - was)
+        if moved > FIX_MOVES * max(abs(was), 1e-9):
+            return now
+    return replace(now, remedies=before.remedies, evidence={**now.evidence, "fix_sized_for": old})

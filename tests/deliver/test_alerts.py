@@ -10,7 +10,7 @@ import pytest
 
 from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook, AlertState, Owed
-from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
 from tests.helpers import T0
@@ -221,3 +221,34 @@ def test_a_cleared_credit_alert_says_when_the_bucket_is_full_again() -> None:
         "cleared 12:10 UTC after firing for 10 min; credits full again in 90 min at the "
         "present rate."
     )
+
+
+def _sized(iops: float, action: str) -> Finding:
+    return replace(
+        WARNING,
+        evidence={"fix_sized_for": {"iops": iops, "mib_per_second": iops * 16 / 1024}},
+        remedies=(Remedy(action, 100.0, 10.0),),
+    )
+
+
+def test_a_firing_alert_keeps_its_fix_until_the_need_moves_by_a_fifth() -> None:
+    """One volume used to get 3,600, then 6,000, then 3,000 IOPS within half an hour."""
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [_sized(3_600, "Provision 3,600 IOPS")], [])
+    book.delivered(book.owed(), T0)
+    book.update(T0 + timedelta(minutes=1), [_sized(3_000, "Provision 3,000 IOPS")], [])
+    [alert] = list(book)
+    assert [r.action for r in alert.finding.remedies] == ["Provision 3,600 IOPS"]
+    assert alert.finding.evidence["fix_sized_for"]["iops"] == 3_600
+    book.update(T0 + timedelta(minutes=2), [_sized(4_200, "Provision 4,200 IOPS")], [])
+    assert [r.action for r in alert.finding.remedies] == ["Provision 3,600 IOPS"]
+    book.update(T0 + timedelta(minutes=3), [_sized(6_000, "Provision 6,000 IOPS")], [])
+    assert [r.action for r in alert.finding.remedies] == ["Provision 6,000 IOPS"]
+
+
+def test_an_alert_not_yet_sent_takes_the_newest_fix() -> None:
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [_sized(3_600, "Provision 3,600 IOPS")], [])
+    book.update(T0 + timedelta(minutes=1), [_sized(3_000, "Provision 3,000 IOPS")], [])
+    [alert] = list(book)
+    assert [r.action for r in alert.finding.remedies] == ["Provision 3,000 IOPS"]
