@@ -16,7 +16,7 @@ from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.prices import PriceList
 from analyzer.model import units
 from analyzer.model.findings import Bottleneck, Finding, Remedy
-from analyzer.model.limits import SSD_IO_BYTES
+from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, Volume
 from analyzer.model.series import recent
@@ -147,6 +147,18 @@ def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None)
     )
 
 
+def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
+    """io1/io2 provisioned above what a non-Nitro instance delivers: the instance is the fix."""
+    envelope = state.envelope
+    if envelope is None or not volume.iops or envelope.iops >= volume.iops:
+        return None
+    return Remedy(
+        f"Move {volume.attached_to} to an instance type built on Nitro: off Nitro "
+        f"{volume.volume_type} delivers at most {units.iops(XEN_MAX_IOPS)}, on Nitro the "
+        f"{units.iops(volume.iops)} provisioned (and already paid for)"
+    )
+
+
 def _provisioned(
     volume: Volume, need: _Need, prices: PriceList, now: float | None
 ) -> Remedy | None:
@@ -216,7 +228,7 @@ def for_volume(
         case "gp3":
             options += [_gp3(volume, need, prices, now)]
         case "io1" | "io2":
-            options += [_provisioned(volume, need, prices, now)]
+            options += [_provisioned(volume, need, prices, now), _to_nitro(volume, state)]
         case "st1" | "sc1":
             options += _hdd(volume, need, prices, now)
     found = [o for o in options if o is not None]

@@ -35,14 +35,21 @@ class SimVolume:
     """(seconds from the start, new size in GiB): grown online, the bucket comes back full."""
     envelope: Envelope = field(init=False)
     credits: float = field(init=False, default=0.0)
+    instance_type: InstanceType | None = field(init=False, default=None)
+    """Its instance's type: io1 and io2 deliver less off Nitro."""
 
     def __post_init__(self) -> None:
         self.envelope = self._envelope()
         bucket = self.bucket
         self.credits = bucket.credits(self.balance_percent) if bucket else 0.0
 
+    def attach(self, instance_type: InstanceType) -> None:
+        """On an instance of this type: the envelope follows it (the bucket is kept)."""
+        self.instance_type = instance_type
+        self.envelope = self._envelope()
+
     def _envelope(self) -> Envelope:
-        envelope = limits.volume_envelope(self.volume)
+        envelope = limits.volume_envelope(self.volume, self.instance_type)
         if envelope is None:
             raise ValueError(f"{self.volume.volume_type}: no model for this volume type")
         return envelope
@@ -69,6 +76,8 @@ class SimInstance:
     byte_credits: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
+        for volume in self.volumes:
+            volume.attach(self.type_info)
         envelope = self.envelope
         if envelope is not None:
             self.io_credits = (envelope.iops - envelope.baseline_iops) * INSTANCE_BURST_S
