@@ -47,6 +47,8 @@ class CycleResult:
     projection: Projection | None = None
     """The month's GetMetricData bill of watching these resources in the tiers they are in
     now, under the cadence in force (the budget's, where it binds)."""
+    unknown: frozenset[tuple[str, str]] = frozenset()
+    """(region, id) of the resources whose condition is unknown this cycle (`Analysis`)."""
 
 
 @dataclass
@@ -168,7 +170,12 @@ class Analyzer:
             duration_s=round(duration, 3),
         )
         return CycleResult(
-            analysis.snapshot, analysis.firing, analysis.pending, duration, projection
+            analysis.snapshot,
+            analysis.firing,
+            analysis.pending,
+            duration,
+            projection,
+            analysis.unknown,
         )
 
     def _say_mismatches(self, snapshot: Snapshot) -> None:

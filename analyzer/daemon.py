@@ -105,7 +105,9 @@ class Daemon:
             )
             return False
         self._cycles += 1
-        self.book.update(now, result.findings, result.pending, _refill(result.snapshot))
+        self.book.update(
+            now, result.findings, result.pending, _refill(result.snapshot), result.unknown
+        )
         self._published = Published.of(result.snapshot, self.book.firing())
         self._last_success = now
         self.telemetry.cycle_succeeded(

@@ -30,6 +30,10 @@ class Analysis:
     attached."""
     pending: list[Finding]
     """The condition holds now but not yet for the rule's `for`."""
+    unknown: frozenset[tuple[str, str]] = frozenset()
+    """(region, id) of the resources whose condition is unknown this cycle: data missing,
+    stale or failed, no model of its limits, or a rule that failed on it. An alert on one
+    keeps its state."""
 
 
 def analyze(
@@ -58,7 +62,12 @@ def analyze(
     evaluation = engine.evaluate_all(ruleset.rules, snapshot, fresh)
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, prices) for f in evaluation.firing]
-    return Analysis(snapshot, firing, evaluation.pending)
+    unknown = {
+        (s.ref.region, s.ref.resource_id)
+        for s in snapshot.resources
+        if not s.known_at(snapshot.data_end)
+    }
+    return Analysis(snapshot, firing, evaluation.pending, frozenset(unknown | evaluation.failed))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ neither re-sends nor forgets firing alerts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -68,6 +68,8 @@ class Alert:
     outbox: Owed | None = None
     refill_s: float | None = None
     """A credit alert that cleared: how long its bucket takes to fill at the rate then."""
+    unknown_since: datetime | None = None
+    """Since when its resource's data has been missing, stale or failed."""
 
     @property
     def key(self) -> AlertKey:
@@ -134,7 +136,11 @@ class AlertBook:
         firing: Iterable[Finding],
         pending: Iterable[Finding],
         refill: Refill | None = None,
+        unknown: Collection[tuple[str, str]] = (),
     ) -> None:
+        """Take in a cycle's findings. An alert whose resource is `unknown` this cycle,
+        (region, id), neither clears nor counts towards clearing: it keeps its state until data
+        shows the condition gone."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
         for finding in firing_by_key.values():
@@ -148,6 +154,10 @@ class AlertBook:
         for key, alert in list(self.alerts.items()):
             if key in firing_by_key or key in pending_by_key:
                 continue
+            if (alert.finding.resource.region, alert.resource_id) in unknown:
+                self._unknown(alert, now)
+                continue
+            alert.unknown_since = None
             if alert.state is AlertState.PENDING:
                 del self.alerts[key]
             elif alert.state is AlertState.FIRING:
@@ -188,6 +198,19 @@ class AlertBook:
                 rule=alert.rule,
                 resource=alert.resource_id,
                 severity=alert.severity.value,
+            )
+
+    def _unknown(self, alert: Alert, now: datetime) -> None:
+        # What data showed before it went missing does not count towards clearing after.
+        alert.absent_since, alert.absent_cycles = None, 0
+        if alert.unknown_since is None and alert.state is not AlertState.RESOLVED:
+            alert.unknown_since = now
+            log.warning(
+                "alert.unknown",
+                rule=alert.rule,
+                resource=alert.resource_id,
+                state=alert.state.value,
+                reason="its data is missing, stale or failed: the alert keeps its state",
             )
 
     def _absent(self, alert: Alert, now: datetime, refill: Refill | None) -> None:

@@ -135,6 +135,14 @@ class ResourceState:
         polled minutes ago, on the cadence of a quiet tier, is not analyzed again meanwhile."""
         return any(is_recent(series, at) for series in self.measures.values())
 
+    def known_at(self, at: datetime) -> bool:
+        """Whether what the rules say of it at `at` rests on data: its rates are recent, none
+        of its series failed, and its limits are modelled. Where not, a condition it had is
+        unknown, not gone (CloudWatch's `TreatMissingData: missing`)."""
+        if not self.has_recent_data(at) or self.envelope is None:
+            return False
+        return all(s.status is not Status.ERROR for s in self.measures.values())
+
     def layers(self) -> list[Layer]:
         return layers_of(self.envelope, self.class_envelope, self.has_storage)
 

@@ -1,0 +1,100 @@
+"""A CloudWatch outage, replayed through moto: data that is missing is not "the condition is
+gone". With default settings a 6.5-minute outage used to resolve both firing alerts at
+5 min 20 s and fire them again after it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from structlog.testing import capture_logs
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.collect import cloudwatch
+from analyzer.cycle import Analyzer
+from analyzer.deliver.alerts import AlertBook, AlertState, Owed
+from analyzer.errors import AwsCallError
+from analyzer.sim.workloads import Demand, constant
+from tests.account import Account
+
+START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp3", 200, instance)  # 3,000 IOPS
+    account.put(account.simulation(instance, {volume: Demand(constant(5_000))}, START).run(60))
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
+
+    def cycle(minute: float) -> None:
+        now = START + timedelta(minutes=minute, seconds=130)
+        result = analyzer.run(now)
+        book.update(now, result.findings, result.pending, None, result.unknown)
+
+    cycle(30)
+    [alert] = [a for a in book if a.resource_id == volume]
+    assert alert.state is AlertState.FIRING
+    book.delivered(book.owed(), START)
+
+    pages = cloudwatch.CloudWatch._pages
+
+    def down(*_args: object, **_kwargs: object) -> None:
+        raise AwsCallError("cloudwatch:GetMetricData in us-east-1: InternalFailure: (500)")
+
+    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", down)
+    with capture_logs() as logs:
+        for minute in range(31, 38):  # 6.5 minutes of failed calls, one cycle a minute
+            cycle(minute)
+    assert alert.state is AlertState.FIRING
+    assert book.owed() == []
+    [said] = [e for e in logs if e["event"] == "alert.unknown"]
+    assert said["resource"] == volume
+
+    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", pages)
+    cycle(38)
+    assert alert.state is AlertState.FIRING
+    assert alert.outbox is None  # no second "Firing"
+    assert book.owed() == []
+    assert Owed.RESOLVED not in {a.outbox for a in book}
+
+
+def test_data_that_stops_arriving_holds_an_alert_until_data_shows_it_gone(aws: None) -> None:
+    """Data 5 minutes late is not a clear volume: the alert holds; once data shows the load
+    gone for `resolve_after`, it resolves."""
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp3", 200, instance)
+    simulation = account.simulation(instance, {volume: Demand(constant(5_000))}, START)
+    data = simulation.run(32)
+    account.put(data)
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
+
+    def cycle(minute: float) -> None:
+        now = START + timedelta(minutes=minute, seconds=130)
+        result = analyzer.run(now)
+        book.update(now, result.findings, result.pending, None, result.unknown)
+
+    cycle(30)
+    [alert] = [a for a in book if a.resource_id == volume]
+    book.delivered(book.owed(), START)
+    for minute in range(31, 40):  # nothing newer than minute 32 arrives
+        cycle(minute)
+        assert alert.state is AlertState.FIRING, f"minute {minute}"
+    # The late data arrives: the load had stopped at minute 32.
+    quiet = account.simulation(instance, {volume: Demand(constant(0))}, START)
+    later = quiet.run(60)
+    account.put(
+        {
+            k: [(t, v) for t, v in pts if t >= START + timedelta(minutes=32)]
+            for k, pts in later.items()
+        }
+    )
+    for minute in range(40, 48):
+        cycle(minute)
+    assert alert.state is AlertState.RESOLVED
