@@ -17,7 +17,7 @@ from analyzer.analyze import rules
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser
 from analyzer.cycle import Analyzer
 from analyzer.deliver import report
-from analyzer.errors import AnalyzerError, ConfigError
+from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:
@@ -45,6 +45,19 @@ def _once(args: argparse.Namespace) -> int:
     result = Analyzer(settings, ruleset).run(datetime.now(UTC))
     sys.stdout.write(
         report.render(result.snapshot, result.findings, args.format, result.projection)
+    )
+    stats = result.snapshot.stats
+    if stats.outcome == "success":
+        return 0
+    reason = stats.errors[0] if stats.errors else "unknown"
+    if stats.outcome == "failed":
+        # The report says "No verdict" on every row; the exit code says the data was not read.
+        print(f"{PROG}: error: no metric could be read: {reason}", file=sys.stderr)
+        return AwsCallError.exit_code
+    print(
+        f"{PROG}: warning: {stats.metrics_failed} of {stats.metrics_requested} metrics could "
+        f"not be read (their rows say error): {reason}",
+        file=sys.stderr,
     )
     return 0
 

@@ -154,6 +154,7 @@ class Analyzer:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(snap, self.rules, self.price_list, self._judgements)
         self._say_mismatches(analysis.snapshot)
+        _say_failures(stats)
         projection = self._project(inventories)
         duration = time.monotonic() - started
         log.info(
@@ -252,3 +253,18 @@ class Analyzer:
 
     def _pollers_cadence(self) -> Cadence:
         return next((p.cadence for p in self._pollers.values()), self._cadence())
+
+
+def _say_failures(stats: FetchStats) -> None:
+    """One line for a cycle in which metrics failed: the call, where, why, and how many."""
+    if not stats.metrics_failed:
+        return
+    log.error(
+        "cloudwatch.failed",
+        call="GetMetricData",
+        outcome=stats.outcome,
+        failed=stats.metrics_failed,
+        requested=stats.metrics_requested,
+        share=round(stats.failed_share, 3),
+        reason=stats.errors[0] if stats.errors else "unknown",
+    )

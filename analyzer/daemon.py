@@ -79,13 +79,14 @@ class Daemon:
         return self._published
 
     def ready(self) -> tuple[bool, str]:
-        """Ready once a cycle has succeeded within the last three intervals."""
+        """Ready once a cycle has produced usable data (not every metric failed) within the
+        last three intervals."""
         if self._last_success is None:
-            return False, "not ready: no cycle has succeeded yet"
+            return False, "not ready: no cycle has produced usable data yet"
         age = (self.clock() - self._last_success).total_seconds()
         allowed = 3 * self.settings.interval + 60
         if age > allowed:
-            return False, f"not ready: the last successful cycle was {age:.0f} s ago"
+            return False, f"not ready: the last cycle with usable data was {age:.0f} s ago"
         return True, "ready"
 
     # --- the jobs -------------------------------------------------------------------------
@@ -109,8 +110,9 @@ class Daemon:
             now, result.findings, result.pending, _refill(result.snapshot), result.unknown
         )
         self._published = Published.of(result.snapshot, self.book.firing())
-        self._last_success = now
-        self.telemetry.cycle_succeeded(
+        if result.snapshot.stats.outcome != "failed":
+            self._last_success = now
+        self.telemetry.cycle_done(
             result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1
         )
         if result.projection is not None:
@@ -128,13 +130,19 @@ class Daemon:
         try:
             statefile.save(list(self.book), path)
         except OSError as exc:
+            self.telemetry.state_saved(ok=False)
             log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
+            return
+        self.telemetry.state_saved(ok=True)
 
     def refresh_inventory(self) -> None:
         try:
             self.analyzer.refresh_inventory()
         except Exception as exc:
+            self.telemetry.inventory_refreshed(ok=False)
             log.error("inventory.failed", error=str(exc) or type(exc).__name__)
+            return
+        self.telemetry.inventory_refreshed(ok=True)
 
     # --- running --------------------------------------------------------------------------
 

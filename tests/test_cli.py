@@ -4,7 +4,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from moto.server import ThreadedMotoServer
@@ -279,3 +281,52 @@ def test_the_demo_ignores_settings_meant_for_a_real_account(monkeypatch, capsys)
     assert main(["demo", "--once", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["findings"]
     assert os.environ["AWS_PROFILE"] == "nosuch"  # given back afterwards
+
+
+@pytest.fixture
+def failing_endpoint():
+    """An endpoint that answers every request with HTTP 500, as CloudWatch does in an
+    outage."""
+
+    class Failing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = b'{"__type": "InternalFailure", "message": "internal failure"}'
+            self.send_response(500)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_once_exits_3_when_no_metric_could_be_read(moto_server, failing_endpoint):
+    """EC2 answers, every GetMetricData call fails: the report gives no verdict and the exit
+    code says the data was not read, in one line."""
+    account = Account(endpoint_url=moto_server)
+    account.volume("gp2", 50, account.instance("m5.large"))
+    result = run_cli(
+        "once",
+        "--region",
+        "us-east-1",
+        env={
+            "AWS_ENDPOINT_URL": moto_server,
+            "AWS_ENDPOINT_URL_CLOUDWATCH": failing_endpoint,
+            "AWS_MAX_ATTEMPTS": "1",
+        },
+    )
+    assert result.returncode == 3, result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("ebs-analyzer:")]
+    assert line.startswith(
+        "ebs-analyzer: error: no metric could be read: cloudwatch:GetMetricData in us-east-1:"
+    )
+    assert "Traceback" not in result.stderr
+    assert "No verdict" in result.stdout
+    assert "No findings" not in result.stdout

@@ -194,8 +194,8 @@ def test_a_cycle_that_fails_keeps_the_daemon_up(tmp_path, receiver):
     with capture_logs() as logs:
         assert not process.cycle()
     assert [e["event"] for e in logs if e["log_level"] == "error"] == ["cycle.failed"]
-    assert process.ready() == (False, "not ready: no cycle has succeeded yet")
-    assert sample(process, "ebs_analyzer_cycles_total", outcome="error") == 1
+    assert process.ready() == (False, "not ready: no cycle has produced usable data yet")
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
 
 
 def test_an_unreadable_state_file_is_set_aside(tmp_path, receiver, account):
@@ -206,3 +206,37 @@ def test_an_unreadable_state_file_is_set_aside(tmp_path, receiver, account):
     assert list(process.book) == []
     assert (tmp_path / "state.json.unreadable").exists()
     assert any(e["event"] == "state.unreadable" for e in logs)
+
+
+def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, monkeypatch):
+    """Every GetMetricData call failing is a failed cycle, in the metrics, the log and
+    /readyz; one failing among others is a partial one."""
+    from analyzer.collect import cloudwatch
+    from analyzer.errors import AwsCallError
+
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+    assert process.ready() == (True, "ready")
+
+    def down(*_args, **_kwargs):
+        raise AwsCallError("cloudwatch:GetMetricData in us-east-1: InternalFailure: (500)")
+
+    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", down)
+    with capture_logs() as logs:
+        for minute in range(1, 6):
+            clock.now += timedelta(minutes=1)
+            process.cycle()
+            if minute == 2:
+                assert process.ready() == (True, "ready")  # usable data 2 minutes ago
+    failed = [e for e in logs if e["event"] == "cloudwatch.failed"]
+    assert len(failed) == 5
+    assert failed[0]["outcome"] == "failed" and failed[0]["share"] == 1.0
+    assert "InternalFailure" in failed[0]["reason"]
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 5
+    assert sample(process, "ebs_analyzer_last_cycle_failed_metrics_ratio") == 1.0
+    ready, why = process.ready()  # five minutes: more than three intervals and a minute
+    assert not ready and "the last cycle with usable data was 300 s ago" in why
+    # The alert that fired before the outage is still firing: its data is unknown, not gone.
+    assert [a.state.value for a in process.book] == ["firing"]

@@ -108,14 +108,16 @@ class CloudWatch:
         except AwsCallError as exc:
             stats.requests["error"] += 1
             stats.errors.append(str(exc))
+            stats.metrics_failed += len(batch)
             return {q: Series.failed(str(exc), q.period_s) for q in batch}
         out: dict[MetricQuery, Series] = {}
         for rid, query in ids.items():
             code = codes.get(rid, "Complete")
             if code in FAILED_CODES:
-                out[query] = Series.failed(
-                    f"GetMetricData {code} for {query.metric}", query.period_s
-                )
+                reason = f"GetMetricData {code} for {query.metric}"
+                out[query] = Series.failed(reason, query.period_s)
+                stats.metrics_failed += 1
+                stats.errors.append(f"cloudwatch:GetMetricData in {self.region}: {reason}")
                 continue
             out[query] = _series(points[rid], query.period_s)
             stats.datapoints += len(out[query])

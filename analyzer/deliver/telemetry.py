@@ -23,6 +23,8 @@ SECONDS_PER_MONTH = 30 * 86400
 
 
 OUTCOMES = ("success", "error")
+CYCLE_OUTCOMES = ("success", "partial", "failed")
+"""A cycle is `partial` where some metrics failed, `failed` where all did or it raised."""
 
 
 @dataclass
@@ -67,7 +69,27 @@ class Telemetry:
             registry=r,
         )
         self.cycles = Counter(
-            "ebs_analyzer_cycles", "Analysis cycles by outcome.", ["outcome"], registry=r
+            "ebs_analyzer_cycles",
+            "Analysis cycles by outcome: success, partial (some metrics failed), failed.",
+            ["outcome"],
+            registry=r,
+        )
+        self.failed_share = Gauge(
+            "ebs_analyzer_last_cycle_failed_metrics_ratio",
+            "The share of the metrics requested in the last cycle whose answer failed (0-1).",
+            registry=r,
+        )
+        self.inventories = Counter(
+            "ebs_analyzer_inventory_refreshes",
+            "Inventory refreshes (Describe* in every region) by outcome.",
+            ["outcome"],
+            registry=r,
+        )
+        self.state_saves = Counter(
+            "ebs_analyzer_state_saves",
+            "Writes of the alert state file by outcome.",
+            ["outcome"],
+            registry=r,
         )
         self.cost = Gauge(
             "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
@@ -85,6 +107,9 @@ class Telemetry:
         # series that appears with its first event misses that event.
         for outcome in OUTCOMES:
             self.requests.labels("GetMetricData", outcome)
+            self.inventories.labels(outcome)
+            self.state_saves.labels(outcome)
+        for outcome in CYCLE_OUTCOMES:
             self.cycles.labels(outcome)
         for tier in (*(t.value for t in Tier), "full"):
             self.metrics_requested.labels(tier)
@@ -94,9 +119,10 @@ class Telemetry:
         for outcome in OUTCOMES:
             self.notifications.labels(channel, outcome)
 
-    def cycle_succeeded(
+    def cycle_done(
         self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
     ) -> None:
+        """A cycle that ran to its end: `success`, `partial` or `failed` by its metrics."""
         for outcome, count in stats.requests.items():
             self.requests.labels("GetMetricData", outcome).inc(count)
         for tier, count in stats.by_tier.items():
@@ -105,8 +131,10 @@ class Telemetry:
         if untiered > 0:
             self.metrics_requested.labels("full").inc(untiered)
         self.poll_duration.observe(duration_s)
-        self.last_success.set(now.timestamp())
-        self.cycles.labels("success").inc()
+        if stats.outcome != "failed":
+            self.last_success.set(now.timestamp())
+        self.cycles.labels(stats.outcome).inc()
+        self.failed_share.set(round(stats.failed_share, 4))
         if not backfill:
             self._estimate(stats.metrics_requested)
 
@@ -115,7 +143,15 @@ class Telemetry:
             self.projected.labels(tier.value).set(round(projection.dollars(tier), 4))
 
     def cycle_failed(self) -> None:
-        self.cycles.labels("error").inc()
+        """A cycle that raised: nothing was analyzed."""
+        self.cycles.labels("failed").inc()
+        self.failed_share.set(1.0)
+
+    def inventory_refreshed(self, ok: bool) -> None:
+        self.inventories.labels("success" if ok else "error").inc()
+
+    def state_saved(self, ok: bool) -> None:
+        self.state_saves.labels("success" if ok else "error").inc()
 
     def notified(self, channel: str, outcome: str) -> None:
         self.notifications.labels(channel, outcome).inc()

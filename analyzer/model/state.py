@@ -32,6 +32,8 @@ class FetchStats:
     errors: list[str] = field(default_factory=list)
     by_tier: Counter[str] = field(default_factory=Counter)
     """Metrics requested by the polling tier of their resource (`full`: every metric)."""
+    metrics_failed: int = 0
+    """Metrics whose answer failed: their call failed, or its answer left them failed or out."""
 
     def merge(self, other: FetchStats) -> None:
         self.requests.update(other.requests)
@@ -39,6 +41,18 @@ class FetchStats:
         self.metrics_requested += other.metrics_requested
         self.datapoints += other.datapoints
         self.errors.extend(other.errors)
+        self.metrics_failed += other.metrics_failed
+
+    @property
+    def outcome(self) -> str:
+        """`success`, `partial` (some metrics failed) or `failed` (every metric failed)."""
+        if self.metrics_failed == 0:
+            return "success"
+        return "failed" if self.metrics_failed >= self.metrics_requested else "partial"
+
+    @property
+    def failed_share(self) -> float:
+        return self.metrics_failed / self.metrics_requested if self.metrics_requested else 0.0
 
 
 @dataclass(frozen=True, slots=True)
