@@ -178,3 +178,8 @@ def calling(operation: str, region: str) -> Iterator[None]:
         raise AwsAccessError(f"{where}: {error_text(exc)}") from None
     except BotoCoreError as exc:
         raise AwsCallError(f"{where}: {error_text(exc)}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        # A body that could not be decoded (UnicodeDecodeError is a ValueError) or is not the
+        # answer's shape: this call failed, in one line. Only the call and the reading of its
+        # answer run inside `calling`.
+        raise AwsCallError(f"{where}: malformed answer: {type(exc).__name__}: {exc}") from None

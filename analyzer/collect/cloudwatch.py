@@ -2,7 +2,10 @@
 
 Each batch holds at most 500 queries, each with a generated Id; pages are followed through
 `NextToken` and their values joined per Id. A query that CloudWatch marks `InternalError` or
-`Forbidden`, and every query of a call that failed, ends as an error series: never as "no data".
+`Forbidden`, one its answer leaves out, one still `PartialData` on the last page, and every
+query of a call that failed (or answered more pages than `MAX_PAGES`, or a body that is not a
+GetMetricData answer) ends as an error series: never as "no data", so the history it had is
+kept.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from analyzer.model.state import FetchStats
 
 MAX_QUERIES = 500
 FAILED_CODES = frozenset({"InternalError", "Forbidden"})
+MAX_PAGES = 100
+"""A call that answers more pages than this is failed: a window of 500 queries at one-minute
+resolution needs a handful, so more is a loop, not data."""
 
 
 def batches(
@@ -64,6 +70,29 @@ def _utc(stamp: datetime) -> datetime:
 
 _Part = tuple[list[datetime], list[float]]
 """The timestamps and the values one page gave for one query."""
+
+
+def _read_page(
+    page: Any, ids: dict[str, MetricQuery], points: dict[str, list[_Part]], codes: dict[str, str]
+) -> str | None:
+    """Take in one page of an answer; its NextToken. A body that is not a GetMetricData
+    answer raises ValueError (the call fails, naming it)."""
+    try:
+        for result in page.get("MetricDataResults", []):
+            rid = result["Id"]
+            if rid not in ids:
+                continue
+            stamps, values = result.get("Timestamps", []), result.get("Values", [])
+            if len(stamps) != len(values):
+                raise ValueError(f"query {rid}: {len(stamps)} timestamps, {len(values)} values")
+            points[rid].append((stamps, values))
+            codes[rid] = result.get("StatusCode", "Complete")
+        token = page.get("NextToken")
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a GetMetricData answer ({type(exc).__name__}: {exc})") from None
+    if token is not None and not isinstance(token, str):
+        raise ValueError("not a GetMetricData answer (NextToken is not a string)")
+    return token
 
 
 def _series(parts: list[_Part], period_s: int) -> Series:
@@ -112,9 +141,15 @@ class CloudWatch:
             return {q: Series.failed(str(exc), q.period_s) for q in batch}
         out: dict[MetricQuery, Series] = {}
         for rid, query in ids.items():
-            code = codes.get(rid, "Complete")
-            if code in FAILED_CODES:
+            code = codes.get(rid)
+            reason = None
+            if code is None:
+                reason = f"GetMetricData answered without {query.metric} (query {rid})"
+            elif code in FAILED_CODES:
                 reason = f"GetMetricData {code} for {query.metric}"
+            elif code == "PartialData":
+                reason = f"GetMetricData PartialData for {query.metric} on its last page"
+            if reason is not None:
                 out[query] = Series.failed(reason, query.period_s)
                 stats.metrics_failed += 1
                 stats.errors.append(f"cloudwatch:GetMetricData in {self.region}: {reason}")
@@ -130,17 +165,14 @@ class CloudWatch:
         points: dict[str, list[_Part]] = {i: [] for i in ids}
         codes: dict[str, str] = {}
         kwargs = arguments(ids, window)
-        while True:
+        for _ in range(MAX_PAGES):
             with calling("cloudwatch:GetMetricData", self.region):
                 page = self._client.get_metric_data(**kwargs)
+                token = _read_page(page, ids, points, codes)
             stats.requests["success"] += 1
-            for result in page.get("MetricDataResults", []):
-                rid = result["Id"]
-                if rid not in ids:
-                    continue
-                points[rid].append((result.get("Timestamps", []), result.get("Values", [])))
-                codes[rid] = result.get("StatusCode", "Complete")
-            token = page.get("NextToken")
             if not token:
                 return points, codes
             kwargs["NextToken"] = token
+        raise AwsCallError(
+            f"cloudwatch:GetMetricData in {self.region}: more than {MAX_PAGES} pages for one call"
+        )

@@ -7,6 +7,7 @@ batch is asked for again one type at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from analyzer.collect.aws import Clients, calling
@@ -17,6 +18,10 @@ from analyzer.model.units import MB, MIB
 TYPES_PER_CALL = 100
 GONE_INSTANCE_STATES = frozenset({"terminated", "shutting-down"})
 GONE_VOLUME_STATES = frozenset({"deleting", "deleted"})
+
+
+MAX_PAGES = 1_000
+"""Describe pages of up to 1,000 items: a million volumes is beyond any account's quota."""
 
 
 class Ec2Rds:
@@ -30,29 +35,33 @@ class Ec2Rds:
         return self._clients.region
 
     def _pages(self, service: str, operation: str, **kwargs: Any) -> list[dict[str, Any]]:
+        """Every page of a Describe call, at most `MAX_PAGES` (more is a loop, not data)."""
         client = self._clients.client(service)
-        return list(client.get_paginator(operation).paginate(**kwargs))
+        pages = list(islice(client.get_paginator(operation).paginate(**kwargs), MAX_PAGES + 1))
+        if len(pages) > MAX_PAGES:
+            raise ValueError(f"more than {MAX_PAGES} pages")
+        return pages
 
     def volumes(self) -> list[Volume]:
         with calling("ec2:DescribeVolumes", self.region):
             pages = self._pages("ec2", "describe_volumes")
-        return [
-            parse_volume(v, self.region)
-            for page in pages
-            for v in page["Volumes"]
-            if v.get("State") not in GONE_VOLUME_STATES
-        ]
+            return [
+                parse_volume(v, self.region)
+                for page in pages
+                for v in page["Volumes"]
+                if v.get("State") not in GONE_VOLUME_STATES
+            ]
 
     def instances(self) -> list[Instance]:
         with calling("ec2:DescribeInstances", self.region):
             pages = self._pages("ec2", "describe_instances")
-        return [
-            parse_instance(i, self.region)
-            for page in pages
-            for r in page["Reservations"]
-            for i in r["Instances"]
-            if i.get("State", {}).get("Name") not in GONE_INSTANCE_STATES
-        ]
+            return [
+                parse_instance(i, self.region)
+                for page in pages
+                for r in page["Reservations"]
+                for i in r["Instances"]
+                if i.get("State", {}).get("Name") not in GONE_INSTANCE_STATES
+            ]
 
     def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
         return [
@@ -65,7 +74,7 @@ class Ec2Rds:
         try:
             with calling("ec2:DescribeInstanceTypes", self.region):
                 pages = self._pages("ec2", "describe_instance_types", InstanceTypes=names)
-            return [parse_instance_type(t) for page in pages for t in page["InstanceTypes"]]
+                return [parse_instance_type(t) for page in pages for t in page["InstanceTypes"]]
         except AwsCallError as exc:
             if exc.code != "InvalidInstanceType":
                 raise
@@ -76,12 +85,12 @@ class Ec2Rds:
     def db_instances(self) -> list[DbInstance]:
         with calling("rds:DescribeDBInstances", self.region):
             pages = self._pages("rds", "describe_db_instances")
-        return [
-            parse_db_instance(d, self.region)
-            for page in pages
-            for d in page["DBInstances"]
-            if not d.get("Engine", "").startswith("aurora") and d.get("StorageType") != "aurora"
-        ]
+            return [
+                parse_db_instance(d, self.region)
+                for page in pages
+                for d in page["DBInstances"]
+                if not d.get("Engine", "").startswith("aurora") and d.get("StorageType") != "aurora"
+            ]
 
 
 def _tags(raw: Mapping[str, Any], key: str = "Tags") -> dict[str, str]:

@@ -175,3 +175,70 @@ def test_a_series_is_its_pages_joined_with_the_later_value_winning(pages, utc):
     assert found.points() == sorted(expected.items())
     assert all(t.tzinfo is UTC for t in found.timestamps)
     assert found.status is (Status.OK if expected else Status.NO_DATA)
+
+
+class Answering:
+    """A client that answers every call with the same page (or raises), for malformed and
+    incomplete answers."""
+
+    def __init__(self, page=None, raises=None):
+        self.page, self.raises, self.calls = page, raises, 0
+
+    def get_metric_data(self, **kwargs):
+        self.calls += 1
+        if self.raises:
+            raise self.raises
+        return self.page(kwargs) if callable(self.page) else self.page
+
+
+def _fails(series, stats, why):
+    assert {s.status for s in series.values()} == {Status.ERROR}
+    assert all(why in s.error for s in series.values())
+    assert stats.metrics_failed == len(series)
+
+
+def test_a_query_left_out_of_the_answer_is_an_error_not_no_data():
+    def without_the_second(kwargs):
+        first = kwargs["MetricDataQueries"][0]["Id"]
+        return {"MetricDataResults": [{"Id": first, "Timestamps": [T0], "Values": [1.0]}]}
+
+    good, left_out = query(0), query(1)
+    series, stats = CloudWatch(Answering(without_the_second), "us-east-1").fetch(
+        [good, left_out], WINDOW
+    )
+    assert series[good].status is Status.OK
+    assert series[left_out].status is Status.ERROR
+    assert "answered without VolumeReadOps" in series[left_out].error
+    assert stats.outcome == "partial"
+
+
+def test_partial_data_without_a_next_token_is_an_error():
+    def partial(kwargs):
+        rid = kwargs["MetricDataQueries"][0]["Id"]
+        return {"MetricDataResults": [{"Id": rid, "StatusCode": "PartialData"}]}
+
+    series, stats = CloudWatch(Answering(partial), "us-east-1").fetch([query(0)], WINDOW)
+    _fails(series, stats, "PartialData for VolumeReadOps on its last page")
+
+
+def test_an_answer_that_never_ends_is_cut_off():
+    client = Answering({"MetricDataResults": [], "NextToken": "again"})
+    series, stats = CloudWatch(client, "us-east-1").fetch([query(0)], WINDOW)
+    _fails(series, stats, "more than 100 pages")
+    assert client.calls == 100
+
+
+@pytest.mark.parametrize(
+    ("page", "raises"),
+    [
+        ({"MetricDataResults": "garbage"}, None),
+        ({"MetricDataResults": [{"Timestamps": [], "Values": []}]}, None),
+        ({"MetricDataResults": [{"Id": "m0", "Timestamps": [T0], "Values": []}]}, None),
+        (["not", "a", "dict"], None),
+        (None, UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")),
+    ],
+)
+def test_a_malformed_answer_fails_its_call_in_one_line(page, raises):
+    series, stats = CloudWatch(Answering(page, raises), "us-east-1").fetch([query(0)], WINDOW)
+    _fails(series, stats, "cloudwatch:GetMetricData in us-east-1: malformed answer")
+    assert "\n" not in series[query(0)].error

@@ -97,3 +97,13 @@ def test_without_rds_permission_the_call_says_so():
     describer = stubbed("rds", "describe_db_instances", "AccessDenied")
     with pytest.raises(AwsAccessError, match="rds:DescribeDBInstances in us-east-1: AccessDenied"):
         describer.db_instances()
+
+
+def test_a_describe_answer_of_the_wrong_shape_fails_the_call_in_one_line():
+    """A volume without its id: the call fails, named, never a traceback."""
+    clients = Clients.for_region("us-east-1")
+    stubber = Stubber(clients.client("ec2"))
+    stubber.add_response("describe_volumes", {"Volumes": [{"Size": 8, "State": "in-use"}]})
+    stubber.activate()
+    with pytest.raises(AwsCallError, match="ec2:DescribeVolumes in us-east-1: malformed answer"):
+        Ec2Rds(clients).volumes()
