@@ -149,7 +149,12 @@ class Analyzer:
             mine = {rid for r, rid in alerted if r == region}
             resources.extend(self._poller(region).poll(inv, now, mine, stats))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
-        snap = states.build(now, data_end, resources, stats)
+        asked = {
+            (region, rid): until
+            for region in inventories
+            for rid, until in self._poller(region).asked_until().items()
+        }
+        snap = states.build(now, data_end, resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(snap, self.rules, self.price_list, self._judgements)

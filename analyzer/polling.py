@@ -12,7 +12,7 @@ full data the cycle its operations show it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -82,6 +82,10 @@ class RegionPoller:
         if self.adaptive:
             self._stagger(new, now)
         return found
+
+    def asked_until(self) -> Mapping[str, datetime]:
+        """By resource id, the end of the latest window CloudWatch answered for it."""
+        return self.history.asked_until()
 
     def _data_end(self, now: datetime) -> datetime:
         """The end of the newest complete, settled period at `now`."""

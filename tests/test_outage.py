@@ -98,3 +98,56 @@ def test_data_that_stops_arriving_holds_an_alert_until_data_shows_it_gone(aws: N
     for minute in range(40, 48):
         cycle(minute)
     assert alert.state is AlertState.RESOLVED
+
+
+def test_a_volume_left_out_of_the_answers_is_stale_not_current(aws: None) -> None:
+    """Its last values are not exported as current: status stale, its age, no rates."""
+    from analyzer.deliver.exporter import Published
+    from analyzer.deliver.rows import resource_row
+
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp3", 200, instance)
+    other = account.volume("gp3", 200, instance, device="/dev/sdg")
+    data = account.simulation(
+        instance, {volume: Demand(constant(3_000)), other: Demand(constant(100))}, START
+    ).run(45)
+    cut = START + timedelta(minutes=37)  # the volume is left out from here on
+    account.put(
+        {k: [(t, v) for t, v in pts if k[0] != volume or t < cut] for k, pts in data.items()}
+    )
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    analyzer.run(START + timedelta(minutes=36, seconds=130))
+    result = analyzer.run(START + timedelta(minutes=42, seconds=130))
+    rows = {s.ref.resource_id: resource_row(s, result.snapshot) for s in result.snapshot.resources}
+    assert rows[other]["status"] == "ok"
+    assert rows[volume]["status"] == "stale"
+    assert rows[volume]["iops"] is None and rows[volume]["iops_limit"] == 3_000
+    assert rows[volume]["data_age_seconds"] == 300  # its last minute ends 06:37; data end 06:42
+    lines = Published.of(result.snapshot, []).exposition.decode().splitlines()
+    mine = [line for line in lines if f'volume_id="{volume}"' in line]
+    [up] = [line for line in mine if line.startswith("ebs_analyzer_volume_up{")]
+    assert 'status="stale"' in up and up.endswith(" 0.0")
+    assert not [line for line in mine if line.startswith("ebs_analyzer_volume_iops{")]
+    assert [line for line in mine if line.startswith("ebs_analyzer_volume_data_age_seconds{")]
+
+
+def test_a_clock_ahead_says_stale_and_gives_no_verdict(aws: None) -> None:
+    """With the host clock 30 minutes ahead, the newest data is half an hour old: stale rows
+    and no verdict, not old values called current (2 hours ahead, beyond the hour of
+    lookback, there is no data at all: no_data, no verdict either)."""
+    from analyzer.deliver.report import render
+
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp3", 200, instance)
+    account.put(account.simulation(instance, {volume: Demand(constant(5_000))}, START).run(40))
+    for ahead in (timedelta(minutes=30), timedelta(hours=2)):
+        analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+        result = analyzer.run(START + timedelta(minutes=40, seconds=130) + ahead)
+        assert result.findings == []
+        text = render(result.snapshot, result.findings, "text", None)
+        assert "No findings" not in text and "No verdict" in text
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    result = analyzer.run(START + timedelta(minutes=70, seconds=130))
+    assert "had only stale data" in render(result.snapshot, result.findings, "text", None)

@@ -32,6 +32,8 @@ class History:
     """The same series by resource id and metric name."""
     _asked: Mapping[str, Sequence[MetricQuery]] | None = None
     """What `current` was last asked for."""
+    _asked_until: dict[str, datetime] = field(default_factory=dict)
+    """By resource id: the end of the latest window CloudWatch answered for it."""
 
     def plan(
         self, queries: Iterable[MetricQuery], now: datetime
@@ -67,6 +69,9 @@ class History:
                 continue
             self._keep(query, _spliced(old, new, window, oldest))
             self._until[query] = window.end
+            asked = self._asked_until.get(query.resource_id)
+            if asked is None or window.end > asked:
+                self._asked_until[query.resource_id] = window.end
 
     def _keep(self, query: MetricQuery, series: Series) -> None:
         self._series[query] = series
@@ -90,8 +95,14 @@ class History:
                     del mine[gone.metric]
                 if not mine:
                     self._grouped.pop(gone.resource_id, None)
+                    self._asked_until.pop(gone.resource_id, None)
             self._asked = wanted
         return self._grouped
+
+    def asked_until(self) -> Mapping[str, datetime]:
+        """By resource id, the end of the latest window CloudWatch answered for it: data older
+        than that, by a few periods, was asked for and did not come (stale)."""
+        return self._asked_until
 
     def take_touched(self) -> set[str]:
         """The resources whose series changed (merged or forgotten) since the last call."""

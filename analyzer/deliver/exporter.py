@@ -64,6 +64,12 @@ _RATES: tuple[Spec, ...] = (
         "Bytes per second in the latest complete period.",
         _key("throughput_bytes_per_second"),
     ),
+    (
+        "data_age_seconds",
+        "How old its newest datapoint is at the cycle's data end; its values are left out "
+        "while stale.",
+        _key("data_age_seconds"),
+    ),
     ("iops_limit", "The IOPS limit in force now.", _key("iops_limit")),
     (
         "throughput_limit_bytes_per_second",
@@ -185,7 +191,7 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     yield _family(
         "ebs_analyzer_volume_up",
         "Volume: 1 when the latest cycle had its data (status ok, or model_mismatch where it "
-        "contradicts a modelled limit), 0 on no data or an error.",
+        "contradicts a modelled limit), 0 on no data, stale data or an error.",
         (*labels, "status"),
         [((*ids(r), r["status"]), float(r["status"] in HAD_DATA)) for r in rows],
     )

@@ -99,12 +99,16 @@ def resource_row(state: ResourceState, snap: Snapshot) -> dict[str, Any]:
         "seconds_to_empty": round(found.seconds_to_empty, 1) if found else None,
         "seconds_to_full": seconds_to_refill(state, at),
         "avg_io_size_bytes": _latest(state, Measure.AVG_IO_SIZE, at),
-        "status": _status(state),
+        "status": _status(state, snap),
+        "data_age_seconds": snap.data_age_s(state),
         "iops_utilization": _ratio(iops, iops_limit),
         "throughput_utilization": _ratio(bps, bps_limit),
         "state": resource.state,
         **_details(state, at),
     }
+    if row["status"] == STALE:
+        # Not current: its age and its limits are said, its values are not.
+        row.update(dict.fromkeys(MEASURED, None))
     if state.envelope is not None and state.envelope.approximate:
         row["limits_approximate"] = True
     if state.mismatches:
@@ -205,8 +209,28 @@ def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
     }
 
 
-def _status(state: ResourceState) -> str:
-    """The fetch's outcome; `model_mismatch` where the data contradicts a modelled limit."""
+STALE = "stale"
+MEASURED = (
+    "iops",
+    "throughput_bytes_per_second",
+    "burst_balance_percent",
+    "seconds_to_empty",
+    "seconds_to_full",
+    "avg_io_size_bytes",
+    "iops_utilization",
+    "throughput_utilization",
+    "latency_seconds",
+    "class_burst_balance_percent",
+    "freeable_memory_bytes",
+)
+"""What a row reads from the data: withheld where the data is stale."""
+
+
+def _status(state: ResourceState, snap: Snapshot) -> str:
+    """The fetch's outcome; `stale` where CloudWatch had no recent data when asked;
+    `model_mismatch` where the data contradicts a modelled limit."""
+    if state.status is Status.OK and snap.stale(state):
+        return STALE
     if state.status is Status.OK and state.mismatches:
         return "model_mismatch"
     return state.status.value

@@ -99,6 +99,7 @@ def _no_findings(rows: list[dict[str, Any]]) -> str:
     judged = sum(1 for r in rows if r["status"] == Status.OK.value)
     missing = sum(1 for r in rows if r["status"] == Status.NO_DATA.value)
     failed = sum(1 for r in rows if r["status"] == Status.ERROR.value)
+    stale = sum(1 for r in rows if r["status"] == "stale")
     contradicted = sum(1 for r in rows if r["status"] == "model_mismatch")
     unread = []
     if contradicted:
@@ -107,6 +108,8 @@ def _no_findings(rows: list[dict[str, Any]]) -> str:
         unread.append(f"{missing} had no data (detached, stopped or not reporting)")
     if failed:
         unread.append(f"{failed} could not be read (see below)")
+    if stale:
+        unread.append(f"{stale} had only stale data (CloudWatch had nothing recent)")
     others = " and ".join(unread)
     if not judged:
         return f"No verdict: none of the {len(rows)} resource(s) could be judged: {others}."

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from types import MappingProxyType
 
@@ -18,7 +18,7 @@ from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.outlook import ForecastWindows, Outlook
 from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
-from analyzer.model.series import Series, Status, is_recent, latest_balance
+from analyzer.model.series import STALE_PERIODS, Series, Status, is_recent, latest_balance
 from analyzer.model.units import Unit
 
 
@@ -149,6 +149,13 @@ class ResourceState:
         polled minutes ago, on the cadence of a quiet tier, is not analyzed again meanwhile."""
         return any(is_recent(series, at) for series in self.measures.values())
 
+    def newest_end(self) -> datetime | None:
+        """The end of the newest period of its rates."""
+        rates = self.measure(Measure.IOPS)
+        if not rates.timestamps:
+            return None
+        return rates.timestamps[-1] + timedelta(seconds=rates.period_s)
+
     def known_at(self, at: datetime) -> bool:
         """Whether what the rules say of it at `at` rests on data: its rates are recent, none
         of its series failed, and its limits are modelled. Where not, a condition it had is
@@ -196,6 +203,8 @@ class Snapshot:
     """All data in the snapshot covers periods complete by this moment."""
     resources: tuple[ResourceState, ...]
     stats: FetchStats = field(default_factory=FetchStats)
+    asked_until: Mapping[tuple[str, str], datetime] = field(default_factory=dict)
+    """By (region, id): the end of the latest window CloudWatch answered for the resource."""
 
     @cached_property
     def _index(self) -> Mapping[tuple[str, str], ResourceState]:
@@ -204,6 +213,23 @@ class Snapshot:
 
     def get(self, region: str, resource_id: str) -> ResourceState | None:
         return self._index.get((region, resource_id))
+
+    def data_age_s(self, state: ResourceState) -> float | None:
+        """How old its newest rate is at the data end (the end of that period); None
+        without data."""
+        newest = state.newest_end()
+        return None if newest is None else max((self.data_end - newest).total_seconds(), 0.0)
+
+    def stale(self, state: ResourceState) -> bool:
+        """Asked for, yet its newest rate ends more than `STALE_PERIODS` periods before what
+        was asked: CloudWatch did not have its data (late, left out, or a clock ahead). A
+        resource on a quiet tier, not asked since, is as old as its cadence, not stale."""
+        newest = state.newest_end()
+        asked = self.asked_until.get((state.ref.region, state.ref.resource_id))
+        if newest is None or asked is None:
+            return False
+        period = state.measure(Measure.IOPS).period_s
+        return (asked - newest).total_seconds() > STALE_PERIODS * period
 
     def related(self, state: ResourceState) -> list[ResourceState]:
         found = (self.get(state.ref.region, rid) for rid in state.related)
