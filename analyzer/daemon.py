@@ -224,6 +224,12 @@ def build(
     analyzer.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after)
     if settings.state_file is not None:
+        try:
+            statefile.check_writable(settings.state_file)
+        except OSError as exc:
+            raise ConfigError(
+                f"state_file {settings.state_file}: cannot be written: {exc.strerror or exc}"
+            ) from None
         book.alerts = statefile.load(settings.state_file)
     holder: list[Daemon] = []
     exposition, telemetry = exposition_for(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import boto3
 import pytest
@@ -16,6 +17,7 @@ from analyzer.analyze import rules
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_instance_type
 from analyzer.collect.regions import connect
+from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
@@ -206,6 +208,40 @@ def test_an_unreadable_state_file_is_set_aside(tmp_path, receiver, account):
     assert list(process.book) == []
     assert (tmp_path / "state.json.unreadable").exists()
     assert any(e["event"] == "state.unreadable" for e in logs)
+
+
+def test_a_state_file_that_can_never_be_written_stops_the_start(tmp_path, receiver, account):
+    """A file in its place of the directory: exit 2 at start, one line, not a failed save
+    every cycle."""
+    _, clients = account
+    (tmp_path / "blocked").write_text("a file, not a directory")
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "blocked" / "state.json",
+            "slack_webhook_url": receiver.url,
+        }
+    )
+    with pytest.raises(ConfigError, match=r"state_file .*state.json: cannot be written"):
+        daemon.build(config, rules.load(), clients, Clock(START), process_metrics=False)
+
+
+def test_a_state_file_that_cannot_be_moved_aside_still_lets_the_daemon_start(
+    tmp_path, receiver, account, monkeypatch
+):
+    _, clients = account
+    (tmp_path / "state.json").write_text('"a string, not a state file"')
+
+    def refuse(self, target):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "replace", refuse)
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, Clock(START))
+    assert list(process.book) == []
+    [event] = [e for e in logs if e["event"] == "state.unreadable"]
+    assert event["moved_to"] is None and event["move_error"] == "Permission denied"
 
 
 def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, monkeypatch):

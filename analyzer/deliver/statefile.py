@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,7 +83,8 @@ class _Alert(_Record):
 
 class _StateFile(_Record):
     version: Literal[1]
-    alerts: list[_Alert]
+    alerts: list[Any]
+    """Each entry is validated on its own: one that is not an alert is set aside alone."""
 
 
 def _finding_record(f: Finding) -> dict[str, Any]:
@@ -147,13 +149,38 @@ def encode(alerts: list[Alert]) -> dict[str, Any]:
 
 
 def decode(document: Any) -> dict[AlertKey, Alert]:
-    """Alerts from a parsed state file; ValueError (naming the field) if it is not one."""
+    """Alerts from a parsed state file; ValueError (naming the field) if it, or any of its
+    entries, is not one."""
+    alerts, rejected = read(document)
+    if rejected:
+        raise ValueError(rejected[0])
+    return alerts
+
+
+def read(document: Any) -> tuple[dict[AlertKey, Alert], list[str]]:
+    """The alerts of a parsed state file, and why each entry that is not an alert was left
+    out (naming its field); ValueError if the document itself is not a state file."""
     try:
         parsed = _StateFile.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "document"
-        raise ValueError(f"{where}: {first['msg']}") from None
+        raise ValueError(_why(exc)) from None
+    records: list[_Alert] = []
+    rejected: list[str] = []
+    for index, entry in enumerate(parsed.alerts):
+        try:
+            records.append(_Alert.model_validate(entry))
+        except ValidationError as exc:
+            rejected.append(_why(exc, f"alerts.{index}"))
+    return _alerts(records), rejected
+
+
+def _why(exc: ValidationError, prefix: str = "") -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in (*([prefix] if prefix else []), *first["loc"]))
+    return f"{where or 'document'}: {first['msg']}"
+
+
+def _alerts(records: list[_Alert]) -> dict[AlertKey, Alert]:
     alerts = [
         Alert(
             finding=_finding(a.finding),
@@ -167,9 +194,18 @@ def decode(document: Any) -> dict[AlertKey, Alert]:
             outbox=a.outbox,
             refill_s=a.refill_seconds,
         )
-        for a in parsed.alerts
+        for a in records
     ]
     return {a.key: a for a in alerts}
+
+
+def check_writable(path: Path) -> None:
+    """Whether the state can be written where it is configured: OSError if not (a missing
+    directory is created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-check-")
+    os.close(handle)
+    Path(temporary).unlink()
 
 
 def save(alerts: list[Alert], path: Path) -> None:
@@ -191,13 +227,35 @@ def load(path: Path) -> dict[AlertKey, Alert]:
     if not path.exists():
         return {}
     try:
-        alerts = decode(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:  # JSON errors and bad shapes are ValueErrors
+        alerts, rejected = read(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # JSON and UTF-8 errors, bad shapes: ValueErrors
         _set_aside(path, str(exc))
         return {}
+    if rejected:
+        _keep_copy(path, rejected)
     firing = sum(1 for a in alerts.values() if a.state is AlertState.FIRING)
     log.info("state.loaded", path=str(path), alerts=len(alerts), firing=firing)
     return alerts
+
+
+def _keep_copy(path: Path, rejected: list[str]) -> None:
+    """Some entries are not alerts: the others are loaded, and the file as it was is copied
+    aside so that nothing is lost (the next save rewrites it without them)."""
+    aside = path.with_name(path.name + ".rejected")
+    copied_to: str | None = str(aside)
+    copy_error: str | None = None
+    try:
+        shutil.copyfile(path, aside)
+    except OSError as exc:
+        copied_to, copy_error = None, exc.strerror or str(exc)
+    for why in rejected:
+        log.error(
+            "state.entry_skipped",
+            path=str(path),
+            error=why,
+            copied_to=copied_to,
+            copy_error=copy_error,
+        )
 
 
 def _set_aside(path: Path, error: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import timedelta
 
 import pytest
@@ -62,8 +61,8 @@ def test_an_older_daemon_can_read_what_this_one_writes(tmp_path) -> None:
         ("{not json", "Expecting property name"),
         ('{"version": 2, "alerts": []}', "version"),
         ("[]", "document"),
-        ('{"version": 1, "alerts": [{"state": "firing"}]}', "alerts.0.since"),
-        ('{"version": 1, "alerts": [{"state": "gone", "since": "x", "finding": {}}]}', "alerts.0"),
+        ('"a string"', "document"),
+        ('{"version": 1, "alerts": "oops"}', "alerts"),
         (b"\xff\xfe garbage", "utf-8"),
     ],
 )
@@ -80,18 +79,59 @@ def test_an_unreadable_file_is_set_aside_with_a_log_line(tmp_path, content, why)
     assert not path.exists() and (tmp_path / "state.json.unreadable").exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only directory")
-def test_a_file_that_cannot_be_moved_aside_does_not_crash(tmp_path) -> None:
+def test_a_file_that_cannot_be_moved_aside_does_not_crash(tmp_path, monkeypatch) -> None:
     path = tmp_path / "state.json"
     path.write_text("{not json")
-    tmp_path.chmod(0o500)
-    try:
-        with capture_logs() as logs:
-            assert statefile.load(path) == {}
-    finally:
-        tmp_path.chmod(0o700)
+
+    def refuse(self, target):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(path), "replace", refuse)
+    with capture_logs() as logs:
+        assert statefile.load(path) == {}
     [event] = [e for e in logs if e["event"] == "state.unreadable"]
-    assert event["moved_to"] is None and event["move_error"]
+    assert event["moved_to"] is None and event["move_error"] == "Permission denied"
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ({"state": "firing"}, "alerts.0.since"),
+        ({"state": "gone", "since": "x", "finding": {}}, "alerts.0"),
+        ("oops", "alerts.0"),
+    ],
+)
+def test_an_entry_that_is_not_an_alert_is_set_aside_alone(tmp_path, entry, why) -> None:
+    """The good alerts load; the bad entry is logged, and the file as it was is kept."""
+    path = tmp_path / "state.json"
+    statefile.save(list(book_with_an_alert()), path)
+    document = json.loads(path.read_text())
+    good = document["alerts"][0]
+    document["alerts"] = [entry, good]
+    path.write_text(json.dumps(document))
+    with capture_logs() as logs:
+        loaded = statefile.load(path)
+    assert len(loaded) == 1
+    [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert event["error"].startswith(why)
+    assert json.loads((tmp_path / "state.json.rejected").read_text())["alerts"][0] == entry
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("last_sent", "yesterday"), ("finding", "oops"), ("absent_cycles", -1)],
+)
+def test_a_wrongly_typed_field_is_caught_on_load(tmp_path, field, value) -> None:
+    """It used to load, then fail every cycle silently."""
+    path = tmp_path / "state.json"
+    statefile.save(list(book_with_an_alert()), path)
+    document = json.loads(path.read_text())
+    document["alerts"][0][field] = value
+    path.write_text(json.dumps(document))
+    with capture_logs() as logs:
+        assert statefile.load(path) == {}
+    [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert event["error"].startswith(f"alerts.0.{field}")
 
 
 def test_a_missing_file_is_an_empty_book(tmp_path) -> None:
