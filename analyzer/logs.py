@@ -1,7 +1,8 @@
 """structlog on stderr: a console renderer on a terminal, JSON lines elsewhere.
 
-stdout stays free for reports. Values under keys that name secrets are redacted.
-
+stdout stays free for reports. Values under keys that name secrets are redacted. Lines of
+the libraries that log through the standard library (APScheduler, botocore) go through the
+same renderer, from WARNING up: one format in the log, JSON where JSON is asked for.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any
 
 import structlog
 
+HANDLER = "ebs-analyzer"
+"""The name of the handler that renders the standard library's records: replaced, not
+added again, when logging is configured again."""
 SECRET_KEYS = ("webhook", "token", "secret", "password", "authorization")
 
 
@@ -41,12 +45,32 @@ def configure(level: str = "info", json_lines: bool | None = None) -> None:
         if json_lines
         else structlog.dev.ConsoleRenderer(colors=False)
     )
+    shared: list[Any] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        redact,
+    ]
+    handler = logging.StreamHandler(_Stderr())
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+        )
+    )
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "name", None) == HANDLER]:
+        root.removeHandler(old)
+    handler.set_name(HANDLER)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            redact,
+            *shared,
             structlog.processors.format_exc_info,
             renderer,
         ],

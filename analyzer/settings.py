@@ -7,6 +7,7 @@ errors, and every error names the flag, variable or file the bad value came from
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -143,9 +144,16 @@ class Settings(BaseSettings):
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str) -> str:
-        _, sep, port = value.rpartition(":")
+        host, sep, port = value.rpartition(":")
         if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
             raise ValueError(f"{value!r} is not HOST:PORT")
+        if ":" in host and not (host.startswith("[") and host.endswith("]")):
+            raise ValueError(f"{value!r}: an IPv6 address is written in brackets, [::1]:9877")
+        if host.startswith("["):
+            try:
+                ipaddress.IPv6Address(host[1:-1])
+            except ValueError:
+                raise ValueError(f"{value!r}: {host} is not an IPv6 address") from None
         return value
 
     @property
@@ -165,6 +173,10 @@ class Settings(BaseSettings):
             return None
         try:
             return self.slack_webhook_file.read_text(encoding="utf-8").strip() or None
+        except UnicodeDecodeError:
+            raise ConfigError(
+                f"{self.slack_webhook_file}: the Slack webhook file is not UTF-8 text"
+            ) from None
         except OSError as exc:
             raise ConfigError(
                 f"{self.slack_webhook_file}: cannot read the Slack webhook: {exc.strerror or exc}"

@@ -66,6 +66,28 @@ def test_a_broken_rule_file_exits_2_with_one_line(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_files_that_are_not_utf_8_exit_2_with_one_line(tmp_path, capsys, monkeypatch):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "mine.yaml").write_bytes(b"rules: []\n# caf\xe9\n")
+    assert main(["rules", "check", str(tmp_path / "rules")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mine.yaml: not UTF-8 text" in err
+    config = tmp_path / "config.yaml"
+    config.write_bytes(b"region: [us-east-1]\n# \xff\n")
+    monkeypatch.setenv("EBS_ANALYZER_CONFIG", str(config))
+    assert main(["once"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config.yaml: not UTF-8 text" in err
+
+
+def test_rules_with_none_in_force_exit_2(tmp_path, capsys):
+    """A directory holding only an empty file used to run with zero rules and exit 0."""
+    (tmp_path / "empty.yaml").write_text("")
+    assert main(["rules", "check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no rule in force" in err
+
+
 def test_once_with_broken_rules_exits_2_before_calling_aws(tmp_path, capsys):
     (tmp_path / "a.yaml").write_text("rules: [")
     assert main(["once", "--rules", str(tmp_path), "--region", "us-east-1"]) == 2

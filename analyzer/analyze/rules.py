@@ -166,4 +166,11 @@ def load(directories: Iterable[Path] | None = None) -> RuleSet:
                     )
                 in_this_dir[rule.id] = path
                 by_id[rule.id] = LoadedRule(rule, path)
-    return RuleSet(tuple(by_id.values()))
+    ruleset = RuleSet(tuple(by_id.values()))
+    if not ruleset.rules:
+        where = ", ".join(str(d) for d in dirs)
+        raise ConfigError(
+            f"{where}: no rule in force ({len(ruleset)} loaded, all disabled): nothing would "
+            "ever be found; add the shipped rules with 'builtin'"
+        )
+    return ruleset

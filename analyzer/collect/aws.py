@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -158,10 +159,30 @@ def error_code(exc: ClientError) -> str:
 
 
 def error_text(exc: BaseException) -> str:
+    """One line: the error's code and the first line of its message, anything that looks
+    like a credential redacted. (SignatureDoesNotMatch echoes the canonical request, session
+    token included, on the lines after the first.)"""
     if isinstance(exc, ClientError):
         message = exc.response.get("Error", {}).get("Message", "")
-        return f"{error_code(exc)}: {message}".rstrip(": ")
-    return str(exc) or type(exc).__name__
+        return _one_line(f"{error_code(exc)}: {message}".rstrip(": "))
+    return _one_line(str(exc) or type(exc).__name__)
+
+
+MAX_ERROR_CHARS = 300
+CREDENTIALS = re.compile(
+    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # access key ids
+    r"|(?i:(?:x-amz-security-token|x-amz-credential|signature|aws_secret_access_key|"
+    r"aws_session_token)[=:]\s*)\S+"  # token, signature or secret after its name
+    r"|[A-Za-z0-9+/=]{40,}"  # long base64: a secret key or a session token
+)
+
+
+def _one_line(text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = CREDENTIALS.sub("[redacted]", first)
+    if len(first) > MAX_ERROR_CHARS:
+        first = first[: MAX_ERROR_CHARS - 1] + "…"
+    return first
 
 
 @contextmanager

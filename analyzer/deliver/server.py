@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
@@ -16,11 +17,25 @@ Exposition = Callable[[], bytes]
 StartResponse = Callable[..., Any]
 
 
+LISTEN_BACKLOG = 128
+"""Connections the kernel queues while every handler is busy: many scrapers at once (the
+standard library's default is 5)."""
+IDLE_TIMEOUT_S = 10.0
+"""A connection that sends nothing for this long is closed, and its thread ends."""
+
+
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
+
+
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
 
 
 class _QuietHandler(WSGIRequestHandler):
+    timeout = IDLE_TIMEOUT_S
+
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes every 15 s would flood stderr; the log carries the daemon's own events."""
 
@@ -65,7 +80,7 @@ class Server:
             host,
             port,
             application(exposition, ready),
-            server_class=_ThreadingServer,
+            server_class=_ThreadingServer6 if ":" in host else _ThreadingServer,
             handler_class=_QuietHandler,
         )
         self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)

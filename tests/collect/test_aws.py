@@ -53,3 +53,29 @@ def test_the_region_comes_from_aws_region_first(monkeypatch):
     assert default_region() == "eu-west-1"  # as the SDKs and the AWS CLI rank them
     monkeypatch.delenv("AWS_REGION")
     assert default_region() == "us-east-2"
+
+
+def test_an_aws_error_is_one_line_with_credentials_redacted():
+    """SignatureDoesNotMatch echoes the canonical request, session token included."""
+    from botocore.exceptions import ClientError
+
+    from analyzer.collect.aws import error_text
+
+    token = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDexample+token/value="
+    message = (
+        "The request signature we calculated does not match the signature you provided. "
+        "Credential=ASIAEXAMPLEEXAMPLE12/20261123/us-east-1/monitoring/aws4_request\n\n"
+        "The Canonical String for this request should have been\n'POST\n/\n\n"
+        f"x-amz-security-token:{token}\n'"
+    )
+    exc = ClientError(
+        {"Error": {"Code": "SignatureDoesNotMatch", "Message": message}}, "GetMetricData"
+    )
+    text = error_text(exc)
+    assert "\n" not in text
+    assert text.startswith("SignatureDoesNotMatch: The request signature we calculated")
+    assert "ASIAEXAMPLEEXAMPLE12" not in text and token not in text
+    assert "[redacted]" in text
+    assert (
+        len(error_text(ClientError({"Error": {"Code": "X", "Message": "why " * 250}}, "Op"))) <= 300
+    )
