@@ -12,8 +12,10 @@ runs as planned. SIGTERM lets the running cycle finish, then the process exits 0
 
 from __future__ import annotations
 
+import os
 import random
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -27,7 +29,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from analyzer.analyze import prices
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect.regions import Region
-from analyzer.cycle import Analyzer
+from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver import statefile
 from analyzer.deliver.alerts import AlertBook, Refill
 from analyzer.deliver.exporter import Published, exposition_for
@@ -46,6 +48,9 @@ log = structlog.get_logger(__name__)
 
 Clock = Callable[[], datetime]
 MAX_JITTER_S = 10.0
+STOP_GRACE_S = 10.0
+"""On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
+Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
 
 
 def utc_now() -> datetime:
@@ -72,6 +77,13 @@ class Daemon:
         self._last_success: datetime | None = None
         self._cycles = 0
         self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._book_lock = threading.Lock()
+        """Held while a cycle changes, delivers and saves the book: a stop saves it only
+        between those."""
+        self.exit: Callable[[int], None] = os._exit
+        """How a stop ends the process when a cycle it abandoned would hold the exit."""
 
     # --- what the HTTP endpoints read -----------------------------------------------------
 
@@ -93,6 +105,13 @@ class Daemon:
 
     def cycle(self) -> bool:
         """One analysis cycle; False if it failed (the daemon goes on)."""
+        self._idle.clear()
+        try:
+            return self._cycle()
+        finally:
+            self._idle.set()
+
+    def _cycle(self) -> bool:
         now = self.clock()
         try:
             alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
@@ -106,6 +125,12 @@ class Daemon:
             )
             return False
         self._cycles += 1
+        with self._book_lock:
+            self._conclude(now, result)
+        return True
+
+    def _conclude(self, now: datetime, result: CycleResult) -> None:
+        """The cycle's findings into the book, published, delivered and saved."""
         self.book.update(
             now, result.findings, result.pending, _refill(result.snapshot), result.unknown
         )
@@ -121,7 +146,6 @@ class Daemon:
                 _log_bill(result.projection)
         self.dispatcher.deliver(self.book, now)
         self._save_state()
-        return True
 
     def _save_state(self) -> None:
         path = self.settings.state_file
@@ -191,9 +215,24 @@ class Daemon:
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
-        scheduler.shutdown(wait=True)
+        scheduler.shutdown(wait=False)
         server.stop()
+        if self._idle.wait(STOP_GRACE_S):
+            log.info("daemon.stopped", cycles=self._cycles)
+            return 0
+        # A cycle still runs (a CloudWatch call that hangs): abandon it. The book is saved
+        # unless the cycle is delivering right now; then the last save stands and at most the
+        # message in flight is sent again after the restart.
+        saved = self._book_lock.acquire(timeout=1.0)
+        if saved:
+            try:
+                self._save_state()
+            finally:
+                self._book_lock.release()
+        log.warning("daemon.cycle_abandoned", waited_s=STOP_GRACE_S, state_saved=saved)
         log.info("daemon.stopped", cycles=self._cycles)
+        sys.stderr.flush()
+        self.exit(0)
         return 0
 
 

@@ -276,3 +276,57 @@ def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, monkeypatch):
     assert not ready and "the last cycle with usable data was 300 s ago" in why
     # The alert that fired before the outage is still firing: its data is unknown, not gone.
     assert [a.state.value for a in process.book] == ["firing"]
+
+
+def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
+    tmp_path, receiver, account, monkeypatch
+):
+    """A GetMetricData that hangs kept the process alive 179 s after SIGTERM; Kubernetes
+    kills it after 30. The cycle is abandoned, the state saved, and the process exits 0."""
+    import threading
+    import time
+
+    from analyzer.collect import cloudwatch
+
+    _, clients = account
+    hung = threading.Event()
+    released = threading.Event()
+
+    def hang(*_args, **_kwargs):
+        hung.set()
+        released.wait(60)
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", hang)
+    monkeypatch.setattr(daemon, "STOP_GRACE_S", 1.0)
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "state.json",
+            "slack_webhook_url": receiver.url,
+            "interval": 60,
+        }
+    )
+    process, server = daemon.build(
+        config, rules.load(), clients, Clock(START), process_metrics=False
+    )
+    exits: list[int] = []
+    process.exit = exits.append
+
+    def stop_once_hung() -> None:
+        hung.wait(30)
+        process.stop()
+
+    threading.Thread(target=stop_once_hung, daemon=True).start()
+    with capture_logs() as logs:
+        started = time.monotonic()
+        assert process.run(server, speed=60) == 0
+        took = time.monotonic() - started
+    released.set()
+    assert hung.is_set()
+    assert took < 1.0 + 1.0 + 3.0  # the first cycle within a second, the grace, slack
+    assert exits == [0]
+    [abandoned] = [e for e in logs if e["event"] == "daemon.cycle_abandoned"]
+    assert abandoned["state_saved"] is True
+    assert (tmp_path / "state.json").exists()

@@ -246,3 +246,14 @@ def test_compose_mounts_files_that_exist_and_scrapes_the_analyzer():
 @pytest.mark.parametrize("path", sorted(p.name for p in K8S.glob("*.yaml")))
 def test_manifests_are_valid_yaml(path):
     assert list(yaml.safe_load_all((K8S / path).read_text()))
+
+
+def test_the_grace_period_covers_an_abandoned_cycle():
+    """SIGTERM waits STOP_GRACE_S for a running cycle, then saves the state and exits: the
+    orchestrator must not kill the process before that."""
+    from analyzer.daemon import STOP_GRACE_S
+
+    pod = manifests()["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+    assert STOP_GRACE_S + 5 <= pod["terminationGracePeriodSeconds"] <= 30
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    assert compose["services"]["analyzer"]["stop_grace_period"] == "20s"

@@ -37,7 +37,7 @@ def test_other_failures_may_pass():
 
 
 def test_retries_are_standard_unless_the_user_chose(monkeypatch):
-    assert client_config().retries == {"mode": "standard", "max_attempts": 5}
+    assert client_config().retries == {"mode": "standard", "max_attempts": 3}
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
     assert client_config().retries is None
 
