@@ -144,8 +144,10 @@ class Daemon:
             self.telemetry.projected_bill(result.projection)
             if self._cycles == 1:
                 _log_bill(result.projection)
-        self.dispatcher.deliver(self.book, now)
+        # Saved before sending (what is owed survives a crash) and after each message sent
+        # (a crash sends again at most the one in flight).
         self._save_state()
+        self.dispatcher.deliver(self.book, now, self._save_state)
 
     def _save_state(self) -> None:
         path = self.settings.state_file
@@ -275,7 +277,7 @@ def build(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics
     )
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
-    channel = channel_for(settings.webhook_url(), settings.dry_run, fallback)
+    channel = channel_for(settings.webhook_url(), settings.dry_run, fallback, settings.interval)
     telemetry.expect_channel(channel.name)
     daemon = Daemon(
         settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock

@@ -171,9 +171,11 @@ def test_one_missing_cycle_does_not_resolve(tmp_path, receiver, account):
     assert len(receiver.requests) == 1
 
 
-def test_an_alert_that_resolves_before_it_was_ever_delivered_is_dropped(
+def test_an_alert_that_fired_and_cleared_while_slack_was_down_is_announced(
     tmp_path, receiver, account
 ):
+    """It used to be dropped: the channel never heard of it. Now one message gives both
+    times."""
     _, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
     process = build(tmp_path, receiver, clients, clock)
@@ -183,7 +185,14 @@ def test_an_alert_that_resolves_before_it_was_ever_delivered_is_dropped(
     assert alert.outbox == "firing" and not alert.notified
     for minutes in (10, 20):
         process.book.update(clock.now + timedelta(minutes=minutes), [], [])
-    assert process.book.owed() == []
+    assert [a.outbox for a in process.book.owed()] == ["resolved"]
+    receiver.requests.clear()
+    assert process.dispatcher.deliver(process.book, clock.now + timedelta(minutes=21)) == 1
+    [message] = receiver.requests
+    assert "Resolved" in message["text"]
+    assert "fired 03:00 UTC and cleared 03:10 UTC while its firing message could not be" in (
+        json.dumps(message)
+    )
     assert list(process.book) == []
 
 

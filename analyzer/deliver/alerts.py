@@ -110,12 +110,19 @@ class Alert:
         else:
             what = f"no longer pinned at its {format_rate(f.limit, f.unit, f.owner)} cap"
         when = self.absent_since or now
-        fired = units.duration((when - (self.firing_since or self.since)).total_seconds())
+        started = self.firing_since or self.since
+        fired = units.duration((when - started).total_seconds())
         refill = (
             f"; credits full again in {units.duration(self.refill_s)} at the present rate"
             if credits and self.refill_s is not None
             else ""
         )
+        if not self.notified:
+            return (
+                f"{self.resource_id}: fired {started.astimezone(UTC):%H:%M} UTC and cleared "
+                f"{when.astimezone(UTC):%H:%M} UTC while its firing message could not be "
+                f"delivered: {self.finding.summary.rstrip('.')}; now {what}{refill}."
+            )
         return (
             f"{self.resource_id}: {what}; cleared {when.astimezone(UTC):%H:%M} UTC "
             f"after firing for {fired}{refill}."
@@ -221,9 +228,11 @@ class AlertBook:
         if alert.absent_cycles < MIN_ABSENT_CYCLES or gone_for < self.resolve_after_s:
             return
         log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id)
-        if not alert.notified:
+        if not alert.notified and alert.outbox is not Owed.FIRING:
             del self.alerts[alert.key]
             return
+        # Announced, or owed and never delivered (the channel was down while it fired and
+        # cleared): either way the channel hears that it cleared, the latter with both times.
         alert.state = AlertState.RESOLVED
         alert.outbox = Owed.RESOLVED
         if refill is not None and alert.finding.is_credits:

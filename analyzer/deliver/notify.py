@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TextIO
 
 import structlog
@@ -62,12 +62,28 @@ class Dispatcher:
     def __init__(self, channel: Channel, record: Record | None = None) -> None:
         self.channel = channel
         self._record = record or (lambda _channel, _outcome: None)
+        self.not_before: datetime | None = None
+        """The receiver asked to wait until then (HTTP 429 with Retry-After)."""
 
-    def deliver(self, book: AlertBook, now: datetime) -> int:
-        """Send what the book owes; what fails stays owed for the next cycle. Returns the
-        number of messages delivered."""
+    def deliver(
+        self, book: AlertBook, now: datetime, save: Callable[[], None] | None = None
+    ) -> int:
+        """Send what the book owes; what fails stays owed for the next cycle, and nothing is
+        sent before a wait the receiver asked for is over. After each message delivered the
+        book is saved (`save`), so a crash sends again at most the one message in flight.
+        Returns the number of messages delivered."""
+        owed = book.owed()
+        if owed and self.not_before is not None and now < self.not_before:
+            log.info(
+                "notification.deferred",
+                channel=self.channel.name,
+                until=self.not_before.isoformat(),
+                alerts=len(owed),
+            )
+            return 0
+        self.not_before = None
         sent = 0
-        for alerts, message in slack.messages(book.owed(), now):
+        for alerts, message in slack.messages(owed, now):
             try:
                 self.channel.send(message, alerts, now)
             except DeliveryError as exc:
@@ -77,18 +93,30 @@ class Dispatcher:
                     channel=self.channel.name,
                     error=str(exc),
                     alerts=len(alerts),
+                    retry_after_s=exc.retry_after_s,
                 )
+                if exc.retry_after_s is not None:
+                    self.not_before = now + timedelta(seconds=exc.retry_after_s)
+                    break
                 continue
             self._record(self.channel.name, "success")
             book.delivered(alerts, now)
+            if save is not None:
+                save()
             sent += 1
         return sent
 
 
-def channel_for(webhook_url: str | None, dry_run: bool, fallback: Channel | None = None) -> Channel:
-    """Slack when a webhook is set (and this is no dry run); otherwise the fallback or the log."""
+def channel_for(
+    webhook_url: str | None,
+    dry_run: bool,
+    fallback: Channel | None = None,
+    interval_s: float = 60.0,
+) -> Channel:
+    """Slack when a webhook is set (and this is no dry run); otherwise the fallback or the log.
+    A request to Slack times out well within the interval (half of it, at most 20 s)."""
     if webhook_url and not dry_run:
-        return slack.SlackChannel(webhook_url)
+        return slack.SlackChannel(webhook_url, timeout_s=max(int(min(20.0, interval_s / 2)), 1))
     if dry_run:
         return LogChannel()
     return fallback or LogChannel()

@@ -38,7 +38,12 @@ ICONS = {
 
 
 class DeliveryError(Exception):
-    """A message could not be delivered; the alerts stay owed."""
+    """A message could not be delivered; the alerts stay owed. `retry_after_s`: the wait
+    the receiver asked for (HTTP 429 with Retry-After), to be honoured across cycles."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 def _since(alert: Alert, now: datetime) -> str:
@@ -184,6 +189,17 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
         return True
 
 
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from a Retry-After header (seconds, as Slack sends it); None without one."""
+    for name, value in dict(headers or {}).items():
+        if name.lower() == "retry-after":
+            try:
+                return max(float(value[0] if isinstance(value, list) else value), 0.0)
+            except (ValueError, IndexError, TypeError):
+                return None
+    return None
+
+
 def _quiet_logger() -> logging.Logger:
     """slack_sdk logs request URLs at debug level: keep its logger above that."""
     logger = logging.getLogger("analyzer.slack.webhook")
@@ -194,7 +210,7 @@ def _quiet_logger() -> logging.Logger:
 class SlackChannel:
     name = "slack"
 
-    def __init__(self, url: str, timeout_s: int = 10, max_wait_s: float = 30.0) -> None:
+    def __init__(self, url: str, timeout_s: int = 20, max_wait_s: float = 30.0) -> None:
         self._url = url
         self._client = WebhookClient(
             url,
@@ -217,7 +233,10 @@ class SlackChannel:
             raise DeliveryError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
         if response.status_code != 200:
             body = self._scrub(str(response.body))[:200]
-            raise DeliveryError(f"Slack answered HTTP {response.status_code}: {body}")
+            raise DeliveryError(
+                f"Slack answered HTTP {response.status_code}: {body}",
+                _retry_after(response.headers) if response.status_code == 429 else None,
+            )
 
     def __repr__(self) -> str:
         return "SlackChannel(url=[webhook])"

@@ -95,10 +95,11 @@ TABLE = {
         Step(1, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
         Step(2, firing=(WARNING,), state=F, sent=1),
     ],
-    "an alert that resolves before its firing message got out is dropped quietly": [
+    "an alert that fired and cleared while the channel was down is still announced": [
         Step(0, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
         Step(1, deliver=False, state=F, owed=Owed.FIRING),
-        Step(6, deliver=False, state=None),
+        Step(6, deliver=False, state=R, owed=Owed.RESOLVED),
+        Step(7, state=None, sent=1),
     ],
     "an undelivered resolution stays owed": [
         Step(0, firing=(WARNING,), state=F, sent=1),

@@ -1,0 +1,60 @@
+"""Delivery through a real HTTP receiver: Retry-After honoured across cycles, the book saved
+after each message sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from structlog.testing import capture_logs
+
+from analyzer.deliver.notify import Dispatcher
+from analyzer.deliver.slack import SlackChannel
+from tests.deliver.test_slack import book_with_alerts
+from tests.receiver import Receiver
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver().start()
+    yield r
+    r.stop()
+
+
+def test_a_retry_after_longer_than_a_cycle_is_honoured_by_the_next_cycles(receiver) -> None:
+    """Slack asks for 120 s: the cycle a minute later sends nothing, the one after it does."""
+    book, now = book_with_alerts()
+    dispatcher = Dispatcher(SlackChannel(receiver.url, timeout_s=5))
+    receiver.answer((429, {"Retry-After": "120"}))
+    assert dispatcher.deliver(book, now) == 0
+    assert len(receiver.requests) == 1  # not retried within the cycle: 120 s is too long
+    with capture_logs() as logs:
+        assert dispatcher.deliver(book, now + timedelta(seconds=60)) == 0
+    assert len(receiver.requests) == 1
+    assert [e["event"] for e in logs] == ["notification.deferred"]
+    assert dispatcher.deliver(book, now + timedelta(seconds=121)) == 1
+    assert len(receiver.requests) == 2
+    assert book.owed() == []
+
+
+def test_the_book_is_saved_after_each_message_sent(receiver) -> None:
+    """A crash after a POST and before the save sends that one message again, no more."""
+    book, now = book_with_alerts()
+    saves: list[list[str]] = []
+
+    def save() -> None:
+        saves.append(sorted(a.outbox.value for a in book.owed()))
+
+    dispatcher = Dispatcher(SlackChannel(receiver.url, timeout_s=5))
+    assert dispatcher.deliver(book, now, save) == 1  # both firing alerts in one message
+    assert saves == [[]]
+    [first, *_] = [a.finding for a in book]
+    other = replace(first, rule="another-rule")
+    book.update(now + timedelta(minutes=10), [], [])
+    book.update(now + timedelta(minutes=16), [other], [])
+    saves.clear()
+    assert dispatcher.deliver(book, now + timedelta(minutes=16), save) == 2
+    # After the first message the second is still owed; after the second, nothing is.
+    assert len(saves) == 2 and saves[0] != [] and saves[1] == []
