@@ -271,7 +271,7 @@ def build(
             raise ConfigError(
                 f"state_file {settings.state_file}: cannot be written: {exc.strerror or exc}"
             ) from None
-        book.alerts = statefile.load(settings.state_file)
+        book.restore(statefile.load(settings.state_file))
     holder: list[Daemon] = []
     exposition, telemetry = exposition_for(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics

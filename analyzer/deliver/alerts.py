@@ -134,6 +134,22 @@ class AlertBook:
     repeat_s: float
     resolve_after_s: float
     alerts: dict[AlertKey, Alert] = field(default_factory=dict)
+    cleared: list[Alert] = field(default_factory=list)
+    """Alerts whose "Resolved" is still owed although they have fired again since: queued
+    ahead of the new firing, never overwritten by it."""
+
+    def restore(self, alerts: Iterable[Alert]) -> None:
+        """Take in alerts as the state file kept them: an owed resolution of an alert that
+        fired again is queued ahead of it."""
+        self.alerts, self.cleared = {}, []
+        for alert in alerts:
+            other = self.alerts.get(alert.key)
+            if other is not None and other.outbox is Owed.RESOLVED:
+                self.cleared.append(other)
+            elif alert.outbox is Owed.RESOLVED and other is not None:
+                self.cleared.append(alert)
+                continue
+            self.alerts[alert.key] = alert
 
     # --- the lifecycle --------------------------------------------------------------------
 
@@ -183,6 +199,8 @@ class AlertBook:
     def _fire(self, finding: Finding, now: datetime) -> None:
         alert = self.alerts.get(finding.key)
         if alert is None or alert.state is AlertState.RESOLVED:
+            if alert is not None and alert.outbox is Owed.RESOLVED:
+                self.cleared.append(alert)  # its "Resolved" goes out first
             alert = Alert(finding, AlertState.PENDING, now)
             self.alerts[finding.key] = alert
         alert.finding = _steady(alert.finding, finding) if alert.notified else finding
@@ -241,12 +259,16 @@ class AlertBook:
     # --- delivery -------------------------------------------------------------------------
 
     def owed(self) -> list[Alert]:
-        return [a for a in self.alerts.values() if a.outbox is not None]
+        """What the channels have yet to hear, oldest news first."""
+        return [*self.cleared, *(a for a in self.alerts.values() if a.outbox is not None)]
 
     def delivered(self, alerts: Iterable[Alert], now: datetime) -> None:
         for alert in alerts:
             if alert.outbox is Owed.RESOLVED:
-                self.alerts.pop(alert.key, None)
+                if self.alerts.get(alert.key) is alert:
+                    del self.alerts[alert.key]
+                else:
+                    self.cleared = [a for a in self.cleared if a is not alert]
                 continue
             alert.last_sent = now
             alert.sent_severity = alert.severity
@@ -256,7 +278,8 @@ class AlertBook:
         return [a for a in self.alerts.values() if a.state is AlertState.FIRING]
 
     def __iter__(self) -> Iterator[Alert]:
-        return iter(self.alerts.values())
+        """Every alert kept, owed resolutions of alerts that fired again first."""
+        return iter([*self.cleared, *self.alerts.values()])
 
 
 def _steady(before: Finding, now: Finding) -> Finding:

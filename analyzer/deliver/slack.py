@@ -142,10 +142,10 @@ def messages(owed: Sequence[Alert], now: datetime) -> list[tuple[list[Alert], di
     firing = [a for a in owed if a.outbox in (Owed.FIRING, Owed.REPEAT)]
     resolved = [a for a in owed if a.outbox is Owed.RESOLVED]
     out = []
+    if resolved:  # older news first: an alert may have cleared and fired again since
+        out.append((resolved, resolved_message(resolved, now)))
     if firing:
         out.append((firing, firing_message(firing, now)))
-    if resolved:
-        out.append((resolved, resolved_message(resolved, now)))
     return out
 
 

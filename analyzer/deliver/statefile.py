@@ -19,7 +19,7 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from analyzer.deliver.alerts import Alert, AlertKey, AlertState, Owed
+from analyzer.deliver.alerts import Alert, AlertState, Owed
 from analyzer.deliver.rows import finding_row
 from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Remedy, Severity
 from analyzer.model.resources import ResourceRef, ResourceType
@@ -148,7 +148,7 @@ def encode(alerts: list[Alert]) -> dict[str, Any]:
     }
 
 
-def decode(document: Any) -> dict[AlertKey, Alert]:
+def decode(document: Any) -> list[Alert]:
     """Alerts from a parsed state file; ValueError (naming the field) if it, or any of its
     entries, is not one."""
     alerts, rejected = read(document)
@@ -157,7 +157,7 @@ def decode(document: Any) -> dict[AlertKey, Alert]:
     return alerts
 
 
-def read(document: Any) -> tuple[dict[AlertKey, Alert], list[str]]:
+def read(document: Any) -> tuple[list[Alert], list[str]]:
     """The alerts of a parsed state file, and why each entry that is not an alert was left
     out (naming its field); ValueError if the document itself is not a state file."""
     try:
@@ -180,7 +180,7 @@ def _why(exc: ValidationError, prefix: str = "") -> str:
     return f"{where or 'document'}: {first['msg']}"
 
 
-def _alerts(records: list[_Alert]) -> dict[AlertKey, Alert]:
+def _alerts(records: list[_Alert]) -> list[Alert]:
     alerts = [
         Alert(
             finding=_finding(a.finding),
@@ -196,7 +196,7 @@ def _alerts(records: list[_Alert]) -> dict[AlertKey, Alert]:
         )
         for a in records
     ]
-    return {a.key: a for a in alerts}
+    return alerts
 
 
 def check_writable(path: Path) -> None:
@@ -221,19 +221,19 @@ def save(alerts: list[Alert], path: Path) -> None:
         raise
 
 
-def load(path: Path) -> dict[AlertKey, Alert]:
+def load(path: Path) -> list[Alert]:
     """The alerts in the state file; none when there is no file, or when it cannot be read
     (then it is set aside, and a log line says where)."""
     if not path.exists():
-        return {}
+        return []
     try:
         alerts, rejected = read(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:  # JSON and UTF-8 errors, bad shapes: ValueErrors
         _set_aside(path, str(exc))
-        return {}
+        return []
     if rejected:
         _keep_copy(path, rejected)
-    firing = sum(1 for a in alerts.values() if a.state is AlertState.FIRING)
+    firing = sum(1 for a in alerts if a.state is AlertState.FIRING)
     log.info("state.loaded", path=str(path), alerts=len(alerts), firing=firing)
     return alerts
 

@@ -131,7 +131,8 @@ def test_lifecycle(name: str, restart: bool, tmp_path) -> None:
             sent += len(owed)
         if restart:
             statefile.save(list(book), tmp_path / "state.json")
-            book = AlertBook(REPEAT_S, RESOLVE_S, statefile.load(tmp_path / "state.json"))
+            book = AlertBook(REPEAT_S, RESOLVE_S)
+            book.restore(statefile.load(tmp_path / "state.json"))
         alert = book.alerts.get(WARNING.key)
         where = f"{name}, minute {step.minute}"
         assert (alert.state if alert else None) == step.state, where
@@ -217,7 +218,7 @@ def test_a_cleared_credit_alert_says_when_the_bucket_is_full_again() -> None:
     for minute in (10, 11, 16):
         book.update(T0 + timedelta(minutes=minute), [], [], refill)
     assert asked == [("us-east-1", "vol-1")]  # once, when it resolves
-    [alert] = statefile.decode(statefile.encode(list(book))).values()
+    [alert] = statefile.decode(statefile.encode(list(book)))
     assert alert.cleared(T0 + timedelta(minutes=16)).endswith(
         "cleared 12:10 UTC after firing for 10 min; credits full again in 90 min at the "
         "present rate."
@@ -253,3 +254,30 @@ def test_an_alert_not_yet_sent_takes_the_newest_fix() -> None:
     book.update(T0 + timedelta(minutes=1), [_sized(3_000, "Provision 3,000 IOPS")], [])
     [alert] = list(book)
     assert [r.action for r in alert.finding.remedies] == ["Provision 3,000 IOPS"]
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["in one run", "across a restart"])
+def test_an_owed_resolution_is_not_overwritten_when_the_alert_fires_again(
+    tmp_path, restart
+) -> None:
+    """Slack is down while an alert clears and fires again: the receiver used to see
+    "Firing, Firing". It sees Firing, Resolved, Firing, in that order."""
+    from analyzer.deliver import slack
+
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [WARNING], [])
+    heard = [m["text"].split(":")[0] for _, m in slack.messages(book.owed(), T0)]
+    book.delivered(book.owed(), T0)
+    for minute in (1, 7):  # cleared; Slack down, so the "Resolved" stays owed
+        book.update(T0 + timedelta(minutes=minute), [], [])
+    book.update(T0 + timedelta(minutes=8), [WARNING], [])  # fires again, Slack still down
+    if restart:
+        statefile.save(list(book), tmp_path / "state.json")
+        book = AlertBook(REPEAT_S, RESOLVE_S)
+        book.restore(statefile.load(tmp_path / "state.json"))
+    now = T0 + timedelta(minutes=9)
+    for alerts, message in slack.messages(book.owed(), now):
+        heard.append(message["text"].split(":")[0])
+        book.delivered(alerts, now)
+    assert heard == ["1 storage bottleneck on AWS", "Resolved", "1 storage bottleneck on AWS"]
+    assert book.owed() == [] and [a.state for a in book] == [AlertState.FIRING]

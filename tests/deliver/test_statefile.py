@@ -27,16 +27,15 @@ def test_alerts_come_back_as_they_were_saved(tmp_path) -> None:
     path = tmp_path / "state.json"
     statefile.save(list(book), path)
     loaded = statefile.load(path)
-    assert loaded == book.alerts
-    [alert] = loaded.values()
+    assert loaded == list(book.alerts.values())
+    [alert] = loaded
     assert alert.finding.remedies and alert.finding.next_bottleneck is not None
     assert alert.finding.window_s == 300.0
     assert alert.absent_since == T0 + timedelta(minutes=5)
 
 
 def test_a_file_written_by_version_0_1_is_read() -> None:
-    alerts = statefile.load(GOLDEN / "state_v1.json")
-    [alert] = alerts.values()
+    [alert] = statefile.load(GOLDEN / "state_v1.json")
     assert alert.state is AlertState.FIRING and alert.outbox is None
     assert alert.sent_severity is Severity.WARNING
     assert alert.finding.bottleneck is Bottleneck.BURST_CREDITS
@@ -73,7 +72,7 @@ def test_an_unreadable_file_is_set_aside_with_a_log_line(tmp_path, content, why)
     else:
         path.write_text(content)
     with capture_logs() as logs:
-        assert statefile.load(path) == {}
+        assert statefile.load(path) == []
     [event] = [e for e in logs if e["event"] == "state.unreadable"]
     assert why in event["error"]
     assert not path.exists() and (tmp_path / "state.json.unreadable").exists()
@@ -88,7 +87,7 @@ def test_a_file_that_cannot_be_moved_aside_does_not_crash(tmp_path, monkeypatch)
 
     monkeypatch.setattr(type(path), "replace", refuse)
     with capture_logs() as logs:
-        assert statefile.load(path) == {}
+        assert statefile.load(path) == []
     [event] = [e for e in logs if e["event"] == "state.unreadable"]
     assert event["moved_to"] is None and event["move_error"] == "Permission denied"
 
@@ -129,13 +128,13 @@ def test_a_wrongly_typed_field_is_caught_on_load(tmp_path, field, value) -> None
     document["alerts"][0][field] = value
     path.write_text(json.dumps(document))
     with capture_logs() as logs:
-        assert statefile.load(path) == {}
+        assert statefile.load(path) == []
     [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
     assert event["error"].startswith(f"alerts.0.{field}")
 
 
 def test_a_missing_file_is_an_empty_book(tmp_path) -> None:
-    assert statefile.load(tmp_path / "absent.json") == {}
+    assert statefile.load(tmp_path / "absent.json") == []
 
 
 def test_what_is_owed_survives_a_restart(tmp_path) -> None:
@@ -143,5 +142,5 @@ def test_what_is_owed_survives_a_restart(tmp_path) -> None:
     book.update(T0, analyze(shop_volume()).firing, [])
     path = tmp_path / "state.json"
     statefile.save(list(book), path)
-    [alert] = statefile.load(path).values()
+    [alert] = statefile.load(path)
     assert alert.outbox is Owed.FIRING and not alert.notified
