@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A sender that timed out on a slow answer is the point of the mode, not news."""
 
 
 class Receiver:
@@ -20,10 +28,13 @@ class Receiver:
                 length = int(self.headers.get("Content-Length", 0))
                 receiver.requests.append(json.loads(self.rfile.read(length)))
                 status, headers = receiver.script.popleft() if receiver.script else (200, {})
+                # A scripted "X-Delay" is a receiver slower than the sender's timeout.
+                time.sleep(float(headers.get("X-Delay", 0)))
                 body = b"ok" if status == 200 else b"error"
                 self.send_response(status)
                 for name, value in headers.items():
-                    self.send_header(name, value)
+                    if name != "X-Delay":
+                        self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -31,7 +42,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -1,0 +1,86 @@
+"""A fault proxy in front of a moto server: it forwards every request, or answers it with the
+fault it is set to, the way a failing AWS endpoint would."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+FAULTS = ("none", "http500", "throttle", "garbage", "hang")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up on a hanging answer is the point of the fault, not news."""
+
+
+class FaultProxy:
+    """`fault` is read for each request: "none" forwards; "http500" and "throttle" answer as
+    AWS does in an outage and under throttling; "garbage" answers 200 with a body that is no
+    answer at all; "hang" waits `hang_s` before it forwards."""
+
+    def __init__(self, upstream: str, hang_s: float = 3.0) -> None:
+        self.fault = "none"
+        self.hang_s = hang_s
+        self.seen = 0
+        target = urlsplit(upstream)
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                proxy.seen += 1
+                fault = proxy.fault
+                if fault == "http500":
+                    return self._answer(500, b'{"__type": "InternalFailure"}')
+                if fault == "throttle":
+                    return self._answer(400, b'{"__type": "ThrottlingException"}')
+                if fault == "garbage":
+                    return self._answer(200, b"\xff\xfe\x00 not an answer", "application/cbor")
+                if fault == "hang":
+                    time.sleep(proxy.hang_s)
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                upstream.request("POST", self.path, body, headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+                return None
+
+            def _answer(self, status: int, body: bytes, kind: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> FaultProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
