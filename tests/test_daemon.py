@@ -339,3 +339,18 @@ def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
     [abandoned] = [e for e in logs if e["event"] == "daemon.cycle_abandoned"]
     assert abandoned["state_saved"] is True
     assert (tmp_path / "state.json").exists()
+
+
+def test_a_state_save_that_fails_is_logged_and_counted(tmp_path, receiver, account):
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+    assert sample(process, "ebs_analyzer_state_saves_total", outcome="success") >= 1
+    (tmp_path / "state.json").unlink()
+    (tmp_path / "state.json").mkdir()  # the path now holds a directory: replace() fails
+    with capture_logs() as logs:
+        clock.now += timedelta(minutes=1)
+        assert process.cycle()
+    assert any(e["event"] == "state.save_failed" for e in logs)
+    assert sample(process, "ebs_analyzer_state_saves_total", outcome="error") >= 1

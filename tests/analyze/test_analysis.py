@@ -97,3 +97,28 @@ def test_a_resource_a_rule_failed_on_is_not_taken_as_quiet(monkeypatch):
     monkeypatch.setattr(engine, "_evaluate_one", original)
     cycle([quiet], 1, memo, ruleset)
     assert memo.unchanged(quiet) is not None
+
+
+def test_what_cannot_be_judged_on_current_data_is_unknown_not_clear():
+    """Failed or stale data, or an instance type DescribeInstanceTypes does not know (no
+    limits): an alert on it must hold, so the analysis names it unknown."""
+    from analyzer.model.resources import InstanceType
+    from analyzer.model.series import Series
+    from tests.helpers import instance_state
+
+    ruleset = rule_files.load()
+    fine = quiet_volume("vol-fine")
+    failed = volume_state(
+        "gp2",
+        100,
+        {Measure.IOPS: series([100] * 30), Measure.BURST_BALANCE: Series.failed("boom", 60)},
+        volume_id="vol-failed",
+    )
+    stale = volume_state("gp3", 100, {Measure.IOPS: series([100] * 10)}, volume_id="vol-stale")
+    unknown_type = instance_state(
+        InstanceType("x99.large"), {Measure.IOPS: series([100] * 30)}, instance_id="i-unknown"
+    )
+    analysis = cycle([fine, failed, stale, unknown_type], 0, Judgements(), ruleset)
+    unknown = {rid for _, rid in analysis.unknown}
+    assert "vol-fine" not in unknown
+    assert {"vol-failed", "vol-stale", "i-unknown"} <= unknown
