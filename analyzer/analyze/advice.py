@@ -118,6 +118,11 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
     iops = max(iops, nice_up(mibps / GP3_MIBPS_PER_IOPS))
     if iops > min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * volume.size_gib) or mibps > GP3_MAX_MIBPS:
         return None
+    if volume.volume_type == "gp3" and (iops, mibps) == (
+        volume.iops or 3_000,
+        volume.throughput_mibps or 125,
+    ):
+        return None  # what it has already: no fix
     what = (
         "3,000 IOPS and 125 MiB/s included"
         if (iops, mibps) == (3_000, 125)
@@ -159,15 +164,98 @@ def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
     )
 
 
+IO1_MAX_MIBPS = 1_000
+IO1_SMALL_IO_FROM_IOPS = 32_001
+
+
+def _io1_iops_for(mibps: float) -> float:
+    """The io1 IOPS that carry `mibps`: 256 KiB a second per IOPS up to 500 MiB/s; beyond
+    that only above 32,000 IOPS (Nitro), at 16 KiB per IOPS, up to 1,000 MiB/s at 64,000."""
+    if mibps <= 500:
+        return mibps * MIB / SSD_IO_BYTES
+    return max(float(IO1_SMALL_IO_FROM_IOPS), mibps * MIB / (16 * KIB))
+
+
+def _to_io2(
+    volume: Volume, need: _Need, prices: PriceList, now: float | None, nitro: bool | None
+) -> Remedy | None:
+    """io2 carries 0.256 MiB/s per IOPS up to 4,000 MiB/s and 256,000 IOPS, at io1's price
+    per IOPS up to 32,000 (tiered cheaper above): from io1, the same IOPS buy eight times the
+    throughput; from gp3, the way past gp3's 80,000 IOPS and 2,000 MiB/s."""
+    kept = volume.iops or 0 if volume.volume_type == "io1" else 0
+    target = nice_up(max(need.iops, need.mibps / 0.256, kept, 100))
+    if target > IO2_MAX_IOPS or need.mibps > IO2_MAX_MIBPS:
+        return None
+    if target > XEN_MAX_IOPS and nitro is False:
+        return None  # io2 beyond 32,000 IOPS needs an instance built on Nitro
+    size = max(volume.size_gib, math.ceil(target / IO2_IOPS_PER_GIB))
+    mibps = min(0.256 * target, IO2_MAX_MIBPS)
+    grow = f", grown to {size:,} GiB" if size > volume.size_gib else ""
+    nitro_note = "; above 32,000 IOPS it needs a Nitro instance" if target > XEN_MAX_IOPS else ""
+    return _priced(
+        f"Move to io2 with {target:,} IOPS ({mibps:,.0f} MiB/s){grow}{nitro_note}, {MODIFY_NOTE}",
+        prices,
+        now,
+        "io2",
+        size,
+        target,
+    )
+
+
+STRIPES_AT_MOST = 8
+"""More volumes than this in one RAID 0 set is a storage design, not a fix."""
+
+
+def _stripe(
+    volume: Volume,
+    need: _Need,
+    prices: PriceList,
+    now: float | None,
+    per_volume: tuple[float, float],
+) -> Remedy | None:
+    """Past one volume's own ceiling (`per_volume`: its most IOPS and MiB/s): N volumes of
+    the same type striped together (RAID 0 on the instance), each carrying an Nth."""
+    max_iops, max_mibps = per_volume
+    n = math.ceil(max(need.iops / max_iops, need.mibps / max_mibps))
+    if n < 2 or n > STRIPES_AT_MOST:
+        return None
+    iops, mibps = nice_up(need.iops / n), nice_up(need.mibps / n)
+    size = math.ceil(volume.size_gib / n)
+    kind = volume.volume_type
+    if kind == "gp3":
+        iops, mibps = max(iops, 3_000, math.ceil(mibps / GP3_MIBPS_PER_IOPS)), max(mibps, 125)
+        size = max(size, math.ceil(iops / GP3_IOPS_PER_GIB))
+        one = prices.monthly(kind, size, iops, mibps)
+        each = f"{iops:,} IOPS and {mibps:,} MiB/s"
+    else:
+        iops = max(iops, math.ceil(mibps / 0.256))
+        size = max(size, math.ceil(iops / IO2_IOPS_PER_GIB))
+        one = prices.monthly(kind, size, iops)
+        each = f"{iops:,} IOPS"
+    cost = None if one is None else round(one * n, 2)
+    delta = round(cost - now, 2) if cost is not None and now is not None else None
+    return Remedy(
+        f"Stripe over {n} {kind} volumes of {size:,} GiB with {each} each (RAID 0 on "
+        f"{volume.attached_to}; a new set, the data copied over): {kind} stops at "
+        f"{units.iops(max_iops)} and {max_mibps:,.0f} MiB/s a volume",
+        cost,
+        delta,
+    )
+
+
 def _provisioned(
     volume: Volume, need: _Need, prices: PriceList, now: float | None
 ) -> Remedy | None:
     if volume.volume_type == "io2":
         per_gib, ceiling = IO2_IOPS_PER_GIB, IO2_MAX_IOPS
+        if need.mibps > IO2_MAX_MIBPS:
+            return None  # more IOPS do not lift io2's 4,000 MiB/s
         iops = max(need.iops, need.mibps / 0.256)
     else:
         per_gib, ceiling = IO1_IOPS_PER_GIB, IO1_MAX_IOPS
-        iops = max(need.iops, need.mibps * MIB / SSD_IO_BYTES)
+        if need.mibps > IO1_MAX_MIBPS:
+            return None
+        iops = max(need.iops, _io1_iops_for(need.mibps))
     target = nice_up(iops)
     current = volume.iops or 0
     if target <= current:
@@ -212,8 +300,13 @@ def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> l
 
 
 def for_volume(
-    finding: Finding, state: ResourceState, prices: PriceList, at: datetime
+    finding: Finding,
+    state: ResourceState,
+    prices: PriceList,
+    at: datetime,
+    nitro: bool | None = None,
 ) -> list[Remedy]:
+    """`nitro`: whether the volume's instance is built on Nitro (None: not known)."""
     volume = state.resource
     if not isinstance(volume, Volume):
         return []
@@ -227,8 +320,21 @@ def for_volume(
                 options += [_grow_gp2(volume, need, prices, now)]
         case "gp3":
             options += [_gp3(volume, need, prices, now)]
-        case "io1" | "io2":
+            if need.iops > GP3_MAX_IOPS or need.mibps > GP3_MAX_MIBPS:
+                options += [
+                    _to_io2(volume, need, prices, now, nitro),
+                    _stripe(volume, need, prices, now, (GP3_MAX_IOPS, GP3_MAX_MIBPS)),
+                ]
+        case "io1":
+            options += [
+                _provisioned(volume, need, prices, now),
+                _to_io2(volume, need, prices, now, nitro),
+                _to_nitro(volume, state),
+            ]
+        case "io2":
             options += [_provisioned(volume, need, prices, now), _to_nitro(volume, state)]
+            if need.iops > IO2_MAX_IOPS or need.mibps > IO2_MAX_MIBPS:
+                options += [_stripe(volume, need, prices, now, (IO2_MAX_IOPS, IO2_MAX_MIBPS))]
         case "st1" | "sc1":
             options += _hdd(volume, need, prices, now)
     found = [o for o in options if o is not None]
@@ -271,9 +377,26 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
         Bottleneck.INSTANCE_BURST_CREDITS,
     ):
         return tuple(for_instance(finding, state))
-    options = for_volume(finding, state, prices, snapshot.data_end)
+    instances = [s.resource for s in snapshot.related(state) if isinstance(s.resource, Instance)]
+    nitro = instances[0].type_info.nitro if instances and instances[0].type_info else None
+    options = for_volume(finding, state, prices, snapshot.data_end, nitro)
     suffix = _bounded_by(finding)
-    return tuple(replace(o, action=o.action + suffix, currency=prices.currency) for o in options)
+    own = finding.next_bottleneck is not None and (
+        finding.next_bottleneck.resource_id == finding.resource.resource_id
+    )
+    return tuple(
+        replace(
+            o,
+            # A limit of the volume as it is does not bind a volume of another type or a set.
+            action=o.action if own and o.action.startswith(NEW_VOLUME) else o.action + suffix,
+            currency=prices.currency,
+        )
+        for o in options
+    )
+
+
+NEW_VOLUME = ("Move to io2", "Stripe over")
+"""Fixes that replace the volume's type or the volume itself."""
 
 
 def sized_for(finding: Finding, snapshot: Snapshot) -> dict[str, float] | None:
