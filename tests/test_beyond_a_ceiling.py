@@ -69,3 +69,33 @@ def test_gp3_at_its_ceiling_is_offered_io2_or_striping_never_what_it_has(aws: No
     [stripe] = [a for a in actions if a.startswith("Stripe over 2 gp3 volumes")]
     assert "binds" not in io2 and "binds" not in stripe  # gp3's own 2,000 MiB/s is gone
     assert all(r.monthly_delta != 0 for r in cap.remedies)
+
+
+def test_a_fix_says_what_it_changes_in_fields_a_script_reads(aws: None) -> None:
+    """The JSON report's remedies carry the change: from, to, and the limits after it; the
+    state file keeps it."""
+    from analyzer.deliver import statefile
+    from analyzer.deliver.alerts import AlertBook
+    from analyzer.deliver.rows import finding_row
+
+    [cap] = _findings(
+        "r6i.8xlarge", "io1", 1_000, Demand(constant(5_000), io_size_bytes=128 * KIB), Iops=20_000
+    )
+    [io2] = [r for r in finding_row(cap)["remedies"] if r["action"].startswith("Move to io2")]
+    assert io2["change"] == {
+        "resource_type": "volume",
+        "resource_id": cap.resource.resource_id,
+        "from": {"volume_type": "io1", "size_gib": 1_000, "iops": 20_000, "throughput_mibps": None},
+        "to": {
+            "volume_type": "io2",
+            "size_gib": 1_000,
+            "iops": 20_000,
+            "throughput_mibps": None,
+            "iops_limit": 20_000.0,
+            "throughput_limit_mibps": 4_000.0,
+        },
+    }
+    book = AlertBook(3600, 300)
+    book.update(START, [cap], [])
+    [kept] = statefile.decode(statefile.encode(list(book)))
+    assert kept.finding.remedies == cap.remedies

@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.prices import PriceList
 from analyzer.model import units
-from analyzer.model.findings import Bottleneck, Finding, Remedy
-from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS
+from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS, volume_envelope
 from analyzer.model.metrics import Measure
-from analyzer.model.resources import Instance, Volume
+from analyzer.model.resources import Instance, ResourceType, Volume
 from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import KIB, MIB, Unit
@@ -99,14 +100,47 @@ def _priced(
     action: str,
     prices: PriceList,
     now: float | None,
+    volume: Volume,
     volume_type: str,
     size: int,
     iops: float | None = None,
     mibps: float | None = None,
 ) -> Remedy:
+    """A volume modification, priced, with the change it makes in fields a program reads."""
     cost = prices.monthly(volume_type, size, iops, mibps)
     delta = round(cost - now, 2) if cost is not None and now is not None else None
-    return Remedy(action, cost, delta)
+    after = replace(
+        volume,
+        volume_type=volume_type,
+        size_gib=size,
+        iops=int(iops) if iops is not None else None,
+        throughput_mibps=int(mibps) if mibps is not None else None,
+    )
+    return Remedy(action, cost, delta, change=_change(volume, after))
+
+
+def _config(volume: Volume) -> dict[str, Any]:
+    return {
+        "volume_type": volume.volume_type,
+        "size_gib": volume.size_gib,
+        "iops": volume.iops,
+        "throughput_mibps": volume.throughput_mibps,
+    }
+
+
+def _change(volume: Volume, after: Volume, volumes: int = 1) -> Change:
+    """From the volume as it is to `after` (`volumes` of them, striped), with the limits the
+    result has: its IOPS and MiB/s with credits, and its baseline where it bursts."""
+    to: dict[str, Any] = _config(after)
+    envelope = volume_envelope(after)
+    if volumes > 1:
+        to["volumes"] = volumes
+    if envelope is not None:
+        to["iops_limit"] = envelope.iops * volumes
+        to["throughput_limit_mibps"] = round(envelope.throughput_bps * volumes / MIB, 1)
+        if envelope.bursts:
+            to["baseline_iops_limit"] = envelope.baseline_iops * volumes
+    return Change(ResourceType.VOLUME, volume.volume_id, _config(volume), to)
 
 
 def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> Remedy | None:
@@ -130,7 +164,7 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
     )
     verb = "Provision" if volume.volume_type == "gp3" else "Move to gp3 with"
     return _priced(
-        f"{verb} {what}, {MODIFY_NOTE}", prices, now, "gp3", volume.size_gib, iops, mibps
+        f"{verb} {what}, {MODIFY_NOTE}", prices, now, volume, "gp3", volume.size_gib, iops, mibps
     )
 
 
@@ -147,6 +181,7 @@ def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None)
         f"Grow to {size:,} GiB ({baseline:,} IOPS baseline, no credits needed), {MODIFY_NOTE}",
         prices,
         now,
+        volume,
         "gp2",
         size,
     )
@@ -196,6 +231,7 @@ def _to_io2(
         f"Move to io2 with {target:,} IOPS ({mibps:,.0f} MiB/s){grow}{nitro_note}, {MODIFY_NOTE}",
         prices,
         now,
+        volume,
         "io2",
         size,
         target,
@@ -234,12 +270,19 @@ def _stripe(
         each = f"{iops:,} IOPS"
     cost = None if one is None else round(one * n, 2)
     delta = round(cost - now, 2) if cost is not None and now is not None else None
+    each_volume = replace(
+        volume,
+        size_gib=size,
+        iops=iops,
+        throughput_mibps=mibps if kind == "gp3" else volume.throughput_mibps,
+    )
     return Remedy(
         f"Stripe over {n} {kind} volumes of {size:,} GiB with {each} each (RAID 0 on "
         f"{volume.attached_to}; a new set, the data copied over): {kind} stops at "
         f"{units.iops(max_iops)} and {max_mibps:,.0f} MiB/s a volume",
         cost,
         delta,
+        change=_change(volume, each_volume, n),
     )
 
 
@@ -268,6 +311,7 @@ def _provisioned(
         f"Provision {target:,} IOPS{grow}, {MODIFY_NOTE}",
         prices,
         now,
+        volume,
         volume.volume_type,
         size,
         target,
@@ -289,6 +333,7 @@ def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> l
                 f"MiB/s baseline), {MODIFY_NOTE}",
                 prices,
                 now,
+                volume,
                 "st1",
                 st1_size,
             )

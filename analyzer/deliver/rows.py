@@ -190,6 +190,7 @@ def finding_row(f: Finding) -> dict[str, Any]:
                 "monthly_cost": r.monthly_cost,
                 "monthly_cost_delta": r.monthly_delta,
                 "currency": r.currency,
+                "change": r.change.as_dict() if r.change is not None else None,
             }
             for r in f.remedies
         ],

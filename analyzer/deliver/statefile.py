@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer.deliver.alerts import Alert, AlertState, Owed
 from analyzer.deliver.rows import finding_row
-from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Remedy, Severity
+from analyzer.model.findings import (
+    Bottleneck,
+    Change,
+    Finding,
+    NextBottleneck,
+    Remedy,
+    Severity,
+)
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
 
@@ -43,11 +50,19 @@ class _Next(_Record):
     headroom: float | None = None
 
 
+class _Change(_Record):
+    resource_type: ResourceType
+    resource_id: str
+    from_: dict[str, Any] = Field(default_factory=dict, alias="from")
+    to: dict[str, Any] = Field(default_factory=dict)
+
+
 class _Remedy(_Record):
     action: str
     monthly_cost: float | None = None
     monthly_cost_delta: float | None = None
     currency: str = "USD"
+    change: _Change | None = None
 
 
 class _Finding(_Record):
@@ -111,11 +126,27 @@ def _finding(record: _Finding) -> Finding:
         else NextBottleneck(nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom),
         evidence=record.evidence,
         remedies=tuple(
-            Remedy(r.action, r.monthly_cost, r.monthly_cost_delta, r.currency)
+            Remedy(
+                r.action,
+                r.monthly_cost,
+                r.monthly_cost_delta,
+                r.currency,
+                None
+                if r.change is None
+                else Change(
+                    r.change.resource_type, r.change.resource_id, r.change.from_, r.change.to
+                ),
+            )
             for r in record.remedies
         ),
         window_s=window,
     )
+
+
+def _change(record: _Change | None) -> Change | None:
+    if record is None:
+        return None
+    return Change(record.resource_type, record.resource_id, record.from_, record.to)
 
 
 def _iso(moment: datetime | None) -> str | None:

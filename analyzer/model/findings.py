@@ -69,6 +69,29 @@ class NextBottleneck:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """What a remedy changes, for a program to read: the resource, its configuration before,
+    and after (with the limits it then has)."""
+
+    resource_type: ResourceType
+    resource_id: str
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "before", _frozen(self.before))
+        object.__setattr__(self, "after", _frozen(self.after))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "resource_type": self.resource_type.value,
+            "resource_id": self.resource_id,
+            "from": dict(self.before),
+            "to": dict(self.after),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Remedy:
     """One way to lift a finding's limit, with the resource's monthly price after it."""
 
@@ -76,6 +99,8 @@ class Remedy:
     monthly_cost: float | None = None
     monthly_delta: float | None = None
     currency: str = "USD"
+    change: Change | None = None
+    """The same fix in fields a script can act on; None where it is advice in words only."""
 
     def text(self) -> str:
         """`Move to gp3 …: −$1.00/month`: the action and, where priced, what it costs."""
