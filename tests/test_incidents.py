@@ -234,6 +234,11 @@ def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: No
     empty_at = morning + timedelta(seconds=5_400_000 / 2_400)
     assert forecast.seconds_to_empty == pytest.approx((empty_at - now).total_seconds(), abs=60)
     assert found["rds-iops-cap"].bottleneck == "volume_iops"
+    # Growing 200 GiB of MySQL storage past 400 GiB restripes it: the fix says so.
+    [grow] = [r for r in forecast.remedies if r.action.startswith("Grow the allocated storage")]
+    assert "from 400 GiB RDS spreads mysql storage over four volumes, a long, I/O-heavy" in (
+        grow.action
+    )
 
     # An hour later the bucket is empty and reads are throttled at the 600 IOPS baseline.
     found = findings_for(

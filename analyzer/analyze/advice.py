@@ -15,7 +15,7 @@ from typing import Any
 
 from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.prices import PriceList
-from analyzer.model import units
+from analyzer.model import limits, units
 from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
 from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS, volume_envelope
 from analyzer.model.metrics import Measure
@@ -185,6 +185,49 @@ def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None)
         "gp2",
         size,
     )
+
+
+MODIFY_WAIT_H = 6
+"""AWS: after a modification of a volume, the next waits at least six hours."""
+
+
+def _refill_now(
+    volume: Volume, finding: Finding, prices: PriceList, now: float | None
+) -> Remedy | None:
+    """The emergency step for a gp2 bucket running out: grown online, even by one GiB, a gp2
+    volume comes back with a full bucket (as observed; incident 2 of SPEC.md), which buys a
+    full burst while the lasting fix is planned; but it spends the modification the lasting
+    fix needs for six hours."""
+    size = volume.size_gib + 1
+    if size > GP2_MAX_GIB:
+        return None
+    bucket = limits.gp2(size).bucket
+    if bucket is None:
+        return None
+    before = finding.evidence.get("rate_before_empty")
+    if isinstance(before, int | float):
+        rate = float(before)
+    elif "pinned_datapoints" in finding.evidence:
+        rate = bucket.burst  # throttled, its demand unseen: at most a full burst
+    else:
+        rate = finding.observed
+    if rate <= bucket.baseline:
+        return None
+    lasts = (
+        f"{units.duration(bucket.capacity / (rate - bucket.baseline))} of burst at "
+        f"{units.iops(rate)}"
+    )
+    remedy = _priced(
+        f"Now, to buy time: grow to {size:,} GiB; a grown gp2 volume's bucket comes back "
+        f"full (as observed), {lasts}; the next modification of the volume then waits "
+        f"{MODIFY_WAIT_H} h",
+        prices,
+        now,
+        volume,
+        "gp2",
+        size,
+    )
+    return remedy
 
 
 def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
@@ -362,7 +405,10 @@ def for_volume(
         case "gp2":
             options += [_gp3(volume, need, prices, now)]
             if finding.bottleneck is Bottleneck.BURST_CREDITS:
-                options += [_grow_gp2(volume, need, prices, now)]
+                options += [
+                    _grow_gp2(volume, need, prices, now),
+                    _refill_now(volume, finding, prices, now),
+                ]
         case "gp3":
             options += [_gp3(volume, need, prices, now)]
             if need.iops > GP3_MAX_IOPS or need.mibps > GP3_MAX_MIBPS:

@@ -32,6 +32,17 @@ def _larger_class(instance_class: str) -> str | None:
     return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
 
 
+def _restripes(db: DbInstance) -> str:
+    """Growing across the striping threshold restripes the storage (DOMAIN.md)."""
+    threshold = STRIPED_FROM_GIB.get(family(db.engine))
+    if threshold is None or db.allocated_gib >= threshold:
+        return ""
+    return (
+        f"; from {threshold:,} GiB RDS spreads {db.engine} storage over four volumes, a long, "
+        "I/O-heavy copy while the instance runs"
+    )
+
+
 def _gp3_included(engine: str) -> str:
     """What gp3 includes without credits for this engine (RDS's striping table)."""
     threshold = STRIPED_FROM_GIB.get(family(engine))
@@ -69,7 +80,10 @@ def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
         case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
             return [
                 Remedy(f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}"),
-                Remedy(f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"),
+                Remedy(
+                    f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"
+                    f"{_restripes(db)}"
+                ),
             ]
     return [
         Remedy(

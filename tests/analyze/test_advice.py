@@ -32,8 +32,16 @@ def gp2(iops, balance, size=50, io=4 * KIB):
 
 def test_the_shop_volume_is_cheaper_on_gp3():
     rule = CreditForecast(id="f", resource_types=["volume"], severity="warning")
-    _, [gp3, grow] = fixes(rule, gp2(1_500, 40.0))
+    _, [gp3, refill, grow] = fixes(rule, gp2(1_500, 40.0))
     assert gp3.action.startswith("Move to gp3 with 3,000 IOPS and 125 MiB/s included, online")
+    # The emergency step: a grown gp2 volume comes back with a full bucket (incident 2).
+    assert refill.action.startswith(
+        "Now, to buy time: grow to 51 GiB; a grown gp2 volume's bucket comes back full "
+        "(as observed), 67 min of burst at 1,500 IOPS; the next modification of the volume "
+        "then waits 6 h"
+    )
+    assert refill.monthly_delta == pytest.approx(0.10)
+    assert refill.change is not None and refill.change.after["size_gib"] == 51
     assert (gp3.monthly_cost, gp3.monthly_delta) == (4.0, -1.0)
     assert gp3.cost_text() == "−$1.00/month"
     # 1,500 IOPS with a fifth more room: 1,800 IOPS of baseline needs 600 GiB.
@@ -45,7 +53,10 @@ def test_an_exhausted_volume_unseen_before_is_sized_for_the_burst_it_lost():
     rule = CreditsExhausted(id="e", resource_types=["volume"], severity="critical")
     _, options = fixes(rule, gp2(150, 0.0))
     assert options[0].action.startswith("Move to gp3 with 3,000 IOPS")
-    assert options[1].action.startswith("Grow to 1,000 GiB (3,000 IOPS baseline")
+    # Throttled with its demand unseen: at most a full burst, 32 min at 3,000 IOPS.
+    assert options[1].action.startswith("Now, to buy time: grow to 51 GiB")
+    assert "32 min of burst at 3,000 IOPS" in options[1].action
+    assert options[2].action.startswith("Grow to 1,000 GiB (3,000 IOPS baseline")
 
 
 def test_an_exhausted_volume_is_sized_for_the_demand_seen_before_it_ran_out():
@@ -64,7 +75,7 @@ def test_an_exhausted_volume_is_sized_for_the_demand_seen_before_it_ran_out():
     )
     _, options = fixes(rule, state)
     assert options[0].action.startswith("Move to gp3 with 3,000 IOPS")
-    assert options[1].action.startswith("Grow to 600 GiB (1,800 IOPS baseline")
+    assert options[2].action.startswith("Grow to 600 GiB (1,800 IOPS baseline")
 
 
 def test_a_capped_gp3_volume_is_raised_only_up_to_the_next_limit():
