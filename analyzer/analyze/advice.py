@@ -291,9 +291,11 @@ def _stripe(
     prices: PriceList,
     now: float | None,
     per_volume: tuple[float, float],
+    instance: ResourceState | None = None,
 ) -> Remedy | None:
     """Past one volume's own ceiling (`per_volume`: its most IOPS and MiB/s): N volumes of
-    the same type striped together (RAID 0 on the instance), each carrying an Nth."""
+    the same type striped together (RAID 0 on the instance), each carrying an Nth; then the
+    instance's EBS limits are the ceiling, and the fix says what they are."""
     max_iops, max_mibps = per_volume
     n = math.ceil(max(need.iops / max_iops, need.mibps / max_mibps))
     if n < 2 or n > STRIPES_AT_MOST:
@@ -322,10 +324,21 @@ def _stripe(
     return Remedy(
         f"Stripe over {n} {kind} volumes of {size:,} GiB with {each} each (RAID 0 on "
         f"{volume.attached_to}; a new set, the data copied over): {kind} stops at "
-        f"{units.iops(max_iops)} and {max_mibps:,.0f} MiB/s a volume",
+        f"{units.iops(max_iops)} and {max_mibps:,.0f} MiB/s a volume{_then(instance)}",
         cost,
         delta,
         change=_change(volume, each_volume, n),
+    )
+
+
+def _then(instance: ResourceState | None) -> str:
+    """The instance limits a striped set meets next."""
+    if instance is None or instance.envelope is None:
+        return ""
+    envelope = instance.envelope
+    return (
+        f"; then {instance.ref.resource_id}'s EBS limits bind: "
+        f"{units.iops(envelope.iops)}, {units.mbps(envelope.throughput_bps)}"
     )
 
 
@@ -392,9 +405,15 @@ def for_volume(
     state: ResourceState,
     prices: PriceList,
     at: datetime,
-    nitro: bool | None = None,
+    instance: ResourceState | None = None,
 ) -> list[Remedy]:
-    """`nitro`: whether the volume's instance is built on Nitro (None: not known)."""
+    """`instance`: the state of the instance the volume is attached to, where known."""
+    info = (
+        instance.resource.type_info
+        if instance and isinstance(instance.resource, Instance)
+        else None
+    )
+    nitro = info.nitro if info is not None else None
     volume = state.resource
     if not isinstance(volume, Volume):
         return []
@@ -414,7 +433,7 @@ def for_volume(
             if need.iops > GP3_MAX_IOPS or need.mibps > GP3_MAX_MIBPS:
                 options += [
                     _to_io2(volume, need, prices, now, nitro),
-                    _stripe(volume, need, prices, now, (GP3_MAX_IOPS, GP3_MAX_MIBPS)),
+                    _stripe(volume, need, prices, now, (GP3_MAX_IOPS, GP3_MAX_MIBPS), instance),
                 ]
         case "io1":
             options += [
@@ -425,7 +444,9 @@ def for_volume(
         case "io2":
             options += [_provisioned(volume, need, prices, now), _to_nitro(volume, state)]
             if need.iops > IO2_MAX_IOPS or need.mibps > IO2_MAX_MIBPS:
-                options += [_stripe(volume, need, prices, now, (IO2_MAX_IOPS, IO2_MAX_MIBPS))]
+                options += [
+                    _stripe(volume, need, prices, now, (IO2_MAX_IOPS, IO2_MAX_MIBPS), instance)
+                ]
         case "st1" | "sc1":
             options += _hdd(volume, need, prices, now)
     found = [o for o in options if o is not None]
@@ -468,9 +489,10 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
         Bottleneck.INSTANCE_BURST_CREDITS,
     ):
         return tuple(for_instance(finding, state))
-    instances = [s.resource for s in snapshot.related(state) if isinstance(s.resource, Instance)]
-    nitro = instances[0].type_info.nitro if instances and instances[0].type_info else None
-    options = for_volume(finding, state, prices, snapshot.data_end, nitro)
+    instances = [s for s in snapshot.related(state) if isinstance(s.resource, Instance)]
+    options = for_volume(
+        finding, state, prices, snapshot.data_end, instances[0] if instances else None
+    )
     suffix = _bounded_by(finding)
     own = finding.next_bottleneck is not None and (
         finding.next_bottleneck.resource_id == finding.resource.resource_id
