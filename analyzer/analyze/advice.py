@@ -187,17 +187,13 @@ def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None)
     )
 
 
-MODIFY_WAIT_H = 6
-"""AWS: after a modification of a volume, the next waits at least six hours."""
-
-
 def _refill_now(
     volume: Volume, finding: Finding, prices: PriceList, now: float | None
 ) -> Remedy | None:
     """The emergency step for a gp2 bucket running out: grown online, even by one GiB, a gp2
     volume comes back with a full bucket (as observed; incident 2 of SPEC.md), which buys a
-    full burst while the lasting fix is planned; but it spends the modification the lasting
-    fix needs for six hours."""
+    full burst while the lasting fix is planned. It is one of the volume's four modifications
+    in 24 hours, and the lasting fix must wait until it has completed (DOMAIN.md)."""
     size = volume.size_gib + 1
     if size > GP2_MAX_GIB:
         return None
@@ -219,8 +215,8 @@ def _refill_now(
     )
     remedy = _priced(
         f"Now, to buy time: grow to {size:,} GiB; a grown gp2 volume's bucket comes back "
-        f"full (as observed), {lasts}; the next modification of the volume then waits "
-        f"{MODIFY_WAIT_H} h",
+        f"full (as observed), {lasts}; one of the volume's 4 modifications in 24 h, and the "
+        "lasting fix waits until it has completed",
         prices,
         now,
         volume,

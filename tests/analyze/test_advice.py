@@ -37,8 +37,8 @@ def test_the_shop_volume_is_cheaper_on_gp3():
     # The emergency step: a grown gp2 volume comes back with a full bucket (incident 2).
     assert refill.action.startswith(
         "Now, to buy time: grow to 51 GiB; a grown gp2 volume's bucket comes back full "
-        "(as observed), 67 min of burst at 1,500 IOPS; the next modification of the volume "
-        "then waits 6 h"
+        "(as observed), 67 min of burst at 1,500 IOPS; one of the volume's 4 modifications in "
+        "24 h, and the lasting fix waits until it has completed"
     )
     assert refill.monthly_delta == pytest.approx(0.10)
     assert refill.change is not None and refill.change.after["size_gib"] == 51
