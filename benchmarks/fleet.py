@@ -42,7 +42,7 @@ from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver.alerts import AlertBook
 from analyzer.heap import Heap
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
 from analyzer.model.units import MB
 
 HERE = Path(__file__).resolve().parent
@@ -82,6 +82,9 @@ class Describer:
 
     def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
         return [M5] if "m5.large" in names else []
+
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        return {}
 
     def db_instances(self) -> list[DbInstance]:
         return []

@@ -9,7 +9,7 @@ from datetime import datetime
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
 from analyzer.errors import AwsAccessError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 
@@ -37,6 +37,9 @@ class FakeDescriber:
     def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
         self.type_calls.append(list(names))
         return [self.types[n] for n in names if n in self.types]
+
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        return {}
 
     def db_instances(self) -> list[DbInstance]:
         if self.found_dbs is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from analyzer.analyze.advice_rds import for_db
@@ -490,6 +490,10 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
         finding, state, prices, snapshot.data_end, instances[0] if instances else None
     )
     suffix = _bounded_by(finding)
+    volume = state.resource
+    context = (
+        _modification_context(volume, snapshot.generated_at) if isinstance(volume, Volume) else ""
+    )
     own = finding.next_bottleneck is not None and (
         finding.next_bottleneck.resource_id == finding.resource.resource_id
     )
@@ -497,7 +501,8 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
         replace(
             o,
             # A limit of the volume as it is does not bind a volume of another type or a set.
-            action=o.action if own and o.action.startswith(NEW_VOLUME) else o.action + suffix,
+            action=(o.action if own and o.action.startswith(NEW_VOLUME) else o.action + suffix)
+            + ("" if o.action.startswith(NOT_A_MODIFICATION) else context),
             currency=prices.currency,
         )
         for o in options
@@ -506,6 +511,35 @@ def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[R
 
 NEW_VOLUME = ("Move to io2", "Stripe over")
 """Fixes that replace the volume's type or the volume itself."""
+NOT_A_MODIFICATION = ("Stripe over", "Move i-")
+"""Fixes that do not modify the volume: a new set of volumes, another instance."""
+MODIFICATIONS_PER_DAY = 4
+"""AWS: at most four modifications of a volume in any 24 hours, each after the previous one
+has completed (DOMAIN.md)."""
+
+
+def _modification_context(volume: Volume, at: datetime) -> str:
+    """What a fix that modifies the volume must wait for: one under way, or the day's four."""
+    under_way = next((m for m in volume.modifications if m.under_way), None)
+    if under_way is not None:
+        progress = f", {under_way.progress} %" if under_way.progress is not None else ""
+        return (
+            f"; a modification is under way ({under_way.state}{progress}, to "
+            f"{under_way.target or 'new values'}, since "
+            f"{under_way.started.astimezone(UTC):%H:%M} UTC): until it completes the volume's "
+            "limits lie between the old and the new, and the next must wait for it"
+        )
+    day = [m for m in volume.modifications if at - timedelta(hours=24) < m.started <= at]
+    if not day:
+        return ""
+    left = MODIFICATIONS_PER_DAY - len(day)
+    if left > 0:
+        return f"; {left} of its {MODIFICATIONS_PER_DAY} modifications in 24 h left"
+    oldest = min(m.started for m in day)
+    return (
+        f"; its {MODIFICATIONS_PER_DAY} modifications in 24 h are spent: the next is possible "
+        f"from {(oldest + timedelta(hours=24)).astimezone(UTC):%a %H:%M} UTC"
+    )
 
 
 def sized_for(finding: Finding, snapshot: Snapshot) -> dict[str, float] | None:

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 
@@ -38,6 +38,10 @@ class Describer(Protocol):
 
     def db_instances(self) -> list[DbInstance]:
         """RDS instances on EBS storage (not Aurora), without their class's limits yet."""
+        ...
+
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        """By volume id, the modifications AWS reports, newest first."""
         ...
 
 

@@ -7,12 +7,13 @@ batch is asked for again one type at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from itertools import islice
 from typing import Any
 
 from analyzer.collect.aws import Clients, calling
 from analyzer.errors import AwsCallError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
+from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
 from analyzer.model.units import MB, MIB
 
 TYPES_PER_CALL = 100
@@ -82,6 +83,17 @@ class Ec2Rds:
             return []
         return [info for name in names for info in self._types([name])]
 
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        with calling("ec2:DescribeVolumesModifications", self.region):
+            pages = self._pages("ec2", "describe_volumes_modifications")
+            found: dict[str, list[Modification]] = {}
+            for page in pages:
+                for raw in page.get("VolumesModifications", []) or []:
+                    found.setdefault(raw["VolumeId"], []).append(parse_modification(raw))
+        for mods in found.values():
+            mods.sort(key=lambda m: m.started, reverse=True)
+        return found
+
     def db_instances(self) -> list[DbInstance]:
         with calling("rds:DescribeDBInstances", self.region):
             pages = self._pages("rds", "describe_db_instances")
@@ -117,6 +129,26 @@ def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
         maximum_throughput_bps=mb("MaximumThroughputInMBps"),
         memory_bytes=int(memory) * MIB if memory is not None else None,
         nitro=raw.get("Hypervisor") == "nitro" or bool(raw.get("BareMetal")),
+    )
+
+
+def parse_modification(raw: Mapping[str, Any]) -> Modification:
+    target = " ".join(
+        part
+        for part in (
+            raw.get("TargetVolumeType"),
+            f"{raw['TargetSize']:,} GiB" if raw.get("TargetSize") else None,
+            f"{raw['TargetIops']:,} IOPS" if raw.get("TargetIops") else None,
+            f"{raw['TargetThroughput']:,} MiB/s" if raw.get("TargetThroughput") else None,
+        )
+        if part
+    )
+    started = raw["StartTime"]
+    return Modification(
+        state=raw.get("ModificationState", "unknown"),
+        started=started if started.tzinfo else started.replace(tzinfo=UTC),
+        progress=raw.get("Progress"),
+        target=target,
     )
 
 

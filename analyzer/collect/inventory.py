@@ -14,8 +14,15 @@ from dataclasses import dataclass, replace
 import structlog
 
 from analyzer.collect.boundaries import Describer
-from analyzer.errors import AwsAccessError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Inventory, Volume
+from analyzer.errors import AwsAccessError, AwsCallError
+from analyzer.model.resources import (
+    DbInstance,
+    Instance,
+    InstanceType,
+    Inventory,
+    Modification,
+    Volume,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +89,16 @@ def discover_db(
     return tuple(sorted(with_class, key=lambda d: d.db_instance_id))
 
 
+def _modifications(describer: Describer) -> Mapping[str, list[Modification]]:
+    """The volumes' modifications; without them (no permission, or a call that failed) the
+    analysis goes on, and its fixes say nothing of modifications under way."""
+    try:
+        return describer.volume_modifications()
+    except (AwsAccessError, AwsCallError) as exc:
+        log.warning("modifications.skipped", region=describer.region, error=str(exc))
+        return {}
+
+
 def _in_scope(
     volumes: list[Volume], instances: list[Instance], tag_filters: Sequence[TagFilter]
 ) -> tuple[list[Volume], list[Instance]]:
@@ -106,6 +123,12 @@ def discover(
 ) -> Inventory:
     """Volumes, instances and RDS instances of one region, within the tag filters."""
     volumes, instances = _in_scope(describer.volumes(), describer.instances(), tag_filters)
+    if volumes:
+        modified = _modifications(describer)
+        volumes = [
+            replace(v, modifications=tuple(modified[v.volume_id])) if v.volume_id in modified else v
+            for v in volumes
+        ]
     by_instance: dict[str, list[str]] = {}
     for v in volumes:
         for instance_id in v.instance_ids:

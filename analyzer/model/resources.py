@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -18,6 +19,23 @@ class ResourceRef:
     resource_type: ResourceType
     resource_id: str
     region: str
+
+
+@dataclass(frozen=True, slots=True)
+class Modification:
+    """A ModifyVolume, as DescribeVolumesModifications reports it."""
+
+    state: str
+    """modifying, optimizing, completed or failed."""
+    started: datetime
+    progress: int | None = None
+    target: str = ""
+    """What it changes the volume to, in words: `io2 1,000 GiB, 20,000 IOPS`."""
+
+    @property
+    def under_way(self) -> bool:
+        """Performance lies between the old and the new values until it completes."""
+        return self.state in ("modifying", "optimizing")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +55,8 @@ class Volume:
     """io1/io2 attached to up to 16 Nitro instances at once."""
     also_attached_to: tuple[str, ...] = ()
     """A Multi-Attach volume's other instances."""
+    modifications: tuple[Modification, ...] = ()
+    """Its modifications AWS still reports, newest first."""
 
     @property
     def ref(self) -> ResourceRef:

@@ -107,3 +107,37 @@ def test_a_describe_answer_of_the_wrong_shape_fails_the_call_in_one_line():
     stubber.activate()
     with pytest.raises(AwsCallError, match="ec2:DescribeVolumes in us-east-1: malformed answer"):
         Ec2Rds(clients).volumes()
+
+
+def test_volume_modifications_newest_first_with_their_state_and_target():
+    from datetime import UTC, datetime
+
+    clients = Clients.for_region("us-east-1")
+    stubber = Stubber(clients.client("ec2"))
+    stubber.add_response(
+        "describe_volumes_modifications",
+        {
+            "VolumesModifications": [
+                {
+                    "VolumeId": "vol-1",
+                    "ModificationState": "completed",
+                    "StartTime": datetime(2026, 11, 23, 8, 0, tzinfo=UTC),
+                    "Progress": 100,
+                },
+                {
+                    "VolumeId": "vol-1",
+                    "ModificationState": "optimizing",
+                    "StartTime": datetime(2026, 11, 23, 10, 2, tzinfo=UTC),
+                    "Progress": 40,
+                    "TargetVolumeType": "io2",
+                    "TargetSize": 1000,
+                    "TargetIops": 20000,
+                },
+            ]
+        },
+    )
+    stubber.activate()
+    [newest, older] = Ec2Rds(clients).volume_modifications()["vol-1"]
+    assert (newest.state, newest.progress, newest.under_way) == ("optimizing", 40, True)
+    assert newest.target == "io2 1,000 GiB 20,000 IOPS"
+    assert older.state == "completed" and not older.under_way
