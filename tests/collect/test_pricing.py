@@ -1,0 +1,140 @@
+"""The Price List Query API adapter against answers in the API's documented shape (moto has
+no Pricing API): botocore's Stubber checks each request against the service model."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from analyzer.collect.pricing import OnDemandPrices, on_demand_hourly
+
+
+def product(usd: str, unit: str = "Hrs", sku: str = "ABCDEFGH") -> str:
+    """One PriceList entry as GetProducts returns it: a JSON document, as a string."""
+    return json.dumps(
+        {
+            "product": {"sku": sku, "attributes": {"instanceType": "m6in.12xlarge"}},
+            "terms": {
+                "OnDemand": {
+                    f"{sku}.JRTCKXETXF": {
+                        "priceDimensions": {
+                            f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                                "unit": unit,
+                                "pricePerUnit": {"USD": usd},
+                                "description": f"${usd} per On Demand Linux m6in.12xlarge",
+                            }
+                        },
+                        "sku": sku,
+                    }
+                }
+            },
+        }
+    )
+
+
+def ec2_request(instance_type: str) -> dict[str, object]:
+    return {
+        "ServiceCode": "AmazonEC2",
+        "Filters": ec2_filters(instance_type),
+        "FormatVersion": "aws_v1",
+    }
+
+
+def ec2_filters(instance_type: str) -> list[dict[str, str]]:
+    values = {
+        "instanceType": instance_type,
+        "regionCode": "us-east-1",
+        "operatingSystem": "Linux",
+        "tenancy": "Shared",
+        "preInstalledSw": "NA",
+        "capacitystatus": "Used",
+    }
+    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in values.items()]
+
+
+@pytest.fixture
+def stubbed():
+    client = boto3.client("pricing", region_name="us-east-1")
+    with Stubber(client) as stubber:
+        yield client, stubber
+        stubber.assert_no_pending_responses()
+
+
+def test_an_instance_price_is_read_once_and_kept(stubbed) -> None:
+    client, stubber = stubbed
+    # A zero-priced line (reserved capacity) beside the real one: the real one is the price.
+    stubber.add_response(
+        "get_products",
+        {
+            "PriceList": [product("0.0000000000", sku="RESERVED"), product("3.6385000000")],
+            "FormatVersion": "aws_v1",
+        },
+        {
+            "ServiceCode": "AmazonEC2",
+            "Filters": ec2_filters("m6in.12xlarge"),
+            "FormatVersion": "aws_v1",
+        },
+    )
+    prices = OnDemandPrices(client)
+    assert prices.instance_hourly("m6in.12xlarge", "us-east-1") == pytest.approx(3.6385)
+    assert prices.instance_hourly("m6in.12xlarge", "us-east-1") == pytest.approx(3.6385)
+
+
+def test_pages_are_followed(stubbed) -> None:
+    client, stubber = stubbed
+    params = {
+        "ServiceCode": "AmazonEC2",
+        "Filters": ec2_filters("r6in.12xlarge"),
+        "FormatVersion": "aws_v1",
+    }
+    stubber.add_response("get_products", {"PriceList": [], "NextToken": "t1"}, params)
+    stubber.add_response(
+        "get_products", {"PriceList": [product("4.1851200000")]}, {**params, "NextToken": "t1"}
+    )
+    assert OnDemandPrices(client).instance_hourly("r6in.12xlarge", "us-east-1") == pytest.approx(
+        4.18512
+    )
+
+
+def test_an_rds_class_price_for_an_open_source_engine(stubbed) -> None:
+    client, stubber = stubbed
+    filters = {
+        "instanceType": "db.r6g.2xlarge",
+        "regionCode": "eu-west-1",
+        "databaseEngine": "MySQL",
+        "deploymentOption": "Multi-AZ",
+    }
+    stubber.add_response(
+        "get_products",
+        {"PriceList": [product("1.9520000000")]},
+        {
+            "ServiceCode": "AmazonRDS",
+            "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
+            "FormatVersion": "aws_v1",
+        },
+    )
+    prices = OnDemandPrices(client)
+    assert prices.db_class_hourly("db.r6g.2xlarge", "mysql", "eu-west-1", multi_az=True) == 1.952
+    # Oracle's price depends on its edition and licence: unpriced, never guessed (no call).
+    assert prices.db_class_hourly("db.r6i.2xlarge", "oracle-ee", "eu-west-1") is None
+
+
+def test_no_product_is_no_price_and_access_denied_stops_asking(stubbed) -> None:
+    client, stubber = stubbed
+    stubber.add_response("get_products", {"PriceList": []})
+    stubber.add_client_error("get_products", "AccessDeniedException", "not allowed")
+    prices = OnDemandPrices(client)
+    assert prices.instance_hourly("x9.large", "us-east-1") is None
+    assert prices.instance_hourly("m5.large", "us-east-1") is None
+    assert prices.instance_hourly("m5.xlarge", "us-east-1") is None  # not asked again
+
+
+@pytest.mark.parametrize(
+    "document",
+    ["not json", json.dumps({"terms": "oops"}), product("n/a"), product("1.0", unit="Quantity")],
+)
+def test_a_document_without_an_hourly_price_has_none(document) -> None:
+    assert on_demand_hourly(document) is None
