@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -47,7 +47,7 @@ class CycleResult:
     projection: Projection | None = None
     """The month's GetMetricData bill of watching these resources in the tiers they are in
     now, under the cadence in force (the budget's, where it binds)."""
-    unknown: frozenset[tuple[str, str]] = frozenset()
+    unknown: Container[tuple[str, str]] = frozenset()
     """(region, id) of the resources whose condition is unknown this cycle (`Analysis`)."""
 
 
@@ -149,11 +149,7 @@ class Analyzer:
             mine = {rid for r, rid in alerted if r == region}
             resources.extend(self._poller(region).poll(inv, now, mine, stats))
         data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
-        asked = {
-            (region, rid): until
-            for region in inventories
-            for rid, until in self._poller(region).asked_until().items()
-        }
+        asked = {region: self._poller(region).asked_until() for region in inventories}
         snap = states.build(now, data_end, resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)

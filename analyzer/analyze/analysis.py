@@ -7,7 +7,7 @@ each finding that fires gets its next bottleneck and its priced fixes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
@@ -30,10 +30,29 @@ class Analysis:
     attached."""
     pending: list[Finding]
     """The condition holds now but not yet for the rule's `for`."""
-    unknown: frozenset[tuple[str, str]] = frozenset()
+    unknown: Container[tuple[str, str]] = frozenset()
     """(region, id) of the resources whose condition is unknown this cycle: data missing,
     stale or failed, no model of its limits, or a rule that failed on it. An alert on one
     keeps its state."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unjudged:
+    """The resources whose condition is unknown this cycle, by (region, id), as `Analysis`
+    says. Asked only of the few resources with an alert, not worked out for the whole fleet
+    every cycle."""
+
+    snapshot: Snapshot
+    failed: frozenset[tuple[str, str]] = frozenset()
+    """Those a rule raised on."""
+
+    def __contains__(self, key: object) -> bool:
+        if key in self.failed:
+            return True
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        state = self.snapshot.get(*key)
+        return state is not None and not state.known_at(self.snapshot.data_end)
 
 
 def analyze(
@@ -62,12 +81,8 @@ def analyze(
     evaluation = engine.evaluate_all(ruleset.rules, snapshot, fresh)
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, prices) for f in evaluation.firing]
-    unknown = {
-        (s.ref.region, s.ref.resource_id)
-        for s in snapshot.resources
-        if not s.known_at(snapshot.data_end)
-    }
-    return Analysis(snapshot, firing, evaluation.pending, frozenset(unknown | evaluation.failed))
+    unknown = Unjudged(snapshot, frozenset(evaluation.failed))
+    return Analysis(snapshot, firing, evaluation.pending, unknown)
 
 
 @dataclass(frozen=True, slots=True)

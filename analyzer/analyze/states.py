@@ -248,6 +248,6 @@ def build(
     data_end: datetime,
     states: Iterable[ResourceState],
     stats: FetchStats | None = None,
-    asked_until: Mapping[tuple[str, str], datetime] | None = None,
+    asked_until: Mapping[str, Mapping[str, datetime]] | None = None,
 ) -> Snapshot:
     return Snapshot(generated_at, data_end, tuple(states), stats or FetchStats(), asked_until or {})

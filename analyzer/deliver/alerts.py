@@ -14,7 +14,7 @@ neither re-sends nor forgets firing alerts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -159,7 +159,7 @@ class AlertBook:
         firing: Iterable[Finding],
         pending: Iterable[Finding],
         refill: Refill | None = None,
-        unknown: Collection[tuple[str, str]] = (),
+        unknown: Container[tuple[str, str]] = (),
     ) -> None:
         """Take in a cycle's findings. An alert whose resource is `unknown` this cycle,
         (region, id), neither clears nor counts towards clearing: it keeps its state until data

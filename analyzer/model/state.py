@@ -203,8 +203,10 @@ class Snapshot:
     """All data in the snapshot covers periods complete by this moment."""
     resources: tuple[ResourceState, ...]
     stats: FetchStats = field(default_factory=FetchStats)
-    asked_until: Mapping[tuple[str, str], datetime] = field(default_factory=dict)
-    """By (region, id): the end of the latest window CloudWatch answered for the resource."""
+    asked_until: Mapping[str, Mapping[str, datetime]] = field(default_factory=dict)
+    """By region, then resource id: the end of the latest window CloudWatch answered for the
+    resource. Each region's poller's own mapping, not a copy of the fleet's: read while the
+    cycle's report and series are built, before the next cycle's fetch moves it."""
 
     @cached_property
     def _index(self) -> Mapping[tuple[str, str], ResourceState]:
@@ -225,7 +227,7 @@ class Snapshot:
         was asked: CloudWatch did not have its data (late, left out, or a clock ahead). A
         resource on a quiet tier, not asked since, is as old as its cadence, not stale."""
         newest = state.newest_end()
-        asked = self.asked_until.get((state.ref.region, state.ref.resource_id))
+        asked = self.asked_until.get(state.ref.region, {}).get(state.ref.resource_id)
         if newest is None or asked is None:
             return False
         period = state.measure(Measure.IOPS).period_s
