@@ -4,6 +4,7 @@ gone". With default settings a 6.5-minute outage used to resolve both firing ale
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,13 +22,8 @@ from tests.account import Account
 START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
-def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
-    aws: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    account = Account()
-    instance = account.instance("m5.large")
-    volume = account.volume("gp3", 200, instance)  # 3,000 IOPS
-    account.put(account.simulation(instance, {volume: Demand(constant(5_000))}, START).run(60))
+def watching(account: Account) -> tuple[AlertBook, Callable[[float], None]]:
+    """An alert book, and a cycle of the analyzer into it at a minute of the replay."""
     analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
     book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
 
@@ -35,6 +31,18 @@ def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
         now = START + timedelta(minutes=minute, seconds=130)
         result = analyzer.run(now)
         book.update(now, result.findings, result.pending, None, result.unknown)
+
+    return book, cycle
+
+
+def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp3", 200, instance)  # 3,000 IOPS
+    account.put(account.simulation(instance, {volume: Demand(constant(5_000))}, START).run(60))
+    book, cycle = watching(account)
 
     cycle(30)
     [alert] = [a for a in book if a.resource_id == volume]
@@ -72,13 +80,7 @@ def test_data_that_stops_arriving_holds_an_alert_until_data_shows_it_gone(aws: N
     simulation = account.simulation(instance, {volume: Demand(constant(5_000))}, START)
     data = simulation.run(32)
     account.put(data)
-    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
-    book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
-
-    def cycle(minute: float) -> None:
-        now = START + timedelta(minutes=minute, seconds=130)
-        result = analyzer.run(now)
-        book.update(now, result.findings, result.pending, None, result.unknown)
+    book, cycle = watching(account)
 
     cycle(30)
     [alert] = [a for a in book if a.resource_id == volume]

@@ -213,7 +213,7 @@ def _refill_now(
         f"{units.duration(bucket.capacity / (rate - bucket.baseline))} of burst at "
         f"{units.iops(rate)}"
     )
-    remedy = _priced(
+    return _priced(
         f"Now, to buy time: grow to {size:,} GiB; a grown gp2 volume's bucket comes back "
         f"full (as observed), {lasts}; one of the volume's 4 modifications in 24 h, and the "
         "lasting fix waits until it has completed",
@@ -223,7 +223,6 @@ def _refill_now(
         "gp2",
         size,
     )
-    return remedy
 
 
 def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
