@@ -6,18 +6,13 @@ from __future__ import annotations
 import http.client
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests.receiver import QuietServer
+
 FAULTS = ("none", "http500", "throttle", "garbage", "hang")
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gave up on a hanging answer is the point of the fault, not news."""
 
 
 class FaultProxy:
@@ -70,7 +65,7 @@ class FaultProxy:
             def log_message(self, *_args: Any) -> None:
                 pass
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server = QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
