@@ -86,6 +86,12 @@ class Describer:
     def volume_modifications(self) -> dict[str, list[Modification]]:
         return {}
 
+    def offered_instance_types(self) -> list[InstanceType]:
+        return [M5]
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        return set()
+
     def db_instances(self) -> list[DbInstance]:
         return []
 

@@ -41,6 +41,12 @@ class FakeDescriber:
     def volume_modifications(self) -> dict[str, list[Modification]]:
         return {}
 
+    def offered_instance_types(self) -> list[InstanceType]:
+        return list(self.types.values())
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        return set()
+
     def db_instances(self) -> list[DbInstance]:
         if self.found_dbs is None:
             raise AwsAccessError("rds:DescribeDBInstances in us-east-1: AccessDenied: no")

@@ -36,6 +36,14 @@ class Describer(Protocol):
         """The EBS limits of these types; a type the region does not know is left out."""
         ...
 
+    def offered_instance_types(self) -> list[InstanceType]:
+        """Every type the region offers on demand, with its limits, memory and vCPUs."""
+        ...
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        """The DB instance classes RDS offers for `engine` in the region (in a VPC)."""
+        ...
+
     def db_instances(self) -> list[DbInstance]:
         """RDS instances on EBS storage (not Aurora), without their class's limits yet."""
         ...

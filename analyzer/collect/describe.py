@@ -83,6 +83,31 @@ class Ec2Rds:
             return []
         return [info for name in names for info in self._types([name])]
 
+    def offered_instance_types(self) -> list[InstanceType]:
+        with calling("ec2:DescribeInstanceTypes", self.region):
+            pages = self._pages("ec2", "describe_instance_types")
+            return [
+                parse_instance_type(t)
+                for page in pages
+                for t in page["InstanceTypes"]
+                if "on-demand" in (t.get("SupportedUsageClasses") or ["on-demand"])
+            ]
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        with calling("rds:DescribeOrderableDBInstanceOptions", self.region):
+            pages = self._pages(
+                "rds",
+                "describe_orderable_db_instance_options",
+                Engine=engine,
+                Vpc=True,
+                PaginationConfig={"PageSize": 1_000},
+            )
+            return {
+                o["DBInstanceClass"]
+                for page in pages
+                for o in page.get("OrderableDBInstanceOptions", []) or []
+            }
+
     def volume_modifications(self) -> dict[str, list[Modification]]:
         with calling("ec2:DescribeVolumesModifications", self.region):
             pages = self._pages("ec2", "describe_volumes_modifications")
@@ -121,6 +146,7 @@ def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
         return float(value) if value is not None else None
 
     memory = raw.get("MemoryInfo", {}).get("SizeInMiB")
+    vcpus = raw.get("VCpuInfo", {}).get("DefaultVCpus")
     return InstanceType(
         name=raw["InstanceType"],
         baseline_iops=num("BaselineIops"),
@@ -129,6 +155,9 @@ def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
         maximum_throughput_bps=mb("MaximumThroughputInMBps"),
         memory_bytes=int(memory) * MIB if memory is not None else None,
         nitro=raw.get("Hypervisor") == "nitro" or bool(raw.get("BareMetal")),
+        vcpus=int(vcpus) if vcpus is not None else None,
+        architectures=tuple(raw.get("ProcessorInfo", {}).get("SupportedArchitectures") or ()),
+        current_generation=raw.get("CurrentGeneration"),
     )
 
 
@@ -208,5 +237,6 @@ def parse_db_instance(
         iops=raw.get("Iops"),
         throughput_mibps=raw.get("StorageThroughput"),
         class_info=(types or {}).get(klass.removeprefix("db.")),
+        multi_az=bool(raw.get("MultiAZ")),
         tags=_tags(raw, "TagList"),
     )

@@ -89,6 +89,10 @@ class InstanceType:
     maximum_throughput_bps: float | None = None
     memory_bytes: int | None = None
     nitro: bool | None = None
+    vcpus: int | None = None
+    architectures: tuple[str, ...] = ()
+    """x86_64, arm64, …: what an AMI must be built for to run on it."""
+    current_generation: bool | None = None
 
     @property
     def ebs_bursts(self) -> bool:
@@ -155,6 +159,8 @@ class DbInstance:
     throughput_mibps: int | None = None
     class_info: InstanceType | None = None
     """The EBS limits and memory of EC2 type X, for class db.X."""
+    multi_az: bool = False
+    """A standby in a second zone: RDS bills the class and the storage twice."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
