@@ -11,6 +11,7 @@ import structlog
 
 from analyzer.analyze import billing, prices, states
 from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
@@ -62,6 +63,8 @@ class Analyzer:
     """How a region is read: boto3's standard chain unless a test or the demo says else."""
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
+    offers: Offers = NO_OFFERS
+    """What else AWS offers, and its prices: what turns a finding into priced options."""
     _regions: dict[str, Region] = field(default_factory=dict, repr=False)
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     adaptive: bool = False
@@ -153,7 +156,9 @@ class Analyzer:
         snap = states.build(now, data_end, resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
-        analysis = analyze(snap, self.rules, self.price_list, self._judgements)
+        analysis = analyze(
+            snap, self.rules, Catalog(self.price_list, self.offers), self._judgements
+        )
         self._say_mismatches(analysis.snapshot)
         _say_failures(stats)
         projection = self._project(inventories)

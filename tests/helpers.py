@@ -115,12 +115,13 @@ def analyze(*states, rules=None, minutes_of_data=30):
     from analyzer.analyze import prices
     from analyzer.analyze import rules as rule_files
     from analyzer.analyze.analysis import analyze as run
+    from analyzer.analyze.catalog import Catalog
     from analyzer.analyze.states import build
 
     ruleset = rule_files.load() if rules is None else ruleset_of(*rules)
     data_end = T0 + timedelta(minutes=minutes_of_data)
     snap = build(data_end + timedelta(seconds=120), data_end, states)
-    return run(snap, ruleset, prices.load())
+    return run(snap, ruleset, Catalog(prices.load()))
 
 
 def evaluate(rule, state, *others):
@@ -128,10 +129,11 @@ def evaluate(rule, state, *others):
     with the next bottleneck and the fixes."""
     from analyzer.analyze import prices
     from analyzer.analyze.analysis import conclude
+    from analyzer.analyze.catalog import Catalog
 
     snap = snapshot_of(state, *others, rules=(rule,))
     finding = rule.evaluate(snap.get(state.ref.region, state.ref.resource_id), snap, snap.data_end)
-    return conclude(finding, snap, prices.load()) if finding is not None else None
+    return conclude(finding, snap, Catalog(prices.load())) if finding is not None else None
 
 
 GOLDEN = __import__("pathlib").Path(__file__).parent / "golden"

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from analyzer.analyze.advice_rds import for_db
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units
 from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
@@ -472,7 +473,8 @@ def for_instance(finding: Finding, state: ResourceState) -> list[Remedy]:
     ]
 
 
-def remedies(finding: Finding, snapshot: Snapshot, prices: PriceList) -> tuple[Remedy, ...]:
+def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Remedy, ...]:
+    prices = catalog.prices
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None:
         return ()

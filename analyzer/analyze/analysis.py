@@ -11,10 +11,10 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.model.findings import Bottleneck, Finding, NextBottleneck
 from analyzer.model.state import ResourceState, Snapshot
@@ -58,7 +58,7 @@ class Unjudged:
 def analyze(
     snapshot: Snapshot,
     ruleset: RuleSet,
-    prices: PriceList,
+    catalog: Catalog,
     memo: Judgements | None = None,
 ) -> Analysis:
     """With `memo` (kept across cycles), a resource judged quiet last cycle on the very state
@@ -80,7 +80,7 @@ def analyze(
     snapshot = replace(snapshot, resources=tuple(states))
     evaluation = engine.evaluate_all(ruleset.rules, snapshot, fresh)
     memo.remember(zip(bares, states, strict=True), evaluation)
-    firing = [conclude(f, snapshot, prices) for f in evaluation.firing]
+    firing = [conclude(f, snapshot, catalog) for f in evaluation.firing]
     unknown = Unjudged(snapshot, frozenset(evaluation.failed))
     return Analysis(snapshot, firing, evaluation.pending, unknown)
 
@@ -131,7 +131,7 @@ class Judgements:
                 self._quiet[key] = _Judged(bare, state)
 
 
-def conclude(finding: Finding, snapshot: Snapshot, prices: PriceList) -> Finding:
+def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     """The finding with the limit that binds once its own is lifted, and the fixes sized up to
     that limit."""
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
@@ -141,7 +141,7 @@ def conclude(finding: Finding, snapshot: Snapshot, prices: PriceList) -> Finding
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:
         finding = _binding_together(finding, found.together)
-    finding = replace(finding, remedies=advice.remedies(finding, snapshot, prices))
+    finding = replace(finding, remedies=advice.remedies(finding, snapshot, catalog))
     sized = advice.sized_for(finding, snapshot)
     if sized is None:
         return finding

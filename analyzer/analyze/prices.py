@@ -1,4 +1,9 @@
-"""EBS prices per month, from a YAML file users can replace for their region."""
+"""Prices per month, from a YAML file users can replace for their region or their discounts.
+
+EBS volumes always come from the file. Instance types, RDS classes and RDS storage may be
+listed too: a figure in the file wins over the AWS Price List (a discount, a region without
+access to it), and the demo ships one such snapshot.
+"""
 
 from __future__ import annotations
 
@@ -27,12 +32,51 @@ class VolumePrice(_Strict):
     per_mibps_above_125: float = Field(default=0.0, ge=0)
     iops_tiers: tuple[IopsTier, ...] = ()
 
+    def monthly(
+        self, size_gib: int, iops: float | None = None, throughput_mibps: float | None = None
+    ) -> float:
+        total = self.per_gib * size_gib
+        provisioned = iops or 0.0
+        if self.iops_tiers:
+            total += _tiered(provisioned, self.iops_tiers)
+        total += self.per_iops * provisioned
+        total += self.per_iops_above_3000 * max(provisioned - 3_000, 0.0)
+        total += self.per_mibps_above_125 * max((throughput_mibps or 125.0) - 125.0, 0.0)
+        return round(total, 2)
+
+
+HOURS_PER_MONTH = 730.0
+"""AWS's convention for a month of on-demand hours."""
+
 
 class PriceList(_Strict):
     currency: str = "USD"
     region: str = ""
+    source: str = ""
+    """Where the figures come from, and when: what a snapshot says of itself."""
     cloudwatch_per_1000_metrics: float = Field(default=0.01, ge=0)
-    volumes: dict[str, VolumePrice]
+    volumes: dict[str, VolumePrice] = Field(default_factory=dict)
+    instances: dict[str, float] = Field(default_factory=dict)
+    """On-demand price an hour, by EC2 instance type."""
+    db_classes: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """On-demand price an hour, Single-AZ, by RDS engine and then by DB instance class."""
+    rds_storage: dict[str, VolumePrice] = Field(default_factory=dict)
+    """RDS storage a month, Single-AZ, by storage type (Multi-AZ bills it twice)."""
+
+    def over(self, base: PriceList) -> PriceList:
+        """This list, with `base` filling in what it does not price."""
+        engines = {
+            e: {**base.db_classes.get(e, {}), **self.db_classes.get(e, {})}
+            for e in base.db_classes.keys() | self.db_classes.keys()
+        }
+        return self.model_copy(
+            update={
+                "volumes": {**base.volumes, **self.volumes},
+                "instances": {**base.instances, **self.instances},
+                "db_classes": engines,
+                "rds_storage": {**base.rds_storage, **self.rds_storage},
+            }
+        )
 
     def monthly(
         self,
@@ -43,16 +87,7 @@ class PriceList(_Strict):
     ) -> float | None:
         """The monthly price of a volume as configured; None for a type without a price."""
         price = self.volumes.get(volume_type)
-        if price is None:
-            return None
-        total = price.per_gib * size_gib
-        provisioned = iops or 0.0
-        if price.iops_tiers:
-            total += _tiered(provisioned, price.iops_tiers)
-        total += price.per_iops * provisioned
-        total += price.per_iops_above_3000 * max(provisioned - 3_000, 0.0)
-        total += price.per_mibps_above_125 * max((throughput_mibps or 125.0) - 125.0, 0.0)
-        return round(total, 2)
+        return price.monthly(size_gib, iops, throughput_mibps) if price is not None else None
 
 
 def _tiered(iops: float, tiers: tuple[IopsTier, ...]) -> float:

@@ -8,6 +8,7 @@ import pytest
 from analyzer.analyze import engine, prices
 from analyzer.analyze import rules as rule_files
 from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.states import build
 from analyzer.model.metrics import Measure
 from tests.helpers import T0, series, shop_volume, volume_state
@@ -42,7 +43,7 @@ def judged(monkeypatch):
 def cycle(states, minute, memo, ruleset):
     data_end = T0 + timedelta(minutes=30 + minute)
     snap = build(data_end + timedelta(seconds=120), data_end, states)
-    return analyze(snap, ruleset, prices.load(), memo)
+    return analyze(snap, ruleset, Catalog(prices.load()), memo)
 
 
 def test_a_quiet_resource_is_judged_once_per_new_data(judged):
