@@ -42,7 +42,7 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
 def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
-    result = Analyzer(settings, ruleset).run(datetime.now(UTC))
+    result = Analyzer(settings, ruleset).offering().run(datetime.now(UTC))
     sys.stdout.write(
         report.render(result.snapshot, result.findings, args.format, result.projection)
     )

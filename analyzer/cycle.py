@@ -19,6 +19,8 @@ from analyzer.collect import inventory, queries
 from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
+from analyzer.collect.offers import AwsOffers
+from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import aligned
@@ -87,6 +89,14 @@ class Analyzer:
                 "no AWS region: pass --region, or set EBS_ANALYZER_REGION or AWS_REGION"
             )
         return [region]
+
+    def offering(self) -> Analyzer:
+        """Read AWS's offers through this analyzer's regions, and their prices from the Price
+        List unless the settings say not to: what names other instance types and classes in
+        the options, with what they cost."""
+        pricing = OnDemandPrices.connect() if self.settings.pricing_api else None
+        self.offers = AwsOffers(lambda region: self._for(region).describe, pricing)
+        return self
 
     def _for(self, region: str) -> Region:
         if region not in self._regions:

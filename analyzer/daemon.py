@@ -262,6 +262,7 @@ def build(
     )
     if connect is not None:
         analyzer.connect = connect
+    analyzer.offering()
     analyzer.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after)
     if settings.state_file is not None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from analyzer import daemon
 from analyzer import settings as settings_mod
+from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
 from analyzer.cycle import Analyzer
 from analyzer.deliver import report
@@ -27,7 +28,16 @@ def run(once: bool, fmt: str, speed: float, listen: str, rules: list[str] | None
     report on stdout."""
     if not 0 < speed <= MAX_SPEED:
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
-    settings = settings_mod.load({"region": [REGION], "rules": rules, "listen": listen})
+    settings = settings_mod.load(
+        {
+            "region": [REGION],
+            "rules": rules,
+            "listen": listen,
+            # The simulated account's prices: a snapshot, labelled with its source and date.
+            "prices": str(prices.DEMO),
+            "pricing_api": False,
+        }
+    )
     ruleset = rule_files.load(settings.rule_dirs)
     with account(datetime.now(UTC)) as simulated:
         if not once:
@@ -38,7 +48,8 @@ def run(once: bool, fmt: str, speed: float, listen: str, rules: list[str] | None
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
-        result = Analyzer(settings, ruleset, connect=simulated.region).run(simulated.now)
+        analyzer = Analyzer(settings, ruleset, connect=simulated.region).offering()
+        result = analyzer.run(simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(report.render(result.snapshot, result.findings, fmt, result.projection))

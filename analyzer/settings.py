@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     resource, over the `rate_window` of the `credit_forecast` rule that applies to it."""
     prices: Path | None = None
     """A price file for the proposed fixes (default: the shipped us-east-1 prices)."""
+    pricing_api: bool = True
+    """Ask the AWS Price List for instance, RDS class and RDS storage prices the price file
+    does not list; off, those options are priced by the file alone, or unpriced."""
 
     # The daemon
     listen: str = "0.0.0.0:9877"

@@ -64,19 +64,9 @@ class PriceList(_Strict):
     """RDS storage a month, Single-AZ, by storage type (Multi-AZ bills it twice)."""
 
     def over(self, base: PriceList) -> PriceList:
-        """This list, with `base` filling in what it does not price."""
-        engines = {
-            e: {**base.db_classes.get(e, {}), **self.db_classes.get(e, {})}
-            for e in base.db_classes.keys() | self.db_classes.keys()
-        }
-        return self.model_copy(
-            update={
-                "volumes": {**base.volumes, **self.volumes},
-                "instances": {**base.instances, **self.instances},
-                "db_classes": engines,
-                "rds_storage": {**base.rds_storage, **self.rds_storage},
-            }
-        )
+        """This list, with `base`'s sections where it leaves one out (or empty)."""
+        sections = ("volumes", "instances", "db_classes", "rds_storage")
+        return self.model_copy(update={k: getattr(self, k) or getattr(base, k) for k in sections})
 
     def monthly(
         self,
@@ -100,9 +90,19 @@ def _tiered(iops: float, tiers: tuple[IopsTier, ...]) -> float:
     return total
 
 
+SHIPPED = Path(str(files("analyzer") / "data" / "prices.yaml"))
+DEMO = Path(str(files("analyzer") / "data" / "demo-prices.yaml"))
+"""A snapshot of the on-demand prices of the types and classes the demo shows."""
+
+
 def load(path: Path | None = None) -> PriceList:
-    """The price file at `path`, or the shipped us-east-1 prices."""
-    source = path or Path(str(files("analyzer") / "data" / "prices.yaml"))
+    """The price file at `path` over the shipped us-east-1 EBS prices: a section the file
+    leaves out keeps the shipped one."""
+    shipped = _read(SHIPPED)
+    return _read(path).over(shipped) if path is not None else shipped
+
+
+def _read(source: Path) -> PriceList:
     document = read_yaml(source)
     try:
         return PriceList.model_validate(document)

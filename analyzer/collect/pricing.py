@@ -1,20 +1,22 @@
 """On-demand prices from the AWS Price List Query API (`pricing:GetProducts`).
 
 The API is served from a few regions (us-east-1 among them) for every region's prices. Each
-product comes back as a JSON document; its `terms.OnDemand` holds the hourly USD price. One
-lookup per instance type or RDS class and region, kept for the life of the process; a price
-that cannot be found, or a call that fails, is None, never a guess (DOMAIN.md).
+product comes back as a JSON document; its `terms.OnDemand` holds the USD price per unit
+(hours for instances and classes, GB-months for RDS storage). One lookup per product and
+region, kept for the life of the process; a price that cannot be found, or a call that fails,
+is None, never a guess (DOMAIN.md). A failed lookup is tried again after `RETRY_AFTER_S`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
 
-from analyzer.collect.aws import calling
+from analyzer.collect.aws import Clients, calling
 from analyzer.errors import AwsAccessError, AwsCallError
 
 log = structlog.get_logger(__name__)
@@ -27,6 +29,17 @@ ENGINES = {"mysql": "MySQL", "postgres": "PostgreSQL", "mariadb": "MariaDB"}
 """RDS engines priced here: the open-source ones. Oracle, SQL Server and Db2 prices depend
 on edition and licence model: unpriced rather than guessed."""
 
+STORAGE_TYPES = {
+    "gp2": "General Purpose",
+    "gp3": "General Purpose-GP3",
+    "io1": "Provisioned IOPS",
+    "io2": "Provisioned IOPS-IO2",
+}
+"""RDS storage types as the Price List's `volumeType` names them."""
+HOURS = ("Hrs", "Hours")
+GB_MONTHS = ("GB-Mo",)
+RETRY_AFTER_S = 900.0
+
 Key = tuple[str, ...]
 
 
@@ -34,10 +47,17 @@ class OnDemandPrices:
     """Hourly on-demand USD prices. `client` is a boto3 `pricing` client (or a stand-in with
     the same `get_products`)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
+        self._clock = clock
         self._known: dict[Key, float | None] = {}
+        self._retry_at: dict[Key, float] = {}
         self._denied = False
+
+    @classmethod
+    def connect(cls) -> OnDemandPrices:
+        """Through boto3's standard chain; no call is made before the first lookup."""
+        return cls(Clients.for_region(PRICING_REGION).client("pricing"))
 
     def instance_hourly(self, instance_type: str, region: str) -> float | None:
         """Linux, shared tenancy, no pre-installed software: what the instance costs alone."""
@@ -69,11 +89,32 @@ class OnDemandPrices:
             },
         )
 
-    def _hourly(self, service: str, filters: Mapping[str, str]) -> float | None:
+    def db_storage_per_gib(
+        self, storage_type: str, engine: str, region: str, multi_az: bool = False
+    ) -> float | None:
+        """RDS storage a GB-month (AWS bills storage in GiB and names the unit GB-Mo)."""
+        database, volume = ENGINES.get(engine), STORAGE_TYPES.get(storage_type)
+        if database is None or volume is None:
+            return None
+        return self._hourly(
+            "AmazonRDS",
+            {
+                "productFamily": "Database Storage",
+                "volumeType": volume,
+                "regionCode": region,
+                "databaseEngine": database,
+                "deploymentOption": "Multi-AZ" if multi_az else "Single-AZ",
+            },
+            GB_MONTHS,
+        )
+
+    def _hourly(
+        self, service: str, filters: Mapping[str, str], unit: tuple[str, ...] = HOURS
+    ) -> float | None:
         key = (service, *sorted(f"{k}={v}" for k, v in filters.items()))
         if key in self._known:
             return self._known[key]
-        if self._denied:
+        if self._denied or self._clock() < self._retry_at.get(key, float("-inf")):
             return None
         try:
             documents = self._products(service, filters)
@@ -82,9 +123,10 @@ class OnDemandPrices:
             log.warning("pricing.skipped", error=str(exc))
             return None
         except AwsCallError as exc:
-            log.warning("pricing.failed", error=str(exc))
-            return None  # not kept: the next lookup tries again
-        prices = [p for d in documents if (p := on_demand_hourly(d)) is not None]
+            log.warning("pricing.failed", error=str(exc), retry_in_s=RETRY_AFTER_S)
+            self._retry_at[key] = self._clock() + RETRY_AFTER_S
+            return None
+        prices = [p for d in documents if (p := on_demand_price(d, unit)) is not None]
         found = min(prices) if prices else None
         self._known[key] = found
         return found
@@ -113,6 +155,11 @@ class OnDemandPrices:
 def on_demand_hourly(document: str | Mapping[str, Any]) -> float | None:
     """The hourly USD price in one product's on-demand terms; None where it has none (or only
     a zero price, which is how reserved capacity lines read)."""
+    return on_demand_price(document, HOURS)
+
+
+def on_demand_price(document: str | Mapping[str, Any], unit: tuple[str, ...]) -> float | None:
+    """The USD price per `unit` in one product's on-demand terms."""
     try:
         product = json.loads(document) if isinstance(document, str) else document
         terms = product.get("terms", {}).get("OnDemand") or {}
@@ -121,7 +168,7 @@ def on_demand_hourly(document: str | Mapping[str, Any]) -> float | None:
         return None  # not a product document: no price, never a guess
     found = []
     for dimension in dimensions:
-        if not isinstance(dimension, Mapping) or dimension.get("unit") not in ("Hrs", "Hours"):
+        if not isinstance(dimension, Mapping) or dimension.get("unit") not in unit:
             continue
         try:
             usd = float(dimension.get("pricePerUnit", {}).get("USD", ""))

@@ -43,3 +43,17 @@ def test_a_broken_price_file_says_where(tmp_path):
     path.write_text("volumes:\n  gp2: {per_gb: 0.11}\n")
     with pytest.raises(ConfigError, match=r"p.yaml: .*volumes.gp2.per_gb: unknown key"):
         prices.load(path)
+
+
+def test_a_price_file_keeps_the_shipped_sections_it_leaves_out(tmp_path):
+    path = tmp_path / "discounts.yaml"
+    path.write_text("instances:\n  m6in.12xlarge: 2.10\n")
+    listed = prices.load(path)
+    assert listed.instances == {"m6in.12xlarge": 2.10}
+    assert listed.monthly("gp2", 50) == 5.00  # the shipped EBS prices
+
+
+def test_the_demo_snapshot_says_where_its_figures_come_from():
+    demo = prices.load(prices.DEMO)
+    assert "us-east-1" in demo.source and "2026" in demo.source
+    assert demo.instances["m6in.12xlarge"] < demo.instances["r6in.12xlarge"]

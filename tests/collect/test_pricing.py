@@ -138,3 +138,39 @@ def test_no_product_is_no_price_and_access_denied_stops_asking(stubbed) -> None:
 )
 def test_a_document_without_an_hourly_price_has_none(document) -> None:
     assert on_demand_hourly(document) is None
+
+
+def test_rds_storage_is_priced_per_gb_month(stubbed) -> None:
+    client, stubber = stubbed
+    filters = {
+        "productFamily": "Database Storage",
+        "volumeType": "General Purpose",
+        "regionCode": "us-east-1",
+        "databaseEngine": "MySQL",
+        "deploymentOption": "Single-AZ",
+    }
+    stubber.add_response(
+        "get_products",
+        {"PriceList": [product("0.1150000000", unit="GB-Mo")]},
+        {
+            "ServiceCode": "AmazonRDS",
+            "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
+            "FormatVersion": "aws_v1",
+        },
+    )
+    prices = OnDemandPrices(client)
+    assert prices.db_storage_per_gib("gp2", "mysql", "us-east-1") == pytest.approx(0.115)
+    assert prices.db_storage_per_gib("magnetic", "mysql", "us-east-1") is None  # no call
+
+
+def test_a_failed_lookup_is_tried_again_only_after_a_while(stubbed) -> None:
+    client, stubber = stubbed
+    now = [0.0]
+    stubber.add_client_error("get_products", "ThrottlingException", "slow down")
+    stubber.add_response("get_products", {"PriceList": [product("0.0960000000")]})
+    prices = OnDemandPrices(client, clock=lambda: now[0])
+    assert prices.instance_hourly("m5.large", "us-east-1") is None
+    now[0] = 60.0
+    assert prices.instance_hourly("m5.large", "us-east-1") is None  # not asked: too soon
+    now[0] = 901.0
+    assert prices.instance_hourly("m5.large", "us-east-1") == pytest.approx(0.096)
