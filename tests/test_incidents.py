@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from analyzer import settings
-from analyzer.analyze import rules
+from analyzer.analyze import prices, rules
 from analyzer.cycle import Analyzer, CycleResult
 from analyzer.model.findings import Finding
 from analyzer.model.units import KIB, MIB
@@ -21,8 +21,11 @@ SETTLE = timedelta(seconds=120)
 
 
 def analyze(account: Account, now: datetime) -> CycleResult:
-    config = settings.load({"region": [account.region]})
-    return Analyzer(config, rules.load()).run(now)
+    """One cycle with AWS's offers (moto's instance types) priced by the demo's snapshot."""
+    config = settings.load(
+        {"region": [account.region], "prices": str(prices.DEMO), "pricing_api": False}
+    )
+    return Analyzer(config, rules.load()).offering().run(now)
 
 
 def findings_for(result: CycleResult, resource_id: str) -> dict[str, Finding]:
@@ -249,7 +252,12 @@ def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: No
     memory = found["rds-memory-pressure"]
     assert memory.bottleneck == "memory"
     assert "A class with more memory, not faster storage" in memory.summary
-    assert any("db.r5.2xlarge" in r.action for r in memory.remedies)
+    # Twice the memory, cheapest first: Graviton's db.r6g.2xlarge before db.r5.2xlarge.
+    assert [r.change.after["instance_type"] for r in memory.remedies if r.change] == [
+        "db.r6g.2xlarge",
+        "db.r5.2xlarge",
+        "db.r6i.2xlarge",
+    ]
 
     # In the afternoon the bucket refills: nothing drains, nothing fires, though it was empty
     # two hours ago and will be again tomorrow.

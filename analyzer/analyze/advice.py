@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from analyzer.analyze.advice_instance import for_instance
 from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
@@ -449,43 +450,24 @@ def for_volume(
     return sorted(found, key=lambda o: (o.monthly_cost is None, o.monthly_cost or 0.0))
 
 
-def for_instance(finding: Finding, state: ResourceState) -> list[Remedy]:
-    instance = state.resource
-    if not isinstance(instance, Instance):
-        return []
-    what = "IOPS" if finding.bottleneck is Bottleneck.INSTANCE_IOPS else "throughput"
-    if finding.bottleneck is Bottleneck.INSTANCE_BURST_CREDITS:
-        return [
-            Remedy(
-                f"Move to an instance type whose EBS baseline covers the load: "
-                f"{instance.instance_type} sustains only its baseline once its EBS "
-                f"burst is spent"
-            )
-        ]
-    limit = units.iops(finding.limit) if what == "IOPS" else units.mbps(finding.limit)
-    family = instance.instance_type.split(".")[0]
-    return [
-        Remedy(
-            f"Move to an instance type with more than {limit} of EBS {what} "
-            f"(larger {family} sizes, or an EBS-optimized family such as the *n/*bn "
-            f"types); the instance cap is shared by all its volumes"
-        )
-    ]
-
-
 def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Remedy, ...]:
     prices = catalog.prices
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None:
         return ()
     if state.is_db:
-        return tuple(for_db(finding, state))
+        return tuple(
+            replace(o, currency=catalog.currency) for o in for_db(finding, state, snapshot, catalog)
+        )
     if finding.bottleneck in (
         Bottleneck.INSTANCE_IOPS,
         Bottleneck.INSTANCE_THROUGHPUT,
         Bottleneck.INSTANCE_BURST_CREDITS,
     ):
-        return tuple(for_instance(finding, state))
+        return tuple(
+            replace(o, currency=catalog.currency)
+            for o in for_instance(finding, state, snapshot, catalog)
+        )
     instances = [s for s in snapshot.related(state) if isinstance(s.resource, Instance)]
     options = for_volume(
         finding, state, prices, snapshot.data_end, instances[0] if instances else None

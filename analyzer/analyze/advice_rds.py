@@ -1,41 +1,94 @@
-"""What to change about an RDS instance's finding: its storage or its instance class."""
+"""What to change about an RDS instance's finding: its storage or its instance class, priced.
+
+Classes are named from what RDS offers the engine in the region (DescribeOrderableDBInstance-
+Options) or, where that is unknown, from the EC2 type data of the families RDS offers. RDS
+runs the engine itself, so any architecture will do: a Graviton class at the price of today's
+often has twice the memory (incident 3 of SPEC.md).
+"""
 
 from __future__ import annotations
 
-from analyzer.model.findings import Bottleneck, Finding, Remedy
-from analyzer.model.rds_storage import STRIPED_FROM_GIB, family
-from analyzer.model.resources import DbInstance
-from analyzer.model.state import ResourceState
+import math
+from collections.abc import Container
 
-NEXT_SIZE = (
-    "large",
-    "xlarge",
-    "2xlarge",
-    "4xlarge",
-    "8xlarge",
-    "12xlarge",
-    "16xlarge",
-    "24xlarge",
-    "32xlarge",
-    "48xlarge",
-)
+from analyzer.analyze.advice_instance import growth, option, rates
+from analyzer.analyze.candidates import Wanted, candidates
+from analyzer.analyze.catalog import Catalog
+from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.rds_storage import STRIPED_FROM_GIB, family
+from analyzer.model.resources import DbInstance, ResourceType
+from analyzer.model.state import ResourceState, Snapshot
 
 RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
 RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
 
+RDS_FAMILIES = frozenset(
+    {
+        *("m5", "m5d", "m6g", "m6gd", "m6i", "m6id", "m6idn", "m6in", "m7g", "m7i", "m8g"),
+        *("r5", "r5b", "r5d", "r6g", "r6gd", "r6i", "r6id", "r6idn", "r6in", "r7g", "r7i"),
+        *("r8g", "x2g", "x2idn", "x2iedn", "x2iezn", "z1d", "c6gd", "t3", "t4g"),
+    }
+)
+"""The DB instance class families RDS offers (RDS User Guide, "DB instance class types"):
+where the region's own list for the engine is unknown, classes are named from these only."""
+MEMORY_OPTIMIZED = ("r", "x", "z")
+MORE_MEMORY = 2.0
+"""A memory-pressure fix doubles memory at least: the step incident 3 took (32 → 64 GiB)."""
+GP2_MAX_BASELINE_IOPS = 64_000
+"""RDS gp2 striped over four volumes: 16,000 IOPS each."""
 
-def _larger_class(instance_class: str) -> str | None:
-    """db.r5.xlarge → db.r5.2xlarge: the next size of the same family, where there is one."""
-    family, _, size = instance_class.rpartition(".")
-    if size not in NEXT_SIZE or size == NEXT_SIZE[-1]:
-        return None
-    return f"{family}.{NEXT_SIZE[NEXT_SIZE.index(size) + 1]}"
+
+def _offered(db: DbInstance, catalog: Catalog, memory_only: bool) -> Wanted:
+    classes = catalog.db_classes(db.engine, db.region)
+    names: Container[str] | None = (
+        {c.removeprefix("db.") for c in classes} if classes is not None else None
+    )
+    families = (
+        frozenset(f for f in RDS_FAMILIES if f.startswith(MEMORY_OPTIMIZED))
+        if memory_only
+        else RDS_FAMILIES
+    )
+    return Wanted(families=families, names=names)
 
 
-def _restripes(db: DbInstance) -> str:
+def _classes(
+    finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
+) -> list[Remedy]:
+    """Classes that lift the finding, cheapest first."""
+    db = state.resource
+    if not isinstance(db, DbInstance) or db.class_info is None:
+        return []
+    today = db.class_info
+    bps, iops = rates(state, snapshot.data_end)
+    memory = finding.bottleneck is Bottleneck.MEMORY
+    grow = 1.0 if memory else growth(finding)
+    offered = _offered(db, catalog, memory)
+    wanted = Wanted(
+        throughput_bps=bps * grow,
+        iops=iops * grow,
+        memory_bytes=int((today.memory_bytes or 0) * MORE_MEMORY) if memory else 0,
+        families=offered.families,
+        names=offered.names,
+    )
+    found = candidates(
+        today,
+        catalog.instance_types(db.region),
+        wanted,
+        lambda name: catalog.db_monthly(f"db.{name}", db.engine, db.region, db.multi_az),
+    )
+    now = catalog.db_monthly(db.instance_class, db.engine, db.region, db.multi_az)
+    return [
+        option(ResourceType.DB_INSTANCE, db.db_instance_id, today, c, now, RDS_CLASS, "db.")
+        for c in found
+    ]
+
+
+def _restripes(db: DbInstance, size: int | None = None) -> str:
     """Growing across the striping threshold restripes the storage (DOMAIN.md)."""
     threshold = STRIPED_FROM_GIB.get(family(db.engine))
     if threshold is None or db.allocated_gib >= threshold:
+        return ""
+    if size is not None and size < threshold:
         return ""
     return (
         f"; from {threshold:,} GiB RDS spreads {db.engine} storage over four volumes, a long, "
@@ -51,19 +104,68 @@ def _gp3_included(engine: str) -> str:
     return f"3,000 IOPS without credits (12,000 from {threshold} GiB on {engine})"
 
 
-def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
-    """RDS: what to change, without a price (RDS storage is priced apart from EBS)."""
+def _storage(db: DbInstance, catalog: Catalog, storage_type: str, size: int) -> float | None:
+    return catalog.db_storage_monthly(storage_type, db.engine, db.region, db.multi_az, size)
+
+
+def _storage_change(db: DbInstance, storage_type: str, size: int) -> Change:
+    return Change(
+        ResourceType.DB_INSTANCE,
+        db.db_instance_id,
+        {"storage_type": db.storage_type, "allocated_gib": db.allocated_gib},
+        {"storage_type": storage_type, "allocated_gib": size},
+    )
+
+
+def _priced(action: str, db: DbInstance, catalog: Catalog, storage_type: str, size: int) -> Remedy:
+    now = _storage(db, catalog, db.storage_type, db.allocated_gib)
+    cost = _storage(db, catalog, storage_type, size)
+    delta = round(cost - now, 2) if cost is not None and now is not None else None
+    return Remedy(action, cost, delta, change=_storage_change(db, storage_type, size))
+
+
+def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remedy]:
+    before = finding.evidence.get("rate_before_empty")
+    demand = max(finding.observed, before if isinstance(before, int | float) else 0.0)
+    wanted = demand * 1.2
+    fixes = [
+        _priced(
+            f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}",
+            db,
+            catalog,
+            "gp3",
+            db.allocated_gib,
+        )
+    ]
+    size = max(db.allocated_gib + 1, math.ceil(wanted / 3))
+    if 3 * size <= GP2_MAX_BASELINE_IOPS:
+        fixes.append(
+            _priced(
+                f"Grow the allocated storage to {size:,} GiB {RDS_MODIFY}: "
+                f"{3 * size:,} IOPS of baseline, no credits needed{_restripes(db, size)}",
+                db,
+                catalog,
+                "gp2",
+                size,
+            )
+        )
+    return fixes
+
+
+def for_db(
+    finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
+) -> list[Remedy]:
+    """RDS: a class with more memory or EBS bandwidth, or storage that carries the load."""
     db = state.resource
     if not isinstance(db, DbInstance):
         return []
-    larger = _larger_class(db.instance_class)
-    bigger = f" such as {larger}" if larger else ""
     match finding.bottleneck:
         case Bottleneck.MEMORY:
-            return [
+            found = _classes(finding, state, snapshot, catalog)
+            return found or [
                 Remedy(
-                    f"Move to a class with more memory{bigger} {RDS_CLASS}: reads the "
-                    f"working set serves from memory never reach storage"
+                    f"Move to a class with at least {MORE_MEMORY:g}× the memory {RDS_CLASS}: "
+                    "reads the working set serves from memory never reach storage"
                 )
             ]
         case (
@@ -71,20 +173,15 @@ def for_db(finding: Finding, state: ResourceState) -> list[Remedy]:
             | Bottleneck.INSTANCE_THROUGHPUT
             | Bottleneck.INSTANCE_BURST_CREDITS
         ):
-            return [
+            found = _classes(finding, state, snapshot, catalog)
+            return found or [
                 Remedy(
-                    f"Move to a class with more EBS bandwidth{bigger} {RDS_CLASS}; "
+                    f"Move to a class with more EBS bandwidth {RDS_CLASS}; "
                     f"{db.instance_class} caps all its storage I/O"
                 )
             ]
         case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
-            return [
-                Remedy(f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}"),
-                Remedy(
-                    f"Grow the allocated storage {RDS_MODIFY}: 3 IOPS per GiB of baseline"
-                    f"{_restripes(db)}"
-                ),
-            ]
+            return _gp2_fixes(finding, db, catalog)
     return [
         Remedy(
             f"Provision more IOPS and throughput on the {db.storage_type} storage "

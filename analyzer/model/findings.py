@@ -103,17 +103,20 @@ class Remedy:
     """The same fix in fields a script can act on; None where it is advice in words only."""
 
     def text(self) -> str:
-        """`Move to gp3 …: −$1.00/month`: the action and, where priced, what it costs."""
-        cost = self.cost_text()
-        return f"{self.action}: {cost}" if cost else self.action
+        """`Move to gp3 …: −$1.00/month`: the action and what it costs, or "unpriced"."""
+        return f"{self.action}: {self.cost_text()}"
 
     def cost_text(self) -> str:
-        """`+$12.50/month`, `−$1.00/month`; empty where the change is not priced."""
-        if self.monthly_delta is None:
-            return ""
-        sign = "+" if self.monthly_delta > 0 else "−" if self.monthly_delta < 0 else "±"
+        """`+$12.50/month` against today; `$2,439.31/month` where today's price is unknown;
+        `unpriced` where the change's price is unknown: never a guess."""
         symbol = "$" if self.currency == "USD" else f"{self.currency} "
-        return f"{sign}{symbol}{abs(self.monthly_delta):,.2f}/month"
+        if self.monthly_delta is not None:
+            delta = self.monthly_delta
+            sign = "+" if delta > 0 else "−" if delta < 0 else "±"
+            return f"{sign}{symbol}{abs(delta):,.2f}/month"
+        if self.monthly_cost is not None:
+            return f"{symbol}{self.monthly_cost:,.2f}/month"
+        return "unpriced"
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,7 +125,8 @@ def test_instance_caps_name_what_a_new_type_must_carry():
     rule = ThroughputCap(id="t", resource_types=["instance"], severity="warning")
     _, [fix] = fixes(rule, instance)
     assert "more than 3,125 MB/s of EBS throughput" in fix.action
-    assert fix.monthly_delta is None and fix.cost_text() == ""
+    # Without the region's list of types, none is named, and nothing is priced.
+    assert fix.monthly_delta is None and fix.cost_text() == "unpriced"
 
 
 @pytest.mark.parametrize(

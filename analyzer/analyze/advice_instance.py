@@ -1,0 +1,158 @@
+"""What to change about an EC2 instance's EBS finding: the instance type, named and priced.
+
+An instance cap is lifted by a type whose sustained EBS limits carry the workload up to its
+next bottleneck (at most twice today's rate); an instance EBS burst running out, by a type
+whose baseline carries the demand with a fifth more room. Candidates come from the region's
+own list of types (`candidates`), same architecture (an AMI is built for one), Nitro where
+today's type is, or where a volume's provisioned IOPS need it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from analyzer.analyze.candidates import Candidate, Wanted, candidates, less_than_today, sustained
+from analyzer.analyze.catalog import Catalog
+from analyzer.model import units
+from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.limits import XEN_MAX_IOPS
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import Instance, InstanceType, ResourceType, Volume
+from analyzer.model.series import recent
+from analyzer.model.state import ResourceState, Snapshot
+from analyzer.model.units import GIB
+
+GROWTH_CAP = 2.0
+"""Without a next bottleneck in sight, size a fix for twice the present rate."""
+BURST_ROOM = 1.2
+"""A baseline that must carry a draining demand: with a fifth more room."""
+STOP_START = "needs a stop and start"
+
+
+def rates(state: ResourceState, at: datetime) -> tuple[float, float]:
+    """The instance's EBS throughput (bytes/s) and IOPS over its rate window."""
+    window = state.windows.rate_s
+    bps = recent(state.measure(Measure.THROUGHPUT), at, window).mean() or 0.0
+    iops = recent(state.measure(Measure.IOPS), at, window).mean() or 0.0
+    return bps, iops
+
+
+def growth(finding: Finding) -> float:
+    """How far the fix must carry today's rates."""
+    if finding.bottleneck.is_credits:
+        before = finding.evidence.get("rate_before_empty")
+        behind = (
+            before / finding.observed
+            if isinstance(before, int | float) and finding.observed > 0
+            else 1.0
+        )
+        return max(behind, 1.0) * BURST_ROOM
+    nxt = finding.next_bottleneck
+    return min(nxt.headroom, GROWTH_CAP) if nxt and nxt.headroom else GROWTH_CAP
+
+
+def needs_nitro(instance: Instance, snapshot: Snapshot) -> str:
+    """Why the new type must be built on Nitro: the reason, or empty."""
+    for volume_id in instance.volume_ids:
+        state = snapshot.get(instance.region, volume_id)
+        volume = state.resource if state is not None else None
+        if (
+            isinstance(volume, Volume)
+            and volume.volume_type in ("io1", "io2")
+            and (volume.iops or 0) > XEN_MAX_IOPS
+        ):
+            return f"{volume_id}'s {units.iops(volume.iops or 0)}"
+    return ""
+
+
+def describe_type(info: InstanceType) -> dict[str, Any]:
+    throughput, iops = sustained(info)
+    return {
+        "instance_type": info.name,
+        "ebs_throughput_mbps": round(throughput / units.MB, 1),
+        "ebs_iops": round(iops),
+        "memory_gib": round((info.memory_bytes or 0) / GIB, 1),
+        "vcpus": info.vcpus,
+    }
+
+
+def option(
+    resource_type: ResourceType,
+    resource_id: str,
+    today: InstanceType,
+    candidate: Candidate,
+    now: float | None,
+    how: str,
+    unit: str = "",
+) -> Remedy:
+    """`Move i-… to m6in.12xlarge: …`, priced against today's type."""
+    info = candidate.info
+    throughput, iops = sustained(info)
+    was_throughput, was_iops = sustained(today)
+    marks = less_than_today(info, today)
+    marked = f" ({', '.join(marks)})" if marks else ""
+    action = (
+        f"Move {resource_id} to {unit}{info.name}{marked}: EBS {units.mbps(throughput)}, "
+        f"{units.iops(iops)} (today {units.mbps(was_throughput)}, {was_iops:,.0f}); "
+        f"{(info.memory_bytes or 0) / GIB:,.0f} GiB, {info.vcpus or '?'} vCPUs (today "
+        f"{(today.memory_bytes or 0) / GIB:,.0f} GiB, {today.vcpus or '?'}); {how}"
+    )
+    cost = candidate.monthly
+    delta = round(cost - now, 2) if cost is not None and now is not None else None
+    change = Change(
+        resource_type,
+        resource_id,
+        {**describe_type(today), "instance_type": f"{unit}{today.name}"},
+        {**describe_type(info), "instance_type": f"{unit}{info.name}"},
+    )
+    return Remedy(action, cost, delta, change=change)
+
+
+def for_instance(
+    finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
+) -> list[Remedy]:
+    instance = state.resource
+    if not isinstance(instance, Instance):
+        return []
+    today = instance.type_info
+    found: list[Candidate] = []
+    nitro_for = needs_nitro(instance, snapshot)
+    if today is not None:
+        bps, iops = rates(state, snapshot.data_end)
+        grow = growth(finding)
+        wanted = Wanted(
+            throughput_bps=bps * grow,
+            iops=iops * grow,
+            nitro=bool(today.nitro) or bool(nitro_for),
+            architectures=frozenset(today.architectures) or None,
+        )
+        region = instance.region
+        found = candidates(
+            today,
+            catalog.instance_types(region),
+            wanted,
+            lambda name: catalog.instance_monthly(name, region),
+        )
+    if not found or today is None:
+        return [_unnamed(finding, instance)]
+    now = catalog.instance_monthly(today.name, instance.region)
+    how = STOP_START + (f"; Nitro, for {nitro_for}" if nitro_for else "")
+    return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
+
+
+def _unnamed(finding: Finding, instance: Instance) -> Remedy:
+    """Where the region's types are unknown: what kind of type, in words."""
+    if finding.bottleneck is Bottleneck.INSTANCE_BURST_CREDITS:
+        return Remedy(
+            f"Move to an instance type whose EBS baseline covers the load: "
+            f"{instance.instance_type} sustains only its baseline once its EBS burst is spent"
+        )
+    what = "IOPS" if finding.bottleneck is Bottleneck.INSTANCE_IOPS else "throughput"
+    limit = units.iops(finding.limit) if what == "IOPS" else units.mbps(finding.limit)
+    family = instance.instance_type.split(".")[0]
+    return Remedy(
+        f"Move to an instance type with more than {limit} of EBS {what} "
+        f"(larger {family} sizes, or an EBS-optimized family such as the *n/*bn "
+        f"types); the instance cap is shared by all its volumes"
+    )
