@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from analyzer.analyze.advice_instance import for_instance
+from analyzer.analyze.advice_joint import joint
 from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
@@ -240,6 +241,13 @@ def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
 
 
 IO1_MAX_MIBPS = 1_000
+CEILINGS = {
+    "gp3": (GP3_MAX_IOPS, GP3_MAX_MIBPS),
+    "io1": (IO1_MAX_IOPS, IO1_MAX_MIBPS),
+    "io2": (IO2_MAX_IOPS, IO2_MAX_MIBPS),
+}
+"""The most IOPS and MiB/s one volume of a type carries, where a modification can get it
+there (gp2 and the HDD types are moved to gp3 or st1 instead)."""
 IO1_SMALL_IO_FROM_IOPS = 32_001
 
 
@@ -451,27 +459,49 @@ def for_volume(
 
 
 def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Remedy, ...]:
-    prices = catalog.prices
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None:
         return ()
     if state.is_db:
-        return tuple(
-            replace(o, currency=catalog.currency) for o in for_db(finding, state, snapshot, catalog)
-        )
-    if finding.bottleneck in (
-        Bottleneck.INSTANCE_IOPS,
-        Bottleneck.INSTANCE_THROUGHPUT,
-        Bottleneck.INSTANCE_BURST_CREDITS,
-    ):
-        return tuple(
-            replace(o, currency=catalog.currency)
-            for o in for_instance(finding, state, snapshot, catalog)
-        )
+        found = for_db(finding, state, snapshot, catalog)
+    elif finding.bottleneck.owner is ResourceType.INSTANCE:
+        found = for_instance(finding, state, snapshot, catalog)
+        nxt = finding.next_bottleneck
+        volume = snapshot.get(state.ref.region, nxt.resource_id) if nxt is not None else None
+        if volume is not None:
+            found = _with_joint(found, finding, volume, state, snapshot, catalog)
+    else:
+        found = _for_volume(finding, state, snapshot, catalog)
+    return tuple(replace(o, currency=catalog.currency) for o in found)
+
+
+def _with_joint(
+    found: list[Remedy],
+    finding: Finding,
+    volume: ResourceState,
+    instance: ResourceState,
+    snapshot: Snapshot,
+    catalog: Catalog,
+) -> list[Remedy]:
+    """The options, with the joint fix second where one limit follows the other closely: the
+    cheapest single fix stays first, the change that moves both walls right after it."""
+
+    def volume_fixes(f: Finding, v: ResourceState, i: ResourceState) -> list[Remedy]:
+        return for_volume(f, v, catalog.prices, snapshot.data_end, i)
+
+    kind = volume.resource.volume_type if isinstance(volume.resource, Volume) else ""
+    both = joint(finding, volume, instance, snapshot, catalog, volume_fixes, CEILINGS.get(kind))
+    if both is None:
+        return found
+    return [*found[:1], both, *found[1:]]
+
+
+def _for_volume(
+    finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
+) -> list[Remedy]:
     instances = [s for s in snapshot.related(state) if isinstance(s.resource, Instance)]
-    options = for_volume(
-        finding, state, prices, snapshot.data_end, instances[0] if instances else None
-    )
+    instance = instances[0] if instances else None
+    options = for_volume(finding, state, catalog.prices, snapshot.data_end, instance)
     suffix = _bounded_by(finding)
     volume = state.resource
     context = (
@@ -480,16 +510,18 @@ def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Re
     own = finding.next_bottleneck is not None and (
         finding.next_bottleneck.resource_id == finding.resource.resource_id
     )
-    return tuple(
+    found = [
         replace(
             o,
             # A limit of the volume as it is does not bind a volume of another type or a set.
             action=(o.action if own and o.action.startswith(NEW_VOLUME) else o.action + suffix)
             + ("" if o.action.startswith(NOT_A_MODIFICATION) else context),
-            currency=prices.currency,
         )
         for o in options
-    )
+    ]
+    if instance is None:
+        return found
+    return _with_joint(found, finding, state, instance, snapshot, catalog)
 
 
 NEW_VOLUME = ("Move to io2", "Stripe over")

@@ -191,6 +191,7 @@ def finding_row(f: Finding) -> dict[str, Any]:
                 "monthly_cost_delta": r.monthly_delta,
                 "currency": r.currency,
                 "change": r.change.as_dict() if r.change is not None else None,
+                "changes": [c.as_dict() for c in r.changes],
             }
             for r in f.remedies
         ],

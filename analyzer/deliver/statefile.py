@@ -63,6 +63,8 @@ class _Remedy(_Record):
     monthly_cost_delta: float | None = None
     currency: str = "USD"
     change: _Change | None = None
+    changes: list[_Change] = Field(default_factory=list)
+    """Every resource it changes, `change` first."""
 
 
 class _Finding(_Record):
@@ -131,11 +133,8 @@ def _finding(record: _Finding) -> Finding:
                 r.monthly_cost,
                 r.monthly_cost_delta,
                 r.currency,
-                None
-                if r.change is None
-                else Change(
-                    r.change.resource_type, r.change.resource_id, r.change.from_, r.change.to
-                ),
+                _change(r.change),
+                tuple(c for c in map(_change, r.changes[1:]) if c is not None),
             )
             for r in record.remedies
         ),

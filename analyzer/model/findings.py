@@ -101,6 +101,12 @@ class Remedy:
     currency: str = "USD"
     change: Change | None = None
     """The same fix in fields a script can act on; None where it is advice in words only."""
+    also: tuple[Change, ...] = ()
+    """A joint fix's other changes (the instance, where `change` is the volume)."""
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        return ((self.change,) if self.change is not None else ()) + self.also
 
     def text(self) -> str:
         """`Move to gp3 …: −$1.00/month`: the action and what it costs, or "unpriced"."""
