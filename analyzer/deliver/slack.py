@@ -71,7 +71,12 @@ def _firing_section(alert: Alert, now: datetime) -> str:
         lines.append(f"*Next:* {f.next_bottleneck.text()}")
     if f.remedies:
         lines.append(f"*Fix:* {f.remedies[0].text()}")
+        lines += [f"*or:* {r.text()}" for r in f.remedies[1:FIXES_SHOWN]]
     return "\n".join(lines)
+
+
+FIXES_SHOWN = 3
+"""The cheapest options, and the joint fix where there is one: the rest are in the report."""
 
 
 def _resolved_section(alert: Alert, now: datetime) -> str:
