@@ -40,3 +40,24 @@ def test_io2_on_a_xen_instance_is_capped_at_32000_iops(aws: None) -> None:
     [fix] = finding.remedies
     assert fix.action.startswith(f"Move {instance} to an instance type built on Nitro")
     assert "64,000 IOPS provisioned" in fix.action
+
+
+def test_with_the_regions_types_the_nitro_types_are_named_and_priced(aws: None) -> None:
+    from analyzer.analyze import prices
+
+    account = Account()
+    instance = account.instance("m4.16xlarge")
+    volume = account.volume("io2", 2_000, instance, Iops=64_000)
+    demand = Demand(constant(50_000), io_size_bytes=16 * KIB)
+    account.put(account.simulation(instance, {volume: demand}, START).run(40))
+    config = settings.load(
+        {"region": [account.region], "prices": str(prices.DEMO), "pricing_api": False}
+    )
+    analyzer = Analyzer(config, rules.load()).offering()
+    result = analyzer.run(START + timedelta(minutes=40, seconds=130))
+    [finding] = [f for f in result.findings if f.resource.resource_id == volume]
+    first = finding.remedies[0]
+    assert first.change is not None and first.change.resource_id == instance
+    info = account.instance_type(first.change.after["instance_type"])
+    assert info.nitro and (info.baseline_iops or 0) >= 64_000
+    assert "delivers the 64,000 IOPS provisioned (and already paid for)" in first.action

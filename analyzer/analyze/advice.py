@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from analyzer.analyze.advice_instance import for_instance
+from analyzer.analyze.advice_instance import for_instance, to_nitro
 from analyzer.analyze.advice_joint import joint
 from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.catalog import Catalog
@@ -521,6 +521,12 @@ def _for_volume(
     ]
     if instance is None:
         return found
+    off_nitro = f"Move {instance.ref.resource_id} to an instance type built on Nitro"
+    if isinstance(volume, Volume) and any(o.action.startswith(off_nitro) for o in found):
+        # The instance is the fix: name the Nitro types, first, where the region's are known.
+        named = to_nitro(volume, instance, snapshot, catalog)
+        if named:
+            found = named + [o for o in found if not o.action.startswith(off_nitro)]
     return _with_joint(found, finding, state, instance, snapshot, catalog)
 
 

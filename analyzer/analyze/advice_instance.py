@@ -141,6 +141,39 @@ def for_instance(
     return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
 
 
+def to_nitro(
+    volume: Volume, instance_state: ResourceState, snapshot: Snapshot, catalog: Catalog
+) -> list[Remedy]:
+    """io1/io2 provisioned above what an instance off Nitro delivers (32,000 IOPS): Nitro types
+    that carry the provisioned IOPS and at least what today's type does, cheapest first."""
+    instance = instance_state.resource
+    if not isinstance(instance, Instance) or instance.type_info is None:
+        return []
+    today = instance.type_info
+    bps, iops = rates(instance_state, snapshot.data_end)
+    has_bps, has_iops = sustained(today)
+    wanted = Wanted(
+        throughput_bps=max(bps, has_bps),
+        iops=max(iops, has_iops, float(volume.iops or 0)),
+        nitro=True,
+        architectures=frozenset(today.architectures) or None,
+    )
+    region = instance.region
+    found = candidates(
+        today,
+        catalog.instance_types(region),
+        wanted,
+        lambda name: catalog.instance_monthly(name, region),
+    )
+    now = catalog.instance_monthly(today.name, region)
+    how = (
+        f"{STOP_START}; on Nitro {volume.volume_id} delivers the "
+        f"{units.iops(volume.iops or 0)} provisioned (and already paid for), off Nitro at "
+        f"most {units.iops(XEN_MAX_IOPS)}"
+    )
+    return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
+
+
 def _unnamed(finding: Finding, instance: Instance) -> Remedy:
     """Where the region's types are unknown: what kind of type, in words."""
     if finding.bottleneck is Bottleneck.INSTANCE_BURST_CREDITS:
