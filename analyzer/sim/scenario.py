@@ -144,7 +144,7 @@ DATABASES: tuple[DemoDatabase, ...] = (
     DemoDatabase(
         "orders-replica",
         "mysql",
-        "db.r5.xlarge",
+        "db.m5.2xlarge",
         "gp2",
         200,
         "Incident 3: an RDS MySQL replica whose reads drain gp2 credits; its working set "
