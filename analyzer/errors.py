@@ -18,6 +18,11 @@ class AwsAccessError(AnalyzerError):
 
     exit_code = 3
 
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        """AWS's error code where AWS answered; None where it could not be reached."""
+
 
 class AwsCallError(AnalyzerError):
     """One AWS call failed for a reason that may pass (throttling past retries, a 5xx)."""

@@ -202,7 +202,7 @@ def calling(operation: str, region: str) -> Iterator[None]:
         yield
     except ClientError as exc:
         if error_code(exc) in ACCESS_CODES:
-            raise AwsAccessError(f"{where}: {error_text(exc)}") from None
+            raise AwsAccessError(f"{where}: {error_text(exc)}", error_code(exc)) from None
         raise AwsCallError(f"{where}: {error_text(exc)}", error_code(exc)) from None
     except UNREACHABLE as exc:
         raise AwsAccessError(f"{where}: {error_text(exc)}") from None

@@ -39,6 +39,9 @@ STORAGE_TYPES = {
 HOURS = ("Hrs", "Hours")
 GB_MONTHS = ("GB-Mo",)
 RETRY_AFTER_S = 900.0
+DENIED = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
+"""Codes that mean the Price List is not allowed: asked no more. Anything else (unreachable,
+expired credentials, throttling) is tried again after `RETRY_AFTER_S`."""
 
 Key = tuple[str, ...]
 
@@ -53,6 +56,8 @@ class OnDemandPrices:
         self._known: dict[Key, float | None] = {}
         self._retry_at: dict[Key, float] = {}
         self._denied = False
+        self._failing = False
+        """A failure has been logged and no lookup has succeeded since: one line an outage."""
 
     @classmethod
     def connect(cls) -> OnDemandPrices:
@@ -118,14 +123,17 @@ class OnDemandPrices:
             return None
         try:
             documents = self._products(service, filters)
-        except AwsAccessError as exc:
-            self._denied = True
-            log.warning("pricing.skipped", error=str(exc))
-            return None
-        except AwsCallError as exc:
-            log.warning("pricing.failed", error=str(exc), retry_in_s=RETRY_AFTER_S)
+        except (AwsAccessError, AwsCallError) as exc:
+            if isinstance(exc, AwsAccessError) and exc.code in DENIED:
+                self._denied = True
+                log.warning("pricing.skipped", error=str(exc))
+                return None
+            if not self._failing:
+                log.warning("pricing.failed", error=str(exc), retry_in_s=RETRY_AFTER_S)
+            self._failing = True
             self._retry_at[key] = self._clock() + RETRY_AFTER_S
             return None
+        self._failing = False
         prices = [p for d in documents if (p := on_demand_price(d, unit)) is not None]
         found = min(prices) if prices else None
         self._known[key] = found

@@ -174,3 +174,23 @@ def test_a_failed_lookup_is_tried_again_only_after_a_while(stubbed) -> None:
     assert prices.instance_hourly("m5.large", "us-east-1") is None  # not asked: too soon
     now[0] = 901.0
     assert prices.instance_hourly("m5.large", "us-east-1") == pytest.approx(0.096)
+
+
+def test_an_unreachable_price_list_is_tried_again_and_said_once_an_outage(stubbed) -> None:
+    """A network blip is not a refusal: pricing comes back after it, and one line says so."""
+    from unittest.mock import patch
+
+    from botocore.exceptions import EndpointConnectionError
+    from structlog.testing import capture_logs
+
+    client, stubber = stubbed
+    now = [0.0]
+    prices = OnDemandPrices(client, clock=lambda: now[0])
+    blip = EndpointConnectionError(endpoint_url="https://api.pricing.us-east-1.amazonaws.com")
+    with capture_logs() as logs, patch.object(client, "get_products", side_effect=blip):
+        assert prices.instance_hourly("m5.large", "us-east-1") is None
+        assert prices.instance_hourly("m5.xlarge", "us-east-1") is None
+    assert [e["event"] for e in logs] == ["pricing.failed"]
+    now[0] = 1_000.0
+    stubber.add_response("get_products", {"PriceList": [product("0.0960000000")]})
+    assert prices.instance_hourly("m5.large", "us-east-1") == pytest.approx(0.096)
