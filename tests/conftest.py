@@ -9,6 +9,10 @@ REGION = "us-east-1"
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real AWS account or pick up the developer's settings."""
+    _isolate(monkeypatch)
+
+
+def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
@@ -24,4 +28,12 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def aws() -> Iterator[None]:
     with mock_aws():
+        yield
+
+
+@pytest.fixture(scope="module")
+def aws_module() -> Iterator[None]:
+    """One moto account for a whole module: for a replay that several tests read."""
+    with pytest.MonkeyPatch.context() as monkeypatch, mock_aws():
+        _isolate(monkeypatch)
         yield

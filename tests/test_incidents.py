@@ -118,8 +118,8 @@ def test_incident_2_growing_the_volume_brings_the_burst_back(aws: None) -> None:
     assert settled["volume-iops-cap"].limit == 3_000
 
 
-@pytest.fixture
-def batch_job(aws: None) -> tuple[Account, dict[str, tuple[str, str]], CycleResult]:
+@pytest.fixture(scope="module")
+def batch_job(aws_module: None) -> tuple[Account, dict[str, tuple[str, str]], CycleResult]:
     """Incident 4: the same batch job on three instance and volume combinations."""
     account = Account()
     job = Demand(constant(60_000), io_size_bytes=112 * KIB, read_fraction=0.6)
