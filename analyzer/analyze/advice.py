@@ -95,7 +95,12 @@ def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
             charge_mibps = 0.0
         return _Need(iops * 1.2, mibps * 1.2, charge_mibps * 1.2)
     nxt = finding.next_bottleneck
-    factor = min(nxt.headroom, GROWTH_CAP) if nxt and nxt.headroom else GROWTH_CAP
+    # Rounded down: a fix sized up to the next limit stays within it.
+    factor = (
+        min(math.floor(nxt.headroom * 100) / 100, GROWTH_CAP)
+        if nxt and nxt.headroom
+        else GROWTH_CAP
+    )
     return _Need(iops * factor, mibps * factor)
 
 

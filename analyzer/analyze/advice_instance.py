@@ -25,6 +25,8 @@ from analyzer.model.units import GIB
 
 GROWTH_CAP = 2.0
 """Without a next bottleneck in sight, size a fix for twice the present rate."""
+MIN_LIFT = 1.1
+"""A type that lifts a cap lifts it by a tenth at least: one at today's limit buys nothing."""
 BURST_ROOM = 1.2
 """A baseline that must carry a draining demand: with a fifth more room."""
 STOP_START = "needs a stop and start"
@@ -49,7 +51,31 @@ def growth(finding: Finding) -> float:
         )
         return max(behind, 1.0) * BURST_ROOM
     nxt = finding.next_bottleneck
-    return min(nxt.headroom, GROWTH_CAP) if nxt and nxt.headroom else GROWTH_CAP
+    return max(min(nxt.headroom, GROWTH_CAP), 1.0) if nxt and nxt.headroom else GROWTH_CAP
+
+
+def lifted(finding: Finding, today: InstanceType, bps: float, iops: float) -> tuple[float, float]:
+    """The EBS throughput and IOPS a new type must sustain: today's rates grown as the finding
+    needs, and past today's own cap by `MIN_LIFT` where a cap binds."""
+    grow = growth(finding)
+    bps, iops = bps * grow, iops * grow
+    has_bps, has_iops = sustained(today)
+    if finding.bottleneck is Bottleneck.INSTANCE_THROUGHPUT:
+        bps = max(bps, has_bps * MIN_LIFT)
+    elif finding.bottleneck is Bottleneck.INSTANCE_IOPS:
+        iops = max(iops, has_iops * MIN_LIFT)
+    return bps, iops
+
+
+def beyond(finding: Finding) -> str:
+    """Where the next limit is near, what binds once the instance is lifted."""
+    nxt = finding.next_bottleneck
+    if finding.bottleneck.is_credits or nxt is None or nxt.headroom is None:
+        return ""
+    if nxt.headroom >= GROWTH_CAP:
+        return ""
+    what = nxt.bottleneck.value.replace("_", " ").replace("iops", "IOPS")
+    return f"; beyond {nxt.headroom:.2f}× today's rate the {what} limit of {nxt.resource_id} binds"
 
 
 def needs_nitro(instance: Instance, snapshot: Snapshot) -> str:
@@ -119,11 +145,10 @@ def for_instance(
     found: list[Candidate] = []
     nitro_for = needs_nitro(instance, snapshot)
     if today is not None:
-        bps, iops = rates(state, snapshot.data_end)
-        grow = growth(finding)
+        bps, iops = lifted(finding, today, *rates(state, snapshot.data_end))
         wanted = Wanted(
-            throughput_bps=bps * grow,
-            iops=iops * grow,
+            throughput_bps=bps,
+            iops=iops,
             nitro=bool(today.nitro) or bool(nitro_for),
             architectures=frozenset(today.architectures) or None,
         )
@@ -137,7 +162,7 @@ def for_instance(
     if not found or today is None:
         return [_unnamed(finding, instance)]
     now = catalog.instance_monthly(today.name, instance.region)
-    how = STOP_START + (f"; Nitro, for {nitro_for}" if nitro_for else "")
+    how = STOP_START + (f"; Nitro, for {nitro_for}" if nitro_for else "") + beyond(finding)
     return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
 
 

@@ -21,9 +21,10 @@ from analyzer.analyze.advice_instance import (
     option,
     rates,
 )
-from analyzer.analyze.candidates import Wanted, candidates
+from analyzer.analyze.candidates import Wanted, candidates, less_than_today
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import Finding, NextBottleneck, Remedy
+from analyzer.model.limits import XEN_MAX_IOPS
 from analyzer.model.resources import Instance, ResourceType, Volume
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import MIB
@@ -98,7 +99,15 @@ def joint(
     fix = fixes[0]
     grow = factor - 1
     today = host.type_info
-    nitro_for = needs_nitro(host, snapshot)
+    raised = fix.change.after.get("iops") if fix.change is not None else None
+    nitro_for = needs_nitro(host, snapshot) or (
+        f"{volume.ref.resource_id} at {raised:,} IOPS"
+        if isinstance(raised, int)
+        and raised > XEN_MAX_IOPS
+        and fix.change is not None
+        and fix.change.after.get("volume_type") in ("io1", "io2")
+        else ""
+    )
     wanted = Wanted(
         throughput_bps=inst_bps + vol_bps * grow,
         iops=inst_iops + vol_iops * grow,
@@ -115,10 +124,13 @@ def joint(
     if not found:
         return None
     now = catalog.instance_monthly(today.name, region)
-    moved = option(ResourceType.INSTANCE, host.instance_id, today, found[0], now, STOP_START)
+    # The cheapest that keeps today's memory and vCPUs: one change, not a bet on the workload.
+    keeps = [c for c in found if not less_than_today(c.info, today)]
+    chosen = keeps[0] if keeps else found[0]
+    moved = option(ResourceType.INSTANCE, host.instance_id, today, chosen, now, STOP_START)
     action = (
         f"Both at once, sized for {factor:.2f}× today's rate (either alone buys "
-        f"{(nxt.headroom - 1) * 100:.0f} % before the other binds): "
+        f"{max(nxt.headroom - 1, 0) * 100:.0f} % before the other binds): "
         f"{fix.action}; and {moved.action[0].lower()}{moved.action[1:]}"
     )
     parts = (fix.monthly_cost, moved.monthly_cost)

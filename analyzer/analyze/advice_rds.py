@@ -1,9 +1,10 @@
 """What to change about an RDS instance's finding: its storage or its instance class, priced.
 
 Classes are named from what RDS offers the engine in the region (DescribeOrderableDBInstance-
-Options) or, where that is unknown, from the EC2 type data of the families RDS offers. RDS
-runs the engine itself, so any architecture will do: a Graviton class at the price of today's
-often has twice the memory (incident 3 of SPEC.md).
+Options) or, where that is unknown, from the EC2 type data of the families RDS offers (Graviton
+only for MySQL, PostgreSQL and MariaDB). RDS runs the engine itself, so the architecture is
+not the user's concern: a Graviton class near the price of today's often has twice the memory
+(incident 3 of SPEC.md).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Container
 
-from analyzer.analyze.advice_instance import growth, option, rates
+from analyzer.analyze.advice_instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
@@ -38,17 +39,24 @@ GP2_MAX_BASELINE_IOPS = 64_000
 """RDS gp2 striped over four volumes: 16,000 IOPS each."""
 
 
+GRAVITON_ENGINES = frozenset({"mysql", "postgres", "mariadb"})
+"""Engines RDS runs on Graviton classes; Oracle, SQL Server and Db2 run on x86 only."""
+
+
+def _graviton(family_name: str) -> bool:
+    """m6g, r7g, x2g, c6gd, t4g: AWS names its Graviton families with a g after the number."""
+    return family_name.rstrip("d").endswith("g")
+
+
 def _offered(db: DbInstance, catalog: Catalog, memory_only: bool) -> Wanted:
     classes = catalog.db_classes(db.engine, db.region)
     names: Container[str] | None = (
         {c.removeprefix("db.") for c in classes} if classes is not None else None
     )
-    families = (
-        frozenset(f for f in RDS_FAMILIES if f.startswith(MEMORY_OPTIMIZED))
-        if memory_only
-        else RDS_FAMILIES
-    )
-    return Wanted(families=families, names=names)
+    families = {f for f in RDS_FAMILIES if not memory_only or f.startswith(MEMORY_OPTIMIZED)}
+    if classes is None and db.engine not in GRAVITON_ENGINES:
+        families = {f for f in families if not _graviton(f)}
+    return Wanted(families=frozenset(families), names=names)
 
 
 def _classes(
@@ -61,11 +69,12 @@ def _classes(
     today = db.class_info
     bps, iops = rates(state, snapshot.data_end)
     memory = finding.bottleneck is Bottleneck.MEMORY
-    grow = 1.0 if memory else growth(finding)
+    if not memory:
+        bps, iops = lifted(finding, today, bps, iops)
     offered = _offered(db, catalog, memory)
     wanted = Wanted(
-        throughput_bps=bps * grow,
-        iops=iops * grow,
+        throughput_bps=bps,
+        iops=iops,
         memory_bytes=int((today.memory_bytes or 0) * MORE_MEMORY) if memory else 0,
         families=offered.families,
         names=offered.names,
@@ -128,15 +137,26 @@ def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remed
     before = finding.evidence.get("rate_before_empty")
     demand = max(finding.observed, before if isinstance(before, int | float) else 0.0)
     wanted = demand * 1.2
-    fixes = [
-        _priced(
+    threshold = STRIPED_FROM_GIB.get(family(db.engine))
+    if wanted > 3_000 and threshold is not None and db.allocated_gib < threshold:
+        # Below the threshold RDS gp3 is 3,000 IOPS, no more: from it, 12,000 included.
+        gp3 = _priced(
+            f"Move the storage to gp3 and grow to {threshold:,} GiB {RDS_MODIFY}: 12,000 IOPS "
+            f"without credits (below {threshold:,} GiB {db.engine} gp3 has 3,000){_restripes(db)}",
+            db,
+            catalog,
+            "gp3",
+            threshold,
+        )
+    else:
+        gp3 = _priced(
             f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}",
             db,
             catalog,
             "gp3",
             db.allocated_gib,
         )
-    ]
+    fixes = [gp3]
     size = max(db.allocated_gib + 1, math.ceil(wanted / 3))
     if 3 * size <= GP2_MAX_BASELINE_IOPS:
         fixes.append(

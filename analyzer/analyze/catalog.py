@@ -125,8 +125,7 @@ class Catalog:
         if listed is not None:
             total = (
                 listed.per_gib * size_gib
-                + listed.per_iops * extra_iops
-                + listed.per_iops_above_3000 * extra_iops
+                + (listed.per_iops or listed.per_iops_above_3000) * extra_iops
                 + listed.per_mibps_above_125 * extra_mibps
             )
             return round(total * copies, 2)

@@ -1,0 +1,51 @@
+"""RDS fixes: classes RDS offers the engine, and storage sized and priced."""
+
+from __future__ import annotations
+
+from analyzer.analyze import prices
+from analyzer.analyze.advice_rds import _gp2_fixes, _offered
+from analyzer.analyze.catalog import Catalog
+from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.resources import DbInstance, ResourceRef, ResourceType
+from analyzer.model.units import Unit
+
+DEMO = Catalog(prices.load(prices.DEMO))
+
+
+def db(engine: str = "mysql", size: int = 200) -> DbInstance:
+    return DbInstance("orders", "us-east-1", engine, "db.m5.2xlarge", "gp2", size, "available")
+
+
+def test_without_the_orderable_list_graviton_only_for_the_open_source_engines():
+    assert "r6g" in _offered(db("mysql"), DEMO, memory_only=True).families  # type: ignore[operator]
+    sqlserver = _offered(db("sqlserver-se"), DEMO, memory_only=True).families
+    assert sqlserver is not None
+    assert "r6g" not in sqlserver and "x2g" not in sqlserver and "r6i" in sqlserver
+
+
+def drain(observed: float) -> Finding:
+    return Finding(
+        "rds-burst-exhaustion",
+        Severity.WARNING,
+        ResourceRef(ResourceType.DB_INSTANCE, "orders", "us-east-1"),
+        Bottleneck.BURST_CREDITS,
+        "draining",
+        observed=observed,
+        limit=600,
+        unit=Unit.IOPS,
+    )
+
+
+def test_gp3_below_the_striping_threshold_is_grown_to_it_where_3000_iops_are_too_few():
+    gp3, grow = _gp2_fixes(drain(2_550), db(), DEMO)
+    # 2,550 IOPS with a fifth more room: more than the 3,000 gp3 gives MySQL below 400 GiB.
+    assert gp3.action.startswith("Move the storage to gp3 and grow to 400 GiB")
+    assert gp3.change is not None and gp3.change.after == {
+        "storage_type": "gp3",
+        "allocated_gib": 400,
+    }
+    assert gp3.monthly_delta == 23.00  # RDS gp2 and gp3: $0.115 a GiB-month
+    assert grow.action.startswith("Grow the allocated storage to 1,020 GiB")
+    small, _ = _gp2_fixes(drain(1_000), db(), DEMO)
+    assert small.action.startswith("Move the storage to gp3 with ModifyDBInstance")
+    assert small.monthly_delta == 0.0
