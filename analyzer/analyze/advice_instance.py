@@ -194,7 +194,8 @@ def to_nitro(
     how = (
         f"{STOP_START}; on Nitro {volume.volume_id} delivers the "
         f"{units.iops(volume.iops or 0)} provisioned (and already paid for), off Nitro at "
-        f"most {units.iops(XEN_MAX_IOPS)}"
+        f"most {units.iops(XEN_MAX_IOPS)}; from Xen the AMI needs the ENA and NVMe drivers, "
+        "and volumes appear as NVMe devices"
     )
     return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
 

@@ -10,6 +10,7 @@ today's are kept and marked: whether the workload fits is the operator's call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,15 @@ def family(name: str) -> str:
     return name.split(".", 1)[0]
 
 
+SPECIAL = re.compile(r"^(?:p\d|g\d|gr\d|inf\d|trn\d|dl\d|f\d|vt\d|mac\d|u\d*[a-z]*-|hpc\d)")
+"""Families bought for something else (GPUs, accelerators, FPGAs, Macs, High Memory, HPC):
+never offered for EBS bandwidth unless today's type is one of them."""
+
+
+def special(name: str) -> bool:
+    return SPECIAL.match(name) is not None
+
+
 def sustained(info: InstanceType) -> tuple[float, float]:
     """EBS throughput and IOPS a type holds for as long as the load lasts: its baseline (a
     type that bursts falls back to it once its EBS credits are spent)."""
@@ -73,6 +83,7 @@ def _fits(info: InstanceType, today: InstanceType, wanted: Wanted) -> bool:
         and (wanted.families is None or family(info.name) in wanted.families)
         and (wanted.names is None or info.name in wanted.names)
         and ".metal" not in info.name
+        and (special(today.name) or not special(info.name))
     )
 
 

@@ -57,3 +57,13 @@ def test_unpriced_types_come_last_and_todays_family_is_always_shown():
 def test_nothing_fits_nothing_is_named():
     wanted = Wanted(throughput_bps=100_000 * MB)
     assert candidates(TODAY, OFFERED, wanted, PRICES.get) == []
+
+
+def test_gpu_and_other_special_families_are_not_offered_for_ebs_bandwidth():
+    offered = [
+        *OFFERED,
+        kind("p5.48xlarge", 10_000, 2_048, 192),
+        kind("u-6tb1.56xlarge", 4_750, 6_144, 224),
+    ]
+    names = [c.name for c in candidates(TODAY, offered, Wanted(throughput_bps=3_670 * MB), {}.get)]
+    assert "p5.48xlarge" not in names and "u-6tb1.56xlarge" not in names
