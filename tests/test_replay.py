@@ -1,0 +1,39 @@
+"""The rules over past data, cycle by cycle: what fired, when, and when it resolved."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from analyzer.analyze import prices
+from analyzer.analyze import rules as rule_files
+from analyzer.analyze.catalog import Catalog
+from analyzer.model.metrics import Measure
+from analyzer.replay import replay
+from tests.helpers import T0, series, volume_state
+
+
+def test_a_drain_that_stops_fires_then_resolves_five_minutes_after_it_has_gone() -> None:
+    # 1,500 IOPS on gp2 50 GiB for 20 min (1.5 points a minute), then 100 IOPS.
+    state = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([1_500] * 21 + [100] * 40),
+            Measure.THROUGHPUT: series([1_500 * 4_096] * 21 + [100 * 4_096] * 40),
+            Measure.BURST_BALANCE: series([100 - 1.5 * i for i in range(21)] + [70] * 40),
+        },
+    )
+    done = replay(
+        [state], rule_files.load(), Catalog(prices.load()), T0, T0 + timedelta(minutes=60)
+    )
+    [fired] = done.fired
+    assert (fired.rule, fired.resource_id) == ("gp2-burst-exhaustion", "vol-1")
+    # Within minutes of the start: the 5-minute rate at 1,500 IOPS empties 90 % in 60 min.
+    assert T0 + timedelta(minutes=5) <= fired.fired_at <= T0 + timedelta(minutes=10)
+    # The drain stops at 21 min; the alert resolves five minutes after its condition went.
+    assert fired.resolved_at is not None
+    assert T0 + timedelta(minutes=26) <= fired.resolved_at <= T0 + timedelta(minutes=30)
+    assert done.firing_at[fired.resolved_at] == frozenset()
+    assert done.firing_at[fired.resolved_at - timedelta(minutes=1)] == {
+        ("gp2-burst-exhaustion", "vol-1")
+    }
