@@ -209,6 +209,19 @@ def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         type=Path,
         help="rule directories or files (default: the shipped rules)",
     )
+    testing = rules_sub.add_parser(
+        "test",
+        help="run rule tests (input series, expected alerts); exit 1 on a mismatch",
+    )
+    testing.add_argument("files", nargs="+", metavar="FILE", type=Path, help="rule test files")
+    testing.add_argument(
+        "--rules",
+        dest="dirs",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="rule directories to test (repeatable; default: the shipped rules)",
+    )
     listing = rules_sub.add_parser("list", help="list the rules in force")
     listing.add_argument(
         "dirs",

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from analyzer import daemon, demo, logs
+from analyzer import daemon, demo, logs, rule_tests
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser
@@ -94,6 +94,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _rules(args: argparse.Namespace) -> int:
     ruleset = rules.load(args.dirs or None)
+    if args.rules_command == "test":
+        outcome = rule_tests.run_files(args.files, ruleset)
+        for line in outcome.failures:
+            print(line)
+        files = len(args.files)
+        if outcome.failures:
+            print(f"{len(outcome.failures)} failure(s) in {outcome.tests} test(s), {files} file(s)")
+            return 1
+        print(f"{outcome.tests} test(s) in {files} file(s) passed")
+        return 0
     if args.rules_command == "check":
         enabled = len(ruleset.rules)
         print(f"{len(ruleset)} rule(s) valid ({enabled} enabled)")
