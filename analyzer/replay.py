@@ -18,7 +18,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.deliver.alerts import AlertBook, AlertState
-from analyzer.model.findings import Severity
+from analyzer.model.findings import Bottleneck, Severity
 from analyzer.model.state import ResourceState
 
 STEP_S = 60.0
@@ -30,6 +30,7 @@ class Fired:
     rule: str
     severity: Severity
     resource_id: str
+    bottleneck: Bottleneck
     fired_at: datetime
     resolved_at: datetime | None = None
 
@@ -72,7 +73,10 @@ def replay(
         for key, alert in book.alerts.items():
             if alert.state is AlertState.FIRING and key not in open_:
                 open_[key] = len(out.fired)
-                out.fired.append(Fired(alert.rule, alert.severity, alert.resource_id, at))
+                bottleneck = alert.finding.bottleneck
+                out.fired.append(
+                    Fired(alert.rule, alert.severity, alert.resource_id, bottleneck, at)
+                )
             elif alert.state is AlertState.RESOLVED and key in open_:
                 index = open_.pop(key)
                 out.fired[index] = replace(out.fired[index], resolved_at=at)
