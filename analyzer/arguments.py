@@ -108,7 +108,29 @@ def build_parser() -> argparse.ArgumentParser:
     _cost_command(commands)
     _demo_command(commands)
     _rules_command(commands)
+    _backtest_command(commands)
     return parser
+
+
+def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    backtest = commands.add_parser(
+        "backtest",
+        help="replay the rules over past data: what would have fired, and what happened",
+        description="Fetches the inventory's history from CloudWatch (the cost is printed "
+        "before and after), replays the rules minute by minute over it as the daemon would "
+        "have, and reports the alerts, every bucket that ran empty and every limit held, with "
+        "the lead time of the first warning, beside a BurstBalance < 20 % alarm's.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    backtest.add_argument(
+        "--since",
+        default="14d",
+        metavar="DURATION",
+        help="how far back: 90m, 6h, 14d (default 14d; CloudWatch keeps 1-minute data 15 days)",
+    )
+    _format(backtest)
+    _common(backtest)
 
 
 def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,17 +7,21 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from analyzer import daemon, demo, logs, rule_tests
+from analyzer import backtest, backtest_text, daemon, demo, logs, rule_tests
 from analyzer import settings as settings_mod
-from analyzer.analyze import rules
+from analyzer.analyze import prices, rules
+from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser
+from analyzer.collect.window import aligned
 from analyzer.cycle import Analyzer
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
+from analyzer.model import units
+from analyzer.model.units import parse_duration
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:
@@ -74,6 +78,57 @@ def _cost(args: argparse.Namespace) -> int:
         return 0
     cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
     sys.stdout.write(report.cost_table(table, *cadence))
+    return 0
+
+
+MAX_SINCE_S = 15 * 86400.0
+"""CloudWatch keeps 1-minute data for 15 days."""
+
+
+def _backtest(args: argparse.Namespace) -> int:
+    try:
+        since_s = float(parse_duration(args.since))
+    except ValueError as exc:
+        raise ConfigError(f"--since {args.since}: {exc}") from None
+    if not 0 < since_s <= MAX_SINCE_S:
+        raise ConfigError(f"--since {args.since}: must be above 0 and at most 15d")
+    settings = _settings(args)
+    ruleset = rules.load(settings.rule_dirs)
+    analyzer = Analyzer(settings, ruleset)
+    now = datetime.now(UTC)
+    wanted = analyzer.history_queries()
+    price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
+    count = sum(len(q) for q in wanted.values())
+    print(
+        f"{PROG}: fetching {count:,} metrics over {units.duration(since_s)}: about "
+        f"${count * price:,.4f} of GetMetricData",
+        file=sys.stderr,
+    )
+    raw, stats = analyzer.history(wanted, since_s, now)
+    print(
+        f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
+        f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
+        file=sys.stderr,
+    )
+    if stats.outcome == "failed":
+        reason = stats.errors[0] if stats.errors else "unknown"
+        print(f"{PROG}: error: no metric could be read: {reason}", file=sys.stderr)
+        return AwsCallError.exit_code
+    end = aligned(now, 60, 0, settings.settle_delay).end
+    start = end - timedelta(seconds=since_s) + timedelta(seconds=ruleset.reach())
+    result = backtest.backtest(
+        analyzer.inventories(),
+        raw,
+        ruleset,
+        Catalog(prices.load(settings.prices)),
+        start,
+        end,
+        settings.resolve_after,
+    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(backtest_text.render(result))
     return 0
 
 
@@ -143,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "backtest":
+            return _backtest(args)
         raise ConfigError(f"unknown command {args.command!r}")
     except AnalyzerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import inventory, queries
+from analyzer.collect import cloudwatch, inventory, queries
 from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
@@ -23,17 +23,27 @@ from analyzer.collect.offers import AwsOffers
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
-from analyzer.collect.window import aligned
+from analyzer.collect.window import Window, aligned
 from analyzer.errors import ConfigError
 from analyzer.model.costs import Cadence, Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
+from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.polling import RegionPoller
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+HISTORY_POINTS_PER_CALL = 100_800
+"""GetMetricData returns at most this many datapoints a call (a page)."""
+
+
+def history_batch(window: Window) -> int:
+    """Queries a call over `window` carries so that it answers in one page, at least one."""
+    return max(1, min(cloudwatch.MAX_QUERIES, HISTORY_POINTS_PER_CALL // max(window.periods, 1)))
+
 
 LOOKBACK_MARGIN_S = 600.0
 """History kept beyond what the rules read: late datapoints and a few missed cycles."""
@@ -117,6 +127,37 @@ class Analyzer:
             instances=sum(len(i.instances) for i in fresh.values()),
         )
         return fresh
+
+    def inventories(self) -> dict[str, Inventory]:
+        """What the last refresh found, by region."""
+        return self._inventories
+
+    def history_queries(self) -> dict[str, list[MetricQuery]]:
+        """Per region, every metric of the inventory (described afresh), at its own period."""
+        return {
+            region: [q for found in queries.for_inventory(inv, None).values() for q in found]
+            for region, inv in self.refresh_inventory().items()
+        }
+
+    def history(
+        self, wanted: dict[str, list[MetricQuery]], since_s: float, now: datetime
+    ) -> tuple[dict[str, dict[str, dict[str, Series]]], FetchStats]:
+        """These metrics over the last `since_s`, each at its own period, in one pass: by
+        region, then resource id, then metric name."""
+        raw: dict[str, dict[str, dict[str, Series]]] = {}
+        stats = FetchStats()
+        for region, found in wanted.items():
+            mine: dict[str, dict[str, Series]] = {}
+            for period in sorted({q.period_s for q in found}):
+                window = aligned(now, period, since_s, self.settings.settle_delay)
+                group = [q for q in found if q.period_s == period]
+                for batch in cloudwatch.batches(group, history_batch(window)):
+                    fetched, batch_stats = self._for(region).metrics.fetch(batch, window)
+                    stats.merge(batch_stats)
+                    for query, series in fetched.items():
+                        mine.setdefault(query.resource_id, {})[query.metric] = series
+            raw[region] = mine
+        return raw, stats
 
     def _poller(self, region: str) -> RegionPoller:
         if region not in self._pollers:

@@ -1,0 +1,63 @@
+"""The backtest as a terminal report: what fired, what happened, and who saw it first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from analyzer.backtest import ALARM_PERCENT, Backtest, Episode
+from analyzer.model import units
+
+
+def _at(moment: datetime | None) -> str:
+    return moment.astimezone(UTC).strftime("%m-%d %H:%M") if moment is not None else "-"
+
+
+def _ahead(lead: float | None) -> str:
+    return f"{units.duration(lead)} ahead" if lead is not None else "missed"
+
+
+def _episode(e: Episode, alarm: bool) -> str:
+    ours = (
+        f"warned {_at(e.warned_at)} ({_ahead(e.lead_seconds)})"
+        if e.warned_at is not None
+        else (f"detected {_at(e.detected_at)}" if e.detected_at is not None else "not warned")
+    )
+    line = f"  {e.resource_id:<24} {e.what:<15} {_at(e.started_at)} → {_at(e.ended_at):<11}  {ours}"
+    if alarm:
+        theirs = (
+            f"{_at(e.alarm_at)} ({_ahead(e.alarm_lead_seconds)})"
+            if e.alarm_at is not None
+            else "never"
+        )
+        line += f"; BurstBalance < {ALARM_PERCENT:.0f} % alarm: {theirs}"
+    return line
+
+
+def render(result: Backtest) -> str:
+    span = units.duration((result.end - result.start).total_seconds())
+    lines = [
+        f"Backtest {_at(result.start)} → {_at(result.end)} UTC ({span}), the rules replayed "
+        "every minute",
+        "",
+        f"ALERTS ({len(result.fired)})",
+    ]
+    lines += [
+        f"  {_at(f.fired_at)} → {_at(f.resolved_at):<11}  {f.severity.value:<8} "
+        f"{f.rule:<34} {f.resource_id}"
+        for f in result.fired
+    ] or ["  none"]
+    lines += ["", f"EXHAUSTIONS ({len(result.exhaustions)}): a balance at 1 % or less"]
+    lines += [_episode(e, alarm=True) for e in result.exhaustions] or ["  none"]
+    lines += ["", f"SATURATIONS ({len(result.saturations)}): 95 % of a limit for 5 min or more"]
+    lines += [_episode(e, alarm=False) for e in result.saturations] or ["  none"]
+    quality = result.as_dict()["quality"]
+    alarm = quality["alarm"]
+    lines += [
+        "",
+        f"QUALITY  the rules: {quality['warned']} of {quality['exhaustions']} exhaustions "
+        f"warned ahead, {quality['false_warnings']} false warning(s) · "
+        f"BurstBalance < {ALARM_PERCENT:.0f} % alarm: {alarm['warned']} of "
+        f"{quality['exhaustions']} ahead, {alarm['false_episodes']} false of "
+        f"{alarm['episodes']} episode(s)",
+    ]
+    return "\n".join(lines) + "\n"
