@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     _demo_command(commands)
     _rules_command(commands)
     _backtest_command(commands)
+    _record_command(commands)
     return parser
 
 
@@ -123,14 +124,48 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _span(backtest, "14d")
     backtest.add_argument(
-        "--since",
-        default="14d",
-        metavar="DURATION",
-        help="how far back: 90m, 6h, 14d (default 14d; CloudWatch keeps 1-minute data 15 days)",
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="replay a recording (ebs-analyzer record) instead of fetching: no AWS needed",
     )
     _format(backtest)
     _common(backtest)
+
+
+def _span(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--since",
+        default=default,
+        metavar="DURATION",
+        help=f"how far back: 90m, 6h, 14d (default {default}; CloudWatch keeps 1-minute data "
+        "15 days)",
+    )
+    parser.add_argument(
+        "--until",
+        metavar="TIME",
+        help="the end of the span, such as 2026-11-17T18:00:00Z (default: now)",
+    )
+
+
+def _record_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    record = commands.add_parser(
+        "record",
+        help="save the inventory and its raw datapoints for offline backtests and demos",
+        description="Fetches the inventory and its history from CloudWatch (the cost is "
+        "printed before and after) and writes them to a gzip'd JSON file that "
+        "`backtest --from FILE` replays without credentials.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _span(record, "3d")
+    record.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="FILE", help="where to write it"
+    )
+    _common(record)
 
 
 def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

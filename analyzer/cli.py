@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from analyzer import backtest, backtest_text, daemon, demo, logs, rule_tests
+from analyzer import backtest, backtest_text, daemon, demo, logs, recording, rule_tests
 from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
@@ -85,17 +85,32 @@ MAX_SINCE_S = 15 * 86400.0
 """CloudWatch keeps 1-minute data for 15 days."""
 
 
-def _backtest(args: argparse.Namespace) -> int:
+def _since(args: argparse.Namespace) -> float:
     try:
         since_s = float(parse_duration(args.since))
     except ValueError as exc:
         raise ConfigError(f"--since {args.since}: {exc}") from None
     if not 0 < since_s <= MAX_SINCE_S:
         raise ConfigError(f"--since {args.since}: must be above 0 and at most 15d")
-    settings = _settings(args)
-    ruleset = rules.load(settings.rule_dirs)
-    analyzer = Analyzer(settings, ruleset)
-    now = datetime.now(UTC)
+    return since_s
+
+
+def _until(args: argparse.Namespace) -> datetime:
+    if args.until is None:
+        return datetime.now(UTC)
+    try:
+        until = datetime.fromisoformat(args.until)
+    except ValueError:
+        raise ConfigError(
+            f"--until {args.until}: expected a time such as 2026-11-17T18:00:00Z"
+        ) from None
+    return until if until.tzinfo else until.replace(tzinfo=UTC)
+
+
+def _live_history(args: argparse.Namespace, analyzer: Analyzer) -> recording.Recording:
+    """The inventory's history over --since up to --until, fetched once, its cost said."""
+    settings = analyzer.settings
+    since_s, until = _since(args), _until(args)
     wanted = analyzer.history_queries()
     price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
     count = sum(len(q) for q in wanted.values())
@@ -104,7 +119,7 @@ def _backtest(args: argparse.Namespace) -> int:
         f"${count * price:,.4f} of GetMetricData",
         file=sys.stderr,
     )
-    raw, stats = analyzer.history(wanted, since_s, now)
+    raw, stats = analyzer.history(wanted, since_s, until)
     print(
         f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
         f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
@@ -112,23 +127,53 @@ def _backtest(args: argparse.Namespace) -> int:
     )
     if stats.outcome == "failed":
         reason = stats.errors[0] if stats.errors else "unknown"
-        print(f"{PROG}: error: no metric could be read: {reason}", file=sys.stderr)
-        return AwsCallError.exit_code
-    end = aligned(now, 60, 0, settings.settle_delay).end
-    start = end - timedelta(seconds=since_s) + timedelta(seconds=ruleset.reach())
+        raise AwsCallError(f"no metric could be read: {reason}")
+    end = aligned(until, 60, 0, settings.settle_delay).end
+    return recording.Recording(end - timedelta(seconds=since_s), end, analyzer.inventories(), raw)
+
+
+def _backtest(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    ruleset = rules.load(settings.rule_dirs)
+    if args.source is not None:
+        history = recording.read(args.source)
+    else:
+        history = _live_history(args, Analyzer(settings, ruleset))
+    start = history.start + timedelta(seconds=ruleset.reach())
+    if start >= history.end:
+        raise ConfigError(
+            f"--since: the history must be longer than the {units.duration(ruleset.reach())} "
+            "the rules read before their first cycle"
+        )
     result = backtest.backtest(
-        analyzer.inventories(),
-        raw,
+        history.inventories,
+        history.raw,
         ruleset,
         Catalog(prices.load(settings.prices)),
         start,
-        end,
+        history.end,
         settings.resolve_after,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
     else:
         sys.stdout.write(backtest_text.render(result))
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    history = _live_history(args, Analyzer(settings, rules.load(settings.rule_dirs)))
+    recording.write(args.output, history)
+    series = sum(len(r) for by_region in history.raw.values() for r in by_region.values())
+    found = sum(
+        len(i.volumes) + len(i.instances) + len(i.db_instances)
+        for i in history.inventories.values()
+    )
+    print(
+        f"{PROG}: recorded {series:,} series of {found:,} resources to {args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -200,6 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "backtest":
             return _backtest(args)
+        if args.command == "record":
+            return _record(args)
         raise ConfigError(f"unknown command {args.command!r}")
     except AnalyzerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -67,3 +67,30 @@ def test_the_text_report_names_both_leads(shop, capsys) -> None:  # type: ignore
 def test_since_beyond_what_cloudwatch_keeps_is_refused(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["backtest", "--since", "30d", "--region", "us-east-1"]) == 2
     assert "--since 30d: must be above 0 and at most 15d" in capsys.readouterr().err
+
+
+def test_a_recording_replays_offline_exactly_as_the_live_history(shop, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    until = datetime.now(UTC).replace(second=0, microsecond=0).isoformat()
+    span = ["--since", "6h", "--until", until, "--region", "us-east-1"]
+    assert main(["backtest", *span, "--format", "json"]) == 0
+    live = capsys.readouterr().out
+    path = tmp_path / "shop.json.gz"
+    assert main(["record", *span, "-o", str(path)]) == 0
+    assert "recorded" in capsys.readouterr().err
+    # Offline: no AWS at all (moto would answer; the endpoint below would not).
+    offline = ["backtest", "--from", str(path), "--format", "json", "--region", "us-east-1"]
+    import os
+
+    os.environ["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+    try:
+        assert main(offline) == 0
+    finally:
+        del os.environ["AWS_ENDPOINT_URL"]
+    assert capsys.readouterr().out == live
+
+
+def test_a_file_that_is_not_a_recording_says_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "x.json.gz"
+    path.write_text("hello")
+    assert main(["backtest", "--from", str(path)]) == 2
+    assert f"{path}: not a recording" in capsys.readouterr().err

@@ -1,0 +1,173 @@
+"""A recording: the inventory and the raw datapoints of a span of time, in one gzip'd JSON
+file, for backtests and demos without credentials (`record`, `backtest --from`).
+
+Only what CloudWatch and the Describe* calls returned is kept, so that a backtest over a
+recording runs the very code a backtest over the live history runs, and finds the same.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from analyzer.errors import ConfigError
+from analyzer.model.resources import (
+    DbInstance,
+    Instance,
+    InstanceType,
+    Inventory,
+    Modification,
+    Volume,
+)
+from analyzer.model.series import Series, Status
+
+FORMAT = "ebs-analyzer-recording"
+VERSION = 1
+
+Raw = dict[str, dict[str, dict[str, Series]]]
+"""By region, resource id, then metric name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    start: datetime
+    end: datetime
+    """The span the datapoints cover: `[start, end)`."""
+    inventories: dict[str, Inventory]
+    raw: Raw
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _series(series: Series) -> dict[str, Any]:
+    return {
+        "period_s": series.period_s,
+        "status": series.status.value,
+        "error": series.error,
+        "t": [int(t.timestamp()) for t in series.timestamps],
+        "v": list(series.values),
+    }
+
+
+def write(path: Path, recording: Recording) -> None:
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "start": recording.start.astimezone(UTC).isoformat(),
+        "end": recording.end.astimezone(UTC).isoformat(),
+        "regions": {
+            region: {
+                "inventory": _plain(inventory),
+                "series": {
+                    rid: {metric: _series(s) for metric, s in by_metric.items()}
+                    for rid, by_metric in recording.raw.get(region, {}).items()
+                },
+            }
+            for region, inventory in recording.inventories.items()
+        },
+    }
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump(document, out, separators=(",", ":"))
+
+
+def _type(raw: Mapping[str, Any] | None) -> InstanceType | None:
+    if raw is None:
+        return None
+    return InstanceType(**{**raw, "architectures": tuple(raw.get("architectures", ()))})
+
+
+def _volume(raw: Mapping[str, Any]) -> Volume:
+    return Volume(
+        **{
+            **raw,
+            "also_attached_to": tuple(raw.get("also_attached_to", ())),
+            "modifications": tuple(
+                Modification(**{**m, "started": datetime.fromisoformat(m["started"])})
+                for m in raw.get("modifications", ())
+            ),
+        }
+    )
+
+
+def _instance(raw: Mapping[str, Any]) -> Instance:
+    return Instance(
+        **{
+            **raw,
+            "volume_ids": tuple(raw.get("volume_ids", ())),
+            "type_info": _type(raw.get("type_info")),
+        }
+    )
+
+
+def _db(raw: Mapping[str, Any]) -> DbInstance:
+    return DbInstance(**{**raw, "class_info": _type(raw.get("class_info"))})
+
+
+def _inventory(raw: Mapping[str, Any]) -> Inventory:
+    return Inventory(
+        raw["region"],
+        tuple(_volume(v) for v in raw.get("volumes", ())),
+        tuple(_instance(i) for i in raw.get("instances", ())),
+        tuple(_db(d) for d in raw.get("db_instances", ())),
+    )
+
+
+def _read_series(raw: Mapping[str, Any]) -> Series:
+    stamps = tuple(datetime.fromtimestamp(t, UTC) for t in raw["t"])
+    return Series(
+        stamps,
+        tuple(float(v) for v in raw["v"]),
+        int(raw["period_s"]),
+        Status(raw["status"]),
+        raw.get("error"),
+    )
+
+
+def read(path: Path) -> Recording:
+    """The recording at `path`; a file that is not one is a ConfigError naming it."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as source:
+            document = json.load(source)
+    except gzip.BadGzipFile:
+        raise ConfigError(f"{path}: not a recording (not gzip'd)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read a recording: {exc.strerror or exc}") from None
+    except (ValueError, EOFError) as exc:
+        raise ConfigError(f"{path}: not a recording: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ConfigError(f"{path}: not a recording (no format {FORMAT!r})")
+    if document.get("version") != VERSION:
+        raise ConfigError(
+            f"{path}: recording version {document.get('version')!r}; this version reads {VERSION}"
+        )
+    try:
+        regions = document["regions"]
+        return Recording(
+            datetime.fromisoformat(document["start"]),
+            datetime.fromisoformat(document["end"]),
+            {region: _inventory(r["inventory"]) for region, r in regions.items()},
+            {
+                region: {
+                    rid: {metric: _read_series(s) for metric, s in by_metric.items()}
+                    for rid, by_metric in r.get("series", {}).items()
+                }
+                for region, r in regions.items()
+            },
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: a broken recording: {type(exc).__name__}: {exc}") from None
