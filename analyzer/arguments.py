@@ -256,7 +256,7 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rules_cmd = commands.add_parser("rules", help="validate or list rule files")
+    rules_cmd = commands.add_parser("rules", help="validate, list or test rule files")
     rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
     check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
     check.add_argument(
