@@ -20,6 +20,7 @@ from analyzer.collect.aws import default_region
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
 from analyzer.collect.offers import AwsOffers
+from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
@@ -182,6 +183,7 @@ class Analyzer:
                 ),
                 cadence=self._cadence(),
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
+                past=PastDays() if self.rules.reads_past() else None,
             )
         return self._pollers[region]
 

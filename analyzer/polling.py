@@ -14,13 +14,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.tiers import TierPolicy, classify
 from analyzer.collect import cloudwatch, queries
 from analyzer.collect.history import History
+from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import aligned
@@ -55,6 +56,10 @@ class RegionPoller:
     span_s: float | None = None
     """Measures are worked out over this last stretch of the history (what the analysis
     reads); None: over all of it."""
+    past: PastDays | None = None
+    """The balances' daily minima, fetched a few times a day beside the polls."""
+    _dated: dict[str, tuple[ResourceState, int, ResourceState]] = field(default_factory=dict)
+    """By resource id: the state as polled, the past's version, and the state with its past."""
     _inventory: Inventory | None = None
     _ids: set[str] = field(default_factory=set)
     _plan: tuple[Inventory, int, dict[str, list[MetricQuery]]] | None = None
@@ -81,7 +86,25 @@ class RegionPoller:
                 break
         if self.adaptive:
             self._stagger(new, now)
+        if self.past is not None:
+            self.past.refresh(self.region.metrics, inv, now, stats)
+            found = [self._with_past(state, self.past) for state in found]
+            if len(self._dated) > len(found):  # resources gone from the inventory
+                ids = {state.ref.resource_id for state in found}
+                self._dated = {rid: kept for rid, kept in self._dated.items() if rid in ids}
         return found
+
+    def _with_past(self, state: ResourceState, past: PastDays) -> ResourceState:
+        """The state with its past, the very object of last cycle where neither changed (the
+        analysis skips a quiet resource whose state is the same object)."""
+        rid = state.ref.resource_id
+        kept = self._dated.get(rid)
+        if kept is not None and kept[0] is state and kept[1] == past.version:
+            return kept[2]
+        mine = past.of(rid)
+        dated = replace(state, past=mine) if mine else state
+        self._dated[rid] = (state, past.version, dated)
+        return dated
 
     def asked_until(self) -> Mapping[str, datetime]:
         """By resource id, the end of the latest window CloudWatch answered for it."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.kinds.credit_trend import CreditTrend
 from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
 from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.errors import ConfigError
@@ -26,13 +27,20 @@ from analyzer.model.state import ResourceState
 from analyzer.yamlfile import read_yaml
 
 Rule = Annotated[
-    CreditForecast | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
+    CreditForecast | CreditTrend | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
     Field(discriminator="kind"),
 ]
 
 KINDS = {
     cls.model_fields["kind"].default: cls
-    for cls in (CreditForecast, CreditsExhausted, IopsCap, ThroughputCap, MemoryPressure)
+    for cls in (
+        CreditForecast,
+        CreditTrend,
+        CreditsExhausted,
+        IopsCap,
+        ThroughputCap,
+        MemoryPressure,
+    )
 }
 
 _RULE = TypeAdapter(Rule)
@@ -66,6 +74,10 @@ class RuleSet:
         default windows of an outlook worked out where no rule sets them."""
         defaults = ForecastWindows()
         return max([defaults.rate_s, defaults.trend_s, *(r.reach() for r in self.rules)])
+
+    def reads_past(self) -> bool:
+        """Whether a rule in force reads the past days (and they are worth fetching)."""
+        return any(getattr(r, "reads_past", False) for r in self.rules)
 
     def longest_horizon(self) -> float:
         """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""

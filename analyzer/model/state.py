@@ -97,6 +97,8 @@ class ResourceState:
     """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
     windows: ForecastWindows = field(default_factory=ForecastWindows)
     """The windows its rates and its credit outlook are read over."""
+    past: Mapping[Measure, Series] = field(default_factory=dict)
+    """Its balances' daily minima over the last two weeks (whole UTC days), where fetched."""
     mismatches: tuple[Mismatch, ...] = ()
     """Limits the data contradicts; set by the analysis stage."""
     outlook: Outlook | None = None
