@@ -1,0 +1,60 @@
+"""The daily minimum's trend: days ahead of a daily drain that empties."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from analyzer.analyze.kinds.credit_trend import CreditTrend, daily_minima, slope_per_day
+from analyzer.model.metrics import Measure
+from analyzer.model.series import Series, Status
+from tests.helpers import evaluate, volume_state
+
+MONDAY = datetime(2026, 11, 16, tzinfo=UTC)
+RULE = CreditTrend(id="trend", resource_types=["volume"], severity="warning")
+
+
+def minima(*values: float, start: datetime = MONDAY) -> Series:
+    points = [(start + timedelta(days=i), v) for i, v in enumerate(values)]
+    return Series.of(points, 86_400, Status.OK)
+
+
+def with_past(series: Series):  # type: ignore[no-untyped-def]
+    state = volume_state("gp2", 800, {Measure.BURST_BALANCE: minima(100.0)})
+    return replace(state, past={Measure.BURST_BALANCE: series})
+
+
+def test_minima_falling_ten_points_a_day_are_empty_within_two_days() -> None:
+    found = evaluate(RULE, with_past(minima(60, 50, 40, 30, 20)))
+    assert found is not None
+    assert "falling about 10 points a day" in found.summary
+    assert "(40%, 30%, 20% on the last 3 days)" in found.summary
+    assert "empty within 2 days" in found.summary
+    assert found.evidence["forecast"] == "trend"
+    assert found.evidence["points_per_day"] == pytest.approx(-10)
+    assert found.seconds_to_empty == pytest.approx(2 * 86_400)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        (20, 21, 19, 20),  # low but flat: not a trend
+        (90, 85, 80),  # falling, but a fortnight from empty
+        (30, 20),  # two days are not a trend
+        (20, 10, 0),  # already empty: the exhausted rule says so
+    ],
+)
+def test_no_warning_without_a_trend_that_reaches_zero_within_a_week(values) -> None:  # type: ignore[no-untyped-def]
+    assert evaluate(RULE, with_past(minima(*values))) is None
+
+
+def test_weekends_are_read_apart_from_weekdays() -> None:
+    # Mon–Fri falling to 20 %, the weekend full: the weekdays decide on a Friday...
+    week = minima(60, 50, 40, 30, 20, 100, 100)
+    friday = Series.of(week.points()[:5], 86_400, Status.OK)
+    assert [v for _, v in daily_minima(friday, 3)[-3:]] == [40, 30, 20]
+    # ...and on Sunday the weekend days (too few) do not hide the week: all days count.
+    assert len(daily_minima(week, 3)) == 7
+    assert slope_per_day(daily_minima(week, 3)[-3:]) > 0
