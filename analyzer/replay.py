@@ -19,6 +19,8 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.deliver.alerts import AlertBook, AlertState
 from analyzer.model.findings import Bottleneck, Severity
+from analyzer.model.metrics import Measure
+from analyzer.model.series import Series
 from analyzer.model.state import ResourceState
 
 STEP_S = 60.0
@@ -45,10 +47,44 @@ class Replay:
     pending_at: dict[datetime, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
 
-def cut(state: ResourceState, at: datetime) -> ResourceState:
-    """The state as its series stood at `at`."""
+PAST_DAYS = 14
+DAY = timedelta(days=1)
+BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
+
+
+def daily_minima(state: ResourceState) -> dict[Measure, list[tuple[datetime, float]]]:
+    """Each balance's minimum per whole UTC day of the data: what the daemon's daily
+    `Minimum` request would have answered on the days after."""
+    out: dict[Measure, list[tuple[datetime, float]]] = {}
+    for measure in BALANCES:
+        lows: dict[datetime, float] = {}
+        for at, value in state.measure(measure).points():
+            day = at.replace(hour=0, minute=0, second=0, microsecond=0)
+            lows[day] = min(value, lows.get(day, value))
+        if lows:
+            out[measure] = sorted(lows.items())
+    return out
+
+
+def cut(
+    state: ResourceState,
+    at: datetime,
+    minima: dict[Measure, list[tuple[datetime, float]]] | None = None,
+) -> ResourceState:
+    """The state as its series stood at `at`, with the daily minima of the whole days before
+    it (at most `PAST_DAYS`), where given."""
     measures = {m: s.until(at) for m, s in state.measures.items()}
-    return replace(state, measures=MappingProxyType(measures))
+    if not minima:
+        return replace(state, measures=MappingProxyType(measures))  # its own past, if any
+    past = {
+        m: Series.of(
+            [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY], 86_400
+        )
+        for m, days in (minima or {}).items()
+    }
+    return replace(
+        state, measures=MappingProxyType(measures), past={m: s for m, s in past.items() if s}
+    )
 
 
 def replay(
@@ -65,9 +101,11 @@ def replay(
     memo = Judgements()
     out = Replay()
     open_: dict[tuple[str, str, str], int] = {}
+    # The daily minima the daemon would have fetched, from the data, unless a state has its own.
+    minima = [daily_minima(s) if ruleset.reads_past() and not s.past else {} for s in states]
     at = start
     while at <= end:
-        snapshot = build(at, at, [cut(s, at) for s in states])
+        snapshot = build(at, at, [cut(s, at, m) for s, m in zip(states, minima, strict=True)])
         analysis = analyze(snapshot, ruleset, catalog, memo)
         book.update(at, analysis.firing, analysis.pending, unknown=analysis.unknown)
         for key, alert in book.alerts.items():

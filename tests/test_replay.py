@@ -37,3 +37,28 @@ def test_a_drain_that_stops_fires_then_resolves_five_minutes_after_it_has_gone()
     assert done.firing_at[fired.resolved_at - timedelta(minutes=1)] == {
         ("gp2-burst-exhaustion", "vol-1")
     }
+
+
+def test_a_replay_gives_each_cycle_the_daily_minima_of_the_days_before_it() -> None:
+    """Three days of a daily drain sinking lower each day: on the fourth morning the trend
+    rule fires, from the minima the daemon's daily request would have read."""
+    from analyzer.model.series import Series, Status
+
+    start = T0.replace(hour=0, minute=0)
+    points = []
+    for day, low in enumerate((34.0, 21.0, 8.0)):
+        for step in range(24 * 12):
+            at = start + timedelta(days=day, minutes=5 * step)
+            points.append((at, low if 12 <= step / 12 < 17 else 100.0))
+    morning = start + timedelta(days=3, hours=8)
+    points += [(morning - timedelta(minutes=5 * i), 100.0) for i in range(12, 0, -1)]
+    state = volume_state(
+        "gp2",
+        800,
+        {
+            Measure.BURST_BALANCE: Series.of(points, 300, Status.OK),
+            Measure.IOPS: Series.of([(t, 100.0) for t, _ in points], 300, Status.OK),
+        },
+    )
+    done = replay([state], rule_files.load(), Catalog(prices.load()), morning, morning)
+    assert [f.rule for f in done.fired] == ["burst-daily-minimum-falling"]
