@@ -23,14 +23,15 @@ tests:
 
 Series values are the analyzer's per-second measures (IOPS; bytes a second; balances in
 percent; freeable memory in bytes). `a+bxn` is a, then a+b, … n more steps; `axn` repeats a;
-`_` is a missing datapoint, `_xn` n of them.
+`_` is a missing datapoint, `_xn` n of them. `past` gives a balance's daily minima of the
+whole days before the start (`burst_balance: 34 21 8`), which `credit_trend` rules read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -134,6 +135,8 @@ class RuleTest(_Strict):
     interval: PositiveDuration = 60.0
     start: datetime = START
     series: dict[Measure, str]
+    past: dict[Measure, str] = Field(default_factory=dict)
+    """Daily minima of the whole days before `start`, one a day, the newest last."""
     expect: list[Expectation] = Field(min_length=1)
     resolve_after: Duration = 300.0
 
@@ -176,10 +179,22 @@ def _series(text: str, start: datetime, interval: float) -> Series:
 
 
 def state_of(test: RuleTest) -> ResourceState:
-    """The resource's state, from the test's spec and series."""
+    """The resource's state, from the test's spec, series and past days."""
     measures = MappingProxyType(
         {m: _series(text, test.start, test.interval) for m, text in test.series.items()}
     )
+    state = _state(test, measures)
+    past = {}
+    for measure, text in test.past.items():
+        days = len(expand(text))
+        past[measure] = _series(text, test.start - timedelta(days=days), DAY_S)
+    return replace(state, past=MappingProxyType(past)) if past else state
+
+
+DAY_S = 86_400.0
+
+
+def _state(test: RuleTest, measures: Mapping[Measure, Series]) -> ResourceState:
     spec, region = test.resource, "test"
     if spec.volume is not None:
         v = spec.volume
