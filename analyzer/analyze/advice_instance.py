@@ -135,6 +135,31 @@ def option(
     return Remedy(action, cost, delta, change=change)
 
 
+def ec2_candidates(
+    instance: Instance,
+    today: InstanceType,
+    catalog: Catalog,
+    throughput_bps: float,
+    iops: float,
+    nitro: bool,
+) -> list[Candidate]:
+    """The types an EC2 instance may move to that sustain these rates: today's architecture
+    (an AMI is built for one), Nitro where asked, priced in the instance's region."""
+    region = instance.region
+    wanted = Wanted(
+        throughput_bps=throughput_bps,
+        iops=iops,
+        nitro=nitro,
+        architectures=frozenset(today.architectures) or None,
+    )
+    return candidates(
+        today,
+        catalog.instance_types(region),
+        wanted,
+        lambda name: catalog.instance_monthly(name, region),
+    )
+
+
 def for_instance(
     finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
 ) -> list[Remedy]:
@@ -146,19 +171,8 @@ def for_instance(
     nitro_for = needs_nitro(instance, snapshot)
     if today is not None:
         bps, iops = lifted(finding, today, *rates(state, snapshot.data_end))
-        wanted = Wanted(
-            throughput_bps=bps,
-            iops=iops,
-            nitro=bool(today.nitro) or bool(nitro_for),
-            architectures=frozenset(today.architectures) or None,
-        )
-        region = instance.region
-        found = candidates(
-            today,
-            catalog.instance_types(region),
-            wanted,
-            lambda name: catalog.instance_monthly(name, region),
-        )
+        nitro = bool(today.nitro) or bool(nitro_for)
+        found = ec2_candidates(instance, today, catalog, bps, iops, nitro)
     if not found or today is None:
         return [_unnamed(finding, instance)]
     now = catalog.instance_monthly(today.name, instance.region)
@@ -177,20 +191,15 @@ def to_nitro(
     today = instance.type_info
     bps, iops = rates(instance_state, snapshot.data_end)
     has_bps, has_iops = sustained(today)
-    wanted = Wanted(
-        throughput_bps=max(bps, has_bps),
-        iops=max(iops, has_iops, float(volume.iops or 0)),
-        nitro=True,
-        architectures=frozenset(today.architectures) or None,
-    )
-    region = instance.region
-    found = candidates(
+    found = ec2_candidates(
+        instance,
         today,
-        catalog.instance_types(region),
-        wanted,
-        lambda name: catalog.instance_monthly(name, region),
+        catalog,
+        max(bps, has_bps),
+        max(iops, has_iops, float(volume.iops or 0)),
+        nitro=True,
     )
-    now = catalog.instance_monthly(today.name, region)
+    now = catalog.instance_monthly(today.name, instance.region)
     how = (
         f"{STOP_START}; on Nitro {volume.volume_id} delivers the "
         f"{units.iops(volume.iops or 0)} provisioned (and already paid for), off Nitro at "

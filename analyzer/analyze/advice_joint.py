@@ -17,11 +17,12 @@ from dataclasses import replace
 from analyzer.analyze.advice_instance import (
     GROWTH_CAP,
     STOP_START,
+    ec2_candidates,
     needs_nitro,
     option,
     rates,
 )
-from analyzer.analyze.candidates import Wanted, candidates, less_than_today
+from analyzer.analyze.candidates import less_than_today
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import Finding, NextBottleneck, Remedy
 from analyzer.model.limits import XEN_MAX_IOPS
@@ -108,22 +109,17 @@ def joint(
         and fix.change.after.get("volume_type") in ("io1", "io2")
         else ""
     )
-    wanted = Wanted(
-        throughput_bps=inst_bps + vol_bps * grow,
-        iops=inst_iops + vol_iops * grow,
-        nitro=bool(today.nitro) or bool(nitro_for),
-        architectures=frozenset(today.architectures) or None,
-    )
-    region = host.region
-    found = candidates(
+    found = ec2_candidates(
+        host,
         today,
-        catalog.instance_types(region),
-        wanted,
-        lambda name: catalog.instance_monthly(name, region),
+        catalog,
+        inst_bps + vol_bps * grow,
+        inst_iops + vol_iops * grow,
+        nitro=bool(today.nitro) or bool(nitro_for),
     )
     if not found:
         return None
-    now = catalog.instance_monthly(today.name, region)
+    now = catalog.instance_monthly(today.name, host.region)
     # The cheapest that keeps today's memory and vCPUs: one change, not a bet on the workload.
     keeps = [c for c in found if not less_than_today(c.info, today)]
     chosen = keeps[0] if keeps else found[0]
