@@ -36,12 +36,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from analyzer.analyze import prices
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
-from analyzer.errors import ConfigError
 from analyzer.model import units
 from analyzer.model.limits import instance_envelope, instance_type_envelope, volume_envelope
 from analyzer.model.metrics import Measure
@@ -51,7 +50,7 @@ from analyzer.model.series import Series, Status
 from analyzer.model.state import ResourceState
 from analyzer.model.units import GIB, MB, Duration, PositiveDuration
 from analyzer.replay import replay
-from analyzer.yamlfile import read_yaml
+from analyzer.yamlfile import read_model
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
 """A Monday: every test starts then unless it says otherwise."""
@@ -281,16 +280,7 @@ def run_test(test: RuleTest, ruleset: RuleSet, catalog: Catalog) -> list[Failure
 
 
 def load(path: Path) -> RuleTestFile:
-    document = read_yaml(path)
-    try:
-        return RuleTestFile.model_validate(document)
-    except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'])}: "
-            f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
-            for e in exc.errors()
-        ]
-        raise ConfigError(f"{path}: {'; '.join(problems)}") from None
+    return read_model(path, RuleTestFile)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 from analyzer.errors import ConfigError
 
@@ -28,3 +29,22 @@ def read_yaml(path: Path) -> Any:
         where = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}:{where} invalid YAML: {problem}") from None
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_model(path: Path, model: type[Model]) -> Model:
+    """The YAML file at `path` as `model`; a broken file, or one the model refuses, is a
+    ConfigError naming the file and each problem's key: `p.yaml: volumes.gp2.per_gb: unknown
+    key`."""
+    document = read_yaml(path)
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'])}: "
+            f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
+            for e in exc.errors()
+        ]
+        raise ConfigError(f"{path}: {'; '.join(problems)}") from None

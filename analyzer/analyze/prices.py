@@ -10,10 +10,9 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from analyzer.errors import ConfigError
-from analyzer.yamlfile import read_yaml
+from analyzer.yamlfile import read_model
 
 
 class _Strict(BaseModel):
@@ -103,13 +102,4 @@ def load(path: Path | None = None) -> PriceList:
 
 
 def _read(source: Path) -> PriceList:
-    document = read_yaml(source)
-    try:
-        return PriceList.model_validate(document)
-    except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'])}: "
-            f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
-            for e in exc.errors()
-        ]
-        raise ConfigError(f"{source}: {'; '.join(problems)}") from None
+    return read_model(source, PriceList)
