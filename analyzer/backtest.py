@@ -103,16 +103,20 @@ class Backtest:
             ],
             "exhaustions": [_episode(e, alarm=True) for e in self.exhaustions],
             "saturations": [_episode(e) for e in self.saturations],
-            "quality": {
-                "exhaustions": len(self.exhaustions),
-                "warned": sum(1 for e in self.exhaustions if e.warned_at is not None),
-                "false_warnings": self.false_warnings,
-                "alarm": {
-                    "threshold_percent": ALARM_PERCENT,
-                    "warned": sum(1 for e in self.exhaustions if e.alarm_at is not None),
-                    "episodes": self.alarm_episodes,
-                    "false_episodes": self.alarm_false_episodes,
-                },
+            "quality": self.quality(),
+        }
+
+    def quality(self) -> dict[str, Any]:
+        """Exhaustions warned ahead and false warnings, ours and the 20 % alarm's."""
+        return {
+            "exhaustions": len(self.exhaustions),
+            "warned": sum(1 for e in self.exhaustions if e.warned_at is not None),
+            "false_warnings": self.false_warnings,
+            "alarm": {
+                "threshold_percent": ALARM_PERCENT,
+                "warned": sum(1 for e in self.exhaustions if e.alarm_at is not None),
+                "episodes": self.alarm_episodes,
+                "false_episodes": self.alarm_false_episodes,
             },
         }
 

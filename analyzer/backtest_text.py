@@ -50,7 +50,7 @@ def render(result: Backtest) -> str:
     lines += [_episode(e, alarm=True) for e in result.exhaustions] or ["  none"]
     lines += ["", f"SATURATIONS ({len(result.saturations)}): 95 % of a limit for 5 min or more"]
     lines += [_episode(e, alarm=False) for e in result.saturations] or ["  none"]
-    quality = result.as_dict()["quality"]
+    quality = result.quality()
     alarm = quality["alarm"]
     lines += [
         "",

@@ -78,15 +78,6 @@ class Catalog:
     def currency(self) -> str:
         return self.prices.currency
 
-    def volume_monthly(
-        self,
-        volume_type: str,
-        size_gib: int,
-        iops: float | None = None,
-        throughput_mibps: float | None = None,
-    ) -> float | None:
-        return self.prices.monthly(volume_type, size_gib, iops, throughput_mibps)
-
     def instance_types(self, region: str) -> Sequence[InstanceType]:
         return self.offers.instance_types(region)
 

@@ -97,9 +97,5 @@ DEMO = Path(str(files("analyzer") / "data" / "demo-prices.yaml"))
 def load(path: Path | None = None) -> PriceList:
     """The price file at `path` over the shipped us-east-1 EBS prices: a section the file
     leaves out keeps the shipped one."""
-    shipped = _read(SHIPPED)
-    return _read(path).over(shipped) if path is not None else shipped
-
-
-def _read(source: Path) -> PriceList:
-    return read_model(source, PriceList)
+    shipped = read_model(SHIPPED, PriceList)
+    return read_model(path, PriceList).over(shipped) if path is not None else shipped

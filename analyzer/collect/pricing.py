@@ -23,7 +23,6 @@ log = structlog.get_logger(__name__)
 
 PRICING_REGION = "us-east-1"
 """Where the Price List Query API answers for every region's prices."""
-HOURS_PER_MONTH = 730.0
 MAX_PAGES = 20
 ENGINES = {"mysql": "MySQL", "postgres": "PostgreSQL", "mariadb": "MariaDB"}
 """RDS engines priced here: the open-source ones. Oracle, SQL Server and Db2 prices depend
@@ -66,7 +65,7 @@ class OnDemandPrices:
 
     def instance_hourly(self, instance_type: str, region: str) -> float | None:
         """Linux, shared tenancy, no pre-installed software: what the instance costs alone."""
-        return self._hourly(
+        return self._price(
             "AmazonEC2",
             {
                 "instanceType": instance_type,
@@ -84,7 +83,7 @@ class OnDemandPrices:
         database = ENGINES.get(engine)
         if database is None:
             return None
-        return self._hourly(
+        return self._price(
             "AmazonRDS",
             {
                 "instanceType": instance_class,
@@ -101,7 +100,7 @@ class OnDemandPrices:
         database, volume = ENGINES.get(engine), STORAGE_TYPES.get(storage_type)
         if database is None or volume is None:
             return None
-        return self._hourly(
+        return self._price(
             "AmazonRDS",
             {
                 "productFamily": "Database Storage",
@@ -113,7 +112,7 @@ class OnDemandPrices:
             GB_MONTHS,
         )
 
-    def _hourly(
+    def _price(
         self, service: str, filters: Mapping[str, str], unit: tuple[str, ...] = HOURS
     ) -> float | None:
         key = (service, *sorted(f"{k}={v}" for k, v in filters.items()))
