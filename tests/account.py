@@ -4,7 +4,7 @@ simulator through PutMetricData (moto stores and aggregates it like CloudWatch).
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -66,6 +66,36 @@ class Account:
         if attach_to:
             self.ec2.attach_volume(VolumeId=volume_id, InstanceId=attach_to, Device=device)
         return volume_id
+
+    def daily_replica(self, instance_class: str) -> datetime:
+        """Incident 3: the MySQL replica `orders-replica` on gp2 200 GiB, read at 3,000 IOPS of
+        16 KiB from 09:00 to 13:00 (80 otherwise), 50 writes a second, 1.5 GiB of memory free.
+        Simulated from midnight of the day it returns for 35 hours; from 20:00 on in moto."""
+        from analyzer.collect.describe import parse_db_instance
+        from analyzer.model.units import GIB, KIB
+        from analyzer.sim.rds import DatabaseSimulation, SimDatabase
+        from analyzer.sim.workloads import daily
+
+        raw = boto3.client("rds", region_name=self.region).create_db_instance(
+            DBInstanceIdentifier="orders-replica",
+            Engine="mysql",
+            DBInstanceClass=instance_class,
+            AllocatedStorage=200,
+            StorageType="gp2",
+            MasterUsername="admin",
+            MasterUserPassword="password123",
+        )["DBInstance"]
+        ec2_type = instance_class.removeprefix("db.")
+        db = parse_db_instance(raw, self.region, {ec2_type: self.instance_type(ec2_type)})
+        day = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+        reads = daily(low=80, high=3_000, busy_from_h=9, busy_to_h=13)
+        sim = DatabaseSimulation(
+            SimDatabase(db, reads, lambda _t: 50, 16 * KIB, lambda _t: 1.5 * GIB), day
+        )
+        data = sim.run(35 * 60)
+        cutoff = day + timedelta(hours=20)
+        self.put({k: [(t, v) for t, v in pts if t >= cutoff] for k, pts in data.items()})
+        return day
 
     def instance_type(self, name: str) -> InstanceType:
         """The type's limits as the API reports them."""

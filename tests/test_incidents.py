@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import boto3
 import pytest
 
 from analyzer import settings
@@ -197,31 +196,8 @@ def test_incident_4_step_3_io2_volume_iops_cap(batch_job) -> None:  # type: igno
 def test_incident_3_rds_replica_drains_every_day_and_memory_is_the_cause(aws: None) -> None:
     """A MySQL replica on gp2 200 GiB: every morning reads drain BurstBalance to 0; its
     working set (170 GB) does not fit in db.r5.xlarge's 32 GiB."""
-    from analyzer.collect.describe import parse_db_instance
-    from analyzer.model.units import GIB
-    from analyzer.sim.rds import DatabaseSimulation, SimDatabase
-    from analyzer.sim.workloads import daily
-
     account = Account()
-    rds = boto3.client("rds", region_name=account.region)
-    raw = rds.create_db_instance(
-        DBInstanceIdentifier="orders-replica",
-        Engine="mysql",
-        DBInstanceClass="db.r5.xlarge",
-        AllocatedStorage=200,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password123",
-    )["DBInstance"]
-    db = parse_db_instance(raw, account.region, {"r5.xlarge": account.instance_type("r5.xlarge")})
-    day = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
-    reads = daily(low=80, high=3_000, busy_from_h=9, busy_to_h=13)
-    sim = DatabaseSimulation(
-        SimDatabase(db, reads, lambda _t: 50, 16 * KIB, lambda _t: 1.5 * GIB), day
-    )
-    data = sim.run(35 * 60)
-    cutoff = day + timedelta(hours=20)
-    account.put({k: [(t, v) for t, v in pts if t >= cutoff] for k, pts in data.items()})
+    day = account.daily_replica("db.r5.xlarge")
     morning = day + timedelta(days=1, hours=9)
 
     # 20 minutes into the busy hours: 3,000 IOPS (the burst ceiling) drain 2,400 credits a

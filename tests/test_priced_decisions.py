@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-import boto3
 import pytest
 
 from analyzer import settings
@@ -19,7 +18,7 @@ from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver import report, slack
 from analyzer.deliver.alerts import AlertBook
 from analyzer.model.findings import Finding
-from analyzer.model.units import GIB, KIB
+from analyzer.model.units import KIB
 from analyzer.sim.workloads import Demand, constant
 from tests.account import Account
 
@@ -181,30 +180,8 @@ def test_an_instance_ebs_burst_running_out_names_types_whose_baseline_carries_it
 def test_incident_3_memory_pressure_on_db_m5_2xlarge_offers_graviton_with_twice_the_memory(
     aws: None,
 ) -> None:
-    from analyzer.collect.describe import parse_db_instance
-    from analyzer.sim.rds import DatabaseSimulation, SimDatabase
-    from analyzer.sim.workloads import daily
-
     account = Account()
-    rds = boto3.client("rds", region_name=account.region)
-    raw = rds.create_db_instance(
-        DBInstanceIdentifier="orders-replica",
-        Engine="mysql",
-        DBInstanceClass="db.m5.2xlarge",
-        AllocatedStorage=200,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password123",
-    )["DBInstance"]
-    db = parse_db_instance(raw, account.region, {"m5.2xlarge": account.instance_type("m5.2xlarge")})
-    day = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
-    reads = daily(low=80, high=3_000, busy_from_h=9, busy_to_h=13)
-    sim = DatabaseSimulation(
-        SimDatabase(db, reads, lambda _t: 50, 16 * KIB, lambda _t: 1.5 * GIB), day
-    )
-    data = sim.run(35 * 60)
-    cutoff = day + timedelta(hours=20)
-    account.put({k: [(t, v) for t, v in pts if t >= cutoff] for k, pts in data.items()})
+    day = account.daily_replica("db.m5.2xlarge")
     now = day + timedelta(days=1, hours=10, minutes=20) + SETTLE
     result = analyze(account, now)
     memory = finding(result, "orders-replica", "rds-memory-pressure")

@@ -35,24 +35,28 @@ def product(usd: str, unit: str = "Hrs", sku: str = "ABCDEFGH") -> str:
     )
 
 
-def ec2_request(instance_type: str) -> dict[str, object]:
+def request(service: str, filters: dict[str, str]) -> dict[str, object]:
+    """The GetProducts request the adapter must make: one TERM_MATCH filter a field."""
     return {
-        "ServiceCode": "AmazonEC2",
-        "Filters": ec2_filters(instance_type),
+        "ServiceCode": service,
+        "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
         "FormatVersion": "aws_v1",
     }
 
 
-def ec2_filters(instance_type: str) -> list[dict[str, str]]:
-    values = {
-        "instanceType": instance_type,
-        "regionCode": "us-east-1",
-        "operatingSystem": "Linux",
-        "tenancy": "Shared",
-        "preInstalledSw": "NA",
-        "capacitystatus": "Used",
-    }
-    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in values.items()]
+def ec2_request(instance_type: str) -> dict[str, object]:
+    """Linux, shared tenancy, no pre-installed software, in us-east-1."""
+    return request(
+        "AmazonEC2",
+        {
+            "instanceType": instance_type,
+            "regionCode": "us-east-1",
+            "operatingSystem": "Linux",
+            "tenancy": "Shared",
+            "preInstalledSw": "NA",
+            "capacitystatus": "Used",
+        },
+    )
 
 
 @pytest.fixture
@@ -72,11 +76,7 @@ def test_an_instance_price_is_read_once_and_kept(stubbed) -> None:
             "PriceList": [product("0.0000000000", sku="RESERVED"), product("3.6385000000")],
             "FormatVersion": "aws_v1",
         },
-        {
-            "ServiceCode": "AmazonEC2",
-            "Filters": ec2_filters("m6in.12xlarge"),
-            "FormatVersion": "aws_v1",
-        },
+        ec2_request("m6in.12xlarge"),
     )
     prices = OnDemandPrices(client)
     assert prices.instance_hourly("m6in.12xlarge", "us-east-1") == pytest.approx(3.6385)
@@ -85,11 +85,7 @@ def test_an_instance_price_is_read_once_and_kept(stubbed) -> None:
 
 def test_pages_are_followed(stubbed) -> None:
     client, stubber = stubbed
-    params = {
-        "ServiceCode": "AmazonEC2",
-        "Filters": ec2_filters("r6in.12xlarge"),
-        "FormatVersion": "aws_v1",
-    }
+    params = ec2_request("r6in.12xlarge")
     stubber.add_response("get_products", {"PriceList": [], "NextToken": "t1"}, params)
     stubber.add_response(
         "get_products", {"PriceList": [product("4.1851200000")]}, {**params, "NextToken": "t1"}
@@ -110,11 +106,7 @@ def test_an_rds_class_price_for_an_open_source_engine(stubbed) -> None:
     stubber.add_response(
         "get_products",
         {"PriceList": [product("1.9520000000")]},
-        {
-            "ServiceCode": "AmazonRDS",
-            "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
-            "FormatVersion": "aws_v1",
-        },
+        request("AmazonRDS", filters),
     )
     prices = OnDemandPrices(client)
     assert prices.db_class_hourly("db.r6g.2xlarge", "mysql", "eu-west-1", multi_az=True) == 1.952
@@ -152,11 +144,7 @@ def test_rds_storage_is_priced_per_gb_month(stubbed) -> None:
     stubber.add_response(
         "get_products",
         {"PriceList": [product("0.1150000000", unit="GB-Mo")]},
-        {
-            "ServiceCode": "AmazonRDS",
-            "Filters": [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
-            "FormatVersion": "aws_v1",
-        },
+        request("AmazonRDS", filters),
     )
     prices = OnDemandPrices(client)
     assert prices.db_storage_per_gib("gp2", "mysql", "us-east-1") == pytest.approx(0.115)
