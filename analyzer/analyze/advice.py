@@ -526,12 +526,13 @@ def _for_volume(
     ]
     if instance is None:
         return found
-    off_nitro = f"Move {instance.ref.resource_id} to an instance type built on Nitro"
-    if isinstance(volume, Volume) and any(o.action.startswith(off_nitro) for o in found):
-        # The instance is the fix: name the Nitro types, first, where the region's are known.
+    unnamed = _to_nitro(volume, state) if isinstance(volume, Volume) else None
+    if isinstance(volume, Volume) and unnamed is not None:
+        # The instance is the fix: name the Nitro types, first, where the region's are known,
+        # in place of the sentence that names none.
         named = to_nitro(volume, instance, snapshot, catalog)
         if named:
-            found = named + [o for o in found if not o.action.startswith(off_nitro)]
+            found = named + [o for o in found if not o.action.startswith(unnamed.action)]
     return _with_joint(found, finding, state, instance, snapshot, catalog)
 
 
