@@ -19,7 +19,7 @@ from typing import Any
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import states_for
-from analyzer.model.findings import Bottleneck
+from analyzer.model.findings import Bottleneck, Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
@@ -28,6 +28,8 @@ from analyzer.replay import Fired, replay
 
 ALARM_PERCENT = 20.0
 """The alarm many operators run today: BurstBalance below 20 %."""
+WARNING = Severity.WARNING.rank
+"""Alerts below this (`info`) are listed, but warn of nothing and are no false warning."""
 HELD_AT = 0.95
 HELD_FOR_S = 300.0
 BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
@@ -230,8 +232,9 @@ def judge(
     out = Backtest(start, end, fired)
     for state in states:
         rid = state.ref.resource_id
-        credit_alerts = [f for f in fired if f.resource_id == rid and f.bottleneck.is_credits]
-        cap_alerts = [f for f in fired if f.resource_id == rid and f.bottleneck in CAPS]
+        warnings = [f for f in fired if f.resource_id == rid and f.severity.rank >= WARNING]
+        credit_alerts = [f for f in warnings if f.bottleneck.is_credits]
+        cap_alerts = [f for f in warnings if f.bottleneck in CAPS]
         empty = [e for e in exhaustions(state) if e.started_at >= start]
         balance = state.measure(Measure.BURST_BALANCE)
         below = runs(balance, (v < ALARM_PERCENT for v in balance.values))

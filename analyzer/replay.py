@@ -17,9 +17,12 @@ from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
+from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
+from analyzer.collect.window import floor_to
 from analyzer.deliver.alerts import AlertBook, AlertState
 from analyzer.model.findings import Bottleneck, Severity
 from analyzer.model.metrics import Measure
+from analyzer.model.past import Grid, Past
 from analyzer.model.series import Series
 from analyzer.model.state import ResourceState
 
@@ -52,38 +55,52 @@ DAY = timedelta(days=1)
 BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
 
 
-def daily_minima(state: ResourceState) -> dict[Measure, list[tuple[datetime, float]]]:
-    """Each balance's minimum per whole UTC day of the data: what the daemon's daily
-    `Minimum` request would have answered on the days after."""
-    out: dict[Measure, list[tuple[datetime, float]]] = {}
+@dataclass(frozen=True, slots=True)
+class DataPast:
+    """A resource's past as the daemon would have fetched it, worked out from its data: each
+    balance's minimum per whole UTC day, and its 5-minute means (the day profile)."""
+
+    minima: dict[Measure, list[tuple[datetime, float]]]
+    profiles: dict[Measure, Grid]
+
+
+def data_past(state: ResourceState) -> DataPast:
+    minima: dict[Measure, list[tuple[datetime, float]]] = {}
+    profiles: dict[Measure, Grid] = {}
     for measure in BALANCES:
+        series = state.measure(measure)
         lows: dict[datetime, float] = {}
-        for at, value in state.measure(measure).points():
+        for at, value in series.points():
             day = at.replace(hour=0, minute=0, second=0, microsecond=0)
             lows[day] = min(value, lows.get(day, value))
-        if lows:
-            out[measure] = sorted(lows.items())
-    return out
+        if not lows:
+            continue
+        minima[measure] = sorted(lows.items())
+        start = floor_to(series.timestamps[0], PROFILE_PERIOD_S)
+        end = series.timestamps[-1] + timedelta(seconds=series.period_s)
+        profiles[measure] = Grid.of(series, start, end, PROFILE_PERIOD_S)
+    return DataPast(minima, profiles)
 
 
-def cut(
-    state: ResourceState,
-    at: datetime,
-    minima: dict[Measure, list[tuple[datetime, float]]] | None = None,
-) -> ResourceState:
-    """The state as its series stood at `at`, with the daily minima of the whole days before
-    it (at most `PAST_DAYS`), where given."""
+def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> ResourceState:
+    """The state as its series stood at `at`, with the past the daemon would have fetched by
+    then, where given: the daily minima of the whole days before it (at most `PAST_DAYS`),
+    and the day profile of a balance whose minima show a drain. (The profile reads only
+    moments hours before `at`, which the daemon's fetch a few times a day holds.)"""
     measures = {m: s.until(at) for m, s in state.measures.items()}
-    if not minima:
+    if past is None or not past.minima:
         return replace(state, measures=MappingProxyType(measures))  # its own past, if any
-    past = {
-        m: Series.of(
-            [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY], 86_400
-        )
-        for m, days in (minima or {}).items()
-    }
+    minima = {}
+    profiles = {}
+    for measure, days in past.minima.items():
+        kept = [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY]
+        if not kept:
+            continue
+        minima[measure] = Series.of(kept, 86_400)
+        if min(v for _, v in kept) < DRAINED_BELOW:
+            profiles[measure] = past.profiles[measure]
     return replace(
-        state, measures=MappingProxyType(measures), past={m: s for m, s in past.items() if s}
+        state, measures=MappingProxyType(measures), past=Past(minima=minima, days=profiles)
     )
 
 
@@ -101,11 +118,11 @@ def replay(
     memo = Judgements()
     out = Replay()
     open_: dict[tuple[str, str, str], int] = {}
-    # The daily minima the daemon would have fetched, from the data, unless a state has its own.
-    minima = [daily_minima(s) if ruleset.reads_past() and not s.past else {} for s in states]
+    # The past the daemon would have fetched, from the data, unless a state has its own.
+    pasts = [data_past(s) if ruleset.reads_past() and not s.past else None for s in states]
     at = start
     while at <= end:
-        snapshot = build(at, at, [cut(s, at, m) for s, m in zip(states, minima, strict=True)])
+        snapshot = build(at, at, [cut(s, at, p) for s, p in zip(states, pasts, strict=True)])
         analysis = analyze(snapshot, ruleset, catalog, memo)
         book.update(at, analysis.firing, analysis.pending, unknown=analysis.unknown)
         for key, alert in book.alerts.items():

@@ -44,6 +44,7 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.model import units
 from analyzer.model.limits import instance_envelope, instance_type_envelope, volume_envelope
 from analyzer.model.metrics import Measure
+from analyzer.model.past import Past
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
 from analyzer.model.series import Series, Status
@@ -187,7 +188,7 @@ def state_of(test: RuleTest) -> ResourceState:
     for measure, text in test.past.items():
         days = len(expand(text))
         past[measure] = _series(text, test.start - timedelta(days=days), DAY_S)
-    return replace(state, past=MappingProxyType(past)) if past else state
+    return replace(state, past=Past(minima=MappingProxyType(past))) if past else state
 
 
 DAY_S = 86_400.0

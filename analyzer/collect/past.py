@@ -1,15 +1,17 @@
-"""The past days of each bucket: its daily minimum balance over the last two weeks.
+"""The past days of each bucket: its daily minimum balance, and its balance through the day.
 
-CloudWatch bills a metric per request, not per datapoint, and keeps 1-minute data for 15
-days: one request a day for each balance's `Minimum` over whole UTC days costs what one
-minute's poll of it costs, and holds the fortnight a daily drain shows itself in. What a
-rule reads from it (`credit_trend`) is the trend of those minima.
+CloudWatch bills a metric per request, not per datapoint, and keeps 1-minute data for 15 days
+and 5-minute data for 63: one request for each balance's `Minimum` over the last fourteen whole
+UTC days costs what one minute's poll of it costs, and holds the fortnight a daily drain shows
+itself in (`credit_trend` reads its trend). Where those minima show a drain (one below
+`DRAINED_BELOW`), one more request for the balance's 5-minute `Average` over the same fortnight
+gives the day profile `credit_forecast` runs the rest of today through. Both are asked again a
+few times a day; buckets that never drain cost the one request and keep 14 numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
@@ -19,6 +21,7 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import aligned
 from analyzer.model import metrics
 from analyzer.model.metrics import Measure, Namespace
+from analyzer.model.past import NO_PAST, Grid, Past
 from analyzer.model.resources import Inventory
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats
@@ -27,7 +30,16 @@ DAYS = 14
 DAY_S = 86_400
 REFRESH_S = 6 * 3600.0
 """A new whole day appears once a day; asked again a few times a day, for resources that
-failed or are new."""
+failed or are new. The profile reads past days at least six hours old (see `credit_forecast`'s
+`profile_horizon`), so a balance fetched this often always holds them."""
+PROFILE_PERIOD_S = 300
+PROFILE_SPAN_S = (DAYS + 1) * DAY_S
+"""Fourteen days back from now, and the hours before the same moment of the oldest of them."""
+DRAINED_BELOW = 90.0
+"""Percent: a bucket whose daily minimum never fell below this has no drain worth a profile."""
+POINTS_PER_CALL = 100_800
+"""GetMetricData answers at most this many datapoints a call: profile requests are batched to
+fit one page each."""
 
 
 def _balances() -> dict[str, Measure]:
@@ -43,6 +55,11 @@ def _balances() -> dict[str, Measure]:
 
 
 BALANCES = _balances()
+
+
+def profile_query(daily: MetricQuery) -> MetricQuery:
+    """The balance's 5-minute mean, for the day profile."""
+    return replace(daily, stat="Average", period_s=PROFILE_PERIOD_S)
 
 
 def past_queries(inventory: Inventory) -> dict[str, list[MetricQuery]]:
@@ -61,13 +78,16 @@ def past_queries(inventory: Inventory) -> dict[str, list[MetricQuery]]:
 
 @dataclass
 class PastDays:
-    """Daily minima per resource, fetched when due (`REFRESH_S`), kept between cycles."""
+    """Daily minima per resource, and the day profile of those that drain, fetched when due
+    (`REFRESH_S`) and kept between cycles."""
 
     days: int = DAYS
     refresh_s: float = REFRESH_S
-    _series: dict[str, dict[Measure, Series]] = field(default_factory=dict)
+    _minima: dict[str, dict[Measure, Series]] = field(default_factory=dict)
+    _profiles: dict[str, dict[Measure, Grid]] = field(default_factory=dict)
     _asked: dict[str, datetime] = field(default_factory=dict)
     _planned: tuple[Inventory, dict[str, list[MetricQuery]]] | None = None
+    _past: dict[str, Past] = field(default_factory=dict)
     version: int = 0
     """Moves whenever a resource's past changes: states built on the old one are stale."""
 
@@ -77,26 +97,64 @@ class PastDays:
         if self._planned is None or self._planned[0] is not inventory:
             self._planned = (inventory, past_queries(inventory))
         wanted = self._planned[1]
+        never = datetime.min.replace(tzinfo=now.tzinfo)
         due = [
             q
             for rid, found in wanted.items()
-            if (now - self._asked.get(rid, datetime.min.replace(tzinfo=now.tzinfo)))
-            >= timedelta(seconds=self.refresh_s)
+            if (now - self._asked.get(rid, never)) >= timedelta(seconds=self.refresh_s)
             for q in found
         ]
         if not due:
             return
+        answered = self._fetch_minima(metrics, due, now, stats)
+        self._fetch_profiles(metrics, [q for q in due if q in answered], now, stats)
+        for rid in {q.resource_id for q in answered}:
+            minima = self._minima.get(rid, {})
+            self._past[rid] = Past(
+                MappingProxyType(minima), MappingProxyType(self._profiles.get(rid, {}))
+            )
+        self.version += 1
+
+    def _fetch_minima(
+        self, metrics: MetricData, due: list[MetricQuery], now: datetime, stats: FetchStats
+    ) -> set[MetricQuery]:
+        """Each due balance's daily minima; the queries answered (a failed one is asked again
+        next cycle)."""
         window = aligned(now, DAY_S, self.days * DAY_S, 0.0)
+        answered = set()
         for batch in cloudwatch.batches(due):
             fetched, batch_stats = metrics.fetch(batch, window)
             stats.merge(batch_stats)
             for query, series in fetched.items():
                 if series.status is Status.ERROR:
-                    continue  # asked again next cycle
-                mine = self._series.setdefault(query.resource_id, {})
-                mine[BALANCES[query.metric]] = series
+                    continue
+                self._minima.setdefault(query.resource_id, {})[BALANCES[query.metric]] = series
                 self._asked[query.resource_id] = now
-        self.version += 1
+                answered.add(query)
+        return answered
 
-    def of(self, resource_id: str) -> Mapping[Measure, Series]:
-        return MappingProxyType(self._series.get(resource_id, {}))
+    def _fetch_profiles(
+        self, metrics: MetricData, daily: list[MetricQuery], now: datetime, stats: FetchStats
+    ) -> None:
+        """The day profile of each balance whose minima show a drain; dropped for those whose
+        minima no longer do. A failed fetch keeps the profile it had."""
+        drained = []
+        for query in daily:
+            measure = BALANCES[query.metric]
+            lows = self._minima[query.resource_id][measure].values
+            if lows and min(lows) < DRAINED_BELOW:
+                drained.append(profile_query(query))
+            else:
+                self._profiles.get(query.resource_id, {}).pop(measure, None)
+        window = aligned(now, PROFILE_PERIOD_S, PROFILE_SPAN_S, 0.0)
+        for batch in cloudwatch.batches(drained, max(POINTS_PER_CALL // window.periods, 1)):
+            fetched, batch_stats = metrics.fetch(batch, window)
+            stats.merge(batch_stats)
+            for query, series in fetched.items():
+                if series.status is Status.ERROR:
+                    continue
+                grid = Grid.of(series, window.start, window.end, PROFILE_PERIOD_S)
+                self._profiles.setdefault(query.resource_id, {})[BALANCES[query.metric]] = grid
+
+    def of(self, resource_id: str) -> Past:
+        return self._past.get(resource_id, NO_PAST)

@@ -17,6 +17,7 @@ from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
 from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.outlook import ForecastWindows, Outlook
+from analyzer.model.past import NO_PAST, Past
 from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
 from analyzer.model.series import STALE_PERIODS, Series, Status, is_recent, latest_balance
 from analyzer.model.units import Unit
@@ -97,8 +98,8 @@ class ResourceState:
     """DB instances: the EBS limits of the instance class (`envelope` is their storage)."""
     windows: ForecastWindows = field(default_factory=ForecastWindows)
     """The windows its rates and its credit outlook are read over."""
-    past: Mapping[Measure, Series] = field(default_factory=dict)
-    """Its balances' daily minima over the last two weeks (whole UTC days), where fetched."""
+    past: Past = NO_PAST
+    """Its balances' past days (daily minima, and the day profile), where fetched."""
     mismatches: tuple[Mismatch, ...] = ()
     """Limits the data contradicts; set by the analysis stage."""
     outlook: Outlook | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from analyzer.collect.past import PastDays, past_queries
+from analyzer.collect.queries import MetricQuery
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Inventory, Volume
 from analyzer.model.state import FetchStats
@@ -24,7 +25,7 @@ def test_only_balances_are_asked_for_as_whole_days_minima() -> None:
 
 
 def test_fetched_once_kept_and_asked_again_hours_later() -> None:
-    metrics = FakeMetricData(lambda q, t: 100.0 - t.day)
+    metrics = FakeMetricData(lambda q, t: 100.0 - t.day / 10)  # never drained: no profile
     past = PastDays()
     stats = FetchStats()
     past.refresh(metrics, INVENTORY, NOW, stats)
@@ -33,10 +34,48 @@ def test_fetched_once_kept_and_asked_again_hours_later() -> None:
     assert window.end == datetime(2026, 11, 19, tzinfo=UTC)
     assert window.start == window.end - timedelta(days=14)
     assert stats.metrics_requested == 1
-    days = past.of("vol-gp2")[Measure.BURST_BALANCE]
-    assert len(days) == 14 and days.values[-1] == 100.0 - 18
+    days = past.of("vol-gp2").minima[Measure.BURST_BALANCE]
+    assert len(days) == 14 and days.values[-1] == 100.0 - 1.8
     past.refresh(metrics, INVENTORY, NOW + timedelta(hours=1), FetchStats())
     assert len(metrics.windows) == 1  # not due
     past.refresh(metrics, INVENTORY, NOW + timedelta(hours=6), FetchStats())
     assert len(metrics.windows) == 2
-    assert past.of("vol-gp3") == {}
+    assert not past.of("vol-gp3")
+
+
+def test_a_bucket_whose_minima_show_a_drain_gets_its_day_profile() -> None:
+    """vol-gp2 fell to 40 % on a day: its balance's 5-minute means over fifteen days are
+    asked too; vol-full never went below 95 %: only its minima."""
+    full = Volume("vol-full", "us-east-1", "gp2", 100, "in-use", attached_to="i-1")
+    inventory = Inventory("us-east-1", (GP2, full))
+
+    def value(query: MetricQuery, at: datetime) -> float:
+        if query.resource_id == "vol-full":
+            return 95.0
+        return 40.0 if query.period_s == 86_400 else 50.0 + at.minute / 10
+
+    metrics = FakeMetricData(value)
+    past = PastDays()
+    stats = FetchStats()
+    past.refresh(metrics, inventory, NOW, stats)
+    assert stats.metrics_requested == 3
+    _, profile = metrics.windows
+    assert profile.period_s == 300
+    assert profile.end == NOW
+    assert profile.start == NOW - timedelta(days=15)
+    grid = past.of("vol-gp2").days[Measure.BURST_BALANCE]
+    assert len(grid) == 15 * 288
+    assert grid.values[-1] == 50.0 + 25 / 10
+    assert not past.of("vol-full").days
+    assert past.of("vol-full").minima
+
+
+def test_profile_requests_are_batched_to_fit_one_answer_page() -> None:
+    volumes = tuple(
+        Volume(f"vol-{i}", "us-east-1", "gp2", 100, "in-use", attached_to="i-1") for i in range(50)
+    )
+    metrics = FakeMetricData(lambda q, t: 10.0)
+    PastDays().refresh(metrics, Inventory("us-east-1", volumes), NOW, FetchStats())
+    sizes = [w.periods for w in metrics.windows]
+    assert sizes[0] == 14  # the minima of all fifty in one call
+    assert len(metrics.windows) == 1 + 3  # 4,320 points each: 23 a call

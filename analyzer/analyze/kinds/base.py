@@ -46,7 +46,7 @@ class RuleBase(BaseModel):
         resolution."""
         windows = [
             float(value)
-            for name in ("window", "rate_window", "trend_window")
+            for name in ("window", "rate_window", "trend_window", "profile_window")
             if isinstance(value := getattr(self, name, None), int | float)
         ]
         return self.for_ + max(windows, default=0.0)
@@ -67,13 +67,19 @@ class RuleBase(BaseModel):
         raise NotImplementedError
 
     def finding(
-        self, state: ResourceState, bottleneck: Bottleneck, window_s: float, **fields: Any
+        self,
+        state: ResourceState,
+        bottleneck: Bottleneck,
+        window_s: float,
+        severity: Severity | None = None,
+        **fields: Any,
     ) -> Finding:
-        """A finding of this rule about `state`, read over the last `window_s` seconds. The
-        next bottleneck and the fixes are attached after evaluation, in one place."""
+        """A finding of this rule about `state`, read over the last `window_s` seconds, at the
+        rule's severity unless told. The next bottleneck and the fixes are attached after
+        evaluation, in one place."""
         return Finding(
             rule=self.id,
-            severity=self.severity,
+            severity=severity or self.severity,
             resource=state.ref,
             bottleneck=bottleneck,
             window_s=window_s,

@@ -100,7 +100,7 @@ class CreditTrend(RuleBase):
     def _trend(
         self, state: ResourceState, balance: Measure
     ) -> tuple[list[tuple[datetime, float]], float, float] | None:
-        series = state.past.get(balance)
+        series = state.past.minima.get(balance)
         if series is None:
             return None
         minima = daily_minima(series, self.min_days)[-self.min_days :]

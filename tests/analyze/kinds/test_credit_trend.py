@@ -9,6 +9,7 @@ import pytest
 
 from analyzer.analyze.kinds.credit_trend import CreditTrend, daily_minima, slope_per_day
 from analyzer.model.metrics import Measure
+from analyzer.model.past import Past
 from analyzer.model.series import Series, Status
 from tests.helpers import evaluate, volume_state
 
@@ -23,7 +24,7 @@ def minima(*values: float, start: datetime = MONDAY) -> Series:
 
 def with_past(series: Series):  # type: ignore[no-untyped-def]
     state = volume_state("gp2", 800, {Measure.BURST_BALANCE: minima(100.0)})
-    return replace(state, past={Measure.BURST_BALANCE: series})
+    return replace(state, past=Past(minima={Measure.BURST_BALANCE: series}))
 
 
 def test_minima_falling_ten_points_a_day_are_empty_within_two_days() -> None:

@@ -1,0 +1,174 @@
+"""The day profile: what a bucket's own past days say about the rest of today.
+
+A daily drain (incident 3 of SPEC.md) follows the clock: the same hours drain the bucket every
+working day, and the load eases at the same hour. The profile reads the balance of each of the
+last two weeks' days at the moments ahead of now, shifted by whole days; takes the days of the
+same kind as today (weekdays, or weekend days) where there are enough of them; and runs the
+bucket forward from today's balance through the median of their changes, the drains scaled to
+today's rate. Today's rate is compared with theirs over the last `window_s`: by the demand the
+changes imply where the bucket's refill rate is known (the bucket model), by the changes
+themselves where not (instance EBS buckets). A day that drains well above the past days, or
+where they did not drain at all, departs from them: the profile has no say then.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+
+from analyzer.model.past import Floats, Grid
+from analyzer.model.series import Series, recent
+from analyzer.model.state import EMPTY_BALANCE_PERCENT
+
+DAY_S = 86_400.0
+DAYS = 14
+FULL_PERCENT = 99.5
+"""At or above this a past day's bucket was full: its demand was at most the refill, unknown."""
+MIN_DROP = 0.5
+"""Points of balance: less over the compared window is no drain at all (noise, rounding)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DayForecast:
+    """The bucket through the hours ahead, as the past days of the same kind ran them."""
+
+    days: tuple[date, ...]
+    """The past days it rests on (the dates of the moments compared with now)."""
+    kind: str
+    """`weekdays`, `weekend days`, or `days` where there are too few of one kind."""
+    balance: float
+    """Today's balance now, where the forecast starts."""
+    ratio: float
+    """Today's rate over the compared window, as a multiple of the past days' at those hours;
+    infinite where they did not drain and today does."""
+    departs: bool
+    """Today runs well above the past days (or drains where they did not): no say."""
+    empties_at: datetime | None
+    eases_at: datetime | None
+    """Where the forecast bottoms out before the horizon: when the load usually eases."""
+    left_percent: float
+    """The lowest balance ahead (0 where it empties)."""
+
+
+def _weekend(moment: datetime) -> bool:
+    return moment.weekday() >= 5
+
+
+def day_forecast(
+    grid: Grid,
+    today: Series,
+    at: datetime,
+    *,
+    refill_percent_per_s: float | None,
+    min_days: int,
+    horizon_s: float,
+    window_s: float,
+    departs_above: float,
+) -> DayForecast | None:
+    """The profile's forecast from `at`; None without today's balance or without `min_days`
+    past days that cover the moments compared and ahead."""
+    stretch = recent(today, at, window_s).points()
+    if not stretch:
+        return None
+    half = today.period_s / 2
+    then_t = stretch[0][0].timestamp() + half
+    now_t = stretch[-1][0].timestamp() + half
+    step = float(grid.period_s)
+    ahead = now_t + step * np.arange(math.ceil(horizon_s / step) + 1)
+    moments = np.concatenate(([then_t], ahead))
+    offsets = DAY_S * np.arange(1, DAYS + 1)
+    seen = grid.at((moments[None, :] - offsets[:, None]).ravel()).reshape(DAYS, len(moments))
+    chosen = _same_kind(seen, at, min_days)
+    if chosen is None:
+        return None
+    rows, kind = chosen
+    past = seen[rows]
+    days = tuple((at - timedelta(days=int(d) + 1)).date() for d in rows)
+
+    balance = stretch[-1][1]
+    refill = (refill_percent_per_s or 0.0) * (now_t - then_t)
+    past_drop = float(np.median(past[:, 0] - past[:, 1]))
+    today_drop = stretch[0][1] - balance
+    if past_drop < MIN_DROP:
+        ratio = 1.0 if today_drop < MIN_DROP else math.inf
+    else:
+        ratio = max(refill + today_drop, 0.0) / (refill + past_drop)
+
+    changes = _changes(past[:, 1:])
+    step_refill = (refill_percent_per_s or 0.0) * step
+    scaled = np.where(changes < 0, changes - (ratio - 1) * (step_refill - changes), changes)
+    if not math.isfinite(ratio):
+        scaled = changes
+    empties_at, eases_at, left = _run(balance, scaled, now_t, step)
+    return DayForecast(
+        days=days,
+        kind=kind,
+        balance=balance,
+        ratio=ratio,
+        departs=ratio > departs_above,
+        empties_at=empties_at,
+        eases_at=eases_at,
+        left_percent=left,
+    )
+
+
+def _same_kind(seen: Floats, at: datetime, min_days: int) -> tuple[list[int], str] | None:
+    """The rows of the past days to read: those that cover every moment, of today's kind
+    where at least `min_days` of them do, else of either kind."""
+    covered = [d for d in range(DAYS) if not np.isnan(seen[d]).any()]
+    weekend = _weekend(at)
+    alike = [d for d in covered if _weekend(at - timedelta(days=d + 1)) == weekend]
+    if len(alike) >= min_days:
+        return alike, "weekend days" if weekend else "weekdays"
+    if len(covered) >= min_days:
+        return covered, "days"
+    return None
+
+
+def _changes(past: Floats) -> Floats:
+    """The median change per step across the past days. A day's bucket that was empty tells
+    only that its demand was above the refill: it is taken to drain on as it did before."""
+    steps = np.diff(past, axis=1)
+    empty = (past[:, :-1] <= EMPTY_BALANCE_PERCENT) | (past[:, 1:] <= EMPTY_BALANCE_PERCENT)
+    for row in range(len(steps)):
+        last = math.nan
+        for k in range(steps.shape[1]):
+            if empty[row, k]:
+                steps[row, k] = last
+            else:
+                last = steps[row, k] if steps[row, k] < 0 else last
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a step no day tells: no change
+        median = np.nanmedian(steps, axis=0)
+    return np.nan_to_num(median, nan=0.0)
+
+
+def _run(
+    balance: float, changes: Floats, now_t: float, step: float
+) -> tuple[datetime | None, datetime | None, float]:
+    """When the balance, stepped through `changes` from `now_t`, empties; where it bottoms
+    out (None while still falling at the end); and how low it gets."""
+    level = balance
+    levels = [level]
+    for change in changes:
+        level = min(level + float(change), 100.0)
+        levels.append(level)
+    trough = int(np.argmin(levels))
+    eases_at = None if trough == len(levels) - 1 else _moment(now_t + trough * step)
+    empties_at = None
+    for k in range(1, len(levels)):
+        if levels[k] <= EMPTY_BALANCE_PERCENT < levels[k - 1]:
+            share = (levels[k - 1] - EMPTY_BALANCE_PERCENT) / (levels[k - 1] - levels[k])
+            empties_at = _moment(now_t + (k - 1 + share) * step)
+            break
+    if balance <= EMPTY_BALANCE_PERCENT:
+        return None, eases_at, 0.0
+    return empties_at, eases_at, max(levels[trough], 0.0)
+
+
+def _moment(seconds: float) -> datetime:
+    return datetime.fromtimestamp(round(seconds), tz=UTC)

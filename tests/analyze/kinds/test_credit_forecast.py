@@ -1,0 +1,149 @@
+"""The credit forecast with the day profile: which forecast speaks, and what it says.
+
+A gp2 800 GiB volume (2,400 IOPS baseline, 5.4 million credits: 160 points an hour of refill)
+drained every day from 09:00 to 17:00, by 2,574 IOPS on the past days (7 % left at 17:00); a
+gp2 100 GiB volume (300 IOPS) with a daily half-hour burst. The past is read from five-minute
+means, so the moments it names are good to five minutes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from analyzer.analyze import prices
+from analyzer.analyze.analysis import conclude
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.model.findings import Finding, Severity
+from analyzer.model.metrics import Measure
+from analyzer.model.past import Grid, Past
+from analyzer.model.series import Series
+from analyzer.model.units import KIB
+from tests.helpers import T0, snapshot_of, volume_state
+
+RULE = CreditForecast(id="forecast", resource_types=["volume"], severity="warning")
+CAPACITY = 5.4e6
+NEAR_MISS = 2_400 + 0.93 * CAPACITY / (8 * 3600)
+"""IOPS that take 93 points from 09:00 to 17:00 off gp2 800 GiB."""
+
+
+def simulated(
+    size: int, past_iops: float, today_iops: float, busy: tuple[float, float], end: datetime
+) -> tuple[Series, Series]:
+    """Each minute's balance and IOPS of a gp2 volume over the two weeks before `end` and
+    `end`'s day, asked `past_iops` (today `today_iops`) every day in the busy hours."""
+    baseline = 3.0 * size
+    start = end.replace(hour=0, minute=0) - timedelta(days=14)
+    balance, stamps, levels, rates = 100.0, [], [], []
+    at = start
+    while at < end:
+        hour = at.hour + at.minute / 60
+        today = at.date() == end.date()
+        iops = (today_iops if today else past_iops) if busy[0] <= hour < busy[1] else 0.0
+        stamps.append(at)
+        levels.append(balance)
+        rates.append(iops)
+        credits = balance / 100 * CAPACITY + 60 * (baseline - iops)
+        balance = min(max(credits / CAPACITY * 100, 0.0), 100.0)
+        at += timedelta(minutes=1)
+    return (
+        Series.of(zip(stamps, levels, strict=True), 60),
+        Series.of(zip(stamps, rates, strict=True), 60),
+    )
+
+
+def judged(
+    today_iops: float,
+    minutes: int,
+    past: bool = True,
+    size: int = 800,
+    past_iops: float = NEAR_MISS,
+    busy: tuple[float, float] = (9, 17),
+) -> Finding | None:
+    """What the rule says `minutes` after T0 (a Saturday noon), with the past as fetched six
+    hours before (or none)."""
+    end = T0 + timedelta(minutes=minutes)
+    balance, iops = simulated(size, past_iops, today_iops, busy, end)
+    hour = end - timedelta(hours=1)
+    state = volume_state(
+        "gp2",
+        size,
+        {
+            Measure.BURST_BALANCE: balance.since(hour),
+            Measure.IOPS: iops.since(hour),
+            Measure.THROUGHPUT: iops.since(hour).map(lambda v: v * 16 * KIB),
+        },
+    )
+    if past:
+        fetched = end - timedelta(hours=6)
+        grid = Grid.of(balance.until(fetched), fetched - timedelta(days=15), fetched, 300)
+        state = replace(state, past=Past(days={Measure.BURST_BALANCE: grid}))
+    snap = snapshot_of(state, rules=(RULE,), minutes_of_data=minutes)
+    found = RULE.evaluate(snap.resources[0], snap, snap.data_end)
+    return conclude(found, snap, Catalog(prices.load())) if found else None
+
+
+def test_a_day_following_a_near_miss_past_is_info_where_the_recent_rate_alone_warns() -> None:
+    """16:40: the recent rate alone empties the bucket in under an hour; the past days say
+    the load eases at 17:00 with about 7 % left."""
+    alone = judged(NEAR_MISS, 280, past=False)
+    assert alone is not None
+    assert alone.severity is Severity.WARNING
+    assert alone.evidence["forecast"] == "physics"
+
+    found = judged(NEAR_MISS, 280)
+    assert found is not None
+    assert found.severity is Severity.INFO
+    assert found.evidence["forecast"] == "profile"
+    assert found.seconds_to_empty is None
+    assert found.evidence["past_days_kind"] == "weekend days"
+    assert "but the load usually eases at 16:55 UTC today and today follows" in found.summary
+    assert found.evidence["left_percent"] == pytest.approx(7, abs=1.5)
+
+
+def test_a_day_with_a_little_more_demand_warns_hours_before_it_empties() -> None:
+    """2,625 IOPS from 09:00: empty at about 15:40, warned at 12:30 on the profile's word,
+    while the recent rate alone still says more than three hours."""
+    assert judged(2_625, 30, past=False) is None
+    found = judged(2_625, 30)
+    assert found is not None
+    assert found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "profile"
+    assert found.evidence["load_ratio"] == pytest.approx(2_625 / NEAR_MISS, rel=0.01)
+    assert found.seconds_to_empty == pytest.approx(3.2 * 3600, abs=600)
+    assert "→ empties at about 15:35 UTC today (in 3 h 04 min)" in found.summary
+    assert (
+        "the load usually eases at 16:55 UTC today (past weekend days, same hours" in found.summary
+    )
+    assert "then throttled to 2,400 IOPS" in found.summary
+
+
+BACKUP = (12.0, 12.5)
+"""A daily half hour at 1,500 IOPS on gp2 100 GiB (300 IOPS baseline): 40 points spent."""
+
+
+def test_a_burst_like_the_past_days_that_end_early_is_info() -> None:
+    """12:20 at 1,700 IOPS: the recent rate empties the bucket in 44 min; on past days the
+    burst ended at 12:30, and today's rate is near theirs (1.13×)."""
+    found = judged(1_700, 20, size=100, past_iops=1_500, busy=BACKUP)
+    assert found is not None
+    assert found.severity is Severity.INFO
+    assert found.evidence["left_percent"] == pytest.approx(55, abs=3)
+
+
+def test_a_burst_well_above_the_past_days_is_left_to_the_recent_rate() -> None:
+    """1,900 IOPS (1.27× the past days): today departs from them, and the physics forecast
+    warns although the profile would end at 12:30 with credits left."""
+    found = judged(1_900, 20, size=100, past_iops=1_500, busy=BACKUP)
+    assert found is not None
+    assert found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "physics"
+
+
+def test_profile_false_switches_the_profile_off() -> None:
+    off = RULE.model_copy(update={"profile": False})
+    assert not off.reads_past
+    assert RULE.reads_past
