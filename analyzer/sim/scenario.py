@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from analyzer.model.units import GIB, KIB
 from analyzer.sim.workloads import Demand, constant, steps
@@ -155,3 +156,23 @@ DATABASES: tuple[DemoDatabase, ...] = (
         freeable_memory_bytes=1.5 * GIB,
     ),
 )
+
+
+FORTNIGHT_START = datetime(2026, 11, 2, tzinfo=UTC)
+"""A Monday: the first day of incident 3's fortnight."""
+REPLICA_BUSY_IOPS = (2_950,) * 5 + (0, 0) + (3_040, 3_060, 3_079, 3_099, 3_200)
+"""Incident 3 over a fortnight, on gp2 800 GiB (2,400 IOPS baseline, 21.6 million credits): the
+replica's IOPS from 09:00 to 17:00 each day from `FORTNIGHT_START`. The first week ends each
+working day with about 27 % left; the second sinks lower every day (15 %, 12 %, 9.5 %, 7 %)
+until its Friday, with a little more demand, empties the bucket at about 16:30."""
+REPLICA_WRITES = 50.0
+REPLICA_QUIET_READS = 80.0
+
+
+def replica_reads(t: float) -> float:
+    """Read IOPS asked `t` seconds after `FORTNIGHT_START` (writes come on top)."""
+    day, second = divmod(t, 86_400)
+    busy = REPLICA_BUSY_IOPS[int(day) % len(REPLICA_BUSY_IOPS)]
+    if busy and 9 * 3600 <= second < 17 * 3600:
+        return busy - REPLICA_WRITES
+    return REPLICA_QUIET_READS
