@@ -171,7 +171,8 @@ def _record(args: argparse.Namespace) -> int:
         for i in history.inventories.values()
     )
     print(
-        f"{PROG}: recorded {series:,} series of {found:,} resources to {args.output}",
+        f"{PROG}: recorded {series:,} series of {found:,} "
+        f"resource{'' if found == 1 else 's'} to {args.output}",
         file=sys.stderr,
     )
     return 0

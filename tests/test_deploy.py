@@ -88,6 +88,7 @@ def test_what_the_dockerfile_copies_builds_a_complete_package(tmp_path):
     assert "analyzer/default_rules/credits.yaml" in names
     assert "analyzer/default_rules/caps.yaml" in names
     assert "analyzer/data/prices.yaml" in names
+    assert "analyzer/data/recordings/incident-3-fortnight.json.gz" in names
     sources = {
         path.relative_to(ROOT).as_posix()
         for path in (ROOT / "analyzer").rglob("*.py")

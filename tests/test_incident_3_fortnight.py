@@ -15,59 +15,37 @@ import contextlib
 import io
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 
-import boto3
 import pytest
 
+import analyzer
 from analyzer.cli import main
-from analyzer.collect.aws import Clients
-from analyzer.collect.describe import parse_db_instance
-from analyzer.model.units import GIB, KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
-from analyzer.sim.rds import DatabaseSimulation, SimDatabase
-from analyzer.sim.scenario import FORTNIGHT_START, REPLICA_WRITES, replica_reads
-from tests.account import Account
+from analyzer.sim.fortnight import FORTNIGHT_END, metrics_from, replica_fortnight
+from analyzer.sim.scenario import FORTNIGHT_START, REGION
 
 FRIDAY = FORTNIGHT_START + timedelta(days=11)
-UNTIL = FRIDAY + timedelta(hours=20)
+UNTIL = FORTNIGHT_END
 NEAR_MISSES = [FORTNIGHT_START + timedelta(days=d) for d in (8, 9, 10)]
+
+
+SHIPPED = Path(analyzer.__file__).parent / "data" / "recordings" / "incident-3-fortnight.json.gz"
+
+
+def _backtest(*args: str) -> dict:  # type: ignore[type-arg]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["backtest", *args, "--format", "json"]) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
 def report(aws_module: None) -> dict:  # type: ignore[type-arg]
-    account = Account()
-    raw = boto3.client("rds", region_name=account.region).create_db_instance(
-        DBInstanceIdentifier="orders-replica",
-        Engine="mysql",
-        DBInstanceClass="db.m5.2xlarge",
-        AllocatedStorage=800,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password123",
-    )["DBInstance"]
-    db = parse_db_instance(raw, account.region, {"m5.2xlarge": account.instance_type("m5.2xlarge")})
-    sim = DatabaseSimulation(
-        SimDatabase(db, replica_reads, lambda _t: REPLICA_WRITES, 16 * KIB, lambda _t: 1.5 * GIB),
-        FORTNIGHT_START,
-    )
-    data = sim.run(int((UNTIL - FORTNIGHT_START).total_seconds() // 60))
-    cloud = SimulatedCloudWatch(data, keep_s=15 * 86_400)
-    plain = Clients.for_region.__func__  # type: ignore[attr-defined]
+    _, data = replica_fortnight()
     until = (UNTIL + timedelta(minutes=5)).isoformat()
-    span = ["--since", "284h", "--until", until, "--region", account.region]
-    out = io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(io.StringIO()),
-    ):
-        patch.setattr(
-            Clients,
-            "for_region",
-            classmethod(lambda cls, region, **o: plain(cls, region, cloudwatch=cloud, **o)),
-        )
-        assert main(["backtest", *span, "--format", "json"]) == 0
-    return json.loads(out.getvalue())
+    with metrics_from(SimulatedCloudWatch(data, keep_s=15 * 86_400)):
+        return _backtest("--since", "284h", "--until", until, "--region", REGION)
 
 
 def _on(day: datetime, alert: dict) -> bool:  # type: ignore[type-arg]
@@ -107,3 +85,9 @@ def test_the_falling_daily_minimum_warns_days_ahead(report) -> None:  # type: ig
     trend = [a for a in report["alerts"] if a["rule"] == "burst-daily-minimum-falling"]
     assert trend
     assert datetime.fromisoformat(trend[0]["fired_at"]) <= FRIDAY - timedelta(days=2)
+
+
+def test_the_shipped_recording_replays_offline_to_the_same_report(report) -> None:  # type: ignore[no-untyped-def]
+    """`scripts/record-incidents` wrote it from the same simulation: replayed without AWS, it
+    says exactly what the live backtest says."""
+    assert _backtest("--from", str(SHIPPED)) == report
