@@ -230,6 +230,14 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "prints one report and exits. No credentials, no network.",
     )
     demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
+    demo.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="play a recording (ebs-analyzer record, or a shipped incident) instead of the "
+        "built-in account",
+    )
     _format(demo)
     demo.add_argument(
         "--speed",

@@ -180,7 +180,12 @@ def _record(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     return demo.run(
-        once=args.once, fmt=args.format, speed=args.speed, listen=args.listen, rules=args.rules
+        once=args.once,
+        fmt=args.format,
+        speed=args.speed,
+        listen=args.listen,
+        rules=args.rules,
+        source=args.source,
     )
 
 

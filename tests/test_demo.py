@@ -144,3 +144,44 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     assert "Alerts appear here as they fire and resolve." in text
     assert "FIRING    CRITICAL volume-burst-credits-exhausted" in text
     assert "RESOLVED  volume-throughput-cap" in text
+
+
+def test_the_demo_plays_a_shipped_recording_once(capsys):
+    """`demo --from FILE --once`: one report at the recording's end, without AWS."""
+    from tests.test_incident_3_fortnight import SHIPPED
+
+    assert main(["demo", "--from", str(SHIPPED), "--once"]) == 0
+    out = capsys.readouterr().out
+    assert "2026-11-13 20:03 UTC" in out
+    assert "burst-daily-minimum-falling" in out
+    assert "orders-replica" in out
+
+
+def test_a_recording_is_described_and_answered_as_recorded():
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from analyzer import recording
+    from analyzer.collect.queries import for_inventory
+    from analyzer.collect.window import Window
+    from analyzer.playback import RecordedAccount
+    from tests.test_incident_3_fortnight import SHIPPED
+
+    recorded = recording.read(SHIPPED)
+    region = RecordedAccount(recorded).region("us-east-1")
+    [db] = region.describe.db_instances()
+    assert db.db_instance_id == "orders-replica"
+    assert [t.name for t in region.describe.instance_types(["m5.2xlarge", "r5.large"])] == [
+        "m5.2xlarge"
+    ]
+    [query] = [
+        q
+        for q in for_inventory(recorded.inventories["us-east-1"])["orders-replica"]
+        if q.metric == "BurstBalance"
+    ]
+    daily = replace(query, stat="Minimum", period_s=86_400)
+    friday = recorded.end.replace(hour=0, minute=0)
+    found, _ = region.metrics.fetch([daily], Window(friday - timedelta(days=4), friday, 86_400))
+    lows = [round(v, 1) for v in found[daily].values]
+    # The second week's minima, Monday to Thursday: what the daily `Minimum` request answers.
+    assert lows == [14.8, 12.1, 9.6, 6.9]

@@ -34,6 +34,7 @@ RANKS = {
     "analyzer.recording": 4,
     "analyzer.backtest": 4.5,
     "analyzer.rule_tests": 4.5,
+    "analyzer.playback": 4.5,
     "analyzer.backtest_text": 4.6,
     "analyzer.demo": 5,
     "analyzer.cli": 5,
@@ -42,7 +43,7 @@ RANKS = {
 }
 """A module may import modules of its own rank or below. Within one rank, only its own room."""
 
-SIM_USERS = frozenset({"analyzer.demo"})
+SIM_USERS = frozenset({"analyzer.demo", "analyzer.playback"})
 
 
 def _modules() -> dict[str, Path]:
