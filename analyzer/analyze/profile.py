@@ -134,17 +134,17 @@ def _changes(past: Floats) -> Floats:
     only that its demand was above the refill: it is taken to drain on as it did before."""
     steps = np.diff(past, axis=1)
     empty = (past[:, :-1] <= EMPTY_BALANCE_PERCENT) | (past[:, 1:] <= EMPTY_BALANCE_PERCENT)
-    for row in range(len(steps)):
-        last = math.nan
-        for k in range(steps.shape[1]):
-            if empty[row, k]:
-                steps[row, k] = last
-            else:
-                last = steps[row, k] if steps[row, k] < 0 else last
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a step no day tells: no change
-        median = np.nanmedian(steps, axis=0)
-    return np.nan_to_num(median, nan=0.0)
+    if empty.any():
+        drains = ~empty & (steps < 0)
+        # Each step's latest drain at or before it, day by day (-1: none yet).
+        latest = np.maximum.accumulate(np.where(drains, np.arange(steps.shape[1]), -1), axis=1)
+        carried = np.take_along_axis(steps, np.maximum(latest, 0), axis=1)
+        steps = np.where(empty, np.where(latest >= 0, carried, np.nan), steps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a step no day tells: no change
+            median = np.nanmedian(steps, axis=0)
+        return np.nan_to_num(median, nan=0.0)
+    return np.median(steps, axis=0)
 
 
 def _run(
