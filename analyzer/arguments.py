@@ -87,6 +87,12 @@ def _daemon_options(parser: argparse.ArgumentParser) -> None:
         help="log notifications instead of sending them",
     )
     group.add_argument(
+        "--alertmanager-url",
+        metavar="URL",
+        action="append",
+        help="post alerts to this Alertmanager (repeat for an HA pair), e.g. http://am:9093",
+    )
+    group.add_argument(
         "--log-format",
         choices=["auto", "json", "console"],
         help="log lines: console on a terminal, JSON elsewhere (default: auto)",

@@ -37,6 +37,7 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
         "interval",
         "state_file",
         "dry_run",
+        "alertmanager_url",
         "log_format",
     )
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in names}

@@ -30,7 +30,7 @@ from analyzer.analyze import prices
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer, CycleResult
-from analyzer.deliver import statefile
+from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.alerts import AlertBook, Refill
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
@@ -82,6 +82,8 @@ class Daemon:
         self._book_lock = threading.Lock()
         """Held while a cycle changes, delivers and saves the book: a stop saves it only
         between those."""
+        self.alertmanager: alertmanager.Alertmanager | None = None
+        """Where the firing alerts are posted after every cycle, beside the channel."""
         self.exit: Callable[[int], None] = os._exit
         """How a stop ends the process when a cycle it abandoned would hold the exit."""
 
@@ -148,6 +150,8 @@ class Daemon:
         # (a crash sends again at most the one in flight).
         self._save_state()
         self.dispatcher.deliver(self.book, now, self._save_state)
+        if self.alertmanager is not None:
+            self.alertmanager.push(self.book, now, result.snapshot)
 
     def _save_state(self) -> None:
         path = self.settings.state_file
@@ -283,6 +287,15 @@ def build(
     daemon = Daemon(
         settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock
     )
+    if settings.alertmanager_url and not settings.dry_run:
+        telemetry.expect_channel(alertmanager.CHANNEL)
+        daemon.alertmanager = alertmanager.Alertmanager(
+            settings.alertmanager_url,
+            settings.interval,
+            telemetry.notified,
+            settings.runbook_url,
+            timeout_s=max(min(10.0, settings.interval / 4), 1.0),
+        )
     holder.append(daemon)
     host, port = settings.listen_address
     try:

@@ -112,14 +112,28 @@ class Settings(BaseSettings):
     """The Slack incoming webhook; SLACK_WEBHOOK_URL works too. Never logged."""
     slack_webhook_file: Path | None = None
     """A file holding the webhook URL (a mounted secret)."""
+    alertmanager_url: List = ()
+    """Alertmanagers to post alerts to (each member of an HA pair), as `http://host:9093`;
+    Slack, where set, still gets its messages."""
+    runbook_url: str | None = None
+    """Where the README is served for your team: alerts to Alertmanager link its Alerts
+    section."""
     log_format: Literal["auto", "json", "console"] = "auto"
     """auto: console on a terminal, JSON lines elsewhere."""
 
-    @field_validator("region", "tag", "rules", mode="before")
+    @field_validator("region", "tag", "rules", "alertmanager_url", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("alertmanager_url")
+    @classmethod
+    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if not item.startswith(("http://", "https://")):
+                raise ValueError(f"{item!r} is not an http:// or https:// URL")
         return value
 
     @field_validator("tag")

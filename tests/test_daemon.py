@@ -354,3 +354,43 @@ def test_a_state_save_that_fails_is_logged_and_counted(tmp_path, receiver, accou
         assert process.cycle()
     assert any(e["event"] == "state.save_failed" for e in logs)
     assert sample(process, "ebs_analyzer_state_saves_total", outcome="error") >= 1
+
+
+def test_every_cycle_posts_the_firing_alerts_to_each_alertmanager(tmp_path, receiver, account):
+    """Beside Slack, the Alertmanager pair gets every firing alert every cycle, with the
+    labels the metrics use: the volume's and the instance it is attached to."""
+    volume, clients = account
+    pair = [Receiver().start(), Receiver().start()]
+    try:
+        config = settings.load(
+            {
+                "region": ["us-east-1"],
+                "listen": "127.0.0.1:0",
+                "slack_webhook_url": receiver.url,
+                "alertmanager_url": [am.url for am in pair],
+            }
+        )
+        clock = Clock(START + timedelta(hours=3, seconds=30))
+        process, server = daemon.build(config, rules.load(), clients, clock, process_metrics=False)
+        server.stop()
+        for minute in range(2):
+            clock.now = START + timedelta(hours=3, minutes=minute, seconds=30)
+            assert process.cycle()
+        for am in pair:
+            assert len(am.requests) == 2  # every cycle, not only when something changed
+            [posted] = [a for a in am.requests[-1] if a["labels"]["volume_id"] == volume]
+            assert posted["labels"]["alertname"] == "volume-throughput-cap"
+            assert posted["labels"]["instance_id"].startswith("i-")
+            assert posted["annotations"]["fix"].startswith("Provision 3,000 IOPS, 250 MiB/s")
+        assert (
+            sample(
+                process,
+                "ebs_analyzer_notifications_total",
+                channel="alertmanager",
+                outcome="success",
+            )
+            == 4
+        )
+    finally:
+        for am in pair:
+            am.stop()
