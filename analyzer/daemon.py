@@ -282,6 +282,8 @@ def build(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics
     )
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
+    if settings.budget is not None:
+        telemetry.budget_set(settings.budget)
     channel = channel_for(settings.webhook_url(), settings.dry_run, fallback, settings.interval)
     telemetry.expect_channel(channel.name)
     daemon = Daemon(

@@ -189,6 +189,19 @@ def test_promtool_unit_tests_of_the_rules():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_every_shipped_prometheus_rule_has_a_case_where_it_fires():
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text())
+    names = {r["alert"] for group in rules["groups"] for r in group["rules"]}
+    cases = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.test.yml").read_text())
+    fired = {
+        case["alertname"]
+        for test in cases["tests"]
+        for case in test["alert_rule_test"]
+        if case["exp_alerts"]
+    }
+    assert names - fired == set()
+
+
 def test_promtool_checks_the_compose_prometheus_config():
     result = promtool("check", "config", str(DEPLOY / "prometheus" / "prometheus.yml"))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -202,7 +215,20 @@ def served_metric_names() -> set[str]:
             names.add(name)
             if kind == "histogram":
                 names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
-    return names
+    return names | served_with_a_budget()
+
+
+def served_with_a_budget() -> set[str]:
+    """What a daemon with a `budget` serves beside the golden exposition (made without one)."""
+    import prometheus_client
+
+    from analyzer.deliver.exporter import exposition_for
+
+    _, telemetry = exposition_for(lambda: None, process_metrics=False)
+    telemetry.budget_set(25.0)
+    text = prometheus_client.generate_latest(telemetry.registry).decode()
+    assert "ebs_analyzer_cloudwatch_budget_dollars_per_month 25.0" in text
+    return {"ebs_analyzer_cloudwatch_budget_dollars_per_month"}
 
 
 def test_alert_rules_and_the_dashboard_use_only_metrics_the_exporter_serves():

@@ -138,6 +138,15 @@ class Telemetry:
         if not backfill:
             self._estimate(stats.metrics_requested)
 
+    def budget_set(self, dollars: float) -> None:
+        """The monthly GetMetricData budget: exported only where one is set, so that a rule
+        comparing the cost with it has nothing to compare without one."""
+        Gauge(
+            "ebs_analyzer_cloudwatch_budget_dollars_per_month",
+            "The monthly GetMetricData budget set.",
+            registry=self.registry,
+        ).set(dollars)
+
     def projected_bill(self, projection: Projection) -> None:
         for tier in Tier:
             self.projected.labels(tier.value).set(round(projection.dollars(tier), 4))
