@@ -226,6 +226,15 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unset_empty_profile() -> None:
+    """An empty AWS_PROFILE (compose's `${AWS_PROFILE:-}`, an `env:` entry with no value) means
+    no profile, not a profile named "": boto3 would stop at "The config profile () could not
+    be found"."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        if os.environ.get(name, None) == "":
+            del os.environ[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -239,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return ConfigError.exit_code
     logs.configure(args.log_level)
+    _unset_empty_profile()
     try:
         if args.command == "once":
             return _once(args)

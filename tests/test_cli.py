@@ -329,6 +329,19 @@ def failing_endpoint():
     server.shutdown()
 
 
+def test_an_empty_aws_profile_is_no_profile(moto_server):
+    """Compose's `${AWS_PROFILE:-}` sets AWS_PROFILE to "": boto3 alone would look for a
+    profile named "" and stop; keys from the environment must work beside it."""
+    result = run_cli(
+        "once",
+        "--region",
+        "us-east-1",
+        env={"AWS_ENDPOINT_URL": moto_server, "AWS_PROFILE": "", "AWS_DEFAULT_PROFILE": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "could not be found" not in result.stderr
+
+
 def test_once_exits_3_when_no_metric_could_be_read(moto_server, failing_endpoint):
     """EC2 answers, every GetMetricData call fails: the report gives no verdict and the exit
     code says the data was not read, in one line."""

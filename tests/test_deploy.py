@@ -257,6 +257,22 @@ def test_the_dashboard_covers_what_the_issue_asks_for():
     assert dashboard["uid"] and dashboard["templating"]["list"][0]["type"] == "datasource"
 
 
+def test_compose_passes_the_aws_chain_through_and_sets_nothing_empty():
+    """`run` in compose takes keys, a session token or a profile from the shell; a variable
+    the shell does not set is left out, never set to "" (an empty AWS_PROFILE names a
+    profile called "")."""
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    environment = compose["services"]["analyzer"]["environment"]
+    passed = {item for item in environment if "=" not in item}
+    assert {
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+    } <= passed
+    assert not [item for item in environment if item.endswith(":-}")]
+
+
 def test_compose_mounts_files_that_exist_and_scrapes_the_analyzer():
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     assert {"analyzer", "prometheus"} <= set(compose["services"])
