@@ -119,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommand(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` were parsed for: `rules list` is the list parser."""
+    found = parser
+    for dest in ("command", "rules_command"):
+        name = getattr(args, dest, None)
+        actions = [a for a in found._actions if isinstance(a, argparse._SubParsersAction)]
+        if name is None or not actions:
+            break
+        found = actions[0].choices[name]
+    return found
+
+
 def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     backtest = commands.add_parser(
         "backtest",

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from analyzer import backtest, backtest_text, daemon, demo, logs, recording, rul
 from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
-from analyzer.arguments import LOG_LEVELS, PROG, build_parser
+from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect.window import aligned
 from analyzer.cycle import Analyzer
 from analyzer.deliver import report
@@ -215,6 +215,7 @@ def _rules(args: argparse.Namespace) -> int:
         enabled = len(ruleset.rules)
         print(f"{len(ruleset)} rule(s) valid ({enabled} enabled)")
         return 0
+    print(f"{'RULE':<34} {'KIND':<18} {'SEVERITY':<8} {'APPLIES TO':<16} FILE")
     for loaded in ruleset.loaded:
         rule = loaded.rule
         state = "" if rule.enabled else "  (disabled)"
@@ -235,9 +236,23 @@ def _unset_empty_profile() -> None:
             del os.environ[name]
 
 
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "once": _once,
+    "rules": _rules,
+    "cost": _cost,
+    "demo": _demo,
+    "run": _run,
+    "backtest": _backtest,
+    "record": _record,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # Said by the subcommand's parser, whose usage lists the options it does take.
+        subcommand(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "log_level", None) is None:
         args.log_level = "info" if args.command == "run" else "warning"
     if args.log_level not in LOG_LEVELS:
@@ -250,26 +265,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(args.log_level)
     _unset_empty_profile()
     try:
-        if args.command == "once":
-            return _once(args)
-        if args.command == "rules":
-            return _rules(args)
-        if args.command == "cost":
-            return _cost(args)
-        if args.command == "demo":
-            return _demo(args)
-        if args.command == "run":
-            return _run(args)
-        if args.command == "backtest":
-            return _backtest(args)
-        if args.command == "record":
-            return _record(args)
-        raise ConfigError(f"unknown command {args.command!r}")
+        handler = COMMANDS.get(args.command)
+        if handler is None:
+            raise ConfigError(f"unknown command {args.command!r}")
+        return handler(args)
     except AnalyzerError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader stopped reading (`ebs-analyzer rules list | head`): nothing more to say,
+        # and no traceback when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

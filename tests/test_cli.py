@@ -365,3 +365,18 @@ def test_once_exits_3_when_no_metric_could_be_read(moto_server, failing_endpoint
     assert "Traceback" not in result.stderr
     assert "No verdict" in result.stdout
     assert "No findings" not in result.stdout
+
+
+def test_a_wrong_flag_on_a_subcommand_gets_that_subcommands_usage(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["rules", "list", "--bogus"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: ebs-analyzer rules list")
+    assert "ebs-analyzer rules list: error: unrecognized arguments: --bogus" in err
+
+
+def test_rules_list_has_a_header(capsys):
+    assert main(["rules", "list"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.split() == ["RULE", "KIND", "SEVERITY", "APPLIES", "TO", "FILE"]

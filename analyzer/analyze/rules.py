@@ -8,7 +8,7 @@ already loaded from an earlier directory replaces it, so a user directory can ov
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -131,7 +131,10 @@ def _explain(error: ValidationError, kind: object) -> str:
     return "; ".join(messages)
 
 
-def parse_file(path: Path) -> list[Rule]:
+def parse_file(path: Path, earlier: Mapping[str, Rule] | None = None) -> list[Rule]:
+    """The rules of one file. A rule without a `kind` whose id an `earlier` layer defines
+    changes only the keys it gives (`- id: gp2-burst-exhaustion` with `enabled: false`, or
+    with `horizon: 2h`)."""
     document = read_yaml(path)
     if document is None:
         return []
@@ -148,10 +151,17 @@ def parse_file(path: Path) -> list[Rule]:
             raise ConfigError(f"{path}: rule #{index + 1}: expected a mapping")
         name = raw.get("id")
         label = f"rule {name!r}" if name else f"rule #{index + 1}"
+        base = (earlier or {}).get(str(name)) if "kind" not in raw else None
+        given = {**base.model_dump(by_alias=True), **raw} if base is not None else raw
+        if base is None and "kind" not in raw and earlier:
+            raise ConfigError(
+                f"{path}: {label}: kind: missing, and no earlier rule with this id to change "
+                "(a rule of its own needs a kind)"
+            )
         try:
-            rule = _RULE.validate_python(raw)
+            rule = _RULE.validate_python(given)
         except ValidationError as exc:
-            raise ConfigError(f"{path}: {label}: {_explain(exc, raw.get('kind'))}") from None
+            raise ConfigError(f"{path}: {label}: {_explain(exc, given.get('kind'))}") from None
         if rule.id in seen:
             raise ConfigError(f"{path}: {label}: duplicate id in this file")
         seen.add(rule.id)
@@ -170,8 +180,9 @@ def load(directories: Iterable[Path] | None = None) -> RuleSet:
     by_id: dict[str, LoadedRule] = {}
     for directory in dirs:
         in_this_dir: dict[str, Path] = {}
+        earlier = {rid: loaded.rule for rid, loaded in by_id.items()}
         for path in rule_files(directory):
-            for rule in parse_file(path):
+            for rule in parse_file(path, earlier):
                 if rule.id in in_this_dir:
                     raise ConfigError(
                         f"{path}: rule {rule.id!r}: id already defined in {in_this_dir[rule.id]}"

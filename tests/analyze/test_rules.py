@@ -131,3 +131,25 @@ def test_reach_is_the_furthest_any_rule_or_default_outlook_reads_back():
     )
     assert ruleset_of(slow).reach() == 4200.0
     assert ruleset_of().reach() == 1800.0  # outlooks read the default trend window
+
+
+def test_a_shipped_rule_is_switched_off_or_changed_by_its_id_alone(tmp_path):
+    (tmp_path / "mine.yaml").write_text(
+        "rules:\n"
+        "  - id: gp2-burst-exhaustion\n    enabled: false\n"
+        "  - id: hdd-burst-exhaustion\n    horizon: 3h\n"
+    )
+    ruleset = rules.load([Path(rules.BUILTIN), tmp_path])
+    by_id = {loaded.rule.id: loaded.rule for loaded in ruleset.loaded}
+    assert not by_id["gp2-burst-exhaustion"].enabled
+    hdd = by_id["hdd-burst-exhaustion"]
+    assert hdd.horizon == 3 * 3600  # type: ignore[union-attr]
+    assert hdd.volume_types == ("st1", "sc1")  # the rest as shipped
+
+
+def test_a_partial_rule_with_nothing_to_change_is_refused(tmp_path):
+    (tmp_path / "mine.yaml").write_text("rules:\n  - id: mine\n    horizon: 3h\n")
+    with pytest.raises(
+        ConfigError, match="rule 'mine': kind: missing, and no earlier rule with this id"
+    ):
+        rules.load([Path(rules.BUILTIN), tmp_path])
