@@ -49,6 +49,9 @@ log = structlog.get_logger(__name__)
 Clock = Callable[[], datetime]
 MAX_JITTER_S = 10.0
 STOP_GRACE_S = 10.0
+STUCK_AFTER_S = 1800.0
+"""`/livez` allows at least this long without a cycle ending: a first backfill of a large
+account takes minutes."""
 """On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
 Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
 
@@ -75,6 +78,9 @@ class Daemon:
         self.clock = clock
         self._published: Published | None = None
         self._last_success: datetime | None = None
+        self._started = clock()
+        self._last_end: datetime | None = None
+        """When a cycle last ended, however it ended: `/livez` fails when none has for long."""
         self._cycles = 0
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -103,6 +109,18 @@ class Daemon:
             return False, f"not ready: the last cycle with usable data was {age:.0f} s ago"
         return True, "ready"
 
+    def live(self) -> tuple[bool, str]:
+        """Alive while cycles end: failing ones too (a CloudWatch outage is no reason to
+        restart). Not alive when none has ended for ten intervals (at least 30 minutes, for
+        a first backfill): the scheduler is stuck or a cycle hangs, and a restart helps."""
+        since = self._last_end or self._started
+        age = (self.clock() - since).total_seconds()
+        allowed = max(10 * self.settings.interval, STUCK_AFTER_S)
+        if age > allowed:
+            what = "no cycle has ended" if self._last_end is None else "the last cycle ended"
+            return False, f"not alive: {what} {age:.0f} s ago (allowed {allowed:.0f} s)"
+        return True, "alive"
+
     # --- the jobs -------------------------------------------------------------------------
 
     def cycle(self) -> bool:
@@ -111,6 +129,7 @@ class Daemon:
         try:
             return self._cycle()
         finally:
+            self._last_end = self.clock()
             self._idle.set()
 
     def _cycle(self) -> bool:
@@ -301,7 +320,7 @@ def build(
     holder.append(daemon)
     host, port = settings.listen_address
     try:
-        server = Server(host, port, exposition, daemon.ready)
+        server = Server(host, port, exposition, daemon.ready, daemon.live)
     except OSError as exc:
         raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
     return daemon, server

@@ -207,6 +207,24 @@ def test_a_cycle_that_fails_keeps_the_daemon_up(tmp_path, receiver):
     assert [e["event"] for e in logs if e["log_level"] == "error"] == ["cycle.failed"]
     assert process.ready() == (False, "not ready: no cycle has produced usable data yet")
     assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
+    # Failing cycles still end: alive (a CloudWatch outage is no reason to restart).
+    clock.now = START + timedelta(hours=1)
+    assert not process.cycle()
+    assert process.live() == (True, "alive")
+
+
+def test_no_cycle_ending_for_ten_intervals_fails_liveness(tmp_path, receiver):
+    """A stuck scheduler or a hung cycle: /livez fails, so Kubernetes restarts the pod; a
+    first backfill gets half an hour."""
+    clock = Clock(START)
+    process = build(tmp_path, receiver, lambda region: None, clock)
+    clock.now = START + timedelta(minutes=29)
+    assert process.live() == (True, "alive")
+    clock.now = START + timedelta(minutes=31)
+    assert process.live() == (
+        False,
+        "not alive: no cycle has ended 1860 s ago (allowed 1800 s)",
+    )
 
 
 def test_an_unreadable_state_file_is_set_aside(tmp_path, receiver, account):

@@ -131,7 +131,8 @@ def test_the_deployment_is_locked_down_and_probed():
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+    assert pod["automountServiceAccountToken"] is False
     assert set(container["resources"]) == {"requests", "limits"}
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert "/var/lib/ebs-analyzer" in mounts  # the state file on a writable volume

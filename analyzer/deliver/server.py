@@ -51,7 +51,9 @@ def _text(start_response: StartResponse, status: str, body: str) -> Iterable[byt
     return [data]
 
 
-def application(exposition: Exposition, ready: Readiness) -> Callable[..., Iterable[bytes]]:
+def application(
+    exposition: Exposition, ready: Readiness, live: Readiness | None = None
+) -> Callable[..., Iterable[bytes]]:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
@@ -63,14 +65,18 @@ def application(exposition: Exposition, ready: Readiness) -> Callable[..., Itera
             return [body]
         if path == "/healthz":
             return _text(start_response, "200 OK", "ok\n")
+        if path == "/livez":
+            is_live, why = live() if live is not None else (True, "alive")
+            return _text(
+                start_response, "200 OK" if is_live else "503 Service Unavailable", why + "\n"
+            )
         if path == "/readyz":
             is_ready, why = ready()
             return _text(
                 start_response, "200 OK" if is_ready else "503 Service Unavailable", why + "\n"
             )
-        return _text(
-            start_response, "404 Not Found", "not found: try /metrics, /healthz or /readyz\n"
-        )
+        missing = "not found: try /metrics, /healthz, /livez or /readyz\n"
+        return _text(start_response, "404 Not Found", missing)
 
     return app
 
@@ -78,11 +84,18 @@ def application(exposition: Exposition, ready: Readiness) -> Callable[..., Itera
 class Server:
     """Serves the endpoints from a background thread until stopped."""
 
-    def __init__(self, host: str, port: int, exposition: Exposition, ready: Readiness) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        exposition: Exposition,
+        ready: Readiness,
+        live: Readiness | None = None,
+    ) -> None:
         self._server = make_server(
             host,
             port,
-            application(exposition, ready),
+            application(exposition, ready, live),
             server_class=_ThreadingServer6 if ":" in host else _ThreadingServer,
             handler_class=_QuietHandler,
         )

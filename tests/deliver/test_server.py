@@ -64,3 +64,21 @@ def test_a_malformed_ipv6_listen_address_is_refused_when_parsed(listen: str) -> 
 
     with pytest.raises(ConfigError, match="IPv6"):
         settings.load({"region": ["us-east-1"], "listen": listen})
+
+
+def test_livez_answers_what_the_liveness_check_says() -> None:
+    import urllib.error
+
+    verdict = [(True, "alive")]
+    server = Server("127.0.0.1", 0, lambda: b"", lambda: (True, "ready"), live=lambda: verdict[0])
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/livez"
+        assert urllib.request.urlopen(url, timeout=5).read() == b"alive\n"
+        verdict[0] = (False, "not alive: the last cycle ended 2000 s ago")
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(url, timeout=5)
+        assert failed.value.code == 503
+        assert failed.value.read() == b"not alive: the last cycle ended 2000 s ago\n"
+    finally:
+        server.stop()
