@@ -126,6 +126,16 @@ def replay(
         analysis = analyze(snapshot, ruleset, catalog, memo)
         book.update(at, analysis.firing, analysis.pending, unknown=analysis.unknown)
         for key, alert in book.alerts.items():
+            index = open_.get(key)
+            escalated = (
+                alert.state is AlertState.FIRING
+                and index is not None
+                and alert.severity.rank > out.fired[index].severity.rank
+            )
+            if escalated and index is not None:
+                # Sent again at its new severity: what warned is the new message.
+                out.fired[index] = replace(out.fired[index], resolved_at=at)
+                del open_[key]
             if alert.state is AlertState.FIRING and key not in open_:
                 open_[key] = len(out.fired)
                 bottleneck = alert.finding.bottleneck

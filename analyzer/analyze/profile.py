@@ -68,6 +68,7 @@ def day_forecast(
     horizon_s: float,
     window_s: float,
     departs_above: float,
+    recent_s: float | None = None,
 ) -> DayForecast | None:
     """The profile's forecast from `at`; None without today's balance or without `min_days`
     past days that cover the moments compared and ahead."""
@@ -77,6 +78,8 @@ def day_forecast(
     half = today.period_s / 2
     then_t = stretch[0][0].timestamp() + half
     now_t = stretch[-1][0].timestamp() + half
+    if now_t - then_t < window_s / 2:
+        return None  # too little of today to compare: a rate from one point is no rate
     step = float(grid.period_s)
     ahead = now_t + step * np.arange(math.ceil(horizon_s / step) + 1)
     moments = np.concatenate(([then_t], ahead))
@@ -98,22 +101,59 @@ def day_forecast(
     else:
         ratio = max(refill + today_drop, 0.0) / (refill + past_drop)
 
-    changes = _changes(past[:, 1:])
-    step_refill = (refill_percent_per_s or 0.0) * step
-    scaled = np.where(changes < 0, changes - (ratio - 1) * (step_refill - changes), changes)
+    # Before the first step, a day's drain is the one over the compared window.
+    first = (past[:, 1] - past[:, 0]) * step / (now_t - then_t)
+    changes = _changes(past[:, 1:], first)
+    past_rate = past_drop / (now_t - then_t)
+    if recent_s:
+        # The past days' rate over the same last minutes, where it is the higher (their load
+        # began within the window): a rate from 5-minute means, so never below the window's.
+        before = grid.at(np.asarray(now_t - recent_s - offsets[rows], dtype=np.float64))
+        past_rate = max(past_rate, float(np.nanmedian(before - past[:, 1])) / recent_s)
+    lately = _lately(stretch, recent_s, now_t, half, refill_percent_per_s, past_rate)
     if not math.isfinite(ratio):
         scaled = changes
+    elif refill_percent_per_s:
+        # Today's demand is `ratio` x the past days' wherever theirs is known (below full):
+        # a step that refilled a little on past days drains at a higher rate today.
+        step_refill = refill_percent_per_s * step
+        known = np.median(past[:, 1:-1], axis=0) < FULL_PERCENT
+        scaled = np.where(known, step_refill - ratio * (step_refill - changes), changes)
+    else:
+        scaled = np.where(changes < 0, ratio * changes, changes)
     empties_at, eases_at, left = _run(balance, scaled, now_t, step)
     return DayForecast(
         days=days,
         kind=kind,
         balance=balance,
         ratio=ratio,
-        departs=ratio > departs_above,
+        departs=ratio > departs_above or lately > departs_above,
         empties_at=empties_at,
         eases_at=eases_at,
         left_percent=left,
     )
+
+
+def _lately(
+    stretch: list[tuple[datetime, float]],
+    recent_s: float | None,
+    now_t: float,
+    half: float,
+    refill_percent_per_s: float | None,
+    past_rate: float,
+) -> float:
+    """Today's demand over its last `recent_s` against the past days' over the compared
+    window: a burst of the last minutes, averaged away over the window, still departs."""
+    if not recent_s or past_rate * recent_s <= 0:
+        return 0.0
+    tail = [
+        (t.timestamp() + half, v) for t, v in stretch if t.timestamp() + half >= now_t - recent_s
+    ]
+    if len(tail) < 2:
+        return 0.0
+    span = tail[-1][0] - tail[0][0]
+    refill = refill_percent_per_s or 0.0
+    return max(refill + (tail[0][1] - tail[-1][1]) / span, 0.0) / (refill + past_rate)
 
 
 def _same_kind(seen: Floats, at: datetime, min_days: int) -> tuple[list[int], str] | None:
@@ -129,17 +169,22 @@ def _same_kind(seen: Floats, at: datetime, min_days: int) -> tuple[list[int], st
     return None
 
 
-def _changes(past: Floats) -> Floats:
-    """The median change per step across the past days. A day's bucket that was empty tells
-    only that its demand was above the refill: it is taken to drain on as it did before."""
+def _changes(past: Floats, first: Floats | None = None) -> Floats:
+    """The median change per step across the past days. A step that ends with a day's bucket
+    empty tells only that its demand was above the refill: the day is taken to drain on as
+    it did before (its last drain, or `first`, its drain before the first step)."""
     steps = np.diff(past, axis=1)
-    empty = (past[:, :-1] <= EMPTY_BALANCE_PERCENT) | (past[:, 1:] <= EMPTY_BALANCE_PERCENT)
+    empty = past[:, 1:] <= EMPTY_BALANCE_PERCENT
     if empty.any():
         drains = ~empty & (steps < 0)
         # Each step's latest drain at or before it, day by day (-1: none yet).
         latest = np.maximum.accumulate(np.where(drains, np.arange(steps.shape[1]), -1), axis=1)
         carried = np.take_along_axis(steps, np.maximum(latest, 0), axis=1)
-        steps = np.where(empty, np.where(latest >= 0, carried, np.nan), steps)
+        before = np.full(len(steps), np.nan)
+        if first is not None:
+            before = np.where(first < 0, first, np.nan)
+        fallback = np.broadcast_to(before[:, None], steps.shape)
+        steps = np.where(empty, np.where(latest >= 0, carried, fallback), steps)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a step no day tells: no change
             median = np.nanmedian(steps, axis=0)

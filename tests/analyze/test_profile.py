@@ -132,3 +132,11 @@ def test_a_grid_averages_the_minutes_of_each_period_and_reads_between_their_midd
     assert found[1] == pytest.approx(2.0)
     assert np.isnan(found[2])
     assert grid.end == start + timedelta(minutes=15)
+
+
+def test_days_already_empty_at_the_start_drain_on_as_over_the_compared_window() -> None:
+    """Two of three past days were empty from the first step: they drain on at their pace
+    before it (`first`), not out of the median; a step rising out of empty is a refill."""
+    past = np.array([[0.5, 0.5, 0.5, 8.0, 20.0]] * 2 + [[30.0, 29.8, 29.6, 29.4, 29.2]])
+    changes = _changes(past, first=np.array([-3.0, -3.0, -0.2]))
+    assert changes == pytest.approx([-3.0, -3.0, 7.5, 12.0])

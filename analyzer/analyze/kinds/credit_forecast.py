@@ -47,9 +47,10 @@ class CreditForecast(RuleBase):
     profile_days: int = Field(default=3, ge=2, le=14)
     """Past days of the same kind as today (weekdays, weekend days) the profile needs; of
     either kind where there are fewer."""
-    profile_horizon: PositiveDuration = Field(default=12 * 3600.0, le=18 * 3600.0)
-    """How far ahead the profile looks. At most 18 h: the newest past day it reads is then at
-    least six hours old, so the past fetched a few times a day always holds it."""
+    profile_horizon: PositiveDuration = Field(default=12 * 3600.0, le=17 * 3600.0)
+    """How far ahead the profile looks. At most 17 h: the newest past day it reads is then
+    seven hours old, so the past fetched every six hours always holds it (with an hour for
+    CloudWatch's late datapoints and the last period's middle)."""
     profile_window: PositiveDuration = DEFAULT_TREND_WINDOW_S
     """Today's rate is compared with the past days' over this window."""
     departs_above: float = Field(default=1.2, gt=1.0)
@@ -70,13 +71,18 @@ class CreditForecast(RuleBase):
             if day is not None and not day.departs and day.empties_at is None:
                 return self._eased(state, found, day, at)
             return self._physics(state, found)
-        for bucket in state.buckets():
-            day = self._day(state, bucket, at)
-            if day is None or day.departs or day.empties_at is None:
-                continue
-            if (day.empties_at - at).total_seconds() <= self.profile_horizon:
-                return self._profiled(state, bucket, day, at, reference)
-        return None
+        emptying = [
+            (bucket, day)
+            for bucket in state.buckets()
+            if (day := self._day(state, bucket, at)) is not None
+            and not day.departs
+            and day.empties_at is not None
+            and (day.empties_at - at).total_seconds() <= self.profile_horizon
+        ]
+        if not emptying:
+            return None
+        bucket, day = min(emptying, key=lambda found: found[1].empties_at or at)
+        return self._profiled(state, bucket, day, at, reference)
 
     def _day(self, state: ResourceState, bucket: Bucket, at: datetime) -> DayForecast | None:
         grid = state.past.days.get(bucket.balance) if self.profile else None
@@ -91,6 +97,7 @@ class CreditForecast(RuleBase):
             min_days=self.profile_days,
             horizon_s=self.profile_horizon,
             window_s=self.profile_window,
+            recent_s=self.rate_window,
             departs_above=self.departs_above,
         )
 

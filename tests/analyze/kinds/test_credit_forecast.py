@@ -31,7 +31,12 @@ NEAR_MISS = 2_400 + 0.93 * CAPACITY / (8 * 3600)
 
 
 def simulated(
-    size: int, past_iops: float, today_iops: float, busy: tuple[float, float], end: datetime
+    size: int,
+    past_iops: float,
+    today_iops: float,
+    busy: tuple[float, float],
+    end: datetime,
+    today_late: float = 0.0,
 ) -> tuple[Series, Series]:
     """Each minute's balance and IOPS of a gp2 volume over the two weeks before `end` and
     `end`'s day, asked `past_iops` (today `today_iops`) every day in the busy hours."""
@@ -42,7 +47,8 @@ def simulated(
     while at < end:
         hour = at.hour + at.minute / 60
         today = at.date() == end.date()
-        iops = (today_iops if today else past_iops) if busy[0] <= hour < busy[1] else 0.0
+        starts = busy[0] + (today_late if today else 0.0)
+        iops = (today_iops if today else past_iops) if starts <= hour < busy[1] else 0.0
         stamps.append(at)
         levels.append(balance)
         rates.append(iops)
@@ -62,11 +68,12 @@ def judged(
     size: int = 800,
     past_iops: float = NEAR_MISS,
     busy: tuple[float, float] = (9, 17),
+    today_late: float = 0.0,
 ) -> Finding | None:
     """What the rule says `minutes` after T0 (a Saturday noon), with the past as fetched six
     hours before (or none)."""
     end = T0 + timedelta(minutes=minutes)
-    balance, iops = simulated(size, past_iops, today_iops, busy, end)
+    balance, iops = simulated(size, past_iops, today_iops, busy, end, today_late)
     hour = end - timedelta(hours=1)
     state = volume_state(
         "gp2",
@@ -147,3 +154,13 @@ def test_profile_false_switches_the_profile_off() -> None:
     off = RULE.model_copy(update={"profile": False})
     assert not off.reads_past
     assert RULE.reads_past
+
+
+def test_a_fresh_burst_above_the_past_days_is_not_averaged_into_following_them() -> None:
+    """3,000 IOPS from 12:12 (the past days: 1,500 from 12:00). Over the profile's 30 minutes
+    today looks lighter than its past days; over the last five it runs at twice their rate:
+    it departs, and the physics forecast warns."""
+    found = judged(3_000, 20, size=100, past_iops=1_500, busy=BACKUP, today_late=0.2)
+    assert found is not None
+    assert found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "physics"
