@@ -24,7 +24,7 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState
-from analyzer.replay import Fired, replay
+from analyzer.replay import BALANCES, Fired, replay
 
 ALARM_PERCENT = 20.0
 """The alarm many operators run today: BurstBalance below 20 %."""
@@ -32,7 +32,6 @@ WARNING = Severity.WARNING.rank
 """Alerts below this (`info`) are listed, but warn of nothing and are no false warning."""
 HELD_AT = 0.95
 HELD_FOR_S = 300.0
-BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
 CAPS = frozenset(
     {
         Bottleneck.VOLUME_IOPS,

@@ -167,10 +167,7 @@ def _record(args: argparse.Namespace) -> int:
     history = _live_history(args, Analyzer(settings, rules.load(settings.rule_dirs)))
     recording.write(args.output, history)
     series = sum(len(r) for by_region in history.raw.values() for r in by_region.values())
-    found = sum(
-        len(i.volumes) + len(i.instances) + len(i.db_instances)
-        for i in history.inventories.values()
-    )
+    found = history.resources()
     print(
         f"{PROG}: recorded {series:,} series of {found:,} "
         f"resource{'' if found == 1 else 's'} to {args.output}",

@@ -101,10 +101,7 @@ def _playback(
     process, server = daemon.build(
         settings, ruleset, played.region, clock, fallback=ConsoleChannel()
     )
-    count = sum(
-        len(i.volumes) + len(i.instances) + len(i.db_instances)
-        for i in recorded.inventories.values()
-    )
+    count = recorded.resources()
     print(
         f"A recording ({source}): {count} resource{'' if count == 1 else 's'}, "
         f"{recorded.start:%Y-%m-%d %H:%M} → {recorded.end:%Y-%m-%d %H:%M} UTC. No credentials, "

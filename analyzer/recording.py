@@ -41,6 +41,13 @@ class Recording:
     inventories: dict[str, Inventory]
     raw: Raw
 
+    def resources(self) -> int:
+        """How many volumes, instances and databases it holds, in every region."""
+        return sum(
+            len(i.volumes) + len(i.instances) + len(i.db_instances)
+            for i in self.inventories.values()
+        )
+
 
 def _plain(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import boto3
-
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.cycle import Analyzer
+from analyzer.sim.fortnight import create_replica
 from tests.account import Account
 
 MONDAY = datetime(2026, 11, 16, tzinfo=UTC)
@@ -36,16 +35,7 @@ def balance(day: datetime, low: float) -> list[tuple[datetime, float]]:
 
 def test_a_falling_daily_minimum_warns_days_ahead(aws: None) -> None:
     account = Account()
-    rds = boto3.client("rds", region_name=account.region)
-    rds.create_db_instance(
-        DBInstanceIdentifier="orders-replica",
-        Engine="mysql",
-        DBInstanceClass="db.m5.2xlarge",
-        AllocatedStorage=800,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password123",
-    )
+    create_replica()
     past = [
         p
         for i, low in enumerate((34.0, 21.0, 8.0))

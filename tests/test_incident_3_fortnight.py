@@ -21,7 +21,6 @@ import pytest
 
 import analyzer
 from analyzer.cli import main
-from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.fortnight import FORTNIGHT_END, metrics_from, replica_fortnight
 from analyzer.sim.scenario import FORTNIGHT_START, REGION
 
@@ -44,7 +43,7 @@ def _backtest(*args: str) -> dict:  # type: ignore[type-arg]
 def report(aws_module: None) -> dict:  # type: ignore[type-arg]
     _, data = replica_fortnight()
     until = (UNTIL + timedelta(minutes=5)).isoformat()
-    with metrics_from(SimulatedCloudWatch(data, keep_s=15 * 86_400)):
+    with metrics_from(data):
         return _backtest("--since", "284h", "--until", until, "--region", REGION)
 
 

@@ -78,7 +78,8 @@ def day_forecast(
     half = today.period_s / 2
     then_t = stretch[0][0].timestamp() + half
     now_t = stretch[-1][0].timestamp() + half
-    if now_t - then_t < window_s / 2:
+    span = now_t - then_t
+    if span < window_s / 2:
         return None  # too little of today to compare: a rate from one point is no rate
     step = float(grid.period_s)
     ahead = now_t + step * np.arange(math.ceil(horizon_s / step) + 1)
@@ -93,7 +94,7 @@ def day_forecast(
     days = tuple((at - timedelta(days=int(d) + 1)).date() for d in rows)
 
     balance = stretch[-1][1]
-    refill = (refill_percent_per_s or 0.0) * (now_t - then_t)
+    refill = (refill_percent_per_s or 0.0) * span
     past_drop = float(np.median(past[:, 0] - past[:, 1]))
     today_drop = stretch[0][1] - balance
     if past_drop < MIN_DROP:
@@ -102,9 +103,9 @@ def day_forecast(
         ratio = max(refill + today_drop, 0.0) / (refill + past_drop)
 
     # Before the first step, a day's drain is the one over the compared window.
-    first = (past[:, 1] - past[:, 0]) * step / (now_t - then_t)
+    first = (past[:, 1] - past[:, 0]) * step / span
     changes = _changes(past[:, 1:], first)
-    past_rate = past_drop / (now_t - then_t)
+    past_rate = past_drop / span
     if recent_s:
         # The past days' rate over the same last minutes, where it is the higher (their load
         # began within the window): a rate from 5-minute means, so never below the window's.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 import structlog
 
 from analyzer.deliver.alerts import Alert, AlertBook, AlertKey
+from analyzer.deliver.notify import Record
 from analyzer.model import units
 from analyzer.model.resources import ResourceType
 from analyzer.model.state import Snapshot
@@ -38,7 +39,6 @@ ID_LABELS = {
     ResourceType.INSTANCE: "instance_id",
     ResourceType.DB_INSTANCE: "db_instance_id",
 }
-Record = Callable[[str, str], None]
 
 
 def _stamp(moment: datetime) -> str:

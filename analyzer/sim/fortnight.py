@@ -14,7 +14,7 @@ from typing import Any
 
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_db_instance, parse_instance_type
-from analyzer.model.resources import Inventory
+from analyzer.model.resources import DbInstance, Inventory
 from analyzer.model.units import GIB, KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import Datapoints
@@ -23,12 +23,13 @@ from analyzer.sim.scenario import FORTNIGHT_START, REGION, REPLICA_WRITES, repli
 
 FORTNIGHT_END = FORTNIGHT_START + timedelta(days=11, hours=20)
 """Friday evening of the second week, hours after the bucket ran empty."""
+KEEP_S = 15 * 86_400.0
+"""The simulated CloudWatch keeps what the fortnight holds, as CloudWatch keeps 15 days."""
 
 
-def replica_fortnight() -> tuple[Inventory, Datapoints]:
-    """Incident 3 over a fortnight (`scenario.REPLICA_BUSY_IOPS`): the MySQL replica
-    `orders-replica` on gp2 800 GiB and db.m5.2xlarge, with 1.5 GiB of memory free. Needs
-    moto's mock active (it describes the replica)."""
+def create_replica() -> DbInstance:
+    """The MySQL replica `orders-replica` on gp2 800 GiB and db.m5.2xlarge, created in moto
+    (its mock must be active) and described as the AWS API describes it."""
     import boto3
 
     rds = boto3.client("rds", region_name=REGION)
@@ -43,7 +44,13 @@ def replica_fortnight() -> tuple[Inventory, Datapoints]:
     )["DBInstance"]
     ec2 = boto3.client("ec2", region_name=REGION)
     described = ec2.describe_instance_types(InstanceTypes=["m5.2xlarge"])["InstanceTypes"][0]
-    db = parse_db_instance(raw, REGION, {"m5.2xlarge": parse_instance_type(described)})
+    return parse_db_instance(raw, REGION, {"m5.2xlarge": parse_instance_type(described)})
+
+
+def replica_fortnight() -> tuple[Inventory, Datapoints]:
+    """Incident 3 over a fortnight (`scenario.REPLICA_BUSY_IOPS`) on `create_replica()`'s
+    replica, with 1.5 GiB of memory free."""
+    db = create_replica()
     sim = DatabaseSimulation(
         SimDatabase(db, replica_reads, lambda _t: REPLICA_WRITES, 16 * KIB, lambda _t: 1.5 * GIB),
         FORTNIGHT_START,
@@ -53,9 +60,11 @@ def replica_fortnight() -> tuple[Inventory, Datapoints]:
 
 
 @contextmanager
-def metrics_from(cloud: SimulatedCloudWatch) -> Iterator[None]:
-    """Every region's GetMetricData answered by `cloud` (a fortnight of minutes is far beyond
-    what moto's CloudWatch aggregates in reasonable time); the other services stay as they are."""
+def metrics_from(data: Datapoints) -> Iterator[None]:
+    """Every region's GetMetricData answered from `data`, kept whole (a fortnight of minutes is
+    far beyond what moto's CloudWatch aggregates in reasonable time); the other services stay
+    as they are."""
+    cloud = SimulatedCloudWatch(data, keep_s=KEEP_S)
     plain = vars(Clients)["for_region"]
 
     def for_region(cls: type[Clients], /, region: str, **overrides: Any) -> Clients:
