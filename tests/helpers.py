@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from analyzer.model.series import Series, Status
 
@@ -91,7 +92,6 @@ def instance_state(
 
 def ruleset_of(*rules):
     """A rule set of these rules, as if loaded from a file."""
-    from pathlib import Path
 
     from analyzer.analyze.rules import LoadedRule, RuleSet
 
@@ -150,21 +150,35 @@ def assert_golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} changed: UPDATE_GOLDEN=1 to accept"
 
 
-def promtool(*args: str, stdin: str | None = None):
-    """Run promtool; skipped where it is missing, but never in CI (CI installs it)."""
+TOOLS = Path(__file__).resolve().parent.parent / ".tools" / "bin"
+"""Where .ci/run installs the tools no Debian package carries (helm, kustomize)."""
+
+
+def external(*names: str, install: str) -> str:
+    """The path of the first of these programs found on PATH or in .tools/bin.
+
+    Skipped where none is, but never in CI, which installs them all.
+    """
     import os
     import shutil
-    import subprocess
 
     import pytest
 
-    if shutil.which("promtool") is None:
-        if os.environ.get("CI"):
-            pytest.fail("promtool is missing: CI must install Debian's prometheus package")
-        pytest.skip("promtool is not installed (apt-get install prometheus)")
-    return subprocess.run(
-        ["promtool", *args], input=stdin, capture_output=True, text=True, check=False
-    )
+    for name in names:
+        found = shutil.which(name) or shutil.which(name, path=str(TOOLS))
+        if found:
+            return found
+    if os.environ.get("CI"):
+        pytest.fail(f"{names[0]} is missing: .ci/run must install it ({install})")
+    pytest.skip(f"{names[0]} is not installed ({install})")
+
+
+def promtool(*args: str, stdin: str | None = None):
+    """Run promtool (Debian's prometheus package, which CI installs)."""
+    import subprocess
+
+    binary = external("promtool", install="apt-get install prometheus")
+    return subprocess.run([binary, *args], input=stdin, capture_output=True, text=True, check=False)
 
 
 def shop_volume(volume_id: str = "vol-1", attached_to: str = "i-1"):

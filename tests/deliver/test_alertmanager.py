@@ -5,8 +5,6 @@ re-sent alert is the same alert, not a second one."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 import urllib.request
@@ -22,6 +20,7 @@ from analyzer.deliver.alertmanager import Alertmanager, annotations_of, labels_o
 from analyzer.deliver.alerts import AlertBook
 from analyzer.model.findings import Remedy
 from tests.deliver.test_alerts import WARNING
+from tests.helpers import external
 from tests.test_cli import free_port, wait_for
 
 CONFIG = """
@@ -39,11 +38,9 @@ SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "alertmanager" / "ale
 @contextmanager
 def running(tmp_path: Path, config: str) -> Iterator[str]:
     """A real Alertmanager with this configuration, on a free port: its URL."""
-    binary = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("Alertmanager is missing: CI must install prometheus-alertmanager")
-        pytest.skip("Alertmanager is not installed (apt-get install prometheus-alertmanager)")
+    binary = external(
+        "prometheus-alertmanager", "alertmanager", install="apt-get install prometheus-alertmanager"
+    )
     (tmp_path / "am.yml").write_text(config)
     port = free_port()
     process = subprocess.Popen(
