@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -15,20 +18,48 @@ import yaml
 
 from analyzer import settings
 from analyzer.analyze import rules
-from tests.helpers import GOLDEN, promtool
+from tests.helpers import GOLDEN, external, promtool
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "kubernetes"
 
 
+VARIANTS = ("base", "overlays/prometheus-operator")
+CORE_KINDS = {"Namespace", "ServiceAccount", "ConfigMap", "Deployment", "Service"}
+RECOMMENDED = {
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/version",
+    "app.kubernetes.io/component",
+    "app.kubernetes.io/part-of",
+    "app.kubernetes.io/managed-by",
+}
+
+
+def kustomize(directory: Path) -> dict[str, dict]:
+    """What `kubectl kustomize` (or kustomize itself, the same engine) renders, by kind/name."""
+    binary = external(
+        "kubectl", "kustomize", install="go install sigs.k8s.io/kustomize/kustomize/v5@v5.5.0"
+    )
+    command = [binary, "build"] if Path(binary).name == "kustomize" else [binary, "kustomize"]
+    result = subprocess.run([*command, str(directory)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    return {
+        f"{doc['kind']}/{doc['metadata']['name']}": doc
+        for doc in yaml.safe_load_all(result.stdout)
+        if doc
+    }
+
+
+@functools.cache
+def rendered(variant: str) -> dict[str, dict]:
+    return kustomize(K8S / variant)
+
+
 def manifests() -> dict[str, dict]:
-    out = {}
-    for path in sorted(K8S.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc and "kind" in doc and doc["kind"] != "Kustomization":
-                out[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
-    return out
+    """Every object, as the Prometheus Operator variant renders it."""
+    return rendered("overlays/prometheus-operator")
 
 
 # --- the image ----------------------------------------------------------------------------
@@ -114,11 +145,89 @@ def test_the_iam_policy_names_exactly_the_calls_the_code_makes():
 # --- Kubernetes ---------------------------------------------------------------------------
 
 
-def test_kustomization_lists_every_manifest():
-    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
-    listed = set(kustomization["resources"])
-    present = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+@pytest.mark.parametrize(
+    "directory", ["base", "components/prometheus-operator", "overlays/prometheus-operator"]
+)
+def test_each_kustomization_lists_every_manifest_beside_it(directory):
+    kustomization = yaml.safe_load((K8S / directory / "kustomization.yaml").read_text())
+    listed = {r for r in kustomization.get("resources", []) if r.endswith(".yaml")}
+    present = {p.name for p in (K8S / directory).glob("*.yaml")} - {"kustomization.yaml"}
     assert listed == present
+
+
+def test_the_base_applies_on_a_cluster_without_the_prometheus_operator():
+    found = rendered("base")
+    assert {name.split("/")[0] for name in found} == CORE_KINDS
+    assert {doc["apiVersion"] for doc in found.values()} <= {"v1", "apps/v1"}
+
+
+def test_the_operator_variant_adds_exactly_its_two_objects_with_the_release_label():
+    base, operator = rendered("base"), rendered("overlays/prometheus-operator")
+    added = set(operator) - set(base)
+    assert added == {
+        "ServiceMonitor/ebs-bottleneck-analyzer",
+        "PrometheusRule/ebs-bottleneck-analyzer",
+    }
+    for name in added:
+        # kube-prometheus-stack's default serviceMonitorSelector and ruleSelector
+        assert operator[name]["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        assert operator[name]["metadata"]["namespace"] == "ebs-analyzer"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_object_carries_the_recommended_labels_and_selectors_match(variant):
+    found = rendered(variant)
+    for name, doc in found.items():
+        if name.split("/")[0] in CORE_KINDS:
+            assert set(doc["metadata"]["labels"]) >= RECOMMENDED, name
+    deployment = found["Deployment/ebs-bottleneck-analyzer"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert RECOMMENDED - {"app.kubernetes.io/managed-by"} <= set(pod_labels)
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    # A selector cannot change once applied: it must not hold the version.
+    assert set(selector) == {"app.kubernetes.io/name", "app.kubernetes.io/instance"}
+    assert selector.items() <= pod_labels.items()
+    service = found["Service/ebs-bottleneck-analyzer"]
+    assert service["spec"]["selector"] == selector
+
+
+def test_an_overlay_points_the_deployment_at_a_pushed_image(tmp_path):
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    base = os.path.relpath(K8S / "base", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [base],
+                "images": [
+                    {
+                        "name": "ebs-bottleneck-analyzer",
+                        "newName": "registry.example.com/team/ebs-bottleneck-analyzer",
+                        "newTag": "9.9.9",
+                    }
+                ],
+            }
+        )
+    )
+    pod = kustomize(overlay)["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["image"] == "registry.example.com/team/ebs-bottleneck-analyzer:9.9.9"
+
+
+def test_the_base_names_the_image_a_local_build_tags():
+    """`docker build -t ebs-bottleneck-analyzer:VERSION .`, loaded into kind or minikube, runs
+    as the base is; the version is the package's."""
+    pod = rendered("base")["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert container["image"] == f"ebs-bottleneck-analyzer:{package_version()}"
+    labels = rendered("base")["Deployment/ebs-bottleneck-analyzer"]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/version"] == package_version()
+
+
+def package_version() -> str:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def test_the_deployment_is_locked_down_and_probed():
@@ -287,7 +396,7 @@ def test_compose_mounts_files_that_exist_and_scrapes_the_analyzer():
     assert targets == ["analyzer:9877"]
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in K8S.glob("*.yaml")))
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(K8S)) for p in K8S.rglob("*.yaml")))
 def test_manifests_are_valid_yaml(path):
     assert list(yaml.safe_load_all((K8S / path).read_text()))
 
