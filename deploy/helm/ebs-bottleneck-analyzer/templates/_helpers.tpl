@@ -1,0 +1,76 @@
+{{/* The chart's name, or nameOverride. */}}
+{{- define "ebs-analyzer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Objects are named after the release, unless the release already names the chart. */}}
+{{- define "ebs-analyzer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The selector labels: fixed for a release's life, so they hold no version. */}}
+{{- define "ebs-analyzer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ebs-analyzer.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ebs-analyzer.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "ebs-analyzer.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: analyzer
+app.kubernetes.io/part-of: ebs-bottleneck-analyzer
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "ebs-analyzer.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ebs-analyzer.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ebs-analyzer.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret that holds the Slack webhook, if any. */}}
+{{- define "ebs-analyzer.slackSecret" -}}
+{{- if .Values.slack.existingSecret }}
+{{- .Values.slack.existingSecret }}
+{{- else if .Values.slack.webhookUrl }}
+{{- printf "%s-slack" (include "ebs-analyzer.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* The settings file: the settings map, with the chart's own values in their keys. */}}
+{{- define "ebs-analyzer.settings" -}}
+{{- $own := dict "region" "regions" "tag" "tags" "alertmanager_url" "alertmanager.urls" "rules" "rules" "slack_webhook_url" "slack.webhookUrl" "state_file" "persistence" "listen" "service.port" }}
+{{- range $key, $value := $own }}
+{{- if hasKey $.Values.settings $key }}
+{{- fail (printf "settings.%s: set it with the chart's %s value instead" $key $value) }}
+{{- end }}
+{{- end }}
+{{- $settings := deepCopy .Values.settings }}
+{{- with .Values.regions }}{{ $_ := set $settings "region" . }}{{ end }}
+{{- with .Values.tags }}{{ $_ := set $settings "tag" . }}{{ end }}
+{{- with .Values.alertmanager.urls }}{{ $_ := set $settings "alertmanager_url" . }}{{ end }}
+{{- if .Values.rules }}{{ $_ := set $settings "rules" (list "builtin" "/etc/ebs-analyzer/rules") }}{{ end }}
+{{- $_ := set $settings "state_file" "/var/lib/ebs-analyzer/state.json" }}
+{{- $_ := set $settings "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) }}
+{{- toYaml $settings }}
+{{- end }}
