@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -33,6 +34,9 @@ class Telemetry:
 
     registry: CollectorRegistry
     price_per_metric: float = 0.01 / 1000
+    wall_clock: Callable[[], float] = time.time
+    """Real time, for the timestamps Prometheus compares with `time()`: the analysis clock
+    may be simulated (the demo), and a timestamp on it would read hours off."""
     _recent: deque[tuple[float, int]] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -59,7 +63,8 @@ class Telemetry:
         )
         self.last_success = Gauge(
             "ebs_analyzer_last_successful_poll_timestamp_seconds",
-            "When the last cycle succeeded (Unix time).",
+            "When the last cycle succeeded (Unix time, real time even where the analysis "
+            "clock is simulated).",
             registry=r,
         )
         self.notifications = Counter(
@@ -93,7 +98,8 @@ class Telemetry:
         )
         self.cost = Gauge(
             "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
-            "What GetMetricData costs a month at the rate of the last hour.",
+            "What GetMetricData costs a month at the rate of the last hour (of the analysis "
+            "clock: a simulated one prices a simulated month).",
             registry=r,
         )
         self.projected = Gauge(
@@ -122,7 +128,8 @@ class Telemetry:
     def cycle_done(
         self, stats: FetchStats, duration_s: float, now: datetime, backfill: bool
     ) -> None:
-        """A cycle that ran to its end: `success`, `partial` or `failed` by its metrics."""
+        """A cycle that ran to its end at `now` (the analysis clock): `success`, `partial` or
+        `failed` by its metrics."""
         for outcome, count in stats.requests.items():
             self.requests.labels("GetMetricData", outcome).inc(count)
         for tier, count in stats.by_tier.items():
@@ -132,11 +139,11 @@ class Telemetry:
             self.metrics_requested.labels("full").inc(untiered)
         self.poll_duration.observe(duration_s)
         if stats.outcome != "failed":
-            self.last_success.set(now.timestamp())
+            self.last_success.set(self.wall_clock())
         self.cycles.labels(stats.outcome).inc()
         self.failed_share.set(round(stats.failed_share, 4))
         if not backfill:
-            self._estimate(stats.metrics_requested)
+            self._estimate(stats.metrics_requested, now.timestamp())
 
     def budget_set(self, dollars: float) -> None:
         """The monthly GetMetricData budget: exported only where one is set, so that a rule
@@ -165,9 +172,9 @@ class Telemetry:
     def notified(self, channel: str, outcome: str) -> None:
         self.notifications.labels(channel, outcome).inc()
 
-    def _estimate(self, metrics: int) -> None:
-        """Steady-state cost: the last hour's requests, scaled to a month (backfills apart)."""
-        now = time.monotonic()
+    def _estimate(self, metrics: int, now: float) -> None:
+        """Steady-state cost: the last hour's requests, scaled to a month (backfills apart),
+        both on the analysis clock, so that the demo's faster clock prices its own month."""
         with self._lock:
             self._recent.append((now, metrics))
             while self._recent and now - self._recent[0][0] > 3600:

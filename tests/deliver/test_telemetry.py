@@ -21,3 +21,23 @@ def test_every_counter_series_is_there_at_zero_before_its_first_event():
         'ebs_analyzer_cloudwatch_metrics_requested_total{tier="full"} 0.0',
     ):
         assert line in text
+
+
+def test_the_cost_is_priced_on_the_analysis_clock_and_the_timestamp_on_real_time():
+    """The demo's clock runs faster than real time: its month must be a simulated month, and
+    the last success must compare with Prometheus's `time()`."""
+    from datetime import UTC, datetime, timedelta
+
+    from analyzer.model.state import FetchStats
+
+    telemetry = Telemetry(CollectorRegistry(), wall_clock=lambda: 1_800_000_000.0)
+    start = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+    stats = FetchStats(metrics_requested=100, datapoints=1)
+    stats.requests["success"] = 1
+    # Three cycles a simulated minute apart, run within a fraction of a real second.
+    for minute in range(3):
+        telemetry.cycle_done(stats, 0.01, start + timedelta(minutes=minute), backfill=False)
+    text = generate_latest(telemetry.registry).decode()
+    # 200 metrics over 120 s of analysis time: 100 a minute, 4,320,000 a month at $0.01/1,000.
+    assert "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month 43.2" in text
+    assert "ebs_analyzer_last_successful_poll_timestamp_seconds 1.8e+09" in text
