@@ -19,12 +19,15 @@ from analyzer.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.deliver import report
 from analyzer.deliver.notify import ConsoleChannel
 from analyzer.errors import ConfigError
+from analyzer.model.units import duration
 from analyzer.playback import RecordedAccount
 from analyzer.sim.account import DemoAccount, account
 from analyzer.sim.clock import SimulatedClock
 from analyzer.sim.scenario import REGION
 
 MAX_SPEED = 3600.0
+PROMETHEUS_FOR_S = 300.0
+"""The `for:` of the shipped Prometheus rules on the forecasts."""
 
 
 def run(
@@ -52,6 +55,8 @@ def run(
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
+    if not once or fmt == "text":
+        print("Simulating an AWS account and four hours of its history…", flush=True)
     with account(datetime.now(UTC)) as simulated:
         if not once:
             clock = SimulatedClock(simulated.now, speed)
@@ -112,7 +117,7 @@ def _playback(
 
 
 def _banner(simulated: DemoAccount) -> None:
-    print("A simulated AWS account (no credentials, no network) with four hours of history:")
+    print("The simulated account (no credentials, no network):")
     for name, story in simulated.stories.items():
         print(f"  {name:<14} {story}")
     print()
@@ -130,4 +135,11 @@ def _live(settings: settings_mod.Settings, port: int, speed: float, channel: str
         f"http://{shown}:{port}/metrics · Ctrl-C to stop."
     )
     print(f"Alerts appear {where} as they fire and resolve.")
+    if speed > 1:
+        print(
+            "Timestamps on /metrics are real time and the CloudWatch cost a simulated month. "
+            "Prometheus rules count real time: their `for: 5m` spans "
+            f"{duration(PROMETHEUS_FOR_S * speed)} of simulated time here, longer than most "
+            "forecasts in the demo last, so those wait as pending."
+        )
     print(flush=True)

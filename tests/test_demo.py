@@ -8,10 +8,11 @@ from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.cli import main
 from analyzer.cycle import Analyzer
+from analyzer.model.findings import Bottleneck
 from analyzer.sim import account as demo
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import fold
-from analyzer.sim.scenario import REGION
+from analyzer.sim.scenario import CYCLE_S, REGION
 from tests.helpers import T0
 
 
@@ -39,7 +40,30 @@ def test_the_demo_replays_each_incident(result):
         "batch-io2": {"instance-throughput-cap"},
         "batch-io2-big-data": {"volume-iops-cap"},
         "orders-replica": {"rds-burst-exhaustion", "rds-memory-pressure"},
+        "etl": {"instance-ebs-burst-exhaustion"},
+        "search": {"instance-iops-cap"},
     }
+
+
+def test_every_bottleneck_kind_shows_and_the_jobs_come_back():
+    """Over one cycle of the demo's jobs every kind of bottleneck is found at some point, and
+    the jobs that come back make their findings resolve and fire again."""
+    seen: set[Bottleneck] = set()
+    timeline: list[set[tuple[str, str]]] = []
+    with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
+        analyzer = Analyzer(settings.load({"region": [REGION]}), rules.load(), account.region)
+        for step in range(int(CYCLE_S // 300) + 1):
+            result = analyzer.run(account.now + timedelta(minutes=5 * step))
+            seen |= {f.bottleneck for f in result.findings}
+            timeline.append(_pairs(result))
+    assert seen == set(Bottleneck)
+    for pair in [("search", "instance-iops-cap"), ("batch-gp3-data", "volume-throughput-cap")]:
+        present = [pair in active for active in timeline]
+        assert present[0] and present[-1] and not all(present), pair
+
+
+def _pairs(result) -> set[tuple[str, str]]:
+    return {(name, rule) for name, found in by_name(result).items() for rule in found}
 
 
 def test_the_shop_volume_empties_in_27_minutes(result):
@@ -89,9 +113,9 @@ def test_simulated_cloudwatch_aggregates_like_cloudwatch():
 def test_demo_once_prints_the_stories_then_the_report(capsys):
     assert main(["demo", "--once"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("A simulated AWS account")
+    assert out.startswith("Simulating an AWS account")
     assert "shop-web" in out
-    assert "FINDINGS (8)" in out
+    assert "FINDINGS (10)" in out
 
 
 def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():

@@ -410,3 +410,19 @@ def test_the_grace_period_covers_an_abandoned_cycle():
     assert STOP_GRACE_S + 5 <= pod["terminationGracePeriodSeconds"] <= 30
     compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
     assert compose["services"]["analyzer"]["stop_grace_period"] == "20s"
+
+
+def test_the_demo_names_the_for_of_the_shipped_forecast_rules():
+    """The demo explains why Prometheus's forecast alerts wait: with the rules' own `for`."""
+    from analyzer.demo import PROMETHEUS_FOR_S
+    from analyzer.model.units import parse_duration
+
+    plain = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text())
+    forecasts = [
+        rule
+        for group in plain["groups"]
+        for rule in group["rules"]
+        if "seconds_to_empty" in rule["expr"]
+    ]
+    assert forecasts
+    assert {parse_duration(rule["for"]) for rule in forecasts} == {PROMETHEUS_FOR_S}

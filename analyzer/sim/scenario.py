@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from analyzer.model.units import GIB, KIB
-from analyzer.sim.workloads import Demand, constant, steps
+from analyzer.sim.workloads import Demand, constant, periodic, steps
 
 REGION = "us-east-1"
 HISTORY_MIN = 4 * 60
@@ -50,10 +50,25 @@ def ago(minutes: float) -> float:
 
 BATCH_JOB = Demand(constant(60_000), io_size_bytes=112 * KIB, read_fraction=0.6)
 
+CYCLE_S = 3 * 3600.0
+"""The demo's jobs come back every three simulated hours (six minutes at the default speed),
+so that a dashboard opened late still sees findings fire and resolve."""
+
 BATCH_JOB_ENDING = Demand(
-    steps((0, 60_000), (ago(-15), 200)), io_size_bytes=112 * KIB, read_fraction=0.6
+    periodic(60_000, 200, CYCLE_S, busy_s=90 * _MIN, busy_from_s=ago(75)),
+    io_size_bytes=112 * KIB,
+    read_fraction=0.6,
 )
-"""The same job, finishing a quarter of an hour into the demo."""
+"""The same job, finishing a quarter of an hour into the demo and back 90 minutes later."""
+
+ETL_JOB = periodic(7_500, 200, CYCLE_S, busy_s=3600.0, busy_from_s=ago(20))
+"""Each of the ETL instance's two volumes: 7,500 IOPS of 4 KiB for an hour every three hours,
+15,000 IOPS in all, four times the m5.large's 3,600 IOPS EBS baseline. The instance's own EBS
+bucket (30 minutes at its 18,750 IOPS maximum) empties about 20 minutes into the demo."""
+
+SEARCH_JOB = periodic(11_000, 1_500, CYCLE_S, busy_s=2 * 3600.0, busy_from_s=ago(30))
+"""Each of the search instance's two volumes: 11,000 IOPS for two hours every three, 22,000
+in all, above the m5.4xlarge's 18,750 IOPS EBS limit (which has no burst)."""
 
 SCENARIO: tuple[DemoInstance, ...] = (
     DemoInstance(
@@ -97,7 +112,8 @@ SCENARIO: tuple[DemoInstance, ...] = (
     DemoInstance(
         "batch-gp3",
         "r6i.8xlarge",
-        "Incident 4, step 1: a batch job at its gp3 volume's throughput cap, ending 15 min in",
+        "Incident 4, step 1: a batch job at its gp3 volume's throughput cap, ending 15 min in "
+        "and back every three hours",
         (DemoVolume("batch-gp3-data", "gp3", 2_000, BATCH_JOB_ENDING, 16_000, 1_000),),
     ),
     DemoInstance(
@@ -112,6 +128,25 @@ SCENARIO: tuple[DemoInstance, ...] = (
         "Incident 4, step 3: a larger instance, now at the io2 volume's IOPS",
         (DemoVolume("batch-io2-big-data", "io2", 2_000, BATCH_JOB, 32_000),),
         detailed_monitoring=True,
+    ),
+    DemoInstance(
+        "etl",
+        "m5.large",
+        "An ETL job every three hours bursts the instance past its EBS baseline: its own EBS "
+        "credits run out",
+        (
+            DemoVolume("etl-in", "gp3", 500, Demand(ETL_JOB, 4 * KIB, 0.9), 10_000),
+            DemoVolume("etl-out", "gp3", 500, Demand(ETL_JOB, 4 * KIB, 0.1), 10_000),
+        ),
+    ),
+    DemoInstance(
+        "search",
+        "m5.4xlarge",
+        "Search indexing for two hours every three, at the instance's EBS IOPS limit",
+        (
+            DemoVolume("search-a", "gp3", 1_000, Demand(SEARCH_JOB, 8 * KIB, 0.8), 12_000),
+            DemoVolume("search-b", "gp3", 1_000, Demand(SEARCH_JOB, 8 * KIB, 0.8), 12_000),
+        ),
     ),
     DemoInstance(
         "logs",

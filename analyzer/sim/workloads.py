@@ -38,6 +38,18 @@ def daily(
     return demand
 
 
+def periodic(
+    high: float, low: float, period_s: float, busy_s: float, busy_from_s: float = 0.0
+) -> Callable[[float], float]:
+    """A job that comes back every `period_s`: `high` for `busy_s` from `busy_from_s` (and
+    every period before and after it), `low` between."""
+
+    def demand(t: float) -> float:
+        return high if (t - busy_from_s) % period_s < busy_s else low
+
+    return demand
+
+
 @dataclass(frozen=True)
 class Demand:
     """What the application asks of one volume: IOPS over time, at one I/O size."""
