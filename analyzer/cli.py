@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from analyzer import backtest, backtest_text, daemon, demo, logs, recording, rule_tests
+from analyzer import backtest, backtest_text, daemon, demo, logs, progress, recording, rule_tests
 from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
@@ -191,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if settings.log_format != "auto":
         logs.configure(args.log_level, json_lines=settings.log_format == "json")
+        progress.configure(progress.for_stderr(console=settings.log_format == "console"))
     ruleset = rules.load(settings.rule_dirs)
     process, server = daemon.build(settings, ruleset)
     return process.run(server)
@@ -260,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return ConfigError.exit_code
     logs.configure(args.log_level)
+    progress.configure(progress.for_stderr(console=True))
     _unset_empty_profile()
     try:
         handler = COMMANDS.get(args.command)

@@ -19,6 +19,7 @@ RANKS = {
     "analyzer": 0,
     "analyzer.errors": 0,
     "analyzer.yamlfile": 0,
+    "analyzer.progress": 0,
     "analyzer.model": 0,
     "analyzer.collect": 1,
     "analyzer.sim": 1.5,

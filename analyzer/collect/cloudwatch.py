@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from analyzer import progress
 from analyzer.collect.aws import calling
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
@@ -123,8 +124,11 @@ class CloudWatch:
     ) -> tuple[dict[MetricQuery, Series], FetchStats]:
         stats = FetchStats()
         out: dict[MetricQuery, Series] = {}
-        for batch in batches(queries):
-            out.update(self._fetch_batch(batch, window, stats))
+        what = f"CloudWatch metrics in {self.region}"
+        with progress.step(what, total=len(queries), unit="metrics") as fetching:
+            for batch in batches(queries):
+                out.update(self._fetch_batch(batch, window, stats))
+                fetching.advance(len(batch))
         return out, stats
 
     def _fetch_batch(

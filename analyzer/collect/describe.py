@@ -11,6 +11,7 @@ from datetime import UTC
 from itertools import islice
 from typing import Any
 
+from analyzer import progress
 from analyzer.collect.aws import Clients, calling
 from analyzer.errors import AwsCallError
 from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
@@ -38,7 +39,11 @@ class Ec2Rds:
     def _pages(self, service: str, operation: str, **kwargs: Any) -> list[dict[str, Any]]:
         """Every page of a Describe call, at most `MAX_PAGES` (more is a loop, not data)."""
         client = self._clients.client(service)
-        pages = list(islice(client.get_paginator(operation).paginate(**kwargs), MAX_PAGES + 1))
+        pages = []
+        with progress.step(f"{operation} in {self.region}", unit="pages") as describing:
+            for page in islice(client.get_paginator(operation).paginate(**kwargs), MAX_PAGES + 1):
+                pages.append(page)
+                describing.advance()
         if len(pages) > MAX_PAGES:
             raise ValueError(f"more than {MAX_PAGES} pages")
         return pages
