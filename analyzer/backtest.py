@@ -11,6 +11,7 @@ kind active before it started (the lead time), and exhaustions also with a `Burs
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -76,16 +77,67 @@ def _lead(warned: datetime | None, started: datetime) -> float | None:
 
 
 @dataclass
+class Quality:
+    """How one resource's (or every resource's) exhaustions were warned, by the rules and by a
+    `BurstBalance < 20 %` alarm on the same data."""
+
+    exhaustions: int = 0
+    warned: int = 0
+    """Exhaustions with a warning active when they started."""
+    leads: list[float] = field(default_factory=list)
+    false_warnings: int = 0
+    """Credit warnings during which no bucket of their resource ran empty."""
+    later_than_alarm: int = 0
+    """Exhaustions the alarm warned of before the rules did (or that only the alarm warned)."""
+    alarm_warned: int = 0
+    alarm_leads: list[float] = field(default_factory=list)
+    alarm_episodes: int = 0
+    alarm_false_episodes: int = 0
+
+    def add(self, other: Quality) -> None:
+        for name in (
+            "exhaustions",
+            "warned",
+            "false_warnings",
+            "later_than_alarm",
+            "alarm_warned",
+            "alarm_episodes",
+            "alarm_false_episodes",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.leads += other.leads
+        self.alarm_leads += other.alarm_leads
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "exhaustions": self.exhaustions,
+            "warned": self.warned,
+            "false_warnings": self.false_warnings,
+            "median_lead_seconds": _median(self.leads),
+            "later_than_alarm": self.later_than_alarm,
+            "alarm": {
+                "threshold_percent": ALARM_PERCENT,
+                "warned": self.alarm_warned,
+                "episodes": self.alarm_episodes,
+                "false_episodes": self.alarm_false_episodes,
+                "median_lead_seconds": _median(self.alarm_leads),
+            },
+        }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+@dataclass
 class Backtest:
     start: datetime
     end: datetime
     fired: list[Fired] = field(default_factory=list)
     exhaustions: list[Episode] = field(default_factory=list)
     saturations: list[Episode] = field(default_factory=list)
-    false_warnings: int = 0
-    """Credit alerts during which no bucket of their resource ran empty."""
-    alarm_episodes: int = 0
-    alarm_false_episodes: int = 0
+    by_resource: dict[str, Quality] = field(default_factory=dict)
+    """Every resource with a bucket, or a credit warning, by id."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -107,18 +159,18 @@ class Backtest:
             "quality": self.quality(),
         }
 
+    def total(self) -> Quality:
+        out = Quality()
+        for quality in self.by_resource.values():
+            out.add(quality)
+        return out
+
     def quality(self) -> dict[str, Any]:
-        """Exhaustions warned ahead and false warnings, ours and the 20 % alarm's."""
+        """Exhaustions warned ahead and false warnings, ours and the 20 % alarm's: in total,
+        and by resource."""
         return {
-            "exhaustions": len(self.exhaustions),
-            "warned": sum(1 for e in self.exhaustions if e.warned_at is not None),
-            "false_warnings": self.false_warnings,
-            "alarm": {
-                "threshold_percent": ALARM_PERCENT,
-                "warned": sum(1 for e in self.exhaustions if e.alarm_at is not None),
-                "episodes": self.alarm_episodes,
-                "false_episodes": self.alarm_false_episodes,
-            },
+            **self.total().as_dict(),
+            "resources": {rid: q.as_dict() for rid, q in sorted(self.by_resource.items())},
         }
 
 
@@ -168,11 +220,22 @@ def runs(
 
 
 def exhaustions(state: ResourceState) -> list[Episode]:
+    """Each time a balance ran empty. Runs at empty between which the balance never climbed
+    back to the alarm's level are one exhaustion: a bucket that earns a few credits and spends
+    them at once has not recovered."""
     out = []
     for measure in BALANCES:
         balance = state.measure(measure)
         held = (v <= EMPTY_BALANCE_PERCENT for v in balance.values)
-        out += [Episode(state.ref.resource_id, measure.value, s, e) for s, e in runs(balance, held)]
+        recovered = [s for s, _ in runs(balance, (v >= ALARM_PERCENT for v in balance.values))]
+        merged: list[tuple[datetime, datetime | None]] = []
+        for s, e in runs(balance, held):
+            previous = merged[-1][1] if merged else None
+            if previous is not None and not any(previous <= r < s for r in recovered):
+                merged[-1] = (merged[-1][0], e)
+            else:
+                merged.append((s, e))
+        out += [Episode(state.ref.resource_id, measure.value, s, e) for s, e in merged]
     return out
 
 
@@ -234,11 +297,17 @@ def judge(
         warnings = [f for f in fired if f.resource_id == rid and f.severity.rank >= WARNING]
         credit_alerts = [f for f in warnings if f.bottleneck.is_credits]
         cap_alerts = [f for f in warnings if f.bottleneck in CAPS]
+        out.saturations += [
+            _matched(e, cap_alerts) for e in saturations(state) if e.started_at >= start
+        ]
         empty = [e for e in exhaustions(state) if e.started_at >= start]
         balance = state.measure(Measure.BURST_BALANCE)
         below = runs(balance, (v < ALARM_PERCENT for v in balance.values))
-        out.alarm_episodes += len([r for r in below if r[0] >= start])
-        out.alarm_false_episodes += sum(
+        if not credit_alerts and not any(len(state.measure(m)) for m in BALANCES):
+            continue
+        quality = out.by_resource.setdefault(rid, Quality())
+        quality.alarm_episodes += len([r for r in below if r[0] >= start])
+        quality.alarm_false_episodes += sum(
             1
             for s, e in below
             if s >= start and not any(_overlaps(s, e, x.started_at, x.ended_at) for x in empty)
@@ -251,17 +320,27 @@ def judge(
             ]
             first = min(alarm, default=None)
             dated = Episode(rid, episode.what, episode.started_at, episode.ended_at, alarm_at=first)
-            out.exhaustions.append(_matched(dated, credit_alerts))
-        out.false_warnings += sum(
+            matched = _matched(dated, credit_alerts)
+            out.exhaustions.append(matched)
+            quality.exhaustions += 1
+            if matched.lead_seconds is not None:
+                quality.warned += 1
+                quality.leads.append(matched.lead_seconds)
+            if matched.alarm_lead_seconds is not None:
+                quality.alarm_warned += 1
+                quality.alarm_leads.append(matched.alarm_lead_seconds)
+                if (
+                    matched.lead_seconds is None
+                    or matched.lead_seconds < matched.alarm_lead_seconds
+                ):
+                    quality.later_than_alarm += 1
+        quality.false_warnings += sum(
             1
             for a in credit_alerts
             if not any(
                 _overlaps(a.fired_at, a.resolved_at, x.started_at, x.ended_at) for x in empty
             )
         )
-        out.saturations += [
-            _matched(e, cap_alerts) for e in saturations(state) if e.started_at >= start
-        ]
     out.exhaustions.sort(key=lambda e: (e.started_at, e.resource_id))
     out.saturations.sort(key=lambda e: (e.started_at, e.resource_id))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from datetime import UTC, datetime
 
 from analyzer.backtest import ALARM_PERCENT, Backtest, Episode
@@ -50,14 +51,33 @@ def render(result: Backtest) -> str:
     lines += [_episode(e, alarm=True) for e in result.exhaustions] or ["  none"]
     lines += ["", f"SATURATIONS ({len(result.saturations)}): 95 % of a limit for 5 min or more"]
     lines += [_episode(e, alarm=False) for e in result.saturations] or ["  none"]
-    quality = result.quality()
-    alarm = quality["alarm"]
-    lines += [
-        "",
-        f"QUALITY  the rules: {quality['warned']} of {quality['exhaustions']} exhaustions "
-        f"warned ahead, {quality['false_warnings']} false warning(s) · "
-        f"BurstBalance < {ALARM_PERCENT:.0f} % alarm: {alarm['warned']} of "
-        f"{quality['exhaustions']} ahead, {alarm['false_episodes']} false of "
-        f"{alarm['episodes']} episode(s)",
-    ]
+    lines += ["", *quality_table(result)]
     return "\n".join(lines) + "\n"
+
+
+def quality_table(result: Backtest) -> list[str]:
+    """Per resource and in total: the exhaustions, how many the rules warned of and how far
+    ahead (the median), their false warnings, and the same for the alarm."""
+    header = (
+        f"QUALITY  {'':<24} {'exhaustions':>11}  {'warned':>6} {'lead':>8} {'false':>5}  "
+        f"{'later':>5}  │ alarm {'warned':>6} {'lead':>8} {'false':>5}"
+    )
+    rows = [(rid, q) for rid, q in sorted(result.by_resource.items())]
+    rows.append(("total", result.total()))
+    lines = [header]
+    for rid, q in rows:
+        lines.append(
+            f"         {rid:<24} {q.exhaustions:>11}  {q.warned:>6} {_lead(q.leads):>8} "
+            f"{q.false_warnings:>5}  {q.later_than_alarm:>5}  │       {q.alarm_warned:>6} "
+            f"{_lead(q.alarm_leads):>8} {q.alarm_false_episodes:>5}"
+        )
+    lines += [
+        f"         warned: exhaustions with a warning active when they began; lead: the median "
+        f"time ahead; false: warnings no exhaustion followed while active; later: exhaustions "
+        f"the BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first"
+    ]
+    return lines
+
+
+def _lead(leads: list[float]) -> str:
+    return units.duration(statistics.median(leads)) if leads else "-"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -47,12 +48,18 @@ def test_the_exhaustion_is_listed_with_our_lead_and_the_alarms(shop, capsys) -> 
     quality = report["quality"]
     assert quality["warned"] == quality["exhaustions"] == 1
     assert quality["false_warnings"] == 0
+    assert quality["later_than_alarm"] == 0
+    assert quality["median_lead_seconds"] == empty["lead_seconds"]
     assert quality["alarm"] == {
         "threshold_percent": 20.0,
         "warned": 1,
         "episodes": 1,
         "false_episodes": 0,
+        "median_lead_seconds": empty["alarm_lead_seconds"],
     }
+    # The same figures for the volume alone: it is the only one that ran empty.
+    mine = quality["resources"][volume]
+    assert {k: v for k, v in quality.items() if k != "resources"} == mine
 
 
 def test_the_text_report_names_both_leads(shop, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -60,8 +67,15 @@ def test_the_text_report_names_both_leads(shop, capsys) -> None:  # type: ignore
     assert main(["backtest", "--since", "6h", "--region", "us-east-1"]) == 0
     out = capsys.readouterr().out
     assert "EXHAUSTIONS (1)" in out
-    [line] = [line for line in out.splitlines() if line.strip().startswith(volume)]
+    exhaustions = out.split("EXHAUSTIONS")[1].split("SATURATIONS")[0]
+    [line] = [line for line in exhaustions.splitlines() if line.strip().startswith(volume)]
     assert "burst_balance" in line and "ahead)" in line and "BurstBalance < 20 % alarm" in line
+    # The quality table has a row for the volume and one for the total.
+    quality = out.split("QUALITY")[1]
+    [row] = [line for line in quality.splitlines() if line.strip().startswith(volume)]
+    # exhaustions 1, warned 1, a lead, no false warning, none later than the alarm.
+    assert re.match(rf"\s*{volume}\s+1\s+1\s+\d[\w ]*?\s+0\s+0\s+│", row), row
+    assert any(line.strip().startswith("total") for line in quality.splitlines())
 
 
 def test_since_beyond_what_cloudwatch_keeps_is_refused(capsys) -> None:  # type: ignore[no-untyped-def]
