@@ -318,7 +318,10 @@ def judge(
                 for s, e in below
                 if s <= episode.started_at and (e is None or e > episode.started_at)
             ]
+            # The alarm knows a minute's balance once the minute is over, as the rules do.
             first = min(alarm, default=None)
+            if first is not None:
+                first += timedelta(seconds=balance.period_s)
             dated = Episode(rid, episode.what, episode.started_at, episode.ended_at, alarm_at=first)
             matched = _matched(dated, credit_alerts)
             out.exhaustions.append(matched)

@@ -52,13 +52,14 @@ def test_an_early_warning_and_a_false_one_are_told_apart() -> None:
     [empty] = result.exhaustions
     assert empty.warned_at == T0 + minutes(1)
     assert empty.lead_seconds == 9 * 60
-    # The alarm went off at 15 % (minute 5): five minutes ahead, and again at the near miss.
-    assert empty.alarm_at == T0 + minutes(5)
+    # The alarm saw 15 % (minute 5) once that minute was over: four minutes ahead; and it
+    # went off again at the near miss.
+    assert empty.alarm_at == T0 + minutes(6)
     quality = result.by_resource["vol-1"]
     assert (quality.exhaustions, quality.warned, quality.false_warnings) == (1, 1, 1)
     assert quality.later_than_alarm == 0
     assert (quality.alarm_warned, quality.alarm_episodes, quality.alarm_false_episodes) == (1, 2, 1)
-    assert quality.leads == [540.0] and quality.alarm_leads == [300.0]
+    assert quality.leads == [540.0] and quality.alarm_leads == [240.0]
 
 
 @pytest.mark.parametrize(
@@ -66,7 +67,7 @@ def test_an_early_warning_and_a_false_one_are_told_apart() -> None:
     [
         ([_alert(7, 14)], 1),  # warned after the alarm
         ([], 1),  # not warned at all
-        ([_alert(5, 14)], 0),  # warned with the alarm
+        ([_alert(6, 14)], 0),  # warned with the alarm
         ([_alert(2, 14, severity=Severity.INFO)], 1),  # info warns of nothing
     ],
 )
