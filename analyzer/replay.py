@@ -62,31 +62,40 @@ class DataPast:
 
     minima: dict[Measure, list[tuple[datetime, float]]]
     profiles: dict[Measure, Grid]
+    drained: dict[Measure, datetime]
+    """When each balance first fell below `DRAINED_BELOW` in the data."""
 
 
 def data_past(state: ResourceState) -> DataPast:
     minima: dict[Measure, list[tuple[datetime, float]]] = {}
     profiles: dict[Measure, Grid] = {}
+    drained: dict[Measure, datetime] = {}
     for measure in BALANCES:
         series = state.measure(measure)
         lows: dict[datetime, float] = {}
         for at, value in series.points():
             day = at.replace(hour=0, minute=0, second=0, microsecond=0)
             lows[day] = min(value, lows.get(day, value))
+            if value < DRAINED_BELOW and measure not in drained:
+                drained[measure] = at + timedelta(seconds=series.period_s)
         if not lows:
             continue
         minima[measure] = sorted(lows.items())
         start = floor_to(series.timestamps[0], PROFILE_PERIOD_S)
         end = series.timestamps[-1] + timedelta(seconds=series.period_s)
         profiles[measure] = Grid.of(series, start, end, PROFILE_PERIOD_S)
-    return DataPast(minima, profiles)
+    return DataPast(minima, profiles, drained)
 
 
 def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> ResourceState:
     """The state as its series stood at `at`, with the past the daemon would have fetched by
     then, where given: the daily minima of the whole days before it (at most `PAST_DAYS`),
-    and the day profile of a balance whose minima show a drain. (The profile reads only
-    moments hours before `at`, which the daemon's fetch a few times a day holds.)"""
+    and the 5-minute balance (the day profile, the drain record) of a balance whose minima
+    show a drain. (The profile reads only moments hours before `at`, and the record the data
+    up to the last six-hourly fetch, which the daemon's fetch holds.) The data's first days
+    have no whole day before them, where the daemon would have fetched the days before the
+    data: a balance that has fallen below `DRAINED_BELOW` since the data began counts as
+    drained from then on."""
     measures = {m: s.until(at) for m, s in state.measures.items()}
     if past is None or not past.minima:
         return replace(state, measures=MappingProxyType(measures))  # its own past, if any
@@ -94,10 +103,12 @@ def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> Res
     profiles = {}
     for measure, days in past.minima.items():
         kept = [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY]
-        if not kept:
-            continue
-        minima[measure] = Series.of(kept, 86_400)
-        if min(v for _, v in kept) < DRAINED_BELOW:
+        if kept:
+            minima[measure] = Series.of(kept, 86_400)
+        drained = past.drained.get(measure)
+        if (kept and min(v for _, v in kept) < DRAINED_BELOW) or (
+            drained is not None and at - PAST_DAYS * DAY <= drained <= at
+        ):
             profiles[measure] = past.profiles[measure]
     return replace(
         state, measures=MappingProxyType(measures), past=Past(minima=minima, days=profiles)

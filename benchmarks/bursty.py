@@ -4,8 +4,10 @@
     .venv/bin/python benchmarks/bursty.py --rules my-rules/  # the same with other rules
 
 Each scenario of `analyzer/sim/bursty.py` drives one volume for fourteen days with on-off
-bursts of heavy-tailed lengths (from a fixed seed, so every run sees the same fortnight); the
-simulator's bucket model says when the volume really ran empty. The backtest then replays the
+bursts of heavy-tailed lengths (from a fixed seed, so every run sees the same fortnight), after
+three days of the same workload that the rules read as their past and nobody judges (the
+daemon starts with the two weeks it fetches); the simulator's bucket model says when the volume
+really ran empty. The backtest then replays the
 rules over the fortnight minute by minute, as the daemon would have run them, and sets what
 they warned beside what the alarm would have: the exhaustions each warned of ahead, the
 median lead, the exhaustions the alarm warned of first ("later"), and the false warnings (an
@@ -29,7 +31,7 @@ from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.backtest import Backtest, Quality, backtest
 from analyzer.model import units
-from analyzer.sim.bursty import DAYS, SCENARIOS, Bursts, as_raw, simulate, span
+from analyzer.sim.bursty import DAYS, SCENARIOS, WARMUP_DAYS, Bursts, as_raw, simulate, span
 
 RESOLVE_AFTER_S = 300.0
 """The daemon's default `resolve_after`."""
@@ -38,14 +40,14 @@ RESOLVE_AFTER_S = 300.0
 def run(scenario: Bursts, rule_dirs: list[str], days: float) -> Backtest:
     logs.configure("warning")  # the replayed alerts are the table, not the log
     ruleset = rules.load([Path(d) for d in rule_dirs])
-    inventory, data = simulate(scenario, days)
+    inventory, data = simulate(scenario, WARMUP_DAYS + days)
     start, end = span(days)
     return backtest(
         {inventory.region: inventory},
         {inventory.region: as_raw(data)},
         ruleset,
         Catalog(prices.load(None)),
-        start + timedelta(seconds=ruleset.reach()),
+        start,
         end - timedelta(minutes=1),
         RESOLVE_AFTER_S,
     )

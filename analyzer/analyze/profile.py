@@ -30,6 +30,13 @@ FULL_PERCENT = 99.5
 """At or above this a past day's bucket was full: its demand was at most the refill, unknown."""
 MIN_DROP = 0.5
 """Points of balance: less over the compared window is no drain at all (noise, rounding)."""
+PATTERN_SWING = 20.0
+"""Points: past days share a pattern (a daily drain and refill) where their median balance
+moves at least this far over the hours compared and ahead, and where they agree: where they
+disagree most (the 90th percentile over those moments of the range between the highest and
+the lowest day), they are at most half that swing apart. Bursts that fall at other hours each
+day leave the median nearly flat, or the days far apart: the profile then has nothing to say
+about today."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,15 @@ class DayForecast:
     """Where the forecast bottoms out before the horizon: when the load usually eases."""
     left_percent: float
     """The lowest balance ahead (0 where it empties)."""
+    swing: float = PATTERN_SWING
+    """Points the past days' median balance moves over the moments compared and ahead."""
+    spread: float = 0.0
+    """Points between the past days at the same moments, where they disagree most."""
+
+    @property
+    def patterned(self) -> bool:
+        """Whether the past days share a pattern the forecast can follow (`PATTERN_SWING`)."""
+        return self.swing >= PATTERN_SWING and self.spread <= self.swing / 2
 
 
 def _weekend(moment: datetime) -> bool:
@@ -132,7 +148,45 @@ def day_forecast(
         empties_at=empties_at,
         eases_at=eases_at,
         left_percent=left,
+        **_pattern(past),
     )
+
+
+def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
+    """Whether the whole UTC days of `grid` up to `day`'s (at most `most`, of its kind where
+    two or more are: weekdays, or weekend days) share a pattern through the day
+    (`PATTERN_SWING`); None with fewer than two such days."""
+    per_day = int(DAY_S // grid.period_s)
+    first = math.ceil((grid.start.timestamp()) / DAY_S) * DAY_S
+    last = (math.floor(day.timestamp() / DAY_S) + 1) * DAY_S
+    offset = int((first - grid.start.timestamp()) // grid.period_s)
+    count = min(int((last - first) // DAY_S), (len(grid) - offset) // per_day)
+    if count < 2:
+        return None
+    rows = grid.values[offset : offset + count * per_day].reshape(count, per_day)
+    starts = [datetime.fromtimestamp(first + d * DAY_S, UTC) for d in range(count)]
+    alike = [d for d in range(count) if _weekend(starts[d]) == _weekend(day)][-most:]
+    chosen = alike if len(alike) >= 2 else list(range(count))[-most:]
+    found = _pattern(rows[chosen].astype(np.float64))
+    return found["swing"] >= PATTERN_SWING and found["spread"] <= found["swing"] / 2
+
+
+def _pattern(past: Floats) -> dict[str, float]:
+    """How far the past days' median moves, and how far apart the days are (by rank over the
+    days each moment holds: a sort, not a NaN-aware percentile per moment)."""
+    held = np.count_nonzero(~np.isnan(past), axis=0)
+    known = held > 0
+    if not known.any():
+        return {"swing": 0.0, "spread": 0.0}
+    ordered = np.sort(past[:, known], axis=0)  # NaN last
+    count = held[known]
+    columns = np.arange(ordered.shape[1])
+    median = ordered[(count - 1) // 2, columns]
+    spread = ordered[count - 1, columns] - ordered[0, columns]
+    return {
+        "swing": float(median.max() - median.min()),
+        "spread": float(np.percentile(spread, 90)),
+    }
 
 
 def _lately(

@@ -21,7 +21,7 @@ from analyzer.model.series import Series
 Floats = npt.NDArray[np.float64]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class Grid:
     """A balance's mean over regular periods from `start`, oldest first, NaN where CloudWatch
     had no datapoint. Four bytes a value and no timestamps: two weeks of 5-minute periods take

@@ -28,6 +28,11 @@ from analyzer.sim.scenario import FORTNIGHT_START, REGION
 from analyzer.sim.workloads import Demand
 
 DAYS = 14
+WARMUP_DAYS = 3
+"""Simulated before the fortnight, so that the rules start it with a past to read, as the
+daemon, which fetches the last two weeks, would."""
+DRAWN_DAYS = 21
+"""Each schedule is drawn for this long, whatever part of it is simulated."""
 HOST = InstanceType(
     "r6i.8xlarge", 40_000, 40_000, 1_250 * MB, 1_250 * MB, 256 * 1024 * MIB, True, 32
 )
@@ -98,7 +103,7 @@ class Bursts:
     def schedule(self, burst: float, baseline: float) -> tuple[list[float], list[float]]:
         """The moments the asked rate changes, and the rate from each."""
         rng = np.random.default_rng(self.seed)
-        span = DAYS * 86_400.0
+        span = DRAWN_DAYS * 86_400.0
         changes: list[tuple[float, float]] = []
         t = float(rng.uniform(0, self.gap_min_s))
         while t < span:
@@ -172,7 +177,8 @@ sparse short bursts to heavy ones and long busy spells."""
 
 
 def simulate(scenario: Bursts, days: float = DAYS) -> tuple[Inventory, Datapoints]:
-    """The scenario's volume on its instance from `FORTNIGHT_START`, and its datapoints."""
+    """The scenario's volume on its instance over `days` from `FORTNIGHT_START`, and its
+    datapoints."""
     volume = scenario.volume()
     instance = Instance(
         scenario.instance_id,
@@ -202,4 +208,6 @@ def as_raw(data: Datapoints) -> dict[str, dict[str, Series]]:
 
 
 def span(days: float = DAYS) -> tuple[datetime, datetime]:
-    return FORTNIGHT_START, FORTNIGHT_START + timedelta(days=days)
+    """The days judged: `days` after the warm-up day."""
+    start = FORTNIGHT_START + timedelta(days=WARMUP_DAYS)
+    return start, start + timedelta(days=days)

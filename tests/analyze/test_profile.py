@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from analyzer.analyze.profile import DayForecast, _changes, day_forecast
+from analyzer.analyze.profile import DayForecast, _changes, day_forecast, days_alike
 from analyzer.model.past import Grid
 from analyzer.model.series import Series
 
@@ -140,3 +140,32 @@ def test_days_already_empty_at_the_start_drain_on_as_over_the_compared_window() 
     past = np.array([[0.5, 0.5, 0.5, 8.0, 20.0]] * 2 + [[30.0, 29.8, 29.6, 29.4, 29.2]])
     changes = _changes(past, first=np.array([-3.0, -3.0, -0.2]))
     assert changes == pytest.approx([-3.0, -3.0, 7.5, 12.0])
+
+
+def test_working_days_share_a_pattern_and_bursts_at_other_hours_each_day_do_not() -> None:
+    daily = forecast(workdays(NEAR_MISS), TODAY + timedelta(hours=11))
+    assert daily is not None and daily.patterned
+    assert daily.swing > 50 and daily.spread < 10
+
+    def bursts(at: datetime) -> float:
+        """Half an hour at 400 points an hour, at an hour that moves on by 5 h each day."""
+        start = (at.day * 5) % 24
+        return 400.0 if start <= at.hour + at.minute / 60 < start + 0.5 else 0.0
+
+    scattered = forecast(bursts, TODAY + timedelta(hours=11))
+    assert scattered is not None and not scattered.patterned
+
+
+def test_whole_days_alike_are_told_from_bursts_at_other_hours() -> None:
+    def scattered(at: datetime) -> float:
+        start = (at.day * 5) % 24
+        return 400.0 if start <= at.hour + at.minute / 60 < start + 0.5 else 0.0
+
+    # Weekdays alike (the weekend days, flat at 100 %, are not compared with them).
+    for charge, alike in ((workdays(NEAR_MISS), True), (scattered, False)):
+        history = balances(charge, TODAY)
+        grid = Grid.of(history, MONDAY, TODAY, 300)
+        friday = TODAY - timedelta(days=3)
+        assert days_alike(grid, friday) is alike
+    one_day = Grid.of(balances(workdays(NEAR_MISS), MONDAY + timedelta(days=1)), MONDAY, TODAY, 300)
+    assert days_alike(one_day, MONDAY) is None

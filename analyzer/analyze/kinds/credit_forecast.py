@@ -7,8 +7,17 @@ bucket model; instance EBS buckets (EBSIOBalance%, EBSByteBalance%) the trend of
 The profile forecast (`analyze/profile.py`) runs the bucket through the rest of the day as the
 resource's own past days ran it, at today's rate. Where today follows them, the profile decides:
 it warns hours ahead of a day that will empty the bucket, and turns the physics forecast's
-warning into `info` on a day that will end with credits left. Where today departs from them, or
-no past days were fetched, the physics forecast decides alone. A missing balance never fires it.
+warning into `info` on a day that will end with credits left.
+
+Where the past days share no pattern (bursts at other hours each day: `DayForecast.patterned`),
+the bucket's record of its drains (`analyze/record.py`) judges the physics forecast: a drain
+warns where the drains of the past two weeks that had spent as much as this one went on,
+often enough (`warn_chance`), to spend what is left; otherwise it is a burst like the many
+before it, and says nothing (`info` once the balance is low). Below `low_balance` a smaller
+chance (`low_chance`) suffices, and the warning holds, draining or not, while the record gives
+the drains from there that chance: a bucket that hovers low between bursts is one warning,
+not one a burst. Without a record (a bucket that has not drained in two weeks) the physics
+forecast decides alone. A missing balance never fires it.
 """
 
 from __future__ import annotations
@@ -18,18 +27,22 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
+import numpy as np
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.outlook import outlook_at
 from analyzer.analyze.profile import DayForecast, day_forecast
+from analyzer.analyze.record import LEAST_DRAINS, Chance, drains, record_of
+from analyzer.collect.past import REFRESH_S
+from analyzer.collect.window import floor_to
 from analyzer.model import units
 from analyzer.model.findings import Finding, Severity
 from analyzer.model.layers import Bucket
 from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
 from analyzer.model.series import recent
-from analyzer.model.state import ResourceState, Snapshot
+from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
 from analyzer.model.units import PositiveDuration, format_rate
 
 
@@ -56,6 +69,21 @@ class CreditForecast(RuleBase):
     departs_above: float = Field(default=1.2, gt=1.0)
     """Today departs from its past days when its rate is above this multiple of theirs at the
     same hours: then the physics forecast decides alone."""
+    record: bool = True
+    """Let the bucket's record of its drains judge the physics forecast, where fetched."""
+    warn_chance: float = Field(default=0.9, gt=0.0, le=1.0)
+    """A drain warns when the record gives it at least this chance of emptying the bucket.
+    High, because a warning above `low_balance` comes early: by the time the balance is low,
+    `low_chance` decides."""
+    low_chance: float = Field(default=0.15, gt=0.0, le=1.0)
+    """Below `low_balance`, this chance suffices (a late warning costs more than a false one
+    there), and holds the warning while the bucket stays low."""
+    low_balance: float = Field(default=20.0, gt=0.0, lt=100.0)
+    """Percent. The level of the alarm operators run today, so that every drain it would warn
+    of is warned no later."""
+    drain_window: PositiveDuration = Field(default=DEFAULT_TREND_WINDOW_S, le=3600.0)
+    """How far back the drain under way is read from the one-minute balance: a drain that began
+    earlier has spent at least what this window shows."""
 
     supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
 
@@ -70,7 +98,15 @@ class CreditForecast(RuleBase):
             day = self._day(state, found.bucket, at)
             if day is not None and not day.departs and day.empties_at is None:
                 return self._eased(state, found, day, at)
-            return self._physics(state, found)
+            # Past days with a pattern: where today departs from them, physics decides.
+            judged = self._judged(state, found.bucket, at) if day is None else None
+            if judged is None:
+                return self._physics(state, found)
+            if judged.chance >= self._needs(found.balance_percent):
+                return self._physics(state, found, judged)
+            if found.balance_percent >= self.low_balance:
+                return None  # a burst like the many before it: not news
+            return self._doubted(state, found, judged)
         emptying = [
             (bucket, day)
             for bucket in state.buckets()
@@ -79,17 +115,56 @@ class CreditForecast(RuleBase):
             and day.empties_at is not None
             and (day.empties_at - at).total_seconds() <= self.profile_horizon
         ]
-        if not emptying:
+        if emptying:
+            bucket, day = min(emptying, key=lambda found: found[1].empties_at or at)
+            return self._profiled(state, bucket, day, at, reference)
+        return self._held_low(state, at)
+
+    def _needs(self, balance: float) -> float:
+        return self.warn_chance if balance >= self.low_balance else self.low_chance
+
+    def _judged(self, state: ResourceState, bucket: Bucket, at: datetime) -> Chance | None:
+        """What the bucket's record says of the drain under way (spent from its peak in the
+        last `drain_window`); None without a record of `LEAST_DRAINS` drains or a balance to
+        read."""
+        grid = state.past.days.get(bucket.balance) if self.record else None
+        if grid is None:
             return None
-        bucket, day = min(emptying, key=lambda found: found[1].empties_at or at)
-        return self._profiled(state, bucket, day, at, reference)
+        balance = recent(state.measure(bucket.balance), at, self.drain_window)
+        current = state.balance(bucket.balance, at)
+        if current is None or not len(balance):
+            return None
+        _, still = drains(np.asarray(balance.values, dtype=np.float64))
+        peak, trough = still if still is not None else (current, current)
+        # The past as fetched every six hours: in a replay too, the record reads no further.
+        record = record_of(grid, floor_to(at, int(REFRESH_S)))
+        if len(record) < LEAST_DRAINS:
+            return None
+        return record.chance(peak, peak - min(current, trough))
+
+    def _held_low(self, state: ResourceState, at: datetime) -> Finding | None:
+        """A bucket below `low_balance`, draining or not, whose record gives the drains from
+        here `low_chance` or more of emptying it: the warning holds until it refills. Not
+        where the past days share a pattern (a daily drain): the day profile knows when its
+        drain ends, and the physics forecast when today's does not."""
+        for bucket in state.buckets():
+            current = state.balance(bucket.balance, at)
+            if current is None or current >= self.low_balance:
+                continue
+            if self._day(state, bucket, at) is not None:
+                continue  # days with a pattern: the profile and the physics speak
+            judged = self._judged(state, bucket, at)
+            if judged is None or judged.chance < self.low_chance:
+                continue
+            return self._low(state, bucket, current, judged, at)
+        return None
 
     def _day(self, state: ResourceState, bucket: Bucket, at: datetime) -> DayForecast | None:
         grid = state.past.days.get(bucket.balance) if self.profile else None
         if grid is None:
             return None
         model = bucket.model
-        return day_forecast(
+        day = day_forecast(
             grid,
             state.measure(bucket.balance),
             at,
@@ -100,8 +175,12 @@ class CreditForecast(RuleBase):
             recent_s=self.rate_window,
             departs_above=self.departs_above,
         )
+        # Past days without a shared pattern (bursts at other hours each day) say nothing.
+        return day if day is not None and day.patterned else None
 
-    def _physics(self, state: ResourceState, found: Outlook) -> Finding:
+    def _physics(
+        self, state: ResourceState, found: Outlook, judged: Chance | None = None
+    ) -> Finding:
         bucket = found.bucket
         kind = bucket.owner
         summary = (
@@ -109,8 +188,11 @@ class CreditForecast(RuleBase):
             f"{units.duration(found.seconds_to_empty)} at "
             f"{format_rate(found.rate, bucket.unit, kind)}{_charged_more(found)}; "
             f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
-            f"{_if_unmerged(found.evidence)}."
+            f"{_if_unmerged(found.evidence)}{_went_on(judged)}."
         )
+        evidence: dict[str, Any] = {**found.evidence, "forecast": "physics"}
+        if judged is not None:
+            evidence["record"] = _record_evidence(judged, self._needs(found.balance_percent))
         return self.finding(
             state,
             bucket.bottleneck,
@@ -120,7 +202,66 @@ class CreditForecast(RuleBase):
             limit=bucket.baseline,
             unit=bucket.unit,
             seconds_to_empty=found.seconds_to_empty,
-            evidence={**found.evidence, "forecast": "physics"},
+            evidence=evidence,
+        )
+
+    def _doubted(self, state: ResourceState, found: Outlook, judged: Chance) -> Finding:
+        """The recent rate would empty the bucket within the horizon, but this bucket's drains
+        that had spent as much rarely went on that far: `info`, not a warning."""
+        bucket = found.bucket
+        kind = bucket.owner
+        summary = (
+            f"{state.label}: {bucket.name} {found.balance_percent:.0f}% would reach 0 in "
+            f"{units.duration(found.seconds_to_empty)} at "
+            f"{format_rate(found.rate, bucket.unit, kind)}, but its drains seldom go on that "
+            f"long: {_of_those(judged)}."
+        )
+        return self.finding(
+            state,
+            bucket.bottleneck,
+            state.windows.rate_s,
+            severity=Severity.INFO,
+            summary=summary,
+            observed=found.rate,
+            limit=bucket.baseline,
+            unit=bucket.unit,
+            seconds_to_empty=None,
+            evidence={
+                **found.evidence,
+                "forecast": "record",
+                "record": _record_evidence(judged, self._needs(found.balance_percent)),
+                "physics_seconds_to_empty": found.seconds_to_empty,
+            },
+        )
+
+    def _low(
+        self, state: ResourceState, bucket: Bucket, balance: float, judged: Chance, at: datetime
+    ) -> Finding:
+        kind = bucket.owner
+        state_now = "empty" if balance <= EMPTY_BALANCE_PERCENT else f"{balance:.0f}%"
+        summary = (
+            f"{state.label}: {bucket.name} {state_now}, below {self.low_balance:.0f}% "
+            f"after a drain from {judged.peak:.0f}%: {_of_those(judged)}; the warning holds "
+            f"until it refills past {self.low_balance:.0f}%. When empty it is throttled to "
+            f"{format_rate(bucket.baseline, bucket.unit, kind)}."
+        )
+        rate = recent(state.measure(bucket.rate), at, self.rate_window).mean()
+        return self.finding(
+            state,
+            bucket.bottleneck,
+            self.drain_window,
+            summary=summary,
+            observed=rate if rate is not None else 0.0,
+            limit=bucket.baseline,
+            unit=bucket.unit,
+            seconds_to_empty=None,
+            evidence={
+                "forecast": "record",
+                "balance_percent": balance,
+                "baseline": bucket.baseline,
+                "burst": bucket.burst,
+                "record": _record_evidence(judged, self.low_chance),
+            },
         )
 
     def _eased(
@@ -219,6 +360,36 @@ def _profile_evidence(day: DayForecast) -> dict[str, Any]:
         "load_ratio": round(day.ratio, 3) if math.isfinite(day.ratio) else None,
         "past_days": [d.isoformat() for d in day.days],
         "past_days_kind": day.kind,
+    }
+
+
+def _of_those(judged: Chance) -> str:
+    """What the record holds, in words: how many drains got this far and how many went on."""
+    if judged.at_risk == 0:
+        return (
+            f"none of the {judged.drains} drains in its record spent {judged.spent:.0f} points "
+            f"(a {judged.chance:.0%} chance it goes on)"
+        )
+    return (
+        f"{judged.went_on} of the {judged.at_risk} drains in its record that spent "
+        f"{judged.spent:.0f} points went on to spend {judged.peak:.0f} "
+        f"(a {judged.chance:.0%} chance it empties)"
+    )
+
+
+def _went_on(judged: Chance | None) -> str:
+    return f"; {_of_those(judged)}" if judged is not None else ""
+
+
+def _record_evidence(judged: Chance, needs: float) -> dict[str, Any]:
+    return {
+        "chance": round(judged.chance, 3),
+        "needs": needs,
+        "peak_percent": round(judged.peak, 1),
+        "spent_points": round(judged.spent, 1),
+        "drains": judged.drains,
+        "at_risk": judged.at_risk,
+        "went_on": judged.went_on,
     }
 
 

@@ -4,7 +4,10 @@ A daily drain (incident 3 of SPEC.md) refills overnight, so no forecast of the n
 it coming until the day it empties; its daily minimum does, sliding down for days. The rule
 fits a line through the balance's minima of the last whole days of the same kind as the
 newest (weekdays, or weekend days, where at least `min_days` of them exist) and fires when the
-line reaches zero within `within`, falling at least `min_fall` points a day.
+line reaches zero within `within`, falling at least `min_fall` points a day. Where the
+balance through those days was fetched and shows no pattern (bursts at other hours each day,
+`profile.days_alike`), the minima are the lows of random bursts and their slope is chance: no
+trend.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
+from analyzer.analyze.profile import days_alike
 from analyzer.model.findings import Finding
 from analyzer.model.layers import buckets_of
 from analyzer.model.metrics import Measure
@@ -71,6 +75,9 @@ class CreditTrend(RuleBase):
             if found is None:
                 continue
             minima, slope, days = found
+            grid = state.past.days.get(bucket.balance)
+            if grid is not None and days_alike(grid, minima[-1][0]) is False:
+                continue  # bursts at other hours each day: their minima wander, no trend
             shown = ", ".join(f"{v:.0f}%" for _, v in minima)
             return self.finding(
                 state,

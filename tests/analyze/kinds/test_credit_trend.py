@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from analyzer.analyze.kinds.credit_trend import CreditTrend, daily_minima, slope_per_day
 from analyzer.model.metrics import Measure
-from analyzer.model.past import Past
+from analyzer.model.past import Grid, Past
 from analyzer.model.series import Series, Status
 from tests.helpers import evaluate, volume_state
 
@@ -59,3 +60,24 @@ def test_weekends_are_read_apart_from_weekdays() -> None:
     # ...and on Sunday the weekend days (too few) do not hide the week: all days count.
     assert len(daily_minima(week, 3)) == 7
     assert slope_per_day(daily_minima(week, 3)[-3:]) > 0
+
+
+def _grid(burst_hour) -> Grid:  # type: ignore[no-untyped-def]
+    """Five days before MONDAY + 5: each with a drain of an hour at `burst_hour(day)`."""
+    values = np.full(5 * 288, 100.0, dtype=np.float32)
+    for day in range(5):
+        first = day * 288 + burst_hour(day) * 12
+        values[first : first + 12] = 40.0
+    return Grid(MONDAY, 300, values)
+
+
+@pytest.mark.parametrize(
+    ("burst_hour", "fires"), [(lambda d: 15, True), (lambda d: 4 * d + 1, False)]
+)
+def test_minima_of_bursts_at_other_hours_each_day_are_no_trend(burst_hour, fires) -> None:  # type: ignore[no-untyped-def]
+    state = with_past(minima(60, 50, 40, 30, 20))
+    state = replace(
+        state,
+        past=Past(minima=state.past.minima, days={Measure.BURST_BALANCE: _grid(burst_hour)}),
+    )
+    assert (evaluate(RULE, state) is not None) is fires

@@ -1,0 +1,108 @@
+"""`credit_forecast` with a record of the bucket's drains: a burst like the many before it says
+nothing, one whose like went on to empty the bucket warns, and a bucket left low between
+bursts holds its warning; a record too thin to say anything leaves the physics forecast."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import numpy as np
+
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.record import LEAST_DRAINS
+from analyzer.model.findings import Finding, Severity
+from analyzer.model.metrics import Measure
+from analyzer.model.past import Grid, Past
+from analyzer.model.units import KIB
+from tests.helpers import T0, series, snapshot_of, volume_state
+
+RULE = CreditForecast(id="forecast", resource_types=["volume"], severity="warning")
+MINUTES = 60
+"""Each state holds an hour of one-minute data, ending here (T0 + 60 min)."""
+
+
+def _grid(spends: list[float], seed: int = 3) -> Grid:
+    """Fifteen days of 5-minute balances before T0, a drain of each `spend` at hours drawn at
+    random (no two days alike), each falling over 10 minutes, holding its trough for 20 and
+    refilling after; a spend of 100 empties the bucket."""
+    rng = np.random.default_rng(seed)
+    values = np.full(15 * 288, 100.0, dtype=np.float32)
+    slots = rng.choice(np.arange(10, len(values) - 40, 30), size=len(spends), replace=False)
+    for slot, spend in zip(slots, spends, strict=True):
+        trough = max(100.0 - spend, 0.0)
+        values[slot : slot + 6] = (100 - spend / 2, trough, trough, trough, trough, trough)
+        values[slot + 6 : slot + 30] = np.minimum(trough + 5 * np.arange(1, 25), 100.0)
+    return Grid(T0 - timedelta(days=15), 300, values)
+
+
+def _judge(balance: list[float], iops: list[float], grid: Grid | None) -> Finding | None:
+    state = volume_state(
+        "gp2",
+        100,
+        {
+            Measure.BURST_BALANCE: series(balance),
+            Measure.IOPS: series(iops),
+            Measure.THROUGHPUT: series([v * 16 * KIB for v in iops]),
+        },
+    )
+    if grid is not None:
+        state = replace(state, past=Past(days={Measure.BURST_BALANCE: grid}))
+    snap = snapshot_of(state, rules=(RULE,), minutes_of_data=MINUTES)
+    return RULE.evaluate(snap.resources[0], snap, snap.data_end)
+
+
+BURSTING = ([100.0] * 50 + [100.0 - 3 * m for m in range(1, 11)], [0.0] * 50 + [3_000.0] * 10)
+"""Ten minutes at 3,000 IOPS on gp2 100 GiB: 30 points spent, 70 % left, empty in 23 min."""
+LOW = ([100.0] * 30 + [100.0 - 3 * m for m in range(1, 21)] + [40.0] * 10, [0.0] * 60)
+"""A drain from 100 % to 40 %, then idle."""
+
+
+def test_a_burst_like_the_many_before_it_says_nothing() -> None:
+    # Forty drains of 20 points: none spent 30, so the chance is the prior's 30 %.
+    assert _judge(*BURSTING, _grid([20.0] * 40)) is None
+
+
+def test_a_burst_whose_like_went_on_to_empty_the_bucket_warns() -> None:
+    found = _judge(*BURSTING, _grid([20.0] * 20 + [100.0] * 20))
+    assert found is not None and found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "physics"
+    record = found.evidence["record"]
+    # The two weeks before the last six-hourly fetch: most of the forty.
+    assert record["drains"] >= 30 and record["at_risk"] == record["went_on"] >= 15
+    assert record["chance"] >= RULE.warn_chance
+    assert "→ 0 in" in found.summary
+    went_on = record["went_on"]
+    assert f"{went_on} of the {went_on} drains in its record that spent 30 points went on" in (
+        found.summary
+    )
+
+
+def test_a_low_bucket_holds_its_warning_while_its_record_says_the_next_burst_may_empty_it() -> None:
+    balance = [100.0] * 20 + [100.0 - 3 * m for m in range(1, 31)] + [10.0] * 10
+    found = _judge(balance, [0.0] * 60, _grid([20.0] * 20 + [100.0] * 20))
+    assert found is not None and found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "record"
+    assert found.seconds_to_empty is None
+    # The drain is read over the last half hour (`drain_window`): from 67 %, 57 points spent.
+    assert "BurstBalance 10%, below 20% after a drain from 67%" in found.summary
+    assert found.evidence["record"]["spent_points"] == 57.0
+    # Above the low level and idle: nothing to hold.
+    assert _judge(*LOW, _grid([20.0] * 20 + [100.0] * 20)) is None
+
+
+def test_a_low_bucket_whose_drains_end_with_credits_left_is_info_not_a_warning() -> None:
+    balance = [100.0] * 40 + [100.0 - 4.2 * m for m in range(1, 21)]
+    iops = [0.0] * 40 + [3_000.0] * 20
+    # Drains of 80 to 90 points, none emptying: this one, 84 points in, is like them.
+    found = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
+    assert found is not None and found.severity is Severity.INFO
+    assert found.evidence["forecast"] == "record"
+    assert found.evidence["record"]["chance"] < RULE.low_chance
+
+
+def test_a_thin_record_leaves_the_physics_forecast() -> None:
+    found = _judge(*BURSTING, _grid([20.0] * (LEAST_DRAINS - 1)))
+    assert found is not None and found.severity is Severity.WARNING
+    assert "record" not in found.evidence
+    assert _judge(*BURSTING, None) == found
