@@ -245,23 +245,15 @@ class CreditForecast(RuleBase):
             f"until it refills past {self.low_balance:.0f}%. When empty it is throttled to "
             f"{format_rate(bucket.baseline, bucket.unit, kind)}."
         )
-        rate = recent(state.measure(bucket.rate), at, self.rate_window).mean()
-        return self.finding(
+        return self._read_off(
             state,
-            bucket.bottleneck,
+            bucket,
+            at,
             self.drain_window,
-            summary=summary,
-            observed=rate if rate is not None else 0.0,
-            limit=bucket.baseline,
-            unit=bucket.unit,
-            seconds_to_empty=None,
-            evidence={
-                "forecast": "record",
-                "balance_percent": balance,
-                "baseline": bucket.baseline,
-                "burst": bucket.burst,
-                "record": _record_evidence(judged, self.low_chance),
-            },
+            summary,
+            None,
+            {"forecast": "record", "balance_percent": balance},
+            record=_record_evidence(judged, self.low_chance),
         )
 
     def _eased(
@@ -319,21 +311,34 @@ class CreditForecast(RuleBase):
             f"(past {day.kind}, same hours; {_load(day)}); then throttled to "
             f"{format_rate(bucket.baseline, bucket.unit, kind)}."
         )
+        return self._read_off(
+            state, bucket, at, self.profile_window, summary, seconds, _profile_evidence(day)
+        )
+
+    def _read_off(
+        self,
+        state: ResourceState,
+        bucket: Bucket,
+        at: datetime,
+        window_s: float,
+        summary: str,
+        seconds_to_empty: float | None,
+        evidence: Mapping[str, Any],
+        **more: Any,
+    ) -> Finding:
+        """A finding read off the bucket itself rather than a physics outlook: its observed
+        rate is the recent mean, its limit the baseline it falls to."""
         rate = recent(state.measure(bucket.rate), at, self.rate_window).mean()
         return self.finding(
             state,
             bucket.bottleneck,
-            self.profile_window,
+            window_s,
             summary=summary,
             observed=rate if rate is not None else 0.0,
             limit=bucket.baseline,
             unit=bucket.unit,
-            seconds_to_empty=seconds,
-            evidence={
-                **_profile_evidence(day),
-                "baseline": bucket.baseline,
-                "burst": bucket.burst,
-            },
+            seconds_to_empty=seconds_to_empty,
+            evidence={**evidence, "baseline": bucket.baseline, "burst": bucket.burst, **more},
         )
 
 
