@@ -15,12 +15,6 @@ AMI = "ami-12c6146b"
 _MIN = 60
 
 
-REGION = "us-east-1"
-HISTORY_MIN = 4 * 60
-AMI = "ami-12c6146b"
-_MIN = 60
-
-
 @dataclass(frozen=True)
 class DemoVolume:
     name: str
