@@ -72,9 +72,10 @@ def quality_table(result: Backtest) -> list[str]:
             f"{_lead(q.alarm_leads):>8} {q.alarm_false_episodes:>5}"
         )
     lines += [
-        f"         warned: exhaustions with a warning active when they began; lead: the median "
-        f"time ahead; false: warnings no exhaustion followed while active; later: exhaustions "
-        f"the BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first"
+        "         warned: exhaustions with a warning active when they began; lead: the median "
+        "time ahead;",
+        "         false: warnings no exhaustion followed while active; later: exhaustions the "
+        f"BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first",
     ]
     return lines
 
