@@ -103,6 +103,9 @@ def _bucket_outlook(
             drain_per_second=forecast.drain,
             rate_read_from=forecast.read_from.isoformat() if forecast.read_from else None,
         )
+        if forecast.read_from is not None and rates.timestamps[0] < forecast.read_from:
+            # The load changed within the window: the drain is read from the new load.
+            evidence["rate_since_change"] = rates.between(forecast.read_from, at).mean()
         seconds = forecast.seconds_to_empty
         if forecast.charge_range is not None:
             at_most = model.seconds_to_empty(forecast.balance_percent, forecast.charge_range[1])

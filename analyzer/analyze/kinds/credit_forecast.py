@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -43,7 +43,7 @@ from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S
 from analyzer.model.resources import ResourceType
 from analyzer.model.series import recent
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
-from analyzer.model.units import PositiveDuration, format_rate
+from analyzer.model.units import PositiveDuration, Unit, format_rate
 
 
 class CreditForecast(RuleBase):
@@ -186,7 +186,7 @@ class CreditForecast(RuleBase):
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% → 0 in "
             f"{units.duration(found.seconds_to_empty)} at "
-            f"{format_rate(found.rate, bucket.unit, kind)}{_charged_more(found)}; "
+            f"{_rate_read(found)}; "
             f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
             f"{_if_unmerged(found.evidence)}{_went_on(judged)}."
         )
@@ -407,7 +407,28 @@ def _if_unmerged(evidence: Mapping[str, object]) -> str:
 
 
 CHARGED_ABOVE = 1.1
-"""A charge this far above the rate moved is named: st1/sc1 count each unmerged I/O as 1 MiB."""
+"""A charge this far above the rate it was read at is named, with the rule that makes it so."""
+WHY_CHARGED = {
+    Unit.IOPS: "each I/O above 256 KiB counts as several",
+    Unit.BYTES_PER_SECOND: "each small random I/O counts as 1 MiB",
+}
+
+
+def _rate_read(found: Outlook) -> str:
+    """The rate the drain was read at: the window's mean, or the rate since the load changed
+    within it; and what the bucket is charged, where AWS's counting makes that more."""
+    unit, kind = found.bucket.unit, found.bucket.owner
+    since = found.evidence.get("rate_since_change")
+    read_from = found.evidence.get("rate_read_from")
+    rate, text = found.rate, format_rate(found.rate, unit, kind)
+    if isinstance(since, int | float) and isinstance(read_from, str):
+        changed = datetime.fromisoformat(read_from).astimezone(UTC)
+        rate, text = since, f"{format_rate(since, unit, kind)} since {changed:%H:%M} UTC"
+    charged = found.evidence.get("charged_rate")
+    if isinstance(charged, int | float) and charged > CHARGED_ABOVE * rate:
+        why = WHY_CHARGED.get(unit, "as AWS counts its I/O")
+        text += f", charged as {format_rate(charged, unit, kind)} ({why})"
+    return text
 
 
 def _charged_more(found: Outlook) -> str:

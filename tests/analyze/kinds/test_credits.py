@@ -134,3 +134,24 @@ def test_instance_exhausted_at_baseline():
     assert finding.unit is Unit.BYTES_PER_SECOND
     assert "EBSByteBalance% 0%" in finding.summary
     assert "81.2 MB/s" in finding.summary
+
+
+def test_a_load_that_rose_within_the_window_is_named_with_its_rate_since():
+    # 100 IOPS, then 1,500 from 12:27: the 5-minute mean (660 IOPS) would understate
+    # the drain; the forecast reads it from the new load, and the summary says so.
+    finding = evaluate(FORECAST, gp2([100] * 27 + [1_500] * 3, [40.0] * 30))
+    assert finding is not None
+    assert finding.evidence["rate_since_change"] == 1_500
+    assert "→ 0 in" in finding.summary
+    assert " at 1,500 IOPS since 12:28 UTC; then throttled to 150 IOPS" in finding.summary
+    assert "charged as" not in finding.summary
+
+
+def test_gp2_large_ios_are_named_as_counting_as_several():
+    # 1,000 IOPS of 512 KiB: charged as 2,000 IOPS, since gp2 counts each 256 KiB as one.
+    finding = evaluate(FORECAST, gp2([1_000] * 30, [40.0] * 30, io=512 * KIB))
+    assert finding is not None
+    assert "at 1,000 IOPS, charged as 2,000 IOPS (each I/O above 256 KiB counts as several)" in (
+        finding.summary
+    )
+    assert "1 MiB" not in finding.summary
