@@ -287,7 +287,7 @@ def build(
         analyzer.connect = connect
     analyzer.offering()
     analyzer.regions()  # no region at all is a configuration error: say so before starting
-    book = AlertBook(settings.repeat_interval, settings.resolve_after)
+    book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.notify_severity)
     if settings.state_file is not None:
         try:
             statefile.check_writable(settings.state_file)

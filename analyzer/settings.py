@@ -32,6 +32,7 @@ from pydantic_settings import (
 )
 
 from analyzer.errors import ConfigError
+from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
 from analyzer.yamlfile import read_yaml
 
@@ -101,6 +102,10 @@ class Settings(BaseSettings):
     """Log notifications instead of sending them."""
     repeat_interval: Seconds = Field(default=4 * 3600.0, ge=60)
     """An unchanged firing alert is sent again after this long."""
+    notify_severity: Severity = Severity.WARNING
+    """The least severity sent to Slack (or the log in a dry run): an `info` alert (a burst
+    the resource's own record or past days say will end with credits left) is still on
+    /metrics, in reports and posted to Alertmanager, and is sent once it escalates."""
     resolve_after: Seconds = Field(default=300.0, ge=0, le=86400.0)
     """A firing alert resolves once its condition has been gone this long (and two cycles)."""
     slack_webhook_url: SecretStr | None = Field(

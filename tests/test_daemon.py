@@ -67,13 +67,14 @@ def account(aws):
     )
 
 
-def build(tmp_path, receiver, clients, clock):
+def build(tmp_path, receiver, clients, clock, **more):
     config = settings.load(
         {
             "region": ["us-east-1"],
             "listen": "127.0.0.1:0",
             "state_file": tmp_path / "state.json",
             "slack_webhook_url": receiver.url,
+            **more,
         }
     )
     process, server = daemon.build(config, rules.load(), clients, clock, process_metrics=False)
@@ -154,6 +155,20 @@ def test_fire_repeat_restart_retry_and_resolve(tmp_path, receiver, account):
     assert (
         sample(process, "ebs_analyzer_notifications_total", channel="slack", outcome="error") == 1
     )
+
+
+def test_alerts_below_notify_severity_fire_without_a_message(tmp_path, receiver, account):
+    """The gp3 cap is a warning: with `notify_severity: critical` it fires and is exported,
+    and Slack hears nothing of it."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock, notify_severity="critical")
+    assert process.cycle()
+    assert [a.rule for a in process.book.firing()] == ["volume-throughput-cap"]
+    assert receiver.requests == []
+    clock.now += timedelta(hours=5)
+    assert process.cycle()
+    assert receiver.requests == []
 
 
 def test_one_missing_cycle_does_not_resolve(tmp_path, receiver, account):

@@ -1,7 +1,8 @@
 """Findings become alerts keyed by (rule, resource): pending, firing, resolved.
 
 - pending: the condition holds but not yet for the rule's `for`; nothing is sent.
-- firing: sent once, then again only after the repeat interval, or when its severity changes.
+- firing: sent once, then again only after the repeat interval, or when its severity changes;
+  an alert below the book's least severity is sent only once it rises to it.
 - resolved: once the condition has been gone for `resolve_after` and at least two cycles, so
   that one missing datapoint does not resolve an alert; then a resolved message is sent.
 
@@ -133,6 +134,9 @@ class Alert:
 class AlertBook:
     repeat_s: float
     resolve_after_s: float
+    least: Severity = Severity.INFO
+    """The least severity the channels hear of: an alert below it fires, shows and resolves
+    without a message, until it escalates to it."""
     alerts: dict[AlertKey, Alert] = field(default_factory=dict)
     cleared: list[Alert] = field(default_factory=list)
     """Alerts whose "Resolved" is still owed although they have fired again since: queued
@@ -205,10 +209,11 @@ class AlertBook:
             self.alerts[finding.key] = alert
         alert.finding = _steady(alert.finding, finding) if alert.notified else finding
         alert.absent_since, alert.absent_cycles = None, 0
+        heard = alert.severity.rank >= self.least.rank
         if alert.state is AlertState.PENDING:
             alert.state = AlertState.FIRING
             alert.firing_since = now
-            alert.outbox = Owed.FIRING
+            alert.outbox = Owed.FIRING if heard else None
             log.info(
                 "alert.firing",
                 rule=alert.rule,
@@ -218,12 +223,21 @@ class AlertBook:
             )
         elif alert.notified and alert.sent_severity is not alert.severity:
             alert.outbox = Owed.FIRING
-            log.info(
-                "alert.changed",
-                rule=alert.rule,
-                resource=alert.resource_id,
-                severity=alert.severity.value,
-            )
+            self._changed(alert)
+        elif not alert.notified and heard is not (alert.outbox is Owed.FIRING):
+            # Unheard so far: owed once it reaches the channels' floor, not once it drops
+            # below it before its message got out.
+            alert.outbox = Owed.FIRING if heard else None
+            self._changed(alert)
+
+    @staticmethod
+    def _changed(alert: Alert) -> None:
+        log.info(
+            "alert.changed",
+            rule=alert.rule,
+            resource=alert.resource_id,
+            severity=alert.severity.value,
+        )
 
     def _unknown(self, alert: Alert, now: datetime) -> None:
         # What data showed before it went missing does not count towards clearing after.

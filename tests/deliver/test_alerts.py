@@ -30,6 +30,9 @@ WARNING = Finding(
     seconds_to_empty=1_450.0,
 )
 CRITICAL = replace(WARNING, severity=Severity.CRITICAL)
+INFO = replace(WARNING, severity=Severity.INFO)
+LEAST = Severity.WARNING
+"""The channels' floor in the table (the daemon's default `notify_severity`)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,32 @@ TABLE = {
         Step(6, deliver=False, state=R, owed=Owed.RESOLVED, sent=1),
         Step(7, state=None, sent=2),
     ],
+    "an info alert fires, shows and resolves without a message": [
+        Step(0, firing=(INFO,), state=F),
+        Step(240, firing=(INFO,), state=F),
+        Step(241, state=F),
+        Step(246, state=None),
+    ],
+    "an info alert is sent once it escalates to a warning": [
+        Step(0, firing=(INFO,), state=F),
+        Step(1, firing=(WARNING,), state=F, sent=1),
+        Step(2, firing=(WARNING,), state=F, sent=1),
+        Step(3, state=F, sent=1),
+        Step(8, state=None, sent=2),
+    ],
+    "a warning that drops to info before its message got out is not sent": [
+        Step(0, firing=(WARNING,), deliver=False, state=F, owed=Owed.FIRING),
+        Step(1, firing=(INFO,), state=F),
+        Step(2, state=F),
+        Step(7, state=None),
+    ],
+    "a sent warning that drops to info says so, and resolves": [
+        Step(0, firing=(WARNING,), state=F, sent=1),
+        Step(1, firing=(INFO,), state=F, sent=2),
+        Step(2, firing=(INFO,), state=F, sent=2),
+        Step(3, state=F, sent=2),
+        Step(8, state=None, sent=3),
+    ],
     "firing again after resolving is a new alert": [
         Step(0, firing=(WARNING,), state=F, sent=1),
         Step(1, state=F, sent=1),
@@ -121,7 +150,7 @@ TABLE = {
 def test_lifecycle(name: str, restart: bool, tmp_path) -> None:
     """Each row, and each row again with the daemon restarted after every cycle (the book
     saved to the state file and read back): a restart changes nothing."""
-    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book = AlertBook(REPEAT_S, RESOLVE_S, LEAST)
     sent = 0
     for step in TABLE[name]:
         now = T0 + timedelta(minutes=step.minute)
@@ -131,7 +160,7 @@ def test_lifecycle(name: str, restart: bool, tmp_path) -> None:
             sent += len(owed)
         if restart:
             statefile.save(list(book), tmp_path / "state.json")
-            book = AlertBook(REPEAT_S, RESOLVE_S)
+            book = AlertBook(REPEAT_S, RESOLVE_S, LEAST)
             book.restore(statefile.load(tmp_path / "state.json"))
         alert = book.alerts.get(WARNING.key)
         where = f"{name}, minute {step.minute}"
