@@ -93,11 +93,18 @@ class Quality:
     alarm_leads: list[float] = field(default_factory=list)
     alarm_episodes: int = 0
     alarm_false_episodes: int = 0
+    warning_seconds: float = 0.0
+    """How long at least one credit warning was active, within the judged span: what holding
+    a warning longer costs (a warning never resolved would be early for everything)."""
+    alarm_seconds: float = 0.0
+    """How long the alarm was on (the balance below 20 %), within the judged span."""
 
     def add(self, other: Quality) -> None:
         for name in (
             "exhaustions",
             "warned",
+            "warning_seconds",
+            "alarm_seconds",
             "false_warnings",
             "later_than_alarm",
             "alarm_warned",
@@ -115,12 +122,14 @@ class Quality:
             "false_warnings": self.false_warnings,
             "median_lead_seconds": _median(self.leads),
             "later_than_alarm": self.later_than_alarm,
+            "warning_seconds": round(self.warning_seconds, 1),
             "alarm": {
                 "threshold_percent": ALARM_PERCENT,
                 "warned": self.alarm_warned,
                 "episodes": self.alarm_episodes,
                 "false_episodes": self.alarm_false_episodes,
                 "median_lead_seconds": _median(self.alarm_leads),
+                "seconds": round(self.alarm_seconds, 1),
             },
         }
 
@@ -287,6 +296,24 @@ def _matched(episode: Episode, alerts: Sequence[Fired]) -> Episode:
     )
 
 
+def _within(begun: datetime, ended: datetime | None, start: datetime, end: datetime) -> float:
+    """Seconds of [begun, ended) (open: to `end`) within [start, end]."""
+    stop = min(ended or end, end)
+    return max((stop - max(begun, start)).total_seconds(), 0.0)
+
+
+def _union(
+    spans: Sequence[tuple[datetime, datetime | None]], start: datetime, end: datetime
+) -> float:
+    """Seconds within [start, end] that at least one of `spans` covers."""
+    total, reached = 0.0, start
+    for begun, ended in sorted(spans, key=lambda span: span[0]):
+        stop = min(ended or end, end)
+        total += max((stop - max(begun, reached)).total_seconds(), 0.0)
+        reached = max(reached, stop)
+    return total
+
+
 def judge(
     states: Sequence[ResourceState], fired: list[Fired], start: datetime, end: datetime
 ) -> Backtest:
@@ -307,6 +334,10 @@ def judge(
             continue
         quality = out.by_resource.setdefault(rid, Quality())
         quality.alarm_episodes += len([r for r in below if r[0] >= start])
+        quality.alarm_seconds += sum(_within(s, e, start, end) for s, e in below)
+        quality.warning_seconds += _union(
+            [(a.fired_at, a.resolved_at) for a in credit_alerts], start, end
+        )
         quality.alarm_false_episodes += sum(
             1
             for s, e in below

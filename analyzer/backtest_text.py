@@ -57,10 +57,11 @@ def render(result: Backtest) -> str:
 
 def quality_table(result: Backtest) -> list[str]:
     """Per resource and in total: the exhaustions, how many the rules warned of and how far
-    ahead (the median), their false warnings, and the same for the alarm."""
+    ahead (the median), their false warnings, how long they were on, and the same for the
+    alarm."""
     header = (
-        f"QUALITY  {'':<24} {'exhaustions':>11}  {'warned':>6} {'lead':>8} {'false':>5}  "
-        f"{'later':>5}  │ alarm {'warned':>6} {'lead':>8} {'false':>5}"
+        f"QUALITY  {'':<24} {'exhaustions':>11}  {'warned':>6} {'lead':>8} {'false':>5} "
+        f"{'on':>10}  {'later':>5}  │ alarm {'warned':>6} {'lead':>8} {'false':>5} {'on':>10}"
     )
     rows = [(rid, q) for rid, q in sorted(result.by_resource.items())]
     rows.append(("total", result.total()))
@@ -68,16 +69,23 @@ def quality_table(result: Backtest) -> list[str]:
     for rid, q in rows:
         lines.append(
             f"         {rid:<24} {q.exhaustions:>11}  {q.warned:>6} {_lead(q.leads):>8} "
-            f"{q.false_warnings:>5}  {q.later_than_alarm:>5}  │       {q.alarm_warned:>6} "
-            f"{_lead(q.alarm_leads):>8} {q.alarm_false_episodes:>5}"
+            f"{q.false_warnings:>5} {_on(q.warning_seconds):>10}  {q.later_than_alarm:>5}  │ "
+            f"      {q.alarm_warned:>6} {_lead(q.alarm_leads):>8} {q.alarm_false_episodes:>5} "
+            f"{_on(q.alarm_seconds):>10}"
         )
     lines += [
         "         warned: exhaustions with a warning active when they began; lead: the median "
         "time ahead;",
-        "         false: warnings no exhaustion followed while active; later: exhaustions the "
+        "         false: warnings no exhaustion followed while active; on: how long a warning "
+        "was active;",
+        "         later: exhaustions the "
         f"BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first",
     ]
     return lines
+
+
+def _on(seconds: float) -> str:
+    return units.duration(seconds) if seconds else "-"
 
 
 def _lead(leads: list[float]) -> str:

@@ -10,8 +10,10 @@ daemon starts with the two weeks it fetches); the simulator's bucket model says 
 really ran empty. The backtest then replays the
 rules over the fortnight minute by minute, as the daemon would have run them, and sets what
 they warned beside what the alarm would have: the exhaustions each warned of ahead, the
-median lead, the exhaustions the alarm warned of first ("later"), and the false warnings (an
-alert that no exhaustion followed while it was active; for the alarm, an episode below 20 %).
+median lead, the exhaustions the alarm warned of first ("later"), the false warnings (an
+alert that no exhaustion followed while it was active; for the alarm, an episode below 20 %),
+and how long a warning was on in all (for the alarm, the time below 20 %): what holding a
+warning longer costs.
 Scenarios run in parallel, one process each.
 """
 
@@ -60,9 +62,13 @@ def _lead(leads: list[float]) -> str:
 def row(name: str, q: Quality) -> str:
     return (
         f"| {name} | {q.exhaustions} | {q.warned} | {q.later_than_alarm} | {_lead(q.leads)} | "
-        f"{q.false_warnings} | {q.alarm_warned} | {_lead(q.alarm_leads)} | "
-        f"{q.alarm_false_episodes} |"
+        f"{q.false_warnings} | {_on(q.warning_seconds)} | {q.alarm_warned} | "
+        f"{_lead(q.alarm_leads)} | {q.alarm_false_episodes} | {_on(q.alarm_seconds)} |"
     )
+
+
+def _on(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds else "-"
 
 
 def main() -> int:
@@ -81,9 +87,9 @@ def main() -> int:
         results = list(pool.map(run, chosen, [rule_dirs] * len(chosen), [args.days] * len(chosen)))
     print(
         "| scenario | exhaustions | warned | later than the alarm | lead (median) | "
-        "false warnings | alarm: warned | alarm: lead | alarm: false |"
+        "false warnings | warning on | alarm: warned | alarm: lead | alarm: false | alarm: on |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     total = Quality()
     for scenario, result in zip(chosen, results, strict=True):
         quality = result.by_resource.get(scenario.volume_id, Quality())

@@ -56,7 +56,12 @@ def test_the_exhaustion_is_listed_with_our_lead_and_the_alarms(shop, capsys) -> 
         "episodes": 1,
         "false_episodes": 0,
         "median_lead_seconds": empty["alarm_lead_seconds"],
+        "seconds": quality["alarm"]["seconds"],
     }
+    # The warnings were on from the first one to the last one's end, the alarm while the
+    # balance was below 20 %: both at least from when each warned to the bucket's refill.
+    assert quality["warning_seconds"] >= empty["lead_seconds"]
+    assert quality["alarm"]["seconds"] >= empty["alarm_lead_seconds"]
     # The same figures for the volume alone: it is the only one that ran empty.
     mine = quality["resources"][volume]
     assert {k: v for k, v in quality.items() if k != "resources"} == mine
@@ -73,8 +78,9 @@ def test_the_text_report_names_both_leads(shop, capsys) -> None:  # type: ignore
     # The quality table has a row for the volume and one for the total.
     quality = out.split("QUALITY")[1]
     [row] = [line for line in quality.splitlines() if line.strip().startswith(volume)]
-    # exhaustions 1, warned 1, a lead, no false warning, none later than the alarm.
-    assert re.match(rf"\s*{volume}\s+1\s+1\s+\d[\w ]*?\s+0\s+0\s+│", row), row
+    # exhaustions 1, warned 1, a lead, no false warning, how long on, none later than the
+    # alarm.
+    assert re.match(rf"\s*{volume}\s+1\s+1\s+\d[\w ]*?\s+0\s+\d[\w ]*?\s+0\s+│", row), row
     assert any(line.strip().startswith("total") for line in quality.splitlines())
 
 

@@ -58,6 +58,10 @@ def test_an_early_warning_and_a_false_one_are_told_apart() -> None:
     quality = result.by_resource["vol-1"]
     assert (quality.exhaustions, quality.warned, quality.false_warnings) == (1, 1, 1)
     assert quality.later_than_alarm == 0
+    # On: minutes 1 to 14 and 23 to 27; the alarm: below 20 % from minute 5 to 19 and
+    # 24 to 28.
+    assert quality.warning_seconds == (13 + 4) * 60
+    assert quality.alarm_seconds == (14 + 4) * 60
     assert (quality.alarm_warned, quality.alarm_episodes, quality.alarm_false_episodes) == (1, 2, 1)
     assert quality.leads == [540.0] and quality.alarm_leads == [240.0]
 
@@ -97,3 +101,10 @@ def test_exhaustions_before_the_judged_span_are_left_out() -> None:
     assert result.exhaustions == []
     assert result.by_resource["vol-1"].alarm_episodes == 1  # the near miss only
     assert isinstance(result.start, datetime)
+
+
+def test_time_on_counts_overlapping_warnings_once_and_only_within_the_span() -> None:
+    fired = [_alert(1, 14), _alert(3, 16, severity=Severity.CRITICAL), _alert(25, None)]
+    quality = judge([_state()], fired, T0 + minutes(2), T0 + minutes(28)).by_resource["vol-1"]
+    # 2 to 16, and 25 to the end of the span at 28.
+    assert quality.warning_seconds == (14 + 3) * 60
