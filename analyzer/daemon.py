@@ -153,7 +153,12 @@ class Daemon:
     def _conclude(self, now: datetime, result: CycleResult) -> None:
         """The cycle's findings into the book, published, delivered and saved."""
         self.book.update(
-            now, result.findings, result.pending, _refill(result.snapshot), result.unknown
+            now,
+            result.findings,
+            result.pending,
+            _refill(result.snapshot),
+            result.unknown,
+            result.snapshot.balance_of,
         )
         self._published = Published.of(result.snapshot, self.book.firing())
         if result.snapshot.stats.outcome != "failed":

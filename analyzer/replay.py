@@ -135,7 +135,13 @@ def replay(
     while at <= end:
         snapshot = build(at, at, [cut(s, at, p) for s, p in zip(states, pasts, strict=True)])
         analysis = analyze(snapshot, ruleset, catalog, memo)
-        book.update(at, analysis.firing, analysis.pending, unknown=analysis.unknown)
+        book.update(
+            at,
+            analysis.firing,
+            analysis.pending,
+            unknown=analysis.unknown,
+            level=analysis.snapshot.balance_of,
+        )
         for key, alert in book.alerts.items():
             index = open_.get(key)
             escalated = (

@@ -23,7 +23,7 @@ from enum import StrEnum
 import structlog
 
 from analyzer.model import units
-from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.findings import HOLDS_UNTIL, Bottleneck, Finding, Severity
 from analyzer.model.resources import ResourceType
 from analyzer.model.units import format_rate
 
@@ -38,6 +38,8 @@ AlertKey = tuple[str, str, str]
 """(rule, region, resource id)."""
 Refill = Callable[[str, str], float | None]
 """(region, resource id) → seconds until its refilling buckets are full; None where none is."""
+Level = Callable[[str, str, Bottleneck], float | None]
+"""(region, resource id, the bucket's bottleneck) → its balance now, percent; None unknown."""
 
 
 class AlertState(StrEnum):
@@ -104,6 +106,11 @@ class Alert:
         # forecast's does not, even once its time to empty has reached 0.
         if credits and "pinned_datapoints" in f.evidence:
             what = "no longer held at its baseline: credits are coming back or the load has eased"
+        elif credits and _was_below(f):
+            what = (
+                f"refilled past {f.evidence[HOLDS_UNTIL]:.0f}% and no longer forecast to run "
+                "out of burst credits within the rule's horizon"
+            )
         elif credits:
             what = "no longer forecast to run out of burst credits within the rule's horizon"
         elif f.bottleneck is Bottleneck.MEMORY:
@@ -164,10 +171,13 @@ class AlertBook:
         pending: Iterable[Finding],
         refill: Refill | None = None,
         unknown: Container[tuple[str, str]] = (),
+        level: Level | None = None,
     ) -> None:
         """Take in a cycle's findings. An alert whose resource is `unknown` this cycle,
         (region, id), neither clears nor counts towards clearing: it keeps its state until data
-        shows the condition gone."""
+        shows the condition gone. A credit alert whose finding holds it until its bucket
+        refills past a level (`HOLDS_UNTIL`) does not count towards clearing while `level`
+        shows the bucket below it."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
         for finding in firing_by_key.values():
@@ -188,6 +198,9 @@ class AlertBook:
             if alert.state is AlertState.PENDING:
                 del self.alerts[key]
             elif alert.state is AlertState.FIRING:
+                if _held(alert, level):
+                    alert.absent_since, alert.absent_cycles = None, 0
+                    continue
                 self._absent(alert, now, refill)
         for alert in self.alerts.values():
             if self._repeat_due(alert, now):
@@ -294,6 +307,22 @@ class AlertBook:
     def __iter__(self) -> Iterator[Alert]:
         """Every alert kept, owed resolutions of alerts that fired again first."""
         return iter([*self.cleared, *self.alerts.values()])
+
+
+def _was_below(finding: Finding) -> bool:
+    """Its last finding saw the bucket below the level it holds until."""
+    until, balance = finding.evidence.get(HOLDS_UNTIL), finding.evidence.get("balance_percent")
+    return isinstance(until, int | float) and isinstance(balance, int | float) and balance < until
+
+
+def _held(alert: Alert, level: Level | None) -> bool:
+    """Its finding holds it until the bucket refills past a level, and the bucket is below."""
+    until = alert.finding.evidence.get(HOLDS_UNTIL)
+    if level is None or not isinstance(until, int | float):
+        return False
+    f = alert.finding
+    now = level(f.resource.region, f.resource.resource_id, f.bottleneck)
+    return now is not None and now < until
 
 
 def _steady(before: Finding, now: Finding) -> Finding:

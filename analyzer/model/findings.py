@@ -11,6 +11,10 @@ from typing import Any
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit, format_rate
 
+HOLDS_UNTIL = "holds_until_percent"
+"""In a credit finding's evidence: its alert holds, condition gone or not, while the bucket's
+balance stays below this percent (a bucket hovering low between bursts is one alert)."""
+
 
 class Severity(StrEnum):
     INFO = "info"

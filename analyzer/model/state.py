@@ -239,3 +239,13 @@ class Snapshot:
     def related(self, state: ResourceState) -> list[ResourceState]:
         found = (self.get(state.ref.region, rid) for rid in state.related)
         return [r for r in found if r is not None]
+
+    def balance_of(self, region: str, resource_id: str, bottleneck: Bottleneck) -> float | None:
+        """The balance of a resource's bucket that binds as `bottleneck`, at the data end."""
+        state = self.get(region, resource_id)
+        if state is None:
+            return None
+        for bucket in state.buckets():
+            if bucket.bottleneck is bottleneck:
+                return state.balance(bucket.balance, self.data_end)
+        return None

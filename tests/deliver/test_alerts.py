@@ -310,3 +310,53 @@ def test_an_owed_resolution_is_not_overwritten_when_the_alert_fires_again(
         book.delivered(alerts, now)
     assert heard == ["1 storage bottleneck on AWS", "Resolved", "1 storage bottleneck on AWS"]
     assert book.owed() == [] and [a.state for a in book] == [AlertState.FIRING]
+
+
+HELD = replace(WARNING, evidence={"balance_percent": 15.0, "holds_until_percent": 35.0})
+
+
+def test_a_credit_warning_holds_while_its_bucket_stays_below_its_level(tmp_path) -> None:
+    """The bucket hovers between 15 % and 33 % between bursts: the condition comes and goes,
+    the alert holds (through a restart too) until the bucket refills past 35 %, and its
+    resolved message says so."""
+    balances = {0: 15.0, 10: 25.0, 40: 33.0, 70: 18.0, 71: 22.0, 100: 36.0, 103: 37.0, 106: 38.0}
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    states = {}
+    for minute, balance in balances.items():
+        now = T0 + timedelta(minutes=minute)
+
+        def level(region: str, resource_id: str, bottleneck: Bottleneck) -> float | None:
+            assert (region, resource_id, bottleneck) == ("us-east-1", "vol-1", HELD.bottleneck)
+            return balance  # noqa: B023 (read within the cycle)
+
+        firing = [HELD] if balance < 20 else []
+        book.update(now, firing, [], level=level)
+        book.delivered(book.owed(), now)
+        statefile.save(list(book), tmp_path / "state.json")
+        book = AlertBook(REPEAT_S, RESOLVE_S)
+        book.restore(statefile.load(tmp_path / "state.json"))
+        alert = book.alerts.get(HELD.key)
+        states[minute] = alert.state if alert else None
+    assert states == {0: F, 10: F, 40: F, 70: F, 71: F, 100: F, 103: F, 106: None}
+
+
+def test_without_a_level_or_a_reading_the_hold_does_not_keep_an_alert() -> None:
+    for level in (None, lambda region, resource_id, bottleneck: None):
+        book = AlertBook(REPEAT_S, RESOLVE_S)
+        book.update(T0, [HELD], [], level=level)
+        for minute in (1, 6):
+            book.update(T0 + timedelta(minutes=minute), [], [], level=level)
+        assert book.alerts[HELD.key].state is AlertState.RESOLVED
+
+
+def test_the_resolved_message_names_the_refill_only_where_the_bucket_was_below() -> None:
+    below = AlertBook(REPEAT_S, RESOLVE_S)
+    below.update(T0, [HELD], [])
+    below.delivered(below.owed(), T0)
+    [alert] = list(below)
+    assert "vol-1: refilled past 35% and no longer forecast to run out" in alert.cleared(T0)
+    above = AlertBook(REPEAT_S, RESOLVE_S)
+    above.update(T0, [replace(HELD, evidence={**HELD.evidence, "balance_percent": 40.0})], [])
+    above.delivered(above.owed(), T0)
+    [alert] = list(above)
+    assert alert.cleared(T0).startswith("vol-1: no longer forecast to run out")

@@ -18,6 +18,9 @@ chance (`low_chance`) suffices, and the warning holds, draining or not, while th
 the drains from there that chance: a bucket that hovers low between bursts is one warning,
 not one a burst. Without a record (a bucket that has not drained in two weeks) the physics
 forecast decides alone. A missing balance never fires it.
+
+Each warning carries `clear_balance` (`HOLDS_UNTIL` in its evidence): the alert book keeps it
+firing, whatever the forecast says meanwhile, until the bucket refills past that level.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.outlook import outlook_at
@@ -37,13 +40,15 @@ from analyzer.analyze.record import LEAST_DRAINS, Chance, drains, record_of
 from analyzer.collect.past import REFRESH_S
 from analyzer.collect.window import floor_to
 from analyzer.model import units
-from analyzer.model.findings import Finding, Severity
+from analyzer.model.findings import HOLDS_UNTIL, Bottleneck, Finding, Severity
 from analyzer.model.layers import Bucket
 from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
 from analyzer.model.series import recent
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
 from analyzer.model.units import PositiveDuration, Unit, format_rate
+
+CLEAR_BALANCE = 30.0
 
 
 class CreditForecast(RuleBase):
@@ -81,15 +86,42 @@ class CreditForecast(RuleBase):
     low_balance: float = Field(default=20.0, gt=0.0, lt=100.0)
     """Percent. The level of the alarm operators run today, so that every drain it would warn
     of is warned no later."""
+    clear_balance: float = Field(default=CLEAR_BALANCE, gt=0.0, le=100.0)
+    """Percent. A warning holds until the bucket refills past this, whatever the forecast
+    says meanwhile: a bucket hovering low between bursts is one alert, not one a burst.
+    At least `low_balance`."""
     drain_window: PositiveDuration = Field(default=DEFAULT_TREND_WINDOW_S, le=3600.0)
     """How far back the drain under way is read from the one-minute balance: a drain that began
     earlier has spent at least what this window shows."""
 
     supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
 
+    @model_validator(mode="after")
+    def _clears_above_low(self) -> CreditForecast:
+        if self.clear_balance < self.low_balance:
+            raise ValueError(
+                f"clear_balance {self.clear_balance:g} is below low_balance "
+                f"{self.low_balance:g}: a warning would clear where it holds"
+            )
+        return self
+
     @property
     def reads_past(self) -> bool:
         return self.profile
+
+    def finding(
+        self,
+        state: ResourceState,
+        bottleneck: Bottleneck,
+        window_s: float,
+        severity: Severity | None = None,
+        **fields: Any,
+    ) -> Finding:
+        """A warning carries the level it holds until (`clear_balance`): the alert book keeps
+        it firing while the bucket stays below."""
+        if (severity or self.severity).rank >= Severity.WARNING.rank:
+            fields["evidence"] = {**fields.get("evidence", {}), HOLDS_UNTIL: self.clear_balance}
+        return super().finding(state, bottleneck, window_s, severity, **fields)
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         reference = at + (snapshot.generated_at - snapshot.data_end)
@@ -242,7 +274,7 @@ class CreditForecast(RuleBase):
         summary = (
             f"{state.label}: {bucket.name} {state_now}, below {self.low_balance:.0f}% "
             f"after a drain from {judged.peak:.0f}%: {_of_those(judged)}; the warning holds "
-            f"until it refills past {self.low_balance:.0f}%. When empty it is throttled to "
+            f"until it refills past {self.clear_balance:.0f}%. When empty it is throttled to "
             f"{format_rate(bucket.baseline, bucket.unit, kind)}."
         )
         return self._read_off(

@@ -8,6 +8,8 @@ from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
+import pytest
+from pydantic import ValidationError
 
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.analyze.record import LEAST_DRAINS
@@ -86,6 +88,8 @@ def test_a_low_bucket_holds_its_warning_while_its_record_says_the_next_burst_may
     assert found.seconds_to_empty is None
     # The drain is read over the last half hour (`drain_window`): from 67 %, 57 points spent.
     assert "BurstBalance 10%, below 20% after a drain from 67%" in found.summary
+    assert "the warning holds until it refills past 30%" in found.summary
+    assert found.evidence["holds_until_percent"] == RULE.clear_balance == 30.0
     assert found.evidence["record"]["spent_points"] == 57.0
     # Above the low level and idle: nothing to hold.
     assert _judge(*LOW, _grid([20.0] * 20 + [100.0] * 20)) is None
@@ -106,3 +110,27 @@ def test_a_thin_record_leaves_the_physics_forecast() -> None:
     assert found is not None and found.severity is Severity.WARNING
     assert "record" not in found.evidence
     assert _judge(*BURSTING, None) == found
+
+
+def test_warnings_carry_the_level_they_hold_until_and_info_does_not() -> None:
+    """The alert book holds a warning while the bucket stays below `clear_balance`."""
+    rule = RULE.model_copy(update={"clear_balance": 35.0})
+    grid = _grid([20.0] * 20 + [100.0] * 20)
+    balance = [100.0] * 20 + [100.0 - 3 * m for m in range(1, 31)] + [10.0] * 10
+    state = volume_state("gp2", 100, {Measure.BURST_BALANCE: series(balance)})
+    state = replace(state, past=Past(days={Measure.BURST_BALANCE: grid}))
+    snap = snapshot_of(state, rules=(rule,), minutes_of_data=MINUTES)
+    held = rule.evaluate(snap.resources[0], snap, snap.data_end)
+    assert held is not None and held.evidence["holds_until_percent"] == 35.0
+    assert "the warning holds until it refills past 35%" in held.summary
+
+    balance = [100.0] * 40 + [100.0 - 4.2 * m for m in range(1, 21)]
+    iops = [0.0] * 40 + [3_000.0] * 20
+    info = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
+    assert info is not None and info.severity is Severity.INFO
+    assert "holds_until_percent" not in info.evidence
+
+
+def test_clear_balance_below_low_balance_is_refused() -> None:
+    with pytest.raises(ValidationError, match="clear_balance 10 is below low_balance 20"):
+        CreditForecast(id="f", resource_types=["volume"], severity="warning", clear_balance=10)
