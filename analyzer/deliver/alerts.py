@@ -23,7 +23,7 @@ from enum import StrEnum
 import structlog
 
 from analyzer.model import units
-from analyzer.model.findings import HOLDS_UNTIL, Bottleneck, Finding, Severity
+from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Bottleneck, Finding, Severity
 from analyzer.model.resources import ResourceType
 from analyzer.model.units import format_rate
 
@@ -38,8 +38,9 @@ AlertKey = tuple[str, str, str]
 """(rule, region, resource id)."""
 Refill = Callable[[str, str], float | None]
 """(region, resource id) → seconds until its refilling buckets are full; None where none is."""
-Level = Callable[[str, str, Bottleneck], float | None]
-"""(region, resource id, the bucket's bottleneck) → its balance now, percent; None unknown."""
+Level = Callable[[str, str, str], float | None]
+"""(region, resource id, a balance measure) → its current reading, percent; None where there
+is none recent."""
 
 
 class AlertState(StrEnum):
@@ -73,6 +74,9 @@ class Alert:
     """A credit alert that cleared: how long its bucket takes to fill at the rate then."""
     unknown_since: datetime | None = None
     """Since when its resource's data has been missing, stale or failed."""
+    refilled_percent: float | None = None
+    """A held credit alert that cleared: the balance that released it, at or above its
+    level; None where no reading did (the resource gone, its balance missing)."""
 
     @property
     def key(self) -> AlertKey:
@@ -106,10 +110,11 @@ class Alert:
         # forecast's does not, even once its time to empty has reached 0.
         if credits and "pinned_datapoints" in f.evidence:
             what = "no longer held at its baseline: credits are coming back or the load has eased"
-        elif credits and _was_below(f):
+        elif credits and self.refilled_percent is not None and _was_below(f):
             what = (
-                f"refilled past {f.evidence[HOLDS_UNTIL]:.0f}% and no longer forecast to run "
-                "out of burst credits within the rule's horizon"
+                f"refilled past {f.evidence[HOLDS_UNTIL]:.0f}% ({self.refilled_percent:.0f}% "
+                "now) and no longer forecast to run out of burst credits within the rule's "
+                "horizon"
             )
         elif credits:
             what = "no longer forecast to run out of burst credits within the rule's horizon"
@@ -180,7 +185,17 @@ class AlertBook:
         shows the bucket below it."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
-        for finding in firing_by_key.values():
+        holds = {
+            key: hold
+            for key, alert in self.alerts.items()
+            if alert.state is AlertState.FIRING and (hold := _hold(alert, level)) is not None
+        }
+        for finding in list(firing_by_key.values()):
+            alert = self.alerts.get(finding.key)
+            hold = holds.get(finding.key)
+            if alert and hold and hold.held and finding.severity.rank < alert.severity.rank:
+                del firing_by_key[finding.key]  # held: a milder word does not replace it
+                continue
             self._fire(finding, now)
         for key, finding in pending_by_key.items():
             alert = self.alerts.get(key)
@@ -198,10 +213,7 @@ class AlertBook:
             if alert.state is AlertState.PENDING:
                 del self.alerts[key]
             elif alert.state is AlertState.FIRING:
-                if _held(alert, level):
-                    alert.absent_since, alert.absent_cycles = None, 0
-                    continue
-                self._absent(alert, now, refill)
+                self._absent(alert, now, refill, holds.get(key))
         for alert in self.alerts.values():
             if self._repeat_due(alert, now):
                 alert.outbox = Owed.REPEAT
@@ -209,6 +221,8 @@ class AlertBook:
     def _repeat_due(self, alert: Alert, now: datetime) -> bool:
         if alert.state is not AlertState.FIRING or alert.outbox is not None:
             return False
+        if alert.severity.rank < self.least.rank:
+            return False  # told once that it dropped below the floor: no reminders
         if alert.last_sent is None:
             return False
         return (now - alert.last_sent).total_seconds() >= self.repeat_s
@@ -265,7 +279,14 @@ class AlertBook:
                 reason="its data is missing, stale or failed: the alert keeps its state",
             )
 
-    def _absent(self, alert: Alert, now: datetime, refill: Refill | None) -> None:
+    def _absent(
+        self, alert: Alert, now: datetime, refill: Refill | None, hold: Hold | None = None
+    ) -> None:
+        if hold is not None and hold.held:
+            alert.absent_since, alert.absent_cycles = None, 0
+            alert.finding = _held_finding(alert.finding, hold)
+            return
+        alert.refilled_percent = hold.now if hold is not None else None
         if alert.absent_since is None:
             alert.absent_since = now
         alert.absent_cycles += 1
@@ -315,14 +336,42 @@ def _was_below(finding: Finding) -> bool:
     return isinstance(until, int | float) and isinstance(balance, int | float) and balance < until
 
 
-def _held(alert: Alert, level: Level | None) -> bool:
-    """Its finding holds it until the bucket refills past a level, and the bucket is below."""
-    until = alert.finding.evidence.get(HOLDS_UNTIL)
-    if level is None or not isinstance(until, int | float):
-        return False
+@dataclass(frozen=True, slots=True)
+class Hold:
+    until: float
+    """The level the alert holds until, percent."""
+    now: float
+    """The balance in this cycle's data."""
+
+    @property
+    def held(self) -> bool:
+        return self.now < self.until
+
+
+def _hold(alert: Alert, level: Level | None) -> Hold | None:
+    """Where its finding holds it until its bucket refills past a level, and the balance is
+    read this cycle: the level and the reading."""
     f = alert.finding
-    now = level(f.resource.region, f.resource.resource_id, f.bottleneck)
-    return now is not None and now < until
+    until, measure = f.evidence.get(HOLDS_UNTIL), f.evidence.get(HOLDS_BALANCE)
+    if level is None or not isinstance(until, int | float) or not isinstance(measure, str):
+        return None
+    now = level(f.resource.region, f.resource.resource_id, measure)
+    return Hold(until, now) if now is not None else None
+
+
+def _held_finding(finding: Finding, hold: Hold) -> Finding:
+    """What a held alert says while its condition is gone: the balance now, and the forecast
+    it last gave (no time to empty: that one is out of date)."""
+    last = finding.evidence.get("held_summary", finding.summary)
+    return replace(
+        finding,
+        summary=(
+            f"Held until the balance refills past {hold.until:.0f}% (now {hold.now:.0f}%). "
+            f"Last forecast: {last}"
+        ),
+        seconds_to_empty=None,
+        evidence={**finding.evidence, "balance_percent": hold.now, "held_summary": last},
+    )
 
 
 def _steady(before: Finding, now: Finding) -> Finding:

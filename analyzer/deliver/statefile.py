@@ -96,6 +96,7 @@ class _Alert(_Record):
     sent_severity: Severity | None = None
     outbox: Owed | None = None
     refill_seconds: float | None = Field(default=None, ge=0)
+    refilled_percent: float | None = Field(default=None, ge=0, le=100)
 
 
 class _StateFile(_Record):
@@ -172,6 +173,7 @@ def encode(alerts: list[Alert]) -> dict[str, Any]:
                 "sent_severity": a.sent_severity.value if a.sent_severity else None,
                 "outbox": a.outbox.value if a.outbox else None,
                 "refill_seconds": a.refill_s,
+                "refilled_percent": a.refilled_percent,
             }
             for a in alerts
         ],
@@ -223,6 +225,7 @@ def _alerts(records: list[_Alert]) -> list[Alert]:
             sent_severity=a.sent_severity,
             outbox=a.outbox,
             refill_s=a.refill_seconds,
+            refilled_percent=a.refilled_percent,
         )
         for a in records
     ]

@@ -240,12 +240,13 @@ class Snapshot:
         found = (self.get(state.ref.region, rid) for rid in state.related)
         return [r for r in found if r is not None]
 
-    def balance_of(self, region: str, resource_id: str, bottleneck: Bottleneck) -> float | None:
-        """The balance of a resource's bucket that binds as `bottleneck`, at the data end."""
+    def balance_of(self, region: str, resource_id: str, measure: str) -> float | None:
+        """A resource's balance (a `Measure` value) at the data end; None where it has none
+        recent (a reading left behind by a series that stopped is not current)."""
         state = self.get(region, resource_id)
-        if state is None:
+        if state is None or measure not in Measure._value2member_map_:
             return None
-        for bucket in state.buckets():
-            if bucket.bottleneck is bottleneck:
-                return state.balance(bucket.balance, self.data_end)
-        return None
+        balance = state.measure(Measure(measure))
+        if not is_recent(balance, self.data_end):
+            return None
+        return state.balance(Measure(measure), self.data_end)

@@ -312,51 +312,105 @@ def test_an_owed_resolution_is_not_overwritten_when_the_alert_fires_again(
     assert book.owed() == [] and [a.state for a in book] == [AlertState.FIRING]
 
 
-HELD = replace(WARNING, evidence={"balance_percent": 15.0, "holds_until_percent": 35.0})
+HELD = replace(
+    WARNING,
+    evidence={
+        "balance_percent": 15.0,
+        "holds_until_percent": 35.0,
+        "holds_balance": "burst_balance",
+    },
+)
+
+
+def _level(balance: float | None):  # type: ignore[no-untyped-def]
+    def level(region: str, resource_id: str, measure: str) -> float | None:
+        assert (region, resource_id, measure) == ("us-east-1", "vol-1", "burst_balance")
+        return balance
+
+    return level
 
 
 def test_a_credit_warning_holds_while_its_bucket_stays_below_its_level(tmp_path) -> None:
     """The bucket hovers between 15 % and 33 % between bursts: the condition comes and goes,
-    the alert holds (through a restart too) until the bucket refills past 35 %, and its
-    resolved message says so."""
+    the alert holds (through a restart too) until the bucket refills past 35 %, says
+    meanwhile what it holds for, and its resolved message says what released it."""
     balances = {0: 15.0, 10: 25.0, 40: 33.0, 70: 18.0, 71: 22.0, 100: 36.0, 103: 37.0, 106: 38.0}
     book = AlertBook(REPEAT_S, RESOLVE_S)
-    states = {}
+    states, texts = {}, []
     for minute, balance in balances.items():
         now = T0 + timedelta(minutes=minute)
-
-        def level(region: str, resource_id: str, bottleneck: Bottleneck) -> float | None:
-            assert (region, resource_id, bottleneck) == ("us-east-1", "vol-1", HELD.bottleneck)
-            return balance  # noqa: B023 (read within the cycle)
-
-        firing = [HELD] if balance < 20 else []
-        book.update(now, firing, [], level=level)
+        book.update(now, [HELD] if balance < 20 else [], [], level=_level(balance))
+        texts += [
+            a.cleared(now) if a.outbox is Owed.RESOLVED else a.finding.summary for a in book.owed()
+        ]
         book.delivered(book.owed(), now)
+        alert = book.alerts.get(HELD.key)
+        states[minute] = alert.state if alert else None
+        if minute == 40:
+            assert alert is not None and alert.finding.seconds_to_empty is None
+            assert alert.finding.summary == (
+                "Held until the balance refills past 35% (now 33%). Last forecast: "
+                "vol-1: BurstBalance 40% → 0 in 24 min"
+            )
         statefile.save(list(book), tmp_path / "state.json")
         book = AlertBook(REPEAT_S, RESOLVE_S)
         book.restore(statefile.load(tmp_path / "state.json"))
-        alert = book.alerts.get(HELD.key)
-        states[minute] = alert.state if alert else None
     assert states == {0: F, 10: F, 40: F, 70: F, 71: F, 100: F, 103: F, 106: None}
+    assert texts == [
+        HELD.summary,
+        "vol-1: refilled past 35% (38% now) and no longer forecast to run out of burst credits "
+        "within the rule's horizon; cleared 13:40 UTC after firing for 100 min.",
+    ]
+
+
+def test_a_milder_finding_does_not_replace_a_held_warning() -> None:
+    """At 25 %, held until 35 %, the rule says only `info` (a burst like the many before it):
+    the warning holds, and Slack hears nothing of the info."""
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [HELD], [], level=_level(15.0))
+    book.delivered(book.owed(), T0)
+    info = replace(HELD, severity=Severity.INFO, evidence={"balance_percent": 25.0})
+    for minute in range(1, 20):
+        book.update(T0 + timedelta(minutes=minute), [info], [], level=_level(25.0))
+        assert book.owed() == []
+    [alert] = book.firing()
+    assert alert.severity is Severity.WARNING
+    assert alert.finding.summary.startswith("Held until the balance refills past 35% (now 25%)")
 
 
 def test_without_a_level_or_a_reading_the_hold_does_not_keep_an_alert() -> None:
-    for level in (None, lambda region, resource_id, bottleneck: None):
+    """Neither does it claim a refill: the resource is gone, or its balance no longer read."""
+    for level in (None, _level(None)):
         book = AlertBook(REPEAT_S, RESOLVE_S)
         book.update(T0, [HELD], [], level=level)
+        book.delivered(book.owed(), T0)
         for minute in (1, 6):
             book.update(T0 + timedelta(minutes=minute), [], [], level=level)
-        assert book.alerts[HELD.key].state is AlertState.RESOLVED
+        [alert] = list(book)
+        assert alert.state is AlertState.RESOLVED
+        assert alert.cleared(T0 + timedelta(minutes=6)).startswith(
+            "vol-1: no longer forecast to run out"
+        )
 
 
-def test_the_resolved_message_names_the_refill_only_where_the_bucket_was_below() -> None:
-    below = AlertBook(REPEAT_S, RESOLVE_S)
-    below.update(T0, [HELD], [])
-    below.delivered(below.owed(), T0)
-    [alert] = list(below)
-    assert "vol-1: refilled past 35% and no longer forecast to run out" in alert.cleared(T0)
-    above = AlertBook(REPEAT_S, RESOLVE_S)
-    above.update(T0, [replace(HELD, evidence={**HELD.evidence, "balance_percent": 40.0})], [])
-    above.delivered(above.owed(), T0)
-    [alert] = list(above)
+def test_a_warning_never_below_its_level_names_no_refill() -> None:
+    above = replace(HELD, evidence={**HELD.evidence, "balance_percent": 40.0})
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [above], [], level=_level(40.0))
+    book.delivered(book.owed(), T0)
+    for minute in (1, 6):
+        book.update(T0 + timedelta(minutes=minute), [], [], level=_level(41.0))
+    [alert] = list(book)
     assert alert.cleared(T0).startswith("vol-1: no longer forecast to run out")
+
+
+def test_an_alert_below_the_floor_is_not_repeated() -> None:
+    """A sent warning that dropped to info is said once, not every repeat interval."""
+    book = AlertBook(REPEAT_S, RESOLVE_S, LEAST)
+    sent = 0
+    for minute, finding in ((0, WARNING), (5, INFO), (245, INFO), (485, INFO)):
+        now = T0 + timedelta(minutes=minute)
+        book.update(now, [finding], [])
+        sent += len(book.owed())
+        book.delivered(book.owed(), now)
+    assert sent == 2

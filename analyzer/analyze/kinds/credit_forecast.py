@@ -40,7 +40,7 @@ from analyzer.analyze.record import LEAST_DRAINS, Chance, drains, record_of
 from analyzer.collect.past import REFRESH_S
 from analyzer.collect.window import floor_to
 from analyzer.model import units
-from analyzer.model.findings import HOLDS_UNTIL, Bottleneck, Finding, Severity
+from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Finding, Severity
 from analyzer.model.layers import Bucket
 from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
@@ -109,19 +109,24 @@ class CreditForecast(RuleBase):
     def reads_past(self) -> bool:
         return self.profile
 
-    def finding(
+    def _about(
         self,
         state: ResourceState,
-        bottleneck: Bottleneck,
+        bucket: Bucket,
         window_s: float,
         severity: Severity | None = None,
         **fields: Any,
     ) -> Finding:
-        """A warning carries the level it holds until (`clear_balance`): the alert book keeps
-        it firing while the bucket stays below."""
+        """A finding about `bucket`. A warning carries the level it holds until
+        (`clear_balance`) and the balance read against it: the alert book keeps it firing
+        while that balance stays below."""
         if (severity or self.severity).rank >= Severity.WARNING.rank:
-            fields["evidence"] = {**fields.get("evidence", {}), HOLDS_UNTIL: self.clear_balance}
-        return super().finding(state, bottleneck, window_s, severity, **fields)
+            fields["evidence"] = {
+                **fields.get("evidence", {}),
+                HOLDS_UNTIL: self.clear_balance,
+                HOLDS_BALANCE: bucket.balance.value,
+            }
+        return self.finding(state, bucket.bottleneck, window_s, severity, **fields)
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         reference = at + (snapshot.generated_at - snapshot.data_end)
@@ -225,12 +230,12 @@ class CreditForecast(RuleBase):
         evidence: dict[str, Any] = {**found.evidence, "forecast": "physics"}
         if judged is not None:
             evidence["record"] = _record_evidence(judged, self._needs(found.balance_percent))
-        return self.finding(
+        return self._about(
             state,
-            bucket.bottleneck,
+            bucket,
             state.windows.rate_s,
             summary=summary,
-            observed=found.rate,
+            observed=_rate(found),
             limit=bucket.baseline,
             unit=bucket.unit,
             seconds_to_empty=found.seconds_to_empty,
@@ -241,16 +246,15 @@ class CreditForecast(RuleBase):
         """The recent rate would empty the bucket within the horizon, but this bucket's drains
         that had spent as much rarely went on that far: `info`, not a warning."""
         bucket = found.bucket
-        kind = bucket.owner
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% would reach 0 in "
             f"{units.duration(found.seconds_to_empty)} at "
-            f"{format_rate(found.rate, bucket.unit, kind)}, but its drains seldom go on that "
+            f"{_rate_read(found)}, but its drains seldom go on that "
             f"long: {_of_those(judged)}."
         )
-        return self.finding(
+        return self._about(
             state,
-            bucket.bottleneck,
+            bucket,
             state.windows.rate_s,
             severity=Severity.INFO,
             summary=summary,
@@ -294,18 +298,17 @@ class CreditForecast(RuleBase):
         """The recent rate would empty the bucket within the horizon, but the past days say
         the load eases first, and today follows them: `info`, not a warning."""
         bucket = found.bucket
-        kind = bucket.owner
         eases = f" at {_clock(day.eases_at, at)}" if day.eases_at else ""
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% would reach 0 in "
             f"{units.duration(found.seconds_to_empty)} at "
-            f"{format_rate(found.rate, bucket.unit, kind)}, but the load usually eases{eases} "
+            f"{_rate_read(found)}, but the load usually eases{eases} "
             f"and today follows the past {day.kind} ({_load(day)}): about "
             f"{day.left_percent:.0f}% left then."
         )
-        return self.finding(
+        return self._about(
             state,
-            bucket.bottleneck,
+            bucket,
             state.windows.rate_s,
             severity=Severity.INFO,
             summary=summary,
@@ -361,9 +364,9 @@ class CreditForecast(RuleBase):
         """A finding read off the bucket itself rather than a physics outlook: its observed
         rate is the recent mean, its limit the baseline it falls to."""
         rate = recent(state.measure(bucket.rate), at, self.rate_window).mean()
-        return self.finding(
+        return self._about(
             state,
-            bucket.bottleneck,
+            bucket,
             window_s,
             summary=summary,
             observed=rate if rate is not None else 0.0,
@@ -446,6 +449,13 @@ WHY_CHARGED = {
 }
 
 
+def _rate(found: Outlook) -> float:
+    """The rate the drain was read at: since the load changed within the window, or its
+    mean."""
+    since = found.evidence.get("rate_since_change")
+    return since if isinstance(since, int | float) else found.rate
+
+
 def _rate_read(found: Outlook) -> str:
     """The rate the drain was read at: the window's mean, or the rate since the load changed
     within it; and what the bucket is charged, where AWS's counting makes that more."""
@@ -461,14 +471,3 @@ def _rate_read(found: Outlook) -> str:
         why = WHY_CHARGED.get(unit, "as AWS counts its I/O")
         text += f", charged as {format_rate(charged, unit, kind)} ({why})"
     return text
-
-
-def _charged_more(found: Outlook) -> str:
-    charged = found.evidence.get("charged_rate")
-    if not isinstance(charged, int | float) or charged <= CHARGED_ABOVE * found.rate:
-        return ""
-    unit = found.bucket.unit
-    return (
-        f", charged as {format_rate(charged, unit, found.bucket.owner)} "
-        "(each small random I/O counts as 1 MiB)"
-    )

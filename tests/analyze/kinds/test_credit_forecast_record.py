@@ -122,6 +122,7 @@ def test_warnings_carry_the_level_they_hold_until_and_info_does_not() -> None:
     snap = snapshot_of(state, rules=(rule,), minutes_of_data=MINUTES)
     held = rule.evaluate(snap.resources[0], snap, snap.data_end)
     assert held is not None and held.evidence["holds_until_percent"] == 35.0
+    assert held.evidence["holds_balance"] == "burst_balance"
     assert "the warning holds until it refills past 35%" in held.summary
 
     balance = [100.0] * 40 + [100.0 - 4.2 * m for m in range(1, 21)]

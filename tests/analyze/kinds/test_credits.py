@@ -155,3 +155,8 @@ def test_gp2_large_ios_are_named_as_counting_as_several():
         finding.summary
     )
     assert "1 MiB" not in finding.summary
+
+
+def test_the_rate_read_since_a_change_is_the_observed_rate_too():
+    finding = evaluate(FORECAST, gp2([100] * 27 + [1_500] * 3, [40.0] * 30))
+    assert finding is not None and finding.observed == 1_500
