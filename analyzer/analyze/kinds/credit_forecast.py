@@ -245,28 +245,13 @@ class CreditForecast(RuleBase):
     def _doubted(self, state: ResourceState, found: Outlook, judged: Chance) -> Finding:
         """The recent rate would empty the bucket within the horizon, but this bucket's drains
         that had spent as much rarely went on that far: `info`, not a warning."""
-        bucket = found.bucket
-        summary = (
-            f"{state.label}: {bucket.name} {found.balance_percent:.0f}% would reach 0 in "
-            f"{units.duration(found.seconds_to_empty)} at "
-            f"{_rate_read(found)}, but its drains seldom go on that "
-            f"long: {_of_those(judged)}."
-        )
-        return self._about(
+        return self._spared(
             state,
-            bucket,
-            state.windows.rate_s,
-            severity=Severity.INFO,
-            summary=summary,
-            observed=found.rate,
-            limit=bucket.baseline,
-            unit=bucket.unit,
-            seconds_to_empty=None,
-            evidence={
-                **found.evidence,
+            found,
+            f"its drains seldom go on that long: {_of_those(judged)}",
+            {
                 "forecast": "record",
                 "record": _record_evidence(judged, self._needs(found.balance_percent)),
-                "physics_seconds_to_empty": found.seconds_to_empty,
             },
         )
 
@@ -297,14 +282,23 @@ class CreditForecast(RuleBase):
     ) -> Finding:
         """The recent rate would empty the bucket within the horizon, but the past days say
         the load eases first, and today follows them: `info`, not a warning."""
-        bucket = found.bucket
         eases = f" at {_clock(day.eases_at, at)}" if day.eases_at else ""
+        return self._spared(
+            state,
+            found,
+            f"the load usually eases{eases} and today follows the past {day.kind} "
+            f"({_load(day)}): about {day.left_percent:.0f}% left then",
+            _profile_evidence(day),
+        )
+
+    def _spared(
+        self, state: ResourceState, found: Outlook, but: str, evidence: Mapping[str, Any]
+    ) -> Finding:
+        """`info`: the physics forecast would empty the bucket within the horizon, `but`."""
+        bucket = found.bucket
         summary = (
             f"{state.label}: {bucket.name} {found.balance_percent:.0f}% would reach 0 in "
-            f"{units.duration(found.seconds_to_empty)} at "
-            f"{_rate_read(found)}, but the load usually eases{eases} "
-            f"and today follows the past {day.kind} ({_load(day)}): about "
-            f"{day.left_percent:.0f}% left then."
+            f"{units.duration(found.seconds_to_empty)} at {_rate_read(found)}, but {but}."
         )
         return self._about(
             state,
@@ -318,7 +312,7 @@ class CreditForecast(RuleBase):
             seconds_to_empty=None,
             evidence={
                 **found.evidence,
-                **_profile_evidence(day),
+                **evidence,
                 "physics_seconds_to_empty": found.seconds_to_empty,
             },
         )
