@@ -296,12 +296,6 @@ def _matched(episode: Episode, alerts: Sequence[Fired]) -> Episode:
     )
 
 
-def _within(begun: datetime, ended: datetime | None, start: datetime, end: datetime) -> float:
-    """Seconds of [begun, ended) (open: to `end`) within [start, end]."""
-    stop = min(ended or end, end)
-    return max((stop - max(begun, start)).total_seconds(), 0.0)
-
-
 def _union(
     spans: Sequence[tuple[datetime, datetime | None]], start: datetime, end: datetime
 ) -> float:
@@ -334,7 +328,7 @@ def judge(
             continue
         quality = out.by_resource.setdefault(rid, Quality())
         quality.alarm_episodes += len([r for r in below if r[0] >= start])
-        quality.alarm_seconds += sum(_within(s, e, start, end) for s, e in below)
+        quality.alarm_seconds += _union(below, start, end)
         quality.warning_seconds += _union(
             [(a.fired_at, a.resolved_at) for a in credit_alerts], start, end
         )

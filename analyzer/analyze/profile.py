@@ -67,7 +67,7 @@ class DayForecast:
     @property
     def patterned(self) -> bool:
         """Whether the past days share a pattern the forecast can follow (`PATTERN_SWING`)."""
-        return self.swing >= PATTERN_SWING and self.spread <= self.swing / 2
+        return _shares_pattern(self.swing, self.spread)
 
 
 def _weekend(moment: datetime) -> bool:
@@ -168,7 +168,12 @@ def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
     alike = [d for d in range(count) if _weekend(starts[d]) == _weekend(day)][-most:]
     chosen = alike if len(alike) >= 2 else list(range(count))[-most:]
     found = _pattern(rows[chosen].astype(np.float64))
-    return found["swing"] >= PATTERN_SWING and found["spread"] <= found["swing"] / 2
+    return _shares_pattern(found["swing"], found["spread"])
+
+
+def _shares_pattern(swing: float, spread: float) -> bool:
+    """`PATTERN_SWING`: the median moves far enough, and the days agree on it."""
+    return swing >= PATTERN_SWING and spread <= swing / 2
 
 
 def _pattern(past: Floats) -> dict[str, float]:

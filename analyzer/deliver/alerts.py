@@ -185,15 +185,15 @@ class AlertBook:
         shows the bucket below it."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
-        holds = {
-            key: hold
-            for key, alert in self.alerts.items()
-            if alert.state is AlertState.FIRING and (hold := _hold(alert, level)) is not None
-        }
         for finding in list(firing_by_key.values()):
             alert = self.alerts.get(finding.key)
-            hold = holds.get(finding.key)
-            if alert and hold and hold.held and finding.severity.rank < alert.severity.rank:
+            if (
+                alert is not None
+                and alert.state is AlertState.FIRING
+                and finding.severity.rank < alert.severity.rank
+                and (hold := _hold(alert, level)) is not None
+                and hold.held
+            ):
                 del firing_by_key[finding.key]  # held: a milder word does not replace it
                 continue
             self._fire(finding, now)
@@ -213,7 +213,7 @@ class AlertBook:
             if alert.state is AlertState.PENDING:
                 del self.alerts[key]
             elif alert.state is AlertState.FIRING:
-                self._absent(alert, now, refill, holds.get(key))
+                self._absent(alert, now, refill, _hold(alert, level))
         for alert in self.alerts.values():
             if self._repeat_due(alert, now):
                 alert.outbox = Owed.REPEAT

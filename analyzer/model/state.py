@@ -244,9 +244,10 @@ class Snapshot:
         """A resource's balance (a `Measure` value) at the data end; None where it has none
         recent (a reading left behind by a series that stopped is not current)."""
         state = self.get(region, resource_id)
-        if state is None or measure not in Measure._value2member_map_:
+        try:
+            known = Measure(measure)
+        except ValueError:
             return None
-        balance = state.measure(Measure(measure))
-        if not is_recent(balance, self.data_end):
+        if state is None or not is_recent(state.measure(known), self.data_end):
             return None
-        return state.balance(Measure(measure), self.data_end)
+        return state.balance(known, self.data_end)

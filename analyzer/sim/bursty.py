@@ -208,6 +208,6 @@ def as_raw(data: Datapoints) -> dict[str, dict[str, Series]]:
 
 
 def span(days: float = DAYS) -> tuple[datetime, datetime]:
-    """The days judged: `days` after the warm-up day."""
+    """The days judged: `days` after the warm-up days."""
     start = FORTNIGHT_START + timedelta(days=WARMUP_DAYS)
     return start, start + timedelta(days=days)
