@@ -49,10 +49,35 @@ def test_shop_volume_is_at_forty_percent_after_forty_minutes():
 
 
 def test_bucket_refills_below_baseline():
-    data = run([gp2(100, constant(0), balance=0.0)], 10)
-    # 300 credits a second: 18,000 credits a minute of 5.4 million.
-    assert values(data, "BurstBalance")[-1] == pytest.approx(100 * 300 * 60 * 9.5 / 5.4e6, rel=0.02)
-    assert values(data, "VolumeIdleTime")[-1] == 60
+    data = run([gp2(100, constant(10), balance=0.0)], 10)
+    # 290 credits a second: 17,400 credits a minute of 5.4 million.
+    assert values(data, "BurstBalance")[-1] == pytest.approx(100 * 290 * 60 * 9.5 / 5.4e6, rel=0.02)
+
+
+def test_an_idle_minute_has_no_burst_balance():
+    """ "Data is reported only when the volume is active" (Amazon EBS User Guide, Amazon
+    CloudWatch metrics for Amazon EBS, BurstBalance); its rates and idle time are."""
+    data = run([gp2(100, steps((0, 100), (120, 0), (300, 100)), balance=50.0)], 7)
+    stamps = [t.minute for t, _ in data[("vol-a", "BurstBalance")]]
+    assert stamps == [0, 1, 5, 6]
+    assert values(data, "VolumeIdleTime")[2:5] == [60, 60, 60]
+    assert len(values(data, "VolumeReadOps")) == 7
+
+
+def test_a_steady_minute_is_simulated_at_once_to_the_same_datapoints():
+    """A minute in which only the credits change, by as much each second, is added at once;
+    it gives what 60 seconds give (drain, refill, full, empty and pinned, and the turns)."""
+    load = steps((0, 3_000), (1_900, 100), (2_600, 0), (2_900, 3_000), (9_000, 280))
+    fast = run([gp2(100, load, balance=60.0)], 180)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Simulation, "_steady", lambda *_: False)
+        slow = run([gp2(100, load, balance=60.0)], 180)
+    assert fast.keys() == slow.keys()
+    for key, points in fast.items():
+        assert [t for t, _ in points] == [t for t, _ in slow[key]], key
+        assert [v for _, v in points] == pytest.approx(
+            [v for _, v in slow[key]], rel=1e-9, abs=1e-9
+        )
 
 
 def test_growing_a_volume_online_refills_the_bucket():
