@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.record import drain_began
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import states_for
 from analyzer.model.findings import Bottleneck, Severity
@@ -62,18 +65,23 @@ class Episode:
     """The first alert of its kind that fired while it lasted, where none warned."""
     alarm_at: datetime | None = None
     """Exhaustions: when a BurstBalance < 20 % alarm went into ALARM before it."""
+    began_at: datetime | None = None
+    """Exhaustions: when the drain that emptied the bucket began (its last peak). No lead
+    counts from before it."""
 
     @property
     def lead_seconds(self) -> float | None:
-        return _lead(self.warned_at, self.started_at)
+        return self._lead(self.warned_at)
 
     @property
     def alarm_lead_seconds(self) -> float | None:
-        return _lead(self.alarm_at, self.started_at)
+        return self._lead(self.alarm_at)
 
-
-def _lead(warned: datetime | None, started: datetime) -> float | None:
-    return (started - warned).total_seconds() if warned is not None else None
+    def _lead(self, warned: datetime | None) -> float | None:
+        if warned is None:
+            return None
+        since = max(warned, self.began_at) if self.began_at is not None else warned
+        return max((self.started_at - since).total_seconds(), 0.0)
 
 
 @dataclass
@@ -198,6 +206,7 @@ def _episode(e: Episode, alarm: bool = False) -> dict[str, Any]:
         "detected_at": _iso(e.detected_at),
     }
     if alarm:
+        out["began_at"] = _iso(e.began_at)
         out["alarm_at"] = _iso(e.alarm_at)
         out["alarm_lead_seconds"] = e.alarm_lead_seconds
     return out
@@ -272,56 +281,85 @@ def _overlaps(
     return (other_end is None or start < other_end) and (end is None or other_start < end)
 
 
-def _matched(episode: Episode, alerts: Sequence[Fired]) -> Episode:
+Span = tuple[datetime, datetime | None]
+"""From, and until (None: to the end of the data)."""
+
+
+def _matched(episode: Episode, spans: Sequence[Span]) -> Episode:
+    """The episode with the first warning on when it started, or else the first that began
+    while it lasted."""
     before = [
-        a.fired_at
-        for a in alerts
-        if a.fired_at <= episode.started_at
-        and (a.resolved_at is None or a.resolved_at >= episode.started_at)
+        s for s, e in spans if s <= episode.started_at and (e is None or e >= episode.started_at)
     ]
     during = [
-        a.fired_at
-        for a in alerts
-        if a.fired_at > episode.started_at
-        and (episode.ended_at is None or a.fired_at < episode.ended_at)
+        s
+        for s, _ in spans
+        if s > episode.started_at and (episode.ended_at is None or s < episode.ended_at)
     ]
-    return Episode(
-        episode.resource_id,
-        episode.what,
-        episode.started_at,
-        episode.ended_at,
-        min(before) if before else None,
-        None if before or not during else min(during),
-        episode.alarm_at,
+    return replace(
+        episode,
+        warned_at=min(before) if before else None,
+        detected_at=None if before or not during else min(during),
     )
 
 
-def _union(
-    spans: Sequence[tuple[datetime, datetime | None]], start: datetime, end: datetime
-) -> float:
-    """Seconds within [start, end] that at least one of `spans` covers."""
-    total, reached = 0.0, start
+def _merged(spans: Iterable[Span]) -> list[Span]:
+    """Spans that overlap or touch, joined: warnings of one bucket that follow one another
+    without a pause are one warning to whoever reads them."""
+    out: list[Span] = []
     for begun, ended in sorted(spans, key=lambda span: span[0]):
+        if out and (out[-1][1] is None or begun <= out[-1][1]):
+            last = out[-1][1]
+            out[-1] = (out[-1][0], None if last is None or ended is None else max(last, ended))
+        else:
+            out.append((begun, ended))
+    return out
+
+
+def _union(spans: Sequence[Span], start: datetime, end: datetime) -> float:
+    """Seconds within [start, end] that at least one of `spans` covers."""
+    total = 0.0
+    for begun, ended in _merged(spans):
         stop = min(ended or end, end)
-        total += max((stop - max(begun, reached)).total_seconds(), 0.0)
-        reached = max(reached, stop)
+        total += max((stop - max(begun, start)).total_seconds(), 0.0)
     return total
+
+
+def _began(balance: Series, started: datetime) -> datetime | None:
+    """When the drain that emptied the bucket at `started` began: its last peak."""
+    before = balance.until(started + timedelta(seconds=balance.period_s))
+    index = drain_began(np.asarray(before.values, dtype=np.float64))
+    return before.timestamps[index] if index is not None else None
+
+
+def _followed(alert: Fired, empty: Sequence[Episode]) -> bool:
+    """A trend warning: whether an exhaustion began within its horizon of it."""
+    until = alert.fired_at + timedelta(seconds=alert.horizon_s or 0.0)
+    return any(alert.fired_at <= x.started_at <= until for x in empty)
 
 
 def judge(
     states: Sequence[ResourceState], fired: list[Fired], start: datetime, end: datetime
 ) -> Backtest:
-    """What happened in the data, matched with what fired (and with a 20 % alarm)."""
+    """What happened in the data, matched with what fired (and with a 20 % alarm).
+
+    A resource's credit warnings that overlap or follow one another without a pause are one
+    warning, as an operator reads them: true where an exhaustion began while it was on, false
+    otherwise. A trend warning (days ahead) is true where an exhaustion follows within its
+    horizon; it earns no minutes of lead. A lead counts from the warning, or the alarm, but
+    never from before the drain that emptied the bucket began (its last peak): a warning held
+    over from an earlier drain foresaw nothing of this one."""
     out = Backtest(start, end, fired)
     for state in states:
         rid = state.ref.resource_id
         warnings = [f for f in fired if f.resource_id == rid and f.severity.rank >= WARNING]
         credit_alerts = [f for f in warnings if f.bottleneck.is_credits]
-        cap_alerts = [f for f in warnings if f.bottleneck in CAPS]
-        out.saturations += [
-            _matched(e, cap_alerts) for e in saturations(state) if e.started_at >= start
-        ]
-        empty = [e for e in exhaustions(state) if e.started_at >= start]
+        trends = [f for f in credit_alerts if f.horizon_s is not None]
+        forecasts = _merged((f.fired_at, f.resolved_at) for f in credit_alerts if f not in trends)
+        caps = [(f.fired_at, f.resolved_at) for f in warnings if f.bottleneck in CAPS]
+        out.saturations += [_matched(e, caps) for e in saturations(state) if e.started_at >= start]
+        every = exhaustions(state)
+        empty = [e for e in every if e.started_at >= start]
         balance = state.measure(Measure.BURST_BALANCE)
         below = runs(balance, (v < ALARM_PERCENT for v in balance.values))
         if not credit_alerts and not any(len(state.measure(m)) for m in BALANCES):
@@ -335,7 +373,7 @@ def judge(
         quality.alarm_false_episodes += sum(
             1
             for s, e in below
-            if s >= start and not any(_overlaps(s, e, x.started_at, x.ended_at) for x in empty)
+            if s >= start and not any(_overlaps(s, e, x.started_at, x.ended_at) for x in every)
         )
         for episode in empty:
             alarm = [
@@ -347,8 +385,8 @@ def judge(
             first = min(alarm, default=None)
             if first is not None:
                 first += timedelta(seconds=balance.period_s)
-            dated = Episode(rid, episode.what, episode.started_at, episode.ended_at, alarm_at=first)
-            matched = _matched(dated, credit_alerts)
+            began = _began(state.measure(Measure(episode.what)), episode.started_at)
+            matched = _matched(replace(episode, alarm_at=first, began_at=began), forecasts)
             out.exhaustions.append(matched)
             quality.exhaustions += 1
             if matched.lead_seconds is not None:
@@ -362,13 +400,13 @@ def judge(
                     or matched.lead_seconds < matched.alarm_lead_seconds
                 ):
                     quality.later_than_alarm += 1
+        # A warning on a bucket that ran empty before the span and is still low is no false one.
         quality.false_warnings += sum(
             1
-            for a in credit_alerts
-            if not any(
-                _overlaps(a.fired_at, a.resolved_at, x.started_at, x.ended_at) for x in empty
-            )
+            for s, e in forecasts
+            if not any(_overlaps(s, e, x.started_at, x.ended_at) for x in every)
         )
+        quality.false_warnings += sum(1 for a in trends if not _followed(a, empty))
     out.exhaustions.sort(key=lambda e: (e.started_at, e.resource_id))
     out.saturations.sort(key=lambda e: (e.started_at, e.resource_id))
     return out
@@ -382,13 +420,16 @@ def backtest(
     start: datetime,
     end: datetime,
     resolve_after_s: float,
+    past: Mapping[str, Raw] | None = None,
 ) -> Backtest:
-    """The rules replayed from `start` (the history before it is what they read first) to
-    `end`, then judged against the data."""
+    """The rules replayed from `start` (the history before it is what they read first, with
+    `past`, the days before the history, by region) to `end`, then judged against the
+    data."""
     states = [
         state
         for region, inventory in inventories.items()
         for state in states_for(inventory, raw.get(region, {}))
     ]
-    done = replay(states, ruleset, catalog, start, end, resolve_after_s)
+    before = {rid: found for by_region in (past or {}).values() for rid, found in by_region.items()}
+    done = replay(states, ruleset, catalog, start, end, resolve_after_s, before=before)
     return judge(states, done.fired, start, end)

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,15 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
+from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import aligned
 from analyzer.cycle import Analyzer
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.model import units
+from analyzer.model.series import Series
 from analyzer.model.units import parse_duration
+from analyzer.replay import PAST_STATS, past_name
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:
@@ -113,24 +117,43 @@ def _live_history(args: argparse.Namespace, analyzer: Analyzer) -> recording.Rec
     settings = analyzer.settings
     since_s, until = _since(args), _until(args)
     wanted = analyzer.history_queries()
+    past_wanted = {
+        region: [q for found in past_queries(inv).values() for q in found]
+        for region, inv in analyzer.inventories().items()
+    }
     price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
     count = sum(len(q) for q in wanted.values())
+    count += len(PAST_STATS) * sum(len(q) for q in past_wanted.values())
     print(
         f"{PROG}: fetching {count:,} metrics over {units.duration(since_s)}: about "
         f"${count * price:,.4f} of GetMetricData",
         file=sys.stderr,
     )
     raw, stats = analyzer.history(wanted, since_s, until)
+    if stats.outcome == "failed":
+        reason = stats.errors[0] if stats.errors else "unknown"
+        raise AwsCallError(f"no metric could be read: {reason}")
+    end = aligned(until, 60, 0, settings.settle_delay).end
+    start = end - timedelta(seconds=since_s)
+    # The days before, as the daemon would have read them at the first replayed minute.
+    before: dict[str, dict[str, dict[str, Series]]] = {}
+    for stat in PAST_STATS:
+        asked = {
+            region: [replace(q, stat=stat, period_s=PROFILE_PERIOD_S) for q in found]
+            for region, found in past_wanted.items()
+        }
+        fetched, more = analyzer.history(asked, PROFILE_SPAN_S, start)
+        stats.merge(more)
+        for region, by_rid in fetched.items():
+            for rid, by_metric in by_rid.items():
+                into = before.setdefault(region, {}).setdefault(rid, {})
+                into.update({past_name(m, stat): series for m, series in by_metric.items()})
     print(
         f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
         f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
         file=sys.stderr,
     )
-    if stats.outcome == "failed":
-        reason = stats.errors[0] if stats.errors else "unknown"
-        raise AwsCallError(f"no metric could be read: {reason}")
-    end = aligned(until, 60, 0, settings.settle_delay).end
-    return recording.Recording(end - timedelta(seconds=since_s), end, analyzer.inventories(), raw)
+    return recording.Recording(start, end, analyzer.inventories(), raw, before)
 
 
 def _backtest(args: argparse.Namespace) -> int:
@@ -140,7 +163,12 @@ def _backtest(args: argparse.Namespace) -> int:
         history = recording.read(args.source)
     else:
         history = _live_history(args, Analyzer(settings, ruleset))
-    start = history.start + timedelta(seconds=ruleset.reach())
+    # The last --since of the history is replayed; what comes before it is the past the rules
+    # read at its first minute, as the daemon would have read it.
+    start = max(
+        history.start + timedelta(seconds=ruleset.reach()),
+        history.end - timedelta(seconds=_since(args)),
+    )
     if start >= history.end:
         raise ConfigError(
             f"--since: the history must be longer than the {units.duration(ruleset.reach())} "
@@ -154,6 +182,7 @@ def _backtest(args: argparse.Namespace) -> int:
         start,
         history.end,
         settings.resolve_after,
+        history.past,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,9 @@ class Recording:
     """The span the datapoints cover: `[start, end)`."""
     inventories: dict[str, Inventory]
     raw: Raw
+    past: Raw = field(default_factory=dict)
+    """The days before `start`, as the daemon would have read them then: each balance's
+    5-minute `Minimum` and `Average` (named `BurstBalance:Minimum`, …) over fifteen days."""
 
     def resources(self) -> int:
         """How many volumes, instances and databases it holds, in every region."""
@@ -83,6 +86,10 @@ def write(path: Path, recording: Recording) -> None:
                 "series": {
                     rid: {metric: _series(s) for metric, s in by_metric.items()}
                     for rid, by_metric in recording.raw.get(region, {}).items()
+                },
+                "past": {
+                    rid: {metric: _series(s) for metric, s in by_metric.items()}
+                    for rid, by_metric in recording.past.get(region, {}).items()
                 },
             }
             for region, inventory in recording.inventories.items()
@@ -172,6 +179,13 @@ def read(path: Path) -> Recording:
                 region: {
                     rid: {metric: _read_series(s) for metric, s in by_metric.items()}
                     for rid, by_metric in r.get("series", {}).items()
+                }
+                for region, r in regions.items()
+            },
+            {
+                region: {
+                    rid: {metric: _read_series(s) for metric, s in by_metric.items()}
+                    for rid, by_metric in r.get("past", {}).items()
                 }
                 for region, r in regions.items()
             },

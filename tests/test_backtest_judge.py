@@ -3,6 +3,7 @@ warnings, and a `BurstBalance < 20 %` alarm on the same data, per resource and i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -108,3 +109,41 @@ def test_time_on_counts_overlapping_warnings_once_and_only_within_the_span() -> 
     quality = judge([_state()], fired, T0 + minutes(2), T0 + minutes(28)).by_resource["vol-1"]
     # 2 to 16, and 25 to the end of the span at 28.
     assert quality.warning_seconds == (14 + 3) * 60
+
+
+def test_a_lead_never_counts_from_before_the_drain_began() -> None:
+    """A warning held over from an earlier drain foresaw nothing of this one: the lead counts
+    from the bucket's last peak (minute 3 here, 70 %), the alarm's likewise."""
+    values = [40, 25, 50, 70, 60, 45, 30, 18, 9, 0.5, 0.2, 5, 30]
+    fired = [_alert(1, None)]
+    [empty] = judge([_state(values=values)], fired, T0, T0 + minutes(12)).exhaustions
+    assert empty.warned_at == T0 + minutes(1)
+    assert empty.began_at == T0 + minutes(3)
+    assert empty.lead_seconds == 6 * 60
+    assert empty.alarm_lead_seconds == 1 * 60  # 18 % at minute 7, known at 8; empty at 9
+
+
+def test_warnings_that_follow_one_another_are_one_and_so_is_their_false_warning() -> None:
+    near_miss = [90, 60, 30, 15, 12, 25, 60, 90, 90, 90]
+    fired = [
+        _alert(1, 3),  # the forecast, early
+        _alert(3, 6, severity=Severity.CRITICAL),  # and on, without a pause
+        _alert(8, 9),  # apart: a second one
+    ]
+    quality = judge([_state(values=near_miss)], fired, T0, T0 + minutes(10)).by_resource["vol-1"]
+    assert quality.false_warnings == 2
+    assert quality.alarm_false_episodes == 1
+
+
+def _trend(start: float, end: float | None, horizon_days: float = 7) -> Fired:
+    return replace(_alert(start, end), rule="trend", horizon_s=horizon_days * 86_400)
+
+
+def test_a_trend_warning_is_judged_by_what_follows_within_its_horizon_and_earns_no_lead() -> None:
+    followed = judge([_state()], [_trend(0, 2)], T0, T0 + minutes(30))
+    [empty] = followed.exhaustions
+    assert empty.warned_at is None and empty.lead_seconds is None  # no minutes of lead
+    assert followed.by_resource["vol-1"].false_warnings == 0
+    # A trend whose horizon ends before the bucket empties warned of nothing.
+    short = judge([_state()], [_trend(0, 2, horizon_days=5 / 1440)], T0, T0 + minutes(30))
+    assert short.by_resource["vol-1"].false_warnings == 1

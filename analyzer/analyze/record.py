@@ -67,6 +67,24 @@ def drains(values: Floats) -> tuple[list[tuple[float, float]], tuple[float, floa
     return done, (peak, trough) if peak is not None else None
 
 
+def drain_began(values: Floats) -> int | None:
+    """Where the drain open at the end of `values` began: the index of its peak, by the rules
+    of `drains`, except that a missing datapoint (a volume idle for a while) does not part it.
+    None where `values` has no datapoint."""
+    peak: int | None = None
+    trough = 0.0
+    for index, value in enumerate(values.tolist()):
+        if math.isnan(value):
+            continue
+        if peak is None or (value > values[peak] and trough == values[peak]):
+            peak, trough = index, value
+        elif value < trough:
+            trough = value
+        elif value > trough + max(RECOVER_POINTS, RECOVER_SHARE * (values[peak] - trough)):
+            peak, trough = index, value
+    return peak
+
+
 @dataclass(frozen=True, slots=True)
 class Chance:
     """What the record says of a drain under way."""

@@ -14,6 +14,8 @@ from analyzer.model.units import Unit, format_rate
 HOLDS_UNTIL = "holds_until_percent"
 """In a credit finding's evidence: its alert holds, condition gone or not, while the bucket's
 balance stays below this percent (a bucket hovering low between bursts is one alert)."""
+TREND_HORIZON = "horizon_seconds"
+"""A trend finding's evidence: how far ahead it speaks (an exhaustion within this follows it)."""
 HOLDS_BALANCE = "holds_balance"
 """Beside `HOLDS_UNTIL`: the balance measure read against it (an instance has two buckets)."""
 

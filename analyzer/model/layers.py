@@ -82,7 +82,7 @@ class Bucket:
         return ResourceType.VOLUME if storage else ResourceType.INSTANCE
 
 
-def _metric_name(balance: Measure) -> str:
+def balance_metric(balance: Measure) -> str:
     """How CloudWatch names a balance (the same in AWS/EBS, AWS/EC2 and AWS/RDS)."""
     metric = metrics.feeding(Namespace.RDS, balance)
     assert metric is not None, balance
@@ -101,7 +101,7 @@ def _storage_bucket(envelope: Envelope | None) -> list[Bucket]:
             bucket.unit,
             bucket.baseline,
             bucket.burst,
-            _metric_name(Measure.BURST_BALANCE),
+            balance_metric(Measure.BURST_BALANCE),
             Bottleneck.BURST_CREDITS,
             bucket,
         )
@@ -120,7 +120,7 @@ def _instance_buckets(envelope: Envelope | None) -> list[Bucket]:
                 Unit.IOPS,
                 envelope.baseline_iops,
                 envelope.iops,
-                _metric_name(Measure.IO_BALANCE),
+                balance_metric(Measure.IO_BALANCE),
                 Bottleneck.INSTANCE_BURST_CREDITS,
                 None,
             )
@@ -133,7 +133,7 @@ def _instance_buckets(envelope: Envelope | None) -> list[Bucket]:
                 Unit.BYTES_PER_SECOND,
                 envelope.baseline_throughput_bps,
                 envelope.throughput_bps,
-                _metric_name(Measure.BYTE_BALANCE),
+                balance_metric(Measure.BYTE_BALANCE),
                 Bottleneck.INSTANCE_BURST_CREDITS,
                 None,
             )

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.profile import days_alike
-from analyzer.model.findings import Finding
+from analyzer.model.findings import TREND_HORIZON, Finding
 from analyzer.model.layers import buckets_of
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceType
@@ -100,6 +100,7 @@ class CreditTrend(RuleBase):
                     ],
                     "points_per_day": round(slope, 2),
                     "days_to_empty": round(days, 1),
+                    TREND_HORIZON: self.within,
                 },
             )
         return None

@@ -81,3 +81,35 @@ def test_minima_of_bursts_at_other_hours_each_day_are_no_trend(burst_hour, fires
         past=Past(minima=state.past.minima, days={Measure.BURST_BALANCE: _grid(burst_hour)}),
     )
     assert (evaluate(RULE, state) is not None) is fires
+
+
+@pytest.mark.parametrize("morning", [timedelta(hours=7, minutes=30), timedelta(hours=23)])
+def test_a_falling_minimum_warns_on_the_sixth_morning_from_whole_days_only(
+    morning: timedelta,
+) -> None:
+    """A database's daily minimum fell 90, 75, 60, 45, 30 % over five days (Monday to
+    Friday); the sixth day, the bucket is full. Replayed as the daemon reads its past (whole
+    UTC days only), the trend warns that morning and all day: today's partial day, its
+    minimum 100 % so far, is not a day of the trend."""
+    from analyzer.analyze.states import build
+    from analyzer.replay import cut, data_past
+    from tests.helpers import series
+
+    balance: list[float] = []
+    for low in (90, 75, 60, 45, 30):
+        balance += [low if 15 * 60 <= m < 16 * 60 else 100.0 for m in range(1440)]
+    balance += [100.0] * int(morning.total_seconds() // 60)
+    state = volume_state(
+        "gp2",
+        800,
+        {
+            Measure.BURST_BALANCE: series(balance, MONDAY),
+            Measure.IOPS: series([10.0] * len(balance), MONDAY),
+        },
+    )
+    at = MONDAY + timedelta(minutes=len(balance))
+    seen = cut(state, at, data_past(state))
+    assert [v for _, v in seen.past.minima[Measure.BURST_BALANCE].points()] == [90, 75, 60, 45, 30]
+    snap = build(at, at, [seen])
+    found = RULE.evaluate(snap.resources[0], snap, at)
+    assert found is not None and "(60%, 45%, 30% on the last 3 days)" in found.summary
