@@ -75,9 +75,14 @@ def test_friday_is_warned_hours_before_the_bucket_empties(report) -> None:  # ty
     assert profile, report["alerts"]
     warned = datetime.fromisoformat(profile[0]["fired_at"])
     assert started - warned >= timedelta(hours=2)
-    # The trend of the daily minimum spoke first, days ahead; the 20 % alarm an hour ahead.
-    assert empty["lead_seconds"] >= 3 * 86_400
+    # The day profile's warning is the lead; the trend of the daily minimum spoke days
+    # before (below), true but no minutes of lead; the 20 % alarm an hour ahead.
+    assert empty["lead_seconds"] == (started - warned).total_seconds()
     assert 3_600 <= empty["alarm_lead_seconds"] <= 5 * 3_600
+    # Monday's dip to 15 % is warned at the alarm's minute (the floor): the one false warning,
+    # against the alarm's four.
+    quality = report["quality"]
+    assert quality["false_warnings"] == 1 and quality["alarm"]["false_episodes"] == 4
 
 
 def test_the_falling_daily_minimum_warns_days_ahead(report) -> None:  # type: ignore[no-untyped-def]

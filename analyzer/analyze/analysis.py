@@ -16,7 +16,7 @@ from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.rules import RuleSet
-from analyzer.model.findings import Bottleneck, Finding, NextBottleneck
+from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Severity
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import format_rate
 
@@ -78,11 +78,48 @@ def analyze(
         states.append(kept)
     bares = snapshot.resources
     snapshot = replace(snapshot, resources=tuple(states))
-    evaluation = engine.evaluate_all(ruleset.rules, snapshot, fresh)
+    evaluation = floored(
+        engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh
+    )
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, catalog) for f in evaluation.firing]
     unknown = Unjudged(snapshot, frozenset(evaluation.failed))
     return Analysis(snapshot, firing, evaluation.pending, unknown)
+
+
+def floored(
+    evaluation: engine.Evaluation,
+    snapshot: Snapshot,
+    ruleset: RuleSet,
+    states: Iterable[ResourceState],
+) -> engine.Evaluation:
+    """The floor of the credit policy, in one place: a resource with a bucket below its
+    `credit_forecast` rule's `low_balance` (the alarm operators run) that no credit warning
+    speaks of gets that rule's floor warning, in place of whatever milder word the rule had.
+    A trend warning of the same resource already speaks of it."""
+    warned = {
+        (f.resource.region, f.resource.resource_id)
+        for f in evaluation.firing
+        if f.is_credits and f.severity.rank >= Severity.WARNING.rank
+    }
+    floors: list[Finding] = []
+    for state in states:
+        if (state.ref.region, state.ref.resource_id) in warned:
+            continue
+        rule = ruleset.forecast_rule(state)
+        if rule is None or not state.has_recent_data(snapshot.data_end):
+            continue
+        found = rule.floor(state, snapshot, snapshot.data_end)
+        if found is not None:
+            floors.append(found)
+    if not floors:
+        return evaluation
+    keys = {f.key for f in floors}
+    return replace(
+        evaluation,
+        firing=engine.ordered([*(f for f in evaluation.firing if f.key not in keys), *floors]),
+        pending=[f for f in evaluation.pending if f.key not in keys],
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,7 @@ def _evaluate_one(
     return replace(finding, evidence={**finding.evidence, "held_for_seconds": rule.for_}), True
 
 
-def _order(findings: list[Finding]) -> list[Finding]:
+def ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (-f.severity.rank, f.rule, f.resource.resource_id))
 
 
@@ -77,7 +77,7 @@ def evaluate_all(
                 continue
             if outcome is not None:
                 (firing if outcome[1] else pending).append(outcome[0])
-    return Evaluation(_order(firing), _order(pending), failed)
+    return Evaluation(ordered(firing), ordered(pending), failed)
 
 
 def evaluate(rules: Iterable[Rule], snapshot: Snapshot) -> list[Finding]:

@@ -83,13 +83,19 @@ class RuleSet:
         """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""
         return max((r.horizon for r in self.rules if isinstance(r, CreditForecast)), default=0.0)
 
-    def forecast_windows(self, state: ResourceState) -> ForecastWindows:
-        """The windows of the first `credit_forecast` rule in force that applies to `state`,
-        or the kind's defaults: the one set of windows its credit outlook is read over."""
+    def forecast_rule(self, state: ResourceState) -> CreditForecast | None:
+        """The first `credit_forecast` rule in force that applies to `state`: the one whose
+        windows its credit outlook is read over, and whose floor it warns at."""
         for rule in self.rules:
             if isinstance(rule, CreditForecast) and rule.applies_to(state):
-                return ForecastWindows(rule.rate_window, rule.trend_window)
-        return ForecastWindows()
+                return rule
+        return None
+
+    def forecast_windows(self, state: ResourceState) -> ForecastWindows:
+        """The windows of `forecast_rule`, or the kind's defaults: the one set of windows its
+        credit outlook is read over."""
+        rule = self.forecast_rule(state)
+        return ForecastWindows(rule.rate_window, rule.trend_window) if rule else ForecastWindows()
 
 
 def builtin_dir() -> Path:

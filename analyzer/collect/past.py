@@ -35,7 +35,7 @@ failed or are new. The profile reads past days at least six hours old (see `cred
 PROFILE_PERIOD_S = 300
 PROFILE_SPAN_S = (DAYS + 1) * DAY_S
 """Fourteen days back from now, and the hours before the same moment of the oldest of them."""
-DRAINED_BELOW = 90.0
+DRAINED_BELOW = 98.0
 """Percent: a bucket whose daily minimum never fell below this has no drain worth a profile."""
 POINTS_PER_CALL = 100_800
 """GetMetricData answers at most this many datapoints a call: profile requests are batched to

@@ -117,6 +117,25 @@ class ResourceState:
         reading = latest_balance(self.measure(measure), at)
         return reading[1] if reading else None
 
+    def balance_at_most(self, measure: Measure, at: datetime) -> float | None:
+        """The most the balance can be at `at`: its latest reading where that is recent, else
+        (AWS publishes no BurstBalance while a volume is idle) that reading plus what the
+        bucket earns at its baseline since, which is all an idle bucket can earn. None without
+        a reading, or where an old reading cannot be carried forward (a bucket without a
+        model)."""
+        series = self.measure(measure)
+        reading = latest_balance(series, at)
+        if reading is None:
+            return None
+        stamp, value = reading
+        if is_recent(series, at):
+            return value
+        bucket = next((b for b in self.buckets() if b.balance is measure), None)
+        if bucket is None or bucket.model is None:
+            return None
+        earned = 100.0 * bucket.model.baseline / bucket.model.capacity
+        return min(value + earned * max((at - stamp).total_seconds(), 0.0), 100.0)
+
     def credits_left(self, measure: Measure, at: datetime) -> bool:
         """False only when a balance is reported and empty; missing is never "empty"."""
         value = self.balance(measure, at)
@@ -241,13 +260,15 @@ class Snapshot:
         return [r for r in found if r is not None]
 
     def balance_of(self, region: str, resource_id: str, measure: str) -> float | None:
-        """A resource's balance (a `Measure` value) at the data end; None where it has none
-        recent (a reading left behind by a series that stopped is not current)."""
+        """A resource's balance (a `Measure` value) at the data end: its reading, or while a
+        volume idles (no reading published, its rates still are) the most it can have refilled
+        to (`ResourceState.balance_at_most`). None where the resource is gone or reports
+        nothing recent."""
         state = self.get(region, resource_id)
         try:
             known = Measure(measure)
         except ValueError:
             return None
-        if state is None or not is_recent(state.measure(known), self.data_end):
+        if state is None or not state.has_recent_data(self.data_end):
             return None
-        return state.balance(known, self.data_end)
+        return state.balance_at_most(known, self.data_end)

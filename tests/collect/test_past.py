@@ -45,13 +45,13 @@ def test_fetched_once_kept_and_asked_again_hours_later() -> None:
 
 def test_a_bucket_whose_minima_show_a_drain_gets_its_day_profile() -> None:
     """vol-gp2 fell to 40 % on a day: its balance's 5-minute means over fifteen days are
-    asked too; vol-full never went below 95 %: only its minima."""
+    asked too; vol-full never went below 98 %: only its minima."""
     full = Volume("vol-full", "us-east-1", "gp2", 100, "in-use", attached_to="i-1")
     inventory = Inventory("us-east-1", (GP2, full))
 
     def value(query: MetricQuery, at: datetime) -> float:
         if query.resource_id == "vol-full":
-            return 95.0
+            return 99.0
         return 40.0 if query.period_s == 86_400 else 50.0 + at.minute / 10
 
     metrics = FakeMetricData(value)

@@ -46,7 +46,14 @@ class RuleBase(BaseModel):
         resolution."""
         windows = [
             float(value)
-            for name in ("window", "rate_window", "trend_window", "profile_window")
+            for name in (
+                "window",
+                "rate_window",
+                "trend_window",
+                "profile_window",
+                "drain_window",
+                "anticipate_window",
+            )
             if isinstance(value := getattr(self, name, None), int | float)
         ]
         return self.for_ + max(windows, default=0.0)

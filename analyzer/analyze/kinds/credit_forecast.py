@@ -46,9 +46,12 @@ from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S
 from analyzer.model.resources import ResourceType
 from analyzer.model.series import recent
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
-from analyzer.model.units import PositiveDuration, Unit, format_rate
+from analyzer.model.units import Duration, PositiveDuration, Unit, format_rate
 
 CLEAR_BALANCE = 30.0
+OVERRULES = 20
+"""Drains that spent as much as the one under way: a record with this many overrules a
+departure from the past days."""
 
 
 class CreditForecast(RuleBase):
@@ -77,19 +80,23 @@ class CreditForecast(RuleBase):
     record: bool = True
     """Let the bucket's record of its drains judge the physics forecast, where fetched."""
     warn_chance: float = Field(default=0.9, gt=0.0, le=1.0)
-    """A drain warns when the record gives it at least this chance of emptying the bucket.
-    High, because a warning above `low_balance` comes early: by the time the balance is low,
-    `low_chance` decides."""
-    low_chance: float = Field(default=0.15, gt=0.0, le=1.0)
-    """Below `low_balance`, this chance suffices (a late warning costs more than a false one
-    there), and holds the warning while the bucket stays low."""
+    """A drain warns above `low_balance` when the record gives it at least this chance of
+    emptying the bucket. High, because such a warning comes early: below `low_balance` the
+    floor warns anyway."""
     low_balance: float = Field(default=20.0, gt=0.0, lt=100.0)
-    """Percent. The level of the alarm operators run today, so that every drain it would warn
-    of is warned no later."""
+    """Percent. The floor: the level of the alarm operators run today. A bucket whose latest
+    reading is below it warns, whatever the forecasts say, so that every drain that alarm
+    would warn of is warned no later."""
     clear_balance: float = Field(default=CLEAR_BALANCE, gt=0.0, le=100.0)
     """Percent. A warning holds until the bucket refills past this, whatever the forecast
     says meanwhile: a bucket hovering low between bursts is one alert, not one a burst.
     At least `low_balance`."""
+    anticipate: Duration = 0.0
+    """Above `low_balance`, a drain that reaches it within this at its net drain, read over
+    both `rate_window` and `anticipate_window` (a burst that has just begun, or one that has
+    slowed, does not), warns: the floor, a few minutes early. 0: never."""
+    anticipate_window: PositiveDuration = 900.0
+    """The longer of the two windows the net drain is read over to anticipate the floor."""
     drain_window: PositiveDuration = Field(default=DEFAULT_TREND_WINDOW_S, le=3600.0)
     """How far back the drain under way is read from the one-minute balance: a drain that began
     earlier has spent at least what this window shows."""
@@ -135,19 +142,28 @@ class CreditForecast(RuleBase):
             day = self._day(state, found.bucket, at)
             if day is not None and not day.departs and day.empties_at is None:
                 return self._eased(state, found, day, at)
-            # Past days with a pattern: where today departs from them, physics decides.
-            judged = self._judged(state, found.bucket, at) if day is None else None
-            if judged is None:
-                return self._physics(state, found)
-            if judged.chance >= self._needs(found.balance_percent):
+            if found.balance_percent < self.low_balance:
+                return self._physics(state, found)  # the floor
+            if not _draining(state, found.bucket, at, charged=True):
+                return None  # idle now, or not falling: an early word foresees nothing yet
+            # The record judges the physics forecast, where there is one. Where today departs
+            # from its past days, only a record that has seen many drains this deep
+            # (`OVERRULES`) overrules physics: a departure of a minute at the end of a daily
+            # burst is not news, a heavier load than usual is.
+            judged = self._judged(state, found.bucket, at)
+            if day is not None and judged is not None and judged.at_risk < OVERRULES:
+                judged = None
+            if judged is None or judged.chance >= self.warn_chance:
                 return self._physics(state, found, judged)
-            if found.balance_percent >= self.low_balance:
-                return None  # a burst like the many before it: not news
-            return self._doubted(state, found, judged)
+            reaches = self._reaches_low(state, found.bucket, at)
+            if reaches is not None:
+                return self._physics(state, found, judged, reaches)
+            return None  # a burst like the many before it: not news
         emptying = [
             (bucket, day)
             for bucket in state.buckets()
-            if (day := self._day(state, bucket, at)) is not None
+            if _draining(state, bucket, at)
+            and (day := self._day(state, bucket, at)) is not None
             and not day.departs
             and day.empties_at is not None
             and (day.empties_at - at).total_seconds() <= self.profile_horizon
@@ -155,15 +171,31 @@ class CreditForecast(RuleBase):
         if emptying:
             bucket, day = min(emptying, key=lambda found: found[1].empties_at or at)
             return self._profiled(state, bucket, day, at, reference)
-        return self._held_low(state, at)
+        return None
 
-    def _needs(self, balance: float) -> float:
-        return self.warn_chance if balance >= self.low_balance else self.low_chance
+    def floor(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
+        """The floor of the policy: the alarm operators run. A bucket whose latest reading is
+        below `low_balance` warns, and goes on warning while it idles low: with no reading
+        (AWS publishes none while a volume is idle) it can have refilled at most at its
+        baseline, and it warns until that could have brought it past `clear_balance`. The
+        analysis stage asks this of a resource no credit warning speaks of."""
+        for bucket in state.buckets():
+            reading = state.balance(bucket.balance, at)
+            most = state.balance_at_most(bucket.balance, at)
+            if reading is None or most is None or reading >= self.low_balance:
+                continue
+            if most >= self.clear_balance:
+                continue
+            found = state.outlook
+            if found is not None and found.bucket == bucket:
+                return self._physics(state, found)
+            return self._low(state, bucket, reading, most, at)
+        return None
 
     def _judged(self, state: ResourceState, bucket: Bucket, at: datetime) -> Chance | None:
         """What the bucket's record says of the drain under way (spent from its peak in the
-        last `drain_window`); None without a record of `LEAST_DRAINS` drains or a balance to
-        read."""
+        last `drain_window`); None without a record of `LEAST_DRAINS` drains (one whose daily
+        minima never fell below `DRAINED_BELOW` has none fetched) or a balance to read."""
         grid = state.past.days.get(bucket.balance) if self.record else None
         if grid is None:
             return None
@@ -173,28 +205,12 @@ class CreditForecast(RuleBase):
             return None
         _, still = drains(np.asarray(balance.values, dtype=np.float64))
         peak, trough = still if still is not None else (current, current)
+        spent = peak - min(current, trough)
         # The past as fetched every six hours: in a replay too, the record reads no further.
         record = record_of(grid, floor_to(at, int(REFRESH_S)))
         if len(record) < LEAST_DRAINS:
             return None
-        return record.chance(peak, peak - min(current, trough))
-
-    def _held_low(self, state: ResourceState, at: datetime) -> Finding | None:
-        """A bucket below `low_balance`, draining or not, whose record gives the drains from
-        here `low_chance` or more of emptying it: the warning holds until it refills. Not
-        where the past days share a pattern (a daily drain): the day profile knows when its
-        drain ends, and the physics forecast when today's does not."""
-        for bucket in state.buckets():
-            current = state.balance(bucket.balance, at)
-            if current is None or current >= self.low_balance:
-                continue
-            if self._day(state, bucket, at) is not None:
-                continue  # days with a pattern: the profile and the physics speak
-            judged = self._judged(state, bucket, at)
-            if judged is None or judged.chance < self.low_chance:
-                continue
-            return self._low(state, bucket, current, judged, at)
-        return None
+        return record.chance(peak, spent)
 
     def _day(self, state: ResourceState, bucket: Bucket, at: datetime) -> DayForecast | None:
         grid = state.past.days.get(bucket.balance) if self.profile else None
@@ -215,8 +231,37 @@ class CreditForecast(RuleBase):
         # Past days without a shared pattern (bursts at other hours each day) say nothing.
         return day if day is not None and day.patterned else None
 
+    def _reaches_low(self, state: ResourceState, bucket: Bucket, at: datetime) -> float | None:
+        """Seconds until the balance reaches `low_balance` at its net drain, where both the
+        drain over `rate_window` and over `anticipate_window` bring it there within
+        `anticipate`; None otherwise."""
+        if self.anticipate <= 0:
+            return None
+        balance = state.measure(bucket.balance)
+        current = state.balance(bucket.balance, at)
+        if current is None or current < self.low_balance:
+            return None
+        longest = 0.0
+        for window in (self.rate_window, self.anticipate_window):
+            points = recent(balance, at, window).points()
+            if len(points) < 2:
+                return None
+            span = (points[-1][0] - points[0][0]).total_seconds()
+            drop = points[0][1] - points[-1][1]
+            if span < window / 2 or drop <= 0:
+                return None  # too little data, or not draining over this window
+            seconds = (current - self.low_balance) / (drop / span)
+            if seconds > self.anticipate:
+                return None
+            longest = max(longest, seconds)
+        return longest
+
     def _physics(
-        self, state: ResourceState, found: Outlook, judged: Chance | None = None
+        self,
+        state: ResourceState,
+        found: Outlook,
+        judged: Chance | None = None,
+        reaches: float | None = None,
     ) -> Finding:
         bucket = found.bucket
         kind = bucket.owner
@@ -225,11 +270,14 @@ class CreditForecast(RuleBase):
             f"{units.duration(found.seconds_to_empty)} at "
             f"{_rate_read(found)}; "
             f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
-            f"{_if_unmerged(found.evidence)}{_went_on(judged)}."
+            f"{_if_unmerged(found.evidence)}{_below(reaches, self.low_balance)}"
+            f"{_went_on(judged)}."
         )
         evidence: dict[str, Any] = {**found.evidence, "forecast": "physics"}
         if judged is not None:
-            evidence["record"] = _record_evidence(judged, self._needs(found.balance_percent))
+            evidence["record"] = _record_evidence(judged, self.warn_chance)
+        if reaches is not None:
+            evidence["seconds_to_low"] = round(reaches, 1)
         return self._about(
             state,
             bucket,
@@ -242,29 +290,24 @@ class CreditForecast(RuleBase):
             evidence=evidence,
         )
 
-    def _doubted(self, state: ResourceState, found: Outlook, judged: Chance) -> Finding:
-        """The recent rate would empty the bucket within the horizon, but this bucket's drains
-        that had spent as much rarely went on that far: `info`, not a warning."""
-        return self._spared(
-            state,
-            found,
-            f"its drains seldom go on that long: {_of_those(judged)}",
-            {
-                "forecast": "record",
-                "record": _record_evidence(judged, self._needs(found.balance_percent)),
-            },
-        )
-
     def _low(
-        self, state: ResourceState, bucket: Bucket, balance: float, judged: Chance, at: datetime
+        self,
+        state: ResourceState,
+        bucket: Bucket,
+        balance: float,
+        most: float,
+        at: datetime,
     ) -> Finding:
+        """A bucket below the floor that is not draining now: idle, or earning a little back."""
         kind = bucket.owner
         state_now = "empty" if balance <= EMPTY_BALANCE_PERCENT else f"{balance:.0f}%"
+        idle = (
+            f" (last reading; idle since, at most {most:.0f}% now)" if most > balance + 0.5 else ""
+        )
         summary = (
-            f"{state.label}: {bucket.name} {state_now}, below {self.low_balance:.0f}% "
-            f"after a drain from {judged.peak:.0f}%: {_of_those(judged)}; the warning holds "
-            f"until it refills past {self.clear_balance:.0f}%. When empty it is throttled to "
-            f"{format_rate(bucket.baseline, bucket.unit, kind)}."
+            f"{state.label}: {bucket.name} {state_now}{idle}, below {self.low_balance:.0f}%; "
+            f"the warning holds until it refills past {self.clear_balance:.0f}%. When empty it "
+            f"is throttled to {format_rate(bucket.baseline, bucket.unit, kind)}."
         )
         return self._read_off(
             state,
@@ -273,8 +316,7 @@ class CreditForecast(RuleBase):
             self.drain_window,
             summary,
             None,
-            {"forecast": "record", "balance_percent": balance},
-            record=_record_evidence(judged, self.low_chance),
+            {"forecast": "floor", "balance_percent": balance, "balance_at_most_percent": most},
         )
 
     def _eased(
@@ -371,6 +413,18 @@ class CreditForecast(RuleBase):
         )
 
 
+def _draining(state: ResourceState, bucket: Bucket, at: datetime, charged: bool = False) -> bool:
+    """Whether the bucket is draining now: its balance is published as recently as its rates
+    (AWS publishes none while a volume idles), and it is charged above its baseline (`charged`:
+    the bucket model says so, as AWS counts its I/O) or its newest rate is above it. A warning
+    above the floor before its drain has begun foresees nothing of it."""
+    rate = state.measure(bucket.rate).until(at).last()
+    balance = state.measure(bucket.balance).until(at).last()
+    if rate is None or balance is None or balance[0] < rate[0]:
+        return False
+    return charged or rate[1] > bucket.baseline
+
+
 def _clock(moment: datetime, today: datetime) -> str:
     """16:35 UTC today (or tomorrow): to the nearest five minutes (what the past's five-minute
     means tell), the day named relative to `today`."""
@@ -409,6 +463,12 @@ def _of_those(judged: Chance) -> str:
         f"{judged.spent:.0f} points went on to spend {judged.peak:.0f} "
         f"(a {judged.chance:.0%} chance it empties)"
     )
+
+
+def _below(reaches: float | None, low: float) -> str:
+    if reaches is None:
+        return ""
+    return f"; below {low:.0f}% in {units.duration(reaches)} at its net drain of the last minutes"
 
 
 def _went_on(judged: Chance | None) -> str:

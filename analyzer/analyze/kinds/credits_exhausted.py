@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
-from analyzer.model.findings import Finding
+from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Finding
 from analyzer.model.layers import Bucket
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceType
@@ -48,6 +48,9 @@ class CreditsExhausted(RuleBase):
     window: PositiveDuration = 600.0
     min_fraction: float = Field(default=0.8, gt=0, le=1)
     min_datapoints: int = Field(default=2, ge=1)
+    clear_balance: float = Field(default=20.0, gt=0, le=100)
+    """Percent. The alert holds until the bucket refills past this: a bucket that earns a few
+    credits and spends them at once is still exhausted, one alert until it refills."""
 
     supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
 
@@ -99,6 +102,8 @@ class CreditsExhausted(RuleBase):
                 "burst": bucket.burst,
                 "pinned_datapoints": len(pinned),
                 "rate_before_empty": before,
+                HOLDS_UNTIL: self.clear_balance,
+                HOLDS_BALANCE: bucket.balance.value,
             },
         )
 

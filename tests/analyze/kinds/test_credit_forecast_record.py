@@ -80,29 +80,58 @@ def test_a_burst_whose_like_went_on_to_empty_the_bucket_warns() -> None:
     )
 
 
-def test_a_low_bucket_holds_its_warning_while_its_record_says_the_next_burst_may_empty_it() -> None:
+def _floor(balance: list[float], iops: list[float], rule: CreditForecast = RULE) -> Finding | None:
+    state = volume_state(
+        "gp2",
+        100,
+        {
+            Measure.BURST_BALANCE: series(balance),
+            Measure.IOPS: series(iops),
+            Measure.THROUGHPUT: series([v * 16 * KIB for v in iops]),
+        },
+    )
+    snap = snapshot_of(state, rules=(rule,), minutes_of_data=MINUTES)
+    return rule.floor(snap.resources[0], snap, snap.data_end)
+
+
+def test_a_low_bucket_warns_at_the_floor_whatever_its_record_says() -> None:
     balance = [100.0] * 20 + [100.0 - 3 * m for m in range(1, 31)] + [10.0] * 10
-    found = _judge(balance, [0.0] * 60, _grid([20.0] * 20 + [100.0] * 20))
+    found = _floor(balance, [0.0] * 60)
     assert found is not None and found.severity is Severity.WARNING
-    assert found.evidence["forecast"] == "record"
+    assert found.evidence["forecast"] == "floor"
     assert found.seconds_to_empty is None
-    # The drain is read over the last half hour (`drain_window`): from 67 %, 57 points spent.
-    assert "BurstBalance 10%, below 20% after a drain from 67%" in found.summary
-    assert "the warning holds until it refills past 30%" in found.summary
+    assert "BurstBalance 10%, below 20%; the warning holds until it refills past 30%" in (
+        found.summary
+    )
     assert found.evidence["holds_until_percent"] == RULE.clear_balance == 30.0
-    assert found.evidence["record"]["spent_points"] == 57.0
-    # Above the low level and idle: nothing to hold.
-    assert _judge(*LOW, _grid([20.0] * 20 + [100.0] * 20)) is None
+    # Above the low level and idle: no floor.
+    assert _floor(*LOW) is None
 
 
-def test_a_low_bucket_whose_drains_end_with_credits_left_is_info_not_a_warning() -> None:
+def test_below_the_floor_a_drain_warns_even_where_its_like_ended_with_credits_left() -> None:
     balance = [100.0] * 40 + [100.0 - 4.2 * m for m in range(1, 21)]
     iops = [0.0] * 40 + [3_000.0] * 20
-    # Drains of 80 to 90 points, none emptying: this one, 84 points in, is like them.
+    # Drains of 80 to 90 points, none emptying: this one, 84 points in, is like them, yet the
+    # alarm operators run would fire: so does the warning.
     found = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
-    assert found is not None and found.severity is Severity.INFO
-    assert found.evidence["forecast"] == "record"
-    assert found.evidence["record"]["chance"] < RULE.low_chance
+    assert found is not None and found.severity is Severity.WARNING
+    assert found.evidence["forecast"] == "physics"
+    assert "→ 0 in" in found.summary
+
+
+def test_an_idle_bucket_warns_until_its_baseline_could_have_refilled_it_past_clear() -> None:
+    """AWS publishes no BurstBalance while a volume is idle: the bucket then earns at most
+    its baseline, 300 IOPS on 100 GiB (0.33 points a minute)."""
+    balance = [100.0] * 20 + [100.0 - 3 * m for m in range(1, 31)] + [10.0]
+    iops = [0.0] * 20 + [3_000.0] * 31 + [0.0] * 9
+    found = _floor(balance, iops)  # nine idle minutes: at most 13 % now
+    assert found is not None and found.severity is Severity.WARNING
+    assert found.evidence["balance_at_most_percent"] == pytest.approx(10.0 + 9.5 / 3, abs=0.1)
+    assert "idle since" in found.summary
+    # An hour later, still idle, it may have earned its way past 30 %: no longer.
+    measures = {Measure.BURST_BALANCE: series(balance), Measure.IOPS: series(iops + [0.0] * 60)}
+    snap = snapshot_of(volume_state("gp2", 100, measures), rules=(RULE,), minutes_of_data=120)
+    assert RULE.floor(snap.resources[0], snap, snap.data_end) is None
 
 
 def test_a_thin_record_leaves_the_physics_forecast() -> None:
@@ -112,24 +141,14 @@ def test_a_thin_record_leaves_the_physics_forecast() -> None:
     assert _judge(*BURSTING, None) == found
 
 
-def test_warnings_carry_the_level_they_hold_until_and_info_does_not() -> None:
+def test_warnings_carry_the_level_they_hold_until() -> None:
     """The alert book holds a warning while the bucket stays below `clear_balance`."""
     rule = RULE.model_copy(update={"clear_balance": 35.0})
-    grid = _grid([20.0] * 20 + [100.0] * 20)
     balance = [100.0] * 20 + [100.0 - 3 * m for m in range(1, 31)] + [10.0] * 10
-    state = volume_state("gp2", 100, {Measure.BURST_BALANCE: series(balance)})
-    state = replace(state, past=Past(days={Measure.BURST_BALANCE: grid}))
-    snap = snapshot_of(state, rules=(rule,), minutes_of_data=MINUTES)
-    held = rule.evaluate(snap.resources[0], snap, snap.data_end)
+    held = _floor(balance, [0.0] * 60, rule)
     assert held is not None and held.evidence["holds_until_percent"] == 35.0
     assert held.evidence["holds_balance"] == "burst_balance"
     assert "the warning holds until it refills past 35%" in held.summary
-
-    balance = [100.0] * 40 + [100.0 - 4.2 * m for m in range(1, 21)]
-    iops = [0.0] * 40 + [3_000.0] * 20
-    info = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
-    assert info is not None and info.severity is Severity.INFO
-    assert "holds_until_percent" not in info.evidence
 
 
 def test_clear_balance_below_low_balance_is_refused() -> None:
