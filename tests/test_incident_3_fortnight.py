@@ -91,7 +91,28 @@ def test_the_falling_daily_minimum_warns_days_ahead(report) -> None:  # type: ig
     assert datetime.fromisoformat(trend[0]["fired_at"]) <= FRIDAY - timedelta(days=2)
 
 
-def test_the_shipped_recording_replays_offline_to_the_same_report(report) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def shipped() -> dict:  # type: ignore[type-arg]
+    return _backtest("--from", str(SHIPPED))
+
+
+def test_the_shipped_recording_replays_offline_to_the_same_report(report, shipped) -> None:  # type: ignore[no-untyped-def]
     """`scripts/record-incidents` wrote it from the same simulation: replayed without AWS, it
     says exactly what the live backtest says."""
-    assert _backtest("--from", str(SHIPPED)) == report
+    assert shipped == report
+
+
+def test_a_backtest_of_the_last_week_reads_the_days_before_it_as_the_daemon_would(shipped) -> None:  # type: ignore[no-untyped-def]
+    """The last seven days, the recording's earlier days read as their past: after its first
+    day (alerts the longer backtest carried into it), the same warnings as the whole span."""
+    week = _backtest("--from", str(SHIPPED), "--since", "7d")
+    assert week["to"] == shipped["to"]
+    assert datetime.fromisoformat(week["from"]) == datetime.fromisoformat(week["to"]) - timedelta(
+        days=7
+    )
+    settled = datetime.fromisoformat(week["from"]) + timedelta(days=1)
+
+    def after(result: dict) -> list[dict]:  # type: ignore[type-arg]
+        return [a for a in result["alerts"] if datetime.fromisoformat(a["fired_at"]) >= settled]
+
+    assert after(week) and after(week) == after(shipped)
