@@ -1,21 +1,26 @@
 """The floor of the credit policy: wherever a `BurstBalance < 20 %` alarm on the same data would
 fire, a credit warning is already on, at the latest in the same minute, and it stays on while
 the bucket drains or idles low (no datapoint: it refills at most at its baseline). A property
-over any balance a gp2 volume can show, through the replay the backtest and the daemon run."""
+over any balance a gp2 volume can show, and over every volume of the real-load benchmark,
+through the replay the backtest and the daemon run."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.states import states_for
 from analyzer.model.metrics import Measure
 from analyzer.model.series import Series, Status
 from analyzer.model.units import KIB
 from analyzer.replay import replay
+from analyzer.sim import recorded
+from analyzer.sim.bursty import as_raw, span
 from tests.helpers import T0, series, volume_state
 
 BASELINE, BURST, CAPACITY = 300.0, 3_000.0, 5.4e6
@@ -77,3 +82,35 @@ def test_a_warning_is_on_wherever_the_alarm_would_be(
         idle = (at - stamp).total_seconds() / 60 - 1
         if value < ALARM and value + EARNED_PER_MINUTE * idle < CLEAR:
             assert state.ref.resource_id in warned, (at, value, idle)
+
+
+REAL = [d for d in recorded.scenarios() if not d.is_db]
+"""The volumes of the real-load benchmark (`benchmarks/realload.py`); its RDS instances, whose
+simulation takes a minute each, are judged by the benchmark alone."""
+
+
+@pytest.mark.parametrize("driven", REAL, ids=lambda d: d.name)
+def test_on_real_load_a_warning_is_on_wherever_the_alarm_would_be(driven: recorded.Driven) -> None:
+    """Each benchmark volume over the day around its lowest balance of the fortnight."""
+    inventory, data = recorded.simulate(driven)
+    states = states_for(inventory, as_raw(data))
+    [state] = [s for s in states if s.ref.resource_id == driven.resource_id]
+    balance = state.measure(Measure.BURST_BALANCE)
+    start, end = span()
+    lowest = min((p for p in balance.points() if p[0] >= start), key=lambda p: p[1])
+    day = max(lowest[0] - timedelta(hours=12), start)
+    [bucket] = state.buckets()
+    assert bucket.model is not None
+    earned = 100.0 * bucket.model.baseline * 60 / bucket.model.capacity
+    done = replay(states, RULES, CATALOG, day, min(day + timedelta(days=1), end))
+    alarmed = 0
+    for at, warned in done.warned_at.items():
+        newest = balance.until(at).last()
+        if newest is None:
+            continue
+        stamp, value = newest
+        idle = (at - stamp).total_seconds() / 60 - 1
+        if value < ALARM and value + earned * idle < CLEAR:
+            alarmed += 1
+            assert state.ref.resource_id in warned, (at, value, idle)
+    assert alarmed or lowest[1] >= ALARM
