@@ -22,6 +22,13 @@ from tests.test_cli import free_port, wait_for
 DASHBOARD = Path(__file__).resolve().parent.parent / "deploy" / "grafana" / "dashboard.json"
 VARIABLE = re.compile(r"\$\{?(\w+)\}?")
 LABEL_VALUES = re.compile(r"label_values\((.*),\s*(\w+)\)$")
+READY = (
+    "increase(ebs_analyzer_cycles_total{outcome='success'}[1m]) > 0",
+    "ebs_analyzer_volume_iops_limit",
+    "ebs_analyzer_instance_ebs_iops_limit",
+    "ebs_analyzer_db_instance_iops_limit",
+)
+"""Scraped before any query is asked: cycles moving, and every kind of resource exported."""
 
 
 def dashboard() -> dict:
@@ -74,11 +81,12 @@ def prometheus(tmp_path_factory) -> Iterator[Prometheus]:
             }
         )
     )
+    log = (tmp / "demo.log").open("w")
     demo = subprocess.Popen(
         [sys.executable, "-m", "analyzer", "demo", "--speed", "120", "--listen",
          f"127.0.0.1:{demo_port}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )  # fmt: skip
     server = subprocess.Popen(
         [binary, f"--config.file={tmp / 'prometheus.yml'}",
@@ -90,12 +98,19 @@ def prometheus(tmp_path_factory) -> Iterator[Prometheus]:
         assert wait_for(f"http://127.0.0.1:{demo_port}/readyz")[0] == 200
         assert wait_for(f"http://127.0.0.1:{port}/-/ready")[0] == 200
         prometheus = Prometheus(f"http://127.0.0.1:{port}")
-        deadline = time.monotonic() + 60
-        moving = "increase(ebs_analyzer_cycles_total{outcome='success'}[1m]) > 0"
-        while time.monotonic() < deadline and not prometheus.query(moving):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(map(prometheus.query, READY)):
             time.sleep(1)
+        missing = [expr for expr in READY if not prometheus.query(expr)]
+        if missing:
+            pytest.fail(
+                f"after 120 s, Prometheus has nothing for {missing}; its scrapes: "
+                f"{prometheus.get('/api/v1/targets')['activeTargets']}; the demo "
+                f"(exit {demo.poll()}) printed: {(tmp / 'demo.log').read_text()[-2000:]}"
+            )
         yield prometheus
     finally:
+        log.close()
         for process in (server, demo):
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
