@@ -81,7 +81,12 @@ class RecordedAccount:
                 for rid, by_metric in self.recording.raw.get(name, {}).items()
                 for metric, series in by_metric.items()
             }
-            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S)
+            attached = {
+                v.volume_id: v.attached_to
+                for v in inventory.volumes
+                if v.attached_to and not v.multi_attach
+            }
+            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S, attachments=attached)
             self._regions[name] = Region(
                 name, RecordedDescriber(inventory), CloudWatch(cloud, name)
             )

@@ -73,18 +73,44 @@ def _instance_value(index: int, metric: str, period: int) -> float:
     return sum(_volume_value(v, name, period) for v in volumes)
 
 
+PER_ATTACHMENT = {
+    "VolumeIOPSExceededCheck",
+    "VolumeThroughputExceededCheck",
+    "VolumeStalledIOCheck",
+}
+"""AWS/EBS metrics AWS publishes with InstanceId and VolumeId together, and only so."""
+
+
+def _published(metric: str, dimensions: dict[str, str]) -> str | None:
+    """The resource a query's dimensions name, if AWS publishes the metric with exactly these
+    dimensions; None otherwise (CloudWatch then answers an empty series)."""
+    volume, instance = dimensions.get("VolumeId"), dimensions.get("InstanceId")
+    if volume is not None and metric in PER_ATTACHMENT:
+        index = int(volume.split("-")[1]) // VOLUMES_PER_INSTANCE
+        return (
+            volume if dimensions == {"VolumeId": volume, "InstanceId": f"i-{index:08d}"} else None
+        )
+    if len(dimensions) != 1:
+        return None
+    return volume if volume is not None else instance
+
+
 def _result(query: dict[str, Any], start: float, end: float) -> dict[str, Any]:
     stat = query["MetricStat"]
     metric = stat["Metric"]["MetricName"]
-    resource = stat["Metric"]["Dimensions"][0]["Value"]
+    dimensions = {d["Name"]: d["Value"] for d in stat["Metric"].get("Dimensions", [])}
+    resource = _published(metric, dimensions)
     period = int(stat["Period"])
-    index = int(resource.split("-")[1])
-    value = _instance_value if resource.startswith("i-") else _volume_value
     first = int(start // period * period)
     if first < start:
         first += period
-    stamps = range(first, int(end), period)
-    point = value(index, metric, period)
+    stamps = range(first, int(end), period) if resource is not None else range(0)
+    if resource is None:
+        point = 0.0
+    else:
+        index = int(resource.split("-")[1])
+        value = _instance_value if resource.startswith("i-") else _volume_value
+        point = value(index, metric, period)
     return {
         "Id": query["Id"],
         "Label": metric,

@@ -11,6 +11,7 @@ import boto3
 
 from analyzer.collect import describe as inventory
 from analyzer.collect.aws import Clients
+from analyzer.model import metrics
 from analyzer.model.resources import InstanceType, Volume
 from analyzer.sim.datapoints import Datapoints, namespace_of
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
@@ -131,14 +132,27 @@ class Account:
         )
 
     def put(self, data: Datapoints) -> None:
+        """Published as AWS publishes each metric: under its own dimension set, the
+        per-attachment ones under the volume's instance too (and not at all for a volume
+        attached to none)."""
+        attached = {
+            v["VolumeId"]: v["Attachments"][0]["InstanceId"]
+            for v in self.ec2.describe_volumes()["Volumes"]
+            if len(v.get("Attachments", [])) == 1 and not v.get("MultiAttachEnabled")
+        }
         by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for (resource_id, metric), points in data.items():
-            namespace, dimension = namespace_of(metric, resource_id)
+        for (resource_id, name), points in data.items():
+            namespace, _ = namespace_of(name, resource_id)
+            dims = metrics.dimensions(
+                metrics.named(namespace, name), resource_id, attached.get(resource_id)
+            )
+            if dims is None:
+                continue
             for stamp, value in points:
                 by_namespace[namespace].append(
                     {
-                        "MetricName": metric,
-                        "Dimensions": [{"Name": dimension, "Value": resource_id}],
+                        "MetricName": name,
+                        "Dimensions": [{"Name": n, "Value": v} for n, v in dims],
                         "Timestamp": stamp,
                         "Value": value,
                     }

@@ -61,7 +61,7 @@ def account(aws):
     load = Demand(steps((0, 200), (2 * HOUR, 2_000), (7.5 * HOUR, 100)), 128 * KIB)
     model = Volume(volume, "us-east-1", "gp3", 100, "in-use", 3_000, 125, instance)
     sim = Simulation(SimInstance(instance, type_info, [SimVolume(model, load)]), START)
-    cloudwatch = SimulatedCloudWatch(sim.run(8 * 60))
+    cloudwatch = SimulatedCloudWatch(sim.run(8 * 60), attachments=sim.attachments)
     return volume, (
         lambda region: connect(region, Clients.for_region(region, cloudwatch=cloudwatch))
     )

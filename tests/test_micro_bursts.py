@@ -58,3 +58,30 @@ def test_without_idle_time_a_third_of_the_cap_is_no_finding(aws: None) -> None:
     config = settings.load({"region": [account.region]})
     result = Analyzer(config, rules.load()).run(now)
     assert [f for f in result.findings if f.resource.resource_id == volume] == []
+
+
+def test_on_nitro_the_exceeded_check_shows_the_cap_the_minute_averages_hide(aws: None) -> None:
+    """AWS publishes VolumeIOPSExceededCheck with InstanceId and VolumeId together, and moto
+    answers only the exact set, as CloudWatch does: asked any other way, it is empty."""
+    account = Account()
+    instance = account.instance("m5.large")
+    assert account.instance_type("m5.large").nitro is True
+    volume = account.volume("gp3", 200, instance)
+    minutes = [START + timedelta(minutes=m) for m in range(40)]
+    ops = 3_000 * 60 * 0.6  # the minute averages show 60 % of the 3,000 IOPS cap
+    account.put(
+        {
+            (volume, "VolumeReadOps"): [(t, ops) for t in minutes],
+            (volume, "VolumeWriteOps"): [(t, 0.0) for t in minutes],
+            (volume, "VolumeReadBytes"): [(t, ops * 16.0 * KIB) for t in minutes],
+            (volume, "VolumeWriteBytes"): [(t, 0.0) for t in minutes],
+            (volume, "VolumeIOPSExceededCheck"): [(t, 1.0) for t in minutes],
+            (volume, "VolumeThroughputExceededCheck"): [(t, 0.0) for t in minutes],
+        }
+    )
+    now = START + timedelta(minutes=40, seconds=130)
+    config = settings.load({"region": [account.region]})
+    result = Analyzer(config, rules.load()).run(now)
+    [finding] = [f for f in result.findings if f.resource.resource_id == volume]
+    assert finding.rule == "volume-iops-cap"
+    assert finding.evidence["exceeded_check_datapoints"] >= 14

@@ -84,7 +84,7 @@ def test_the_backfill_reports_its_progress(clock, terminal):
             }
 
     wanted = [
-        MetricQuery(f"vol-{n}", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 60)
+        MetricQuery(f"vol-{n}", "AWS/EBS", "VolumeReadOps", (("VolumeId", f"vol-{n}"),), "Sum", 60)
         for n in range(1_200)
     ]
     end = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)

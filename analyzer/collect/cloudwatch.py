@@ -54,7 +54,7 @@ def _query(query: MetricQuery, query_id: str) -> dict[str, Any]:
             "Metric": {
                 "Namespace": query.namespace,
                 "MetricName": query.metric,
-                "Dimensions": [{"Name": query.dimension, "Value": query.resource_id}],
+                "Dimensions": [{"Name": name, "Value": value} for name, value in query.dimensions],
             },
             "Period": query.period_s,
             "Stat": query.stat,

@@ -67,7 +67,7 @@ def past_queries(inventory: Inventory) -> dict[str, list[MetricQuery]]:
     out: dict[str, list[MetricQuery]] = {}
     for rid, found in queries.for_inventory(inventory, None).items():
         daily = [
-            MetricQuery(q.resource_id, q.namespace, q.metric, q.dimension, "Minimum", DAY_S)
+            MetricQuery(q.resource_id, q.namespace, q.metric, q.dimensions, "Minimum", DAY_S)
             for q in found
             if q.metric in BALANCES
         ]

@@ -2,8 +2,10 @@
 
 Nothing is asked for a detached volume or a stopped instance (CloudWatch has nothing to give),
 BurstBalance only for bucket volume types, the instance balances only for instance types whose
-EBS baseline is below their maximum, and the "exceeded" checks only on Nitro. The metrics and
-their statistics come from the catalogue (`model/metrics.py`).
+EBS baseline is below their maximum, and the "exceeded" checks only on Nitro. The metrics, their
+statistics and the dimensions each is published with come from the catalogue
+(`model/metrics.py`): a metric asked with other dimensions than AWS publishes it with comes back
+empty, and is billed all the same.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import partial
 
 from analyzer.model import metrics
 from analyzer.model.limits import has_burst_balance
-from analyzer.model.metrics import Metric, Namespace, Tier, When
+from analyzer.model.metrics import Namespace, Tier, When
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 
@@ -28,18 +30,16 @@ class MetricQuery:
     resource_id: str
     namespace: str
     metric: str
-    dimension: str
+    dimensions: tuple[tuple[str, str], ...]
+    """(name, value) pairs, exactly as AWS publishes the metric: CloudWatch matches them all."""
     stat: str
     period_s: int
     _hash: int = field(init=False, repr=False, compare=False)
     """Worked out once: a query is a key of the history, looked up every cycle."""
 
     def __post_init__(self) -> None:
-        key = (self.resource_id, self.namespace, self.metric, self.dimension, self.stat)
+        key = (self.resource_id, self.namespace, self.metric, self.dimensions, self.stat)
         object.__setattr__(self, "_hash", hash((*key, self.period_s)))
-
-    def __hash__(self) -> int:
-        return self._hash
 
 
 def _queries(
@@ -48,14 +48,16 @@ def _queries(
     period_s: int,
     has: Callable[[When], bool],
     tier: Tier | None,
+    attached_to: str | None = None,
 ) -> list[MetricQuery]:
-    def query(m: Metric) -> MetricQuery:
-        return MetricQuery(
-            resource_id, namespace.value, m.name, namespace.dimension, m.statistic, period_s
-        )
-
-    chosen = metrics.of(namespace, tier)
-    return [query(m) for m in chosen if m.when is When.ALWAYS or has(m.when)]
+    out = []
+    for m in metrics.of(namespace, tier):
+        dims = metrics.dimensions(m, resource_id, attached_to)
+        if dims is not None and (m.when is When.ALWAYS or has(m.when)):
+            out.append(
+                MetricQuery(resource_id, namespace.value, m.name, dims, m.statistic, period_s)
+            )
+    return out
 
 
 Known = dict[str, tuple[tuple[object, ...], list[MetricQuery]]]
@@ -112,13 +114,22 @@ def for_volume(
 ) -> list[MetricQuery]:
     if not volume.active:
         return []
+    checked = volume.volume_type != "standard"  # AWS publishes no exceeded checks for magnetic
     has = {
         When.BUCKET: has_burst_balance(volume),
-        When.NITRO: nitro is not False and not volume.multi_attach,
-        When.UNCHECKED: nitro is False or volume.multi_attach,
+        When.NITRO: nitro is not False and not volume.multi_attach and checked,
+        When.UNCHECKED: nitro is False or volume.multi_attach or not checked,
     }
+    # The metrics published per attachment name the volume's one instance; a Multi-Attach
+    # volume has none of them.
+    attached_to = None if volume.multi_attach else volume.attached_to
     return _queries(
-        Namespace.EBS, volume.volume_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier
+        Namespace.EBS,
+        volume.volume_id,
+        VOLUME_PERIOD_S,
+        lambda w: has.get(w, False),
+        tier,
+        attached_to,
     )
 
 

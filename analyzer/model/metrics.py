@@ -2,8 +2,9 @@
 
 A metric's namespace, the statistic to request, its CloudWatch unit, when a resource has it,
 and what it feeds: either a measure as it is (a gauge such as BurstBalance), or a part that
-normalization combines (the read and write sums of ops, bytes and time). The queries, the
-normalization and the simulator all read this table; no other module spells a metric name.
+normalization combines (the read and write sums of ops, bytes and time), and the dimensions AWS
+publishes it with. The queries, the normalization and the simulator all read this table; no
+other module spells a metric name.
 Sources: DOMAIN.md, "CloudWatch" (the AWS/EBS, AWS/EC2 and AWS/RDS metric references).
 """
 
@@ -64,15 +65,29 @@ class Namespace(StrEnum):
     RDS = "AWS/RDS"
 
     @property
-    def dimension(self) -> str:
+    def dimension(self) -> Dimension:
+        """The dimension each of its resources is named by."""
         return _DIMENSIONS[self]
 
 
+class Dimension(StrEnum):
+    VOLUME = "VolumeId"
+    INSTANCE = "InstanceId"
+    DB_INSTANCE = "DBInstanceIdentifier"
+
+
 _DIMENSIONS = {
-    Namespace.EBS: "VolumeId",
-    Namespace.EC2: "InstanceId",
-    Namespace.RDS: "DBInstanceIdentifier",
+    Namespace.EBS: Dimension.VOLUME,
+    Namespace.EC2: Dimension.INSTANCE,
+    Namespace.RDS: Dimension.DB_INSTANCE,
 }
+
+VOLUME_ON_INSTANCE = (Dimension.INSTANCE, Dimension.VOLUME)
+"""The pair AWS publishes the per-attachment volume metrics with, and with nothing else: the
+exceeded checks and the stalled-I/O check (Amazon CloudWatch User Guide, "Supported metrics
+for resource tags for telemetry", AWS/EBS: each entry there is one combination published
+together). CloudWatch matches a query's dimensions exactly, so the same metric asked with
+`VolumeId` alone answers an empty series."""
 
 
 class Tier(StrEnum):
@@ -103,10 +118,10 @@ class When(StrEnum):
     """Storage with a burst bucket (gp2, st1, sc1; RDS gp2)."""
     NITRO = "nitro"
     """Volumes on, and instances of, Nitro types (the "exceeded" checks); not Multi-Attach
-    volumes, for which AWS does not publish them."""
+    or magnetic (standard) volumes, for which AWS does not publish them."""
     UNCHECKED = "unchecked"
-    """Volumes without the exceeded checks (on instances known not to be Nitro, or
-    Multi-Attach): the busy time shows a cap reached for part of each minute."""
+    """Volumes without the exceeded checks (on instances known not to be Nitro, Multi-Attach
+    or magnetic): the busy time shows a cap reached for part of each minute."""
     EBS_BURST = "ebs_burst"
     """Instance types (and RDS classes) whose EBS baseline is below their maximum."""
 
@@ -123,12 +138,20 @@ class Metric:
     tier: Tier | None = Tier.HOT
     """The lowest tier at which the daemon asks for it; None: only a full read (`once`),
     since no rule and no exported series needs it."""
+    dimensions: tuple[Dimension, ...] = ()
+    """The dimension set AWS publishes it with, where it is not the namespace's own one."""
+
+    @property
+    def published_with(self) -> tuple[Dimension, ...]:
+        """The names of the dimensions AWS publishes it with, all of them."""
+        return self.dimensions or (self.namespace.dimension,)
 
 
 _E, _C, _R = Namespace.EBS, Namespace.EC2, Namespace.RDS
 _IDLE, _ACTIVE, _HOT, _FULL = Tier.IDLE, Tier.ACTIVE, Tier.HOT, None
 _BUCKET, _NITRO, _BURST = When.BUCKET, When.NITRO, When.EBS_BURST
 _EXCEEDED_IOPS, _EXCEEDED_BPS = Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED
+_PAIR = VOLUME_ON_INSTANCE
 CATALOGUE: tuple[Metric, ...] = (
     # A volume: its operations tell idle from busy; bytes, the bucket and the exceeded
     # checks are read once it matters; latency and queue only in a full read.
@@ -141,8 +164,10 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(_E, "VolumeIdleTime", "Sum", "Seconds", Part.IDLE_TIME, When.UNCHECKED, _ACTIVE),
     Metric(_E, "VolumeQueueLength", "Average", "Count", Measure.QUEUE_LENGTH, tier=_FULL),
     Metric(_E, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
-    Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT),
-    Metric(_E, "VolumeThroughputExceededCheck", "Maximum", "None", _EXCEEDED_BPS, _NITRO, _HOT),
+    Metric(_E, "VolumeIOPSExceededCheck", "Maximum", "None", _EXCEEDED_IOPS, _NITRO, _HOT, _PAIR),
+    Metric(
+        _E, "VolumeThroughputExceededCheck", "Maximum", "None", _EXCEEDED_BPS, _NITRO, _HOT, _PAIR
+    ),
     # An instance: idle, its rates are the sum of its volumes'; its own metrics once busy.
     Metric(_C, "EBSReadOps", "Sum", "Count", Part.READ_OPS, tier=_ACTIVE),
     Metric(_C, "EBSWriteOps", "Sum", "Count", Part.WRITE_OPS, tier=_ACTIVE),
@@ -182,6 +207,21 @@ def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:
         if m.namespace is namespace
         and (tier is None or (m.tier is not None and m.tier.rank <= tier.rank))
     )
+
+
+def dimensions(
+    metric: Metric, resource_id: str, attached_to: str | None = None
+) -> tuple[tuple[str, str], ...] | None:
+    """The (name, value) pairs this metric of this resource is published with: `attached_to`
+    is a volume's instance, for the metrics published per attachment. None where AWS publishes
+    the metric for no such resource (a per-attachment metric of a volume not attached to one
+    instance)."""
+    values = {metric.namespace.dimension: resource_id}
+    if metric.namespace is Namespace.EBS and attached_to is not None:
+        values[Dimension.INSTANCE] = attached_to
+    if any(name not in values for name in metric.published_with):
+        return None
+    return tuple((name.value, values[name]) for name in metric.published_with)
 
 
 def named(namespace: Namespace | str, name: str) -> Metric:

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from analyzer.collect.queries import BASIC_PERIOD_S
+from analyzer.model import metrics
+from analyzer.model.metrics import Dimension
 from analyzer.sim.datapoints import Datapoints, fold, namespace_of, statistic
 from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
+
+_Key = tuple[str, str, frozenset[tuple[str, str]]]
+"""Namespace, metric name and the dimensions it is published with: what CloudWatch matches."""
 
 
 class SimulatedCloudWatch:
     """GetMetricData answered from the simulator, aggregated as CloudWatch would.
 
-    Live simulations are advanced up to the end of each request, so data appears as simulated
-    time passes; points older than `keep_s` are dropped. EC2 metrics of instances under basic
-    monitoring come as 5-minute points whatever period is asked for.
+    Each metric is kept under the dimensions AWS publishes it with (`metrics.dimensions`): a
+    volume's per-attachment metrics under its instance and its id together, and none of them
+    for a volume `attachments` does not name. A query is answered only on an exact match of its
+    dimensions, as CloudWatch answers it; any other comes back empty. Live simulations are
+    advanced up to the end of each request, so data appears as simulated time passes; points
+    older than `keep_s` are dropped. EC2 metrics of instances under basic monitoring come as
+    5-minute points whatever period is asked for.
     """
 
     def __init__(
@@ -26,10 +35,15 @@ class SimulatedCloudWatch:
         data: Datapoints | None = None,
         simulations: Sequence[Simulation | DatabaseSimulation] = (),
         keep_s: float = 6 * 3600.0,
+        attachments: Mapping[str, str] | None = None,
     ) -> None:
         self._lock = threading.Lock()
-        self._data: dict[tuple[str, str, str], list[tuple[datetime, float]]] = {}
+        self._data: dict[_Key, list[tuple[datetime, float]]] = {}
         self._simulations = list(simulations)
+        self._attachments = dict(attachments or {})
+        for simulation in simulations:
+            if isinstance(simulation, Simulation):
+                self._attachments.update(simulation.attachments)
         self._basic = {
             s.instance.instance_id
             for s in simulations
@@ -39,9 +53,13 @@ class SimulatedCloudWatch:
         self._add(data or {})
 
     def _add(self, data: Datapoints) -> None:
-        for (resource_id, metric), points in data.items():
-            namespace, _ = namespace_of(metric, resource_id)
-            self._data.setdefault((namespace, metric, resource_id), []).extend(points)
+        for (resource_id, name), points in data.items():
+            namespace, _ = namespace_of(name, resource_id)
+            metric = metrics.named(namespace, name)
+            dims = metrics.dimensions(metric, resource_id, self._attachments.get(resource_id))
+            if dims is not None:
+                key = (namespace, name, frozenset(dims))
+                self._data.setdefault(key, []).extend(points)
 
     def advance(self, until: datetime) -> None:
         """Simulate every whole minute that ends by `until`."""
@@ -61,11 +79,13 @@ class SimulatedCloudWatch:
         for query in kwargs["MetricDataQueries"]:
             stat = query["MetricStat"]
             metric = stat["Metric"]
-            key = (metric["Namespace"], metric["MetricName"], metric["Dimensions"][0]["Value"])
+            dims = {(d["Name"], d["Value"]) for d in metric.get("Dimensions", [])}
+            key = (metric["Namespace"], metric["MetricName"], frozenset(dims))
             with self._lock:
                 points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
-            if key[0] == "AWS/EC2" and key[2] in self._basic:
-                points = fold(points, BASIC_PERIOD_S, statistic(key[2], key[1]))
+            instance = dict(dims).get(Dimension.INSTANCE.value, "")
+            if key[0] == "AWS/EC2" and instance in self._basic:
+                points = fold(points, BASIC_PERIOD_S, statistic(instance, key[1]))
             folded = fold(points, stat["Period"], stat["Stat"])
             results.append(
                 {

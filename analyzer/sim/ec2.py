@@ -285,6 +285,11 @@ class Simulation:
                 sim.credits = _refill(sim.credits, bucket.baseline, spent, bucket.capacity)
                 acc.balance += 100.0 * sim.credits / bucket.capacity
 
+    @property
+    def attachments(self) -> dict[str, str]:
+        """Each simulated volume's instance."""
+        return {v.volume.volume_id: self.instance.instance_id for v in self.instance.volumes}
+
     def run(self, minutes: int) -> Datapoints:
         """Several minutes; instance sums are folded into 5-minute points under basic
         monitoring, as CloudWatch would publish them."""
@@ -407,9 +412,14 @@ def _emit_volume(out: Datapoints, sim: SimVolume, acc: _Minute, stamp: datetime)
         Part.WRITE_TIME: acc.write_time,
         Part.IDLE_TIME: acc.idle_s,
         Measure.QUEUE_LENGTH: acc.queue / 60,
-        Measure.IOPS_EXCEEDED: acc.iops_exceeded,
-        Measure.THROUGHPUT_EXCEEDED: acc.throughput_exceeded,
     }
+    nitro = sim.instance_type is not None and sim.instance_type.nitro
+    if nitro and sim.volume.volume_type != "standard":
+        # "Supported for all volume types, except magnetic (standard), attached to Nitro
+        # instances" (AWS Compute Optimizer User Guide, EBS volume metrics; the EBS User Guide
+        # says the same).
+        values[Measure.IOPS_EXCEEDED] = acc.iops_exceeded
+        values[Measure.THROUGHPUT_EXCEEDED] = acc.throughput_exceeded
     if limits.has_burst_balance(sim.volume) and acc.idle_s < 60:
         # "Data is reported only when the volume is active" (Amazon EBS User Guide, Amazon
         # CloudWatch metrics for Amazon EBS, BurstBalance): a minute without I/O has none.

@@ -14,7 +14,7 @@ TYPE = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
 
 
 def q(rid, metric, namespace="AWS/EBS"):
-    return MetricQuery(rid, namespace, metric, "VolumeId", "Sum", 60)
+    return MetricQuery(rid, namespace, metric, (("VolumeId", rid),), "Sum", 60)
 
 
 def states_for(inv, fetched, cache=None, since=None, touched=None):

@@ -18,7 +18,9 @@ WINDOW = Window(T0, T0 + timedelta(minutes=10), 60)
 
 
 def query(i: int, metric="VolumeReadOps", period=60) -> MetricQuery:
-    return MetricQuery(f"vol-{i:05d}", "AWS/EBS", metric, "VolumeId", "Sum", period)
+    return MetricQuery(
+        f"vol-{i:05d}", "AWS/EBS", metric, (("VolumeId", f"vol-{i:05d}"),), "Sum", period
+    )
 
 
 class FakeCloudWatch:

@@ -9,8 +9,8 @@ from analyzer.collect.window import Window
 from analyzer.model.series import Series, Status
 from tests.helpers import T0
 
-VOLUME = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 60)
-INSTANCE = MetricQuery("i-1", "AWS/EC2", "EBSReadOps", "InstanceId", "Sum", 300)
+VOLUME = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", (("VolumeId", "vol-1"),), "Sum", 60)
+INSTANCE = MetricQuery("i-1", "AWS/EC2", "EBSReadOps", (("InstanceId", "i-1"),), "Sum", 300)
 ASKED = {VOLUME.resource_id: [VOLUME]}
 
 
@@ -138,7 +138,7 @@ def test_a_query_asked_at_another_period_replaces_the_old_one_under_its_name():
     h = history()
     for window, group in h.plan([VOLUME], at(0)):
         h.merge(window, {q: fill(window, 1.0) for q in group})
-    coarse = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", "VolumeId", "Sum", 300)
+    coarse = MetricQuery("vol-1", "AWS/EBS", "VolumeReadOps", (("VolumeId", "vol-1"),), "Sum", 300)
     asked = {VOLUME.resource_id: [coarse]}
     for window, group in h.plan([coarse], at(0)):
         h.merge(window, {q: fill(window, 5.0) for q in group})

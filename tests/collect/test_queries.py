@@ -116,3 +116,129 @@ def test_without_tiers_every_metric_is_read():
     assert {"VolumeTotalReadTime", "VolumeQueueLength"} <= full
     by_id = queries.for_inventory(Inventory("us-east-1", (volume("gp2"),)), {})
     assert names(by_id["vol-1"]) == {"VolumeReadOps", "VolumeWriteOps"}
+
+
+PUBLISHED = {
+    # AWS/EBS: every volume metric with VolumeId alone, except those published per attachment,
+    # which come with InstanceId and VolumeId together and with nothing else (Amazon CloudWatch
+    # User Guide, "Supported metrics for resource tags for telemetry", AWS/EBS; each entry
+    # there is one dimension combination published together).
+    **{
+        ("AWS/EBS", name): {"VolumeId"}
+        for name in (
+            "VolumeReadOps",
+            "VolumeWriteOps",
+            "VolumeReadBytes",
+            "VolumeWriteBytes",
+            "VolumeTotalReadTime",
+            "VolumeTotalWriteTime",
+            "VolumeIdleTime",
+            "VolumeQueueLength",
+            "BurstBalance",
+        )
+    },
+    **{
+        ("AWS/EBS", name): {"InstanceId", "VolumeId"}
+        for name in (
+            "VolumeIOPSExceededCheck",
+            "VolumeThroughputExceededCheck",
+            "VolumeStalledIOCheck",
+        )
+    },
+    # AWS/EC2 per instance (Amazon EC2 User Guide, "CloudWatch metrics for your instances").
+    **{
+        ("AWS/EC2", name): {"InstanceId"}
+        for name in (
+            "EBSReadOps",
+            "EBSWriteOps",
+            "EBSReadBytes",
+            "EBSWriteBytes",
+            "EBSIOBalance%",
+            "EBSByteBalance%",
+            "InstanceEBSIOPSExceededCheck",
+            "InstanceEBSThroughputExceededCheck",
+            "StatusCheckFailed_AttachedEBS",
+        )
+    },
+    # AWS/RDS per DB instance (Amazon RDS User Guide, "Amazon CloudWatch dimensions for RDS").
+    **{
+        ("AWS/RDS", name): {"DBInstanceIdentifier"}
+        for name in (
+            "ReadIOPS",
+            "WriteIOPS",
+            "ReadThroughput",
+            "WriteThroughput",
+            "ReadLatency",
+            "WriteLatency",
+            "DiskQueueDepth",
+            "FreeableMemory",
+            "BurstBalance",
+            "EBSIOBalance%",
+            "EBSByteBalance%",
+        )
+    },
+}
+
+
+class Recorder:
+    """A CloudWatch client that notes every query before moto answers it."""
+
+    def __init__(self, client):
+        self.client = client
+        self.asked = []
+
+    def get_metric_data(self, **kwargs):
+        self.asked.extend(q["MetricStat"]["Metric"] for q in kwargs["MetricDataQueries"])
+        return self.client.get_metric_data(**kwargs)
+
+
+def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes_it_with(aws):
+    from datetime import UTC, datetime
+
+    from analyzer import settings
+    from analyzer.analyze import rules
+    from analyzer.collect.aws import Clients
+    from analyzer.collect.regions import connect
+    from analyzer.cycle import Analyzer
+    from tests.account import Account
+
+    account = Account()
+    nitro, other = account.instance("m5.large"), account.instance("m5.xlarge")
+    xen = account.instance("m4.large")
+    account.volume("gp2", 100, nitro)
+    account.volume("gp3", 200, nitro, "/dev/sdg")
+    account.volume("st1", 500, nitro, "/dev/sdh")
+    magnetic = account.volume("standard", 50, nitro, "/dev/sdi")
+    account.volume("gp3", 200, xen)
+    account.volume("gp2", 100, other)
+    shared = account.volume("io2", 100, nitro, "/dev/sdj", Iops=4_000, MultiAttachEnabled=True)
+    account.ec2.attach_volume(VolumeId=shared, InstanceId=other, Device="/dev/sdk")
+    account.volume("gp3", 100)  # detached: nothing to ask
+    attached = {  # each volume attached to one instance (the root volumes too), and where
+        v["VolumeId"]: v["Attachments"][0]["InstanceId"]
+        for v in account.ec2.describe_volumes()["Volumes"]
+        if len(v["Attachments"]) == 1 and not v.get("MultiAttachEnabled")
+    }
+    account.daily_replica("db.m5.large")
+    recorder = Recorder(account.cloudwatch)
+    config = settings.load({"region": [account.region]})
+    Analyzer(
+        config,
+        rules.load(),
+        connect=lambda region: connect(region, Clients.for_region(region, cloudwatch=recorder)),
+    ).run(datetime(2026, 11, 21, 8, 0, tzinfo=UTC))
+
+    asked = {}
+    for metric in recorder.asked:
+        dims = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
+        key = (metric["Namespace"], metric["MetricName"])
+        assert set(dims) == PUBLISHED[key], f"{key} asked with {sorted(dims)}"
+        asked.setdefault(key, []).append(dims)
+        if "VolumeId" in dims and "InstanceId" in dims:
+            assert attached[dims["VolumeId"]] == dims["InstanceId"]  # its one attachment
+    # The per-attachment checks are asked, of Nitro volumes only: not of the magnetic one,
+    # the one on Xen or the Multi-Attach one.
+    checked = {d["VolumeId"] for d in asked[("AWS/EBS", "VolumeIOPSExceededCheck")]}
+    expected = {v for v, i in attached.items() if i != xen and v != magnetic}
+    assert checked == expected
+    assert ("AWS/RDS", "ReadIOPS") in asked and ("AWS/EC2", "EBSReadOps") in asked
