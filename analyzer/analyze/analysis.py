@@ -78,8 +78,9 @@ def analyze(
         states.append(kept)
     bares = snapshot.resources
     snapshot = replace(snapshot, resources=tuple(states))
-    evaluation = floored(
-        engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh
+    evaluation = impaired(
+        floored(engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh),
+        snapshot,
     )
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, catalog) for f in evaluation.firing]
@@ -119,6 +120,35 @@ def floored(
         evaluation,
         firing=engine.ordered([*(f for f in evaluation.firing if f.key not in keys), *floors]),
         pending=[f for f in evaluation.pending if f.key not in keys],
+    )
+
+
+def impaired(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Evaluation:
+    """While AWS says a resource's I/O has stopped, nothing else is said of it: no cap, credit
+    or sizing finding is built on the numbers of a stalled volume, of an instance whose
+    attached-EBS check fails, or of that instance's volumes. Their other alerts are unknown
+    meanwhile (they keep their state), not resolved."""
+    found = [f for f in evaluation.firing if f.bottleneck is Bottleneck.IMPAIRED]
+    if not found:
+        return evaluation
+    silenced: set[tuple[str, str]] = set()
+    for finding in found:
+        region, rid = finding.resource.region, finding.resource.resource_id
+        silenced.add((region, rid))
+        state = snapshot.get(region, rid)
+        if state is not None and not state.is_volume:
+            silenced.update((region, volume) for volume in state.related)
+
+    def kept(f: Finding) -> bool:
+        return f.bottleneck is Bottleneck.IMPAIRED or (
+            (f.resource.region, f.resource.resource_id) not in silenced
+        )
+
+    return replace(
+        evaluation,
+        firing=[f for f in evaluation.firing if kept(f)],
+        pending=[f for f in evaluation.pending if kept(f)],
+        failed=evaluation.failed | silenced,
     )
 
 
@@ -172,8 +202,8 @@ def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     """The finding with the limit that binds once its own is lifted, and the fixes sized up to
     that limit."""
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
-    if state is None:
-        return finding
+    if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
+        return finding  # impaired: no limit lies beyond, and no fix is a size or a type
     found = ahead(state, snapshot, snapshot.data_end, finding.window_s, finding.bottleneck)
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:

@@ -20,6 +20,7 @@ from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.analyze.kinds.credit_trend import CreditTrend
 from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
+from analyzer.analyze.kinds.impaired import IoImpaired
 from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.errors import ConfigError
 from analyzer.model.outlook import ForecastWindows
@@ -27,7 +28,13 @@ from analyzer.model.state import ResourceState
 from analyzer.yamlfile import read_yaml
 
 Rule = Annotated[
-    CreditForecast | CreditTrend | CreditsExhausted | IopsCap | ThroughputCap | MemoryPressure,
+    CreditForecast
+    | CreditTrend
+    | CreditsExhausted
+    | IopsCap
+    | ThroughputCap
+    | MemoryPressure
+    | IoImpaired,
     Field(discriminator="kind"),
 ]
 
@@ -40,6 +47,7 @@ KINDS = {
         IopsCap,
         ThroughputCap,
         MemoryPressure,
+        IoImpaired,
     )
 }
 

@@ -160,6 +160,7 @@ def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
         maximum_throughput_bps=mb("MaximumThroughputInMBps"),
         memory_bytes=int(memory) * MIB if memory is not None else None,
         nitro=raw.get("Hypervisor") == "nitro" or bool(raw.get("BareMetal")),
+        bare_metal=raw.get("BareMetal"),
         vcpus=int(vcpus) if vcpus is not None else None,
         architectures=tuple(raw.get("ProcessorInfo", {}).get("SupportedArchitectures") or ()),
         current_generation=raw.get("CurrentGeneration"),

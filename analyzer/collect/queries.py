@@ -54,9 +54,8 @@ def _queries(
     for m in metrics.of(namespace, tier):
         dims = metrics.dimensions(m, resource_id, attached_to)
         if dims is not None and (m.when is When.ALWAYS or has(m.when)):
-            out.append(
-                MetricQuery(resource_id, namespace.value, m.name, dims, m.statistic, period_s)
-            )
+            period = m.period_s or period_s
+            out.append(MetricQuery(resource_id, namespace.value, m.name, dims, m.statistic, period))
     return out
 
 
@@ -119,6 +118,7 @@ def for_volume(
         When.BUCKET: has_burst_balance(volume),
         When.NITRO: nitro is not False and not volume.multi_attach and checked,
         When.UNCHECKED: nitro is False or volume.multi_attach or not checked,
+        When.ATTACHED_NITRO: nitro is not False and not volume.multi_attach,
     }
     # The metrics published per attachment name the volume's one instance; a Multi-Attach
     # volume has none of them.
@@ -152,8 +152,11 @@ def for_instance(instance: Instance, tier: Tier | None = None) -> list[MetricQue
         return []
     period = DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S
     info = instance.type_info
+    nitro = info is None or info.nitro is not False
     has = {
         When.EBS_BURST: info is not None and info.ebs_bursts,
-        When.NITRO: info is None or info.nitro is not False,
+        When.NITRO: nitro,
+        # AWS publishes no instance EBS exceeded checks for bare metal.
+        When.VIRTUALIZED_NITRO: nitro and (info is None or not info.bare_metal),
     }
     return _queries(Namespace.EC2, instance.instance_id, period, lambda w: has.get(w, False), tier)

@@ -178,7 +178,7 @@ def _family(
     return family
 
 
-HAD_DATA = frozenset({"ok", "model_mismatch"})
+HAD_DATA = frozenset({"ok", "model_mismatch", "impaired"})
 
 
 def _volume_families(rows: list[Row]) -> Iterator[Metric]:
@@ -190,8 +190,9 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
         "ebs_analyzer_volume_up",
-        "Volume: 1 when the latest cycle had its data (status ok, or model_mismatch where it "
-        "contradicts a modelled limit), 0 on no data, stale data or an error.",
+        "Volume: 1 when the latest cycle had its data (status ok; model_mismatch where it "
+        "contradicts a modelled limit; impaired where AWS reports its I/O stalled), 0 on no "
+        "data, stale data or an error.",
         (*labels, "status"),
         [((*ids(r), r["status"]), float(r["status"] in HAD_DATA)) for r in rows],
     )

@@ -212,6 +212,7 @@ def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
 
 
 STALE = "stale"
+IMPAIRED = "impaired"
 MEASURED = (
     "iops",
     "throughput_bytes_per_second",
@@ -230,9 +231,12 @@ MEASURED = (
 
 def _status(state: ResourceState, snap: Snapshot) -> str:
     """The fetch's outcome; `stale` where CloudWatch had no recent data when asked;
-    `model_mismatch` where the data contradicts a modelled limit."""
+    `impaired` where AWS reports its I/O stalled (a volume's stalled-I/O check, an instance's
+    attached-EBS status check); `model_mismatch` where the data contradicts a modelled limit."""
     if state.status is Status.OK and snap.stale(state):
         return STALE
+    if state.status is Status.OK and state.impaired_since(snap.data_end) is not None:
+        return IMPAIRED
     if state.status is Status.OK and state.mismatches:
         return "model_mismatch"
     return state.status.value

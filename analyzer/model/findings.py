@@ -41,6 +41,9 @@ class Bottleneck(StrEnum):
     INSTANCE_THROUGHPUT = "instance_throughput"
     INSTANCE_BURST_CREDITS = "instance_burst_credits"
     MEMORY = "memory"
+    IMPAIRED = "impaired"
+    """Not a limit: AWS reports the storage's I/O stopped (a volume's stalled-I/O check, an
+    instance's attached-EBS status check)."""
 
     @property
     def owner(self) -> ResourceType:

@@ -93,6 +93,8 @@ class InstanceType:
     architectures: tuple[str, ...] = ()
     """x86_64, arm64, …: what an AMI must be built for to run on it."""
     current_generation: bool | None = None
+    bare_metal: bool | None = None
+    """Bare metal (Nitro-based, without the hypervisor): no instance EBS exceeded checks."""
 
     @property
     def ebs_bursts(self) -> bool:

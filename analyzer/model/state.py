@@ -165,6 +165,27 @@ class ResourceState:
             return None
         return self.class_envelope.throughput_limit(self.credits_left(Measure.BYTE_BALANCE, at))
 
+    @property
+    def impairment_check(self) -> Measure:
+        """The check that says its I/O has stopped: an instance's attached-EBS status check,
+        a volume's stalled-I/O check (a DB instance has neither)."""
+        if self.ref.resource_type is ResourceType.INSTANCE:
+            return Measure.ATTACHED_EBS_FAILED
+        return Measure.STALLED_IO
+
+    def impaired_since(self, at: datetime) -> datetime | None:
+        """The start of the unbroken run of failed checks that its latest recent check by `at`
+        ends; None when that check passed, or there is none recent."""
+        series = self.measure(self.impairment_check).until(at)
+        if not series.values or series.values[-1] < 1 or not is_recent(series, at):
+            return None
+        since = series.timestamps[-1]
+        for stamp, value in zip(reversed(series.timestamps), reversed(series.values), strict=True):
+            if value < 1:
+                break
+            since = stamp
+        return since
+
     def has_recent_data(self, at: datetime) -> bool:
         """Whether any of its rates is recent at `at`. Every rule reads its rates through
         `recent`, so a resource without one makes no finding and has no outlook: a resource

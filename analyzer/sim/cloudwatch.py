@@ -9,13 +9,21 @@ from typing import Any
 
 from analyzer.collect.queries import BASIC_PERIOD_S
 from analyzer.model import metrics
-from analyzer.model.metrics import Dimension
+from analyzer.model.metrics import Dimension, Namespace
 from analyzer.sim.datapoints import Datapoints, fold, namespace_of, statistic
 from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
 
 _Key = tuple[str, str, frozenset[tuple[str, str]]]
 """Namespace, metric name and the dimensions it is published with: what CloudWatch matches."""
+
+
+def _fixed(name: str) -> bool:
+    """Whether an AWS/EC2 metric comes at its own period whatever the monitoring."""
+    try:
+        return metrics.named(Namespace.EC2, name).period_s is not None
+    except KeyError:
+        return False
 
 
 class SimulatedCloudWatch:
@@ -84,7 +92,7 @@ class SimulatedCloudWatch:
             with self._lock:
                 points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
             instance = dict(dims).get(Dimension.INSTANCE.value, "")
-            if key[0] == "AWS/EC2" and instance in self._basic:
+            if key[0] == "AWS/EC2" and instance in self._basic and not _fixed(key[1]):
                 points = fold(points, BASIC_PERIOD_S, statistic(instance, key[1]))
             folded = fold(points, stat["Period"], stat["Stat"])
             results.append(

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from analyzer.model import limits
+from analyzer.model import limits, metrics
 from analyzer.model.limits import CreditBucket, Envelope
-from analyzer.model.metrics import Measure, Part
+from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import InstanceType, Volume
 from analyzer.sim.datapoints import Datapoints, emit, fold, statistic
 from analyzer.sim.workloads import Demand
@@ -23,6 +23,9 @@ from analyzer.sim.workloads import Demand
 SSD_SERVICE_S = 0.0005
 HDD_SERVICE_S = 0.005
 INSTANCE_BURST_S = 1800.0
+STALLED_QUEUE = 32.0
+"""I/O outstanding on a stalled volume: submitted, never completed (a database's usual queue
+depth)."""
 """Instances whose EBS baseline is below their maximum may burst 30 minutes (a full bucket)."""
 
 
@@ -33,6 +36,9 @@ class SimVolume:
     balance_percent: float = 100.0
     resizes: Sequence[tuple[float, int]] = ()
     """(seconds from the start, new size in GiB): grown online, the bucket comes back full."""
+    stalls: Sequence[tuple[float, float]] = ()
+    """(from, to) in seconds from the start: I/O submitted but none completed (an impaired
+    volume): no operations, a queue that stays, the stalled-I/O check failing."""
     envelope: Envelope = field(init=False)
     credits: float = field(init=False, default=0.0)
     instance_type: InstanceType | None = field(init=False, default=None)
@@ -47,6 +53,9 @@ class SimVolume:
         """On an instance of this type: the envelope follows it (the bucket is kept)."""
         self.instance_type = instance_type
         self.envelope = self._envelope()
+
+    def stalled(self, t: float) -> bool:
+        return any(start <= t < end for start, end in self.stalls)
 
     def _envelope(self) -> Envelope:
         envelope = limits.volume_envelope(self.volume, self.instance_type)
@@ -102,6 +111,7 @@ class _Minute:
     write_time: float = 0.0
     idle_s: float = 0.0
     queue: float = 0.0
+    stalled: float = 0.0
     balance: float = 0.0
     balance2: float = 0.0
     iops_exceeded: float = 0.0
@@ -115,6 +125,8 @@ def _served(sim: SimVolume, t: float, reaching: float) -> tuple[float, float, fl
     envelope = sim.envelope
     demand = max(sim.demand.iops(t), 0.0)
     size = sim.demand.io_size_bytes
+    if sim.stalled(t):
+        return 0.0, size, demand, False, False
     credits_left = sim.bucket is None or sim.credits > 0
     iops_cap = envelope.iops_limit(credits_left) / _counted_per_op(envelope, sim.demand)
     bps_cap = envelope.throughput_limit(credits_left) / size
@@ -208,6 +220,8 @@ class Simulation:
         for sim in inst.volumes:
             if any(begin <= when < begin + 60 for when, _ in sim.resizes):
                 return False
+            if any(start < begin + 60 and begin < end for start, end in sim.stalls):
+                return False
             first = sim.demand.iops(begin)
             if any(sim.demand.iops(begin + k) != first for k in range(1, 60)):
                 return False
@@ -277,6 +291,12 @@ class Simulation:
             acc = vol_minutes[sim.volume.volume_id]
             _account(acc, sim, served, size, demand)
             _account(inst_minute, sim, served, size, demand)
+            if sim.stalled(t):
+                for minute in (acc, inst_minute):
+                    # Submitted, not completed: not idle, and the queue stays.
+                    minute.idle_s -= 1
+                    minute.queue += STALLED_QUEUE
+                    minute.stalled = 1.0
             acc.iops_exceeded = max(acc.iops_exceeded, float(iops_hit))
             acc.throughput_exceeded = max(acc.throughput_exceeded, float(bps_hit))
             bucket = sim.bucket
@@ -299,7 +319,8 @@ class Simulation:
                 out.setdefault(key, []).extend(points)
         if not self.instance.detailed_monitoring:
             for key in [k for k in out if k[0] == self.instance.instance_id]:
-                out[key] = fold(out[key], 300, statistic(*key))
+                if not metrics.named(Namespace.EC2, key[1]).period_s:
+                    out[key] = fold(out[key], 300, statistic(*key))
         return out
 
 
@@ -414,6 +435,8 @@ def _emit_volume(out: Datapoints, sim: SimVolume, acc: _Minute, stamp: datetime)
         Measure.QUEUE_LENGTH: acc.queue / 60,
     }
     nitro = sim.instance_type is not None and sim.instance_type.nitro
+    if nitro:
+        values[Measure.STALLED_IO] = acc.stalled
     if nitro and sim.volume.volume_type != "standard":
         # "Supported for all volume types, except magnetic (standard), attached to Nitro
         # instances" (AWS Compute Optimizer User Guide, EBS volume metrics; the EBS User Guide
@@ -433,9 +456,13 @@ def _emit_instance(out: Datapoints, inst: SimInstance, acc: _Minute, stamp: date
         Part.WRITE_OPS: acc.write_ops,
         Part.READ_BYTES: acc.read_bytes,
         Part.WRITE_BYTES: acc.write_bytes,
-        Measure.IOPS_EXCEEDED: acc.iops_exceeded,
-        Measure.THROUGHPUT_EXCEEDED: acc.throughput_exceeded,
     }
+    if inst.type_info.nitro:
+        # Attached-EBS status checks (Amazon EC2 User Guide, "Status checks"): Nitro only.
+        values[Measure.ATTACHED_EBS_FAILED] = acc.stalled
+        if not inst.type_info.bare_metal:  # no instance EBS exceeded checks on bare metal
+            values[Measure.IOPS_EXCEEDED] = acc.iops_exceeded
+            values[Measure.THROUGHPUT_EXCEEDED] = acc.throughput_exceeded
     if inst.type_info.ebs_bursts:
         values[Measure.IO_BALANCE] = acc.balance / 60
         values[Measure.BYTE_BALANCE] = acc.balance2 / 60

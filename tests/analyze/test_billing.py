@@ -22,7 +22,7 @@ def gp2(vid: str = "vol-1") -> Volume:
 
 @pytest.mark.parametrize(
     ("tier", "metrics", "every_s"),
-    [(Tier.IDLE, 2, 600), (Tier.ACTIVE, 5, 300), (Tier.HOT, 7, 60)],
+    [(Tier.IDLE, 2, 600), (Tier.ACTIVE, 5, 300), (Tier.HOT, 8, 60)],
 )
 def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(tier, metrics, every_s):
     wanted = {"vol-1": queries.for_volume(gp2(), nitro=True, tier=tier)}
@@ -33,8 +33,9 @@ def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(tier, metrics
 
 def test_every_metric_every_minute_is_what_polling_full_costs():
     """The first version asked for 11 metrics a volume every minute ($4.75 a month). Every
-    metric now is 10 on Nitro (idle time only where no exceeded check exists) and 9 on Xen."""
-    for nitro, count in ((True, 10), (False, 9)):
+    metric now is 11 on Nitro (idle time only where no exceeded check exists; the stalled-I/O
+    check) and 9 on Xen."""
+    for nitro, count in ((True, 11), (False, 9)):
         wanted = {"vol-1": queries.for_volume(gp2(), nitro=nitro)}
         bill = project(wanted, {"vol-1": Tier.HOT}, CADENCE, PRICE)
         assert bill.dollars() == pytest.approx(count * MONTH / 60 * PRICE)
@@ -44,7 +45,11 @@ def test_five_minute_ec2_metrics_are_asked_for_once_per_point():
     instance = Instance("i-1", "us-east-1", "m5.large", "running", type_info=M5)
     wanted = {"i-1": queries.for_instance(instance, Tier.HOT)}
     bill = project(wanted, {"i-1": Tier.HOT}, CADENCE, PRICE)
-    assert bill.metrics[Tier.HOT] == pytest.approx(len(wanted["i-1"]) * MONTH / 300)
+    # The attached-EBS status check comes every minute whatever the monitoring.
+    every_minute = [q for q in wanted["i-1"] if q.period_s == 60]
+    assert [q.metric for q in every_minute] == ["StatusCheckFailed_AttachedEBS"]
+    fives = len(wanted["i-1"]) - len(every_minute)
+    assert bill.metrics[Tier.HOT] == pytest.approx(fives * MONTH / 300 + MONTH / 60)
 
 
 def fleet_bill():

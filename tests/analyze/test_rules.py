@@ -61,7 +61,8 @@ def test_durations_and_for(tmp_path):
         (
             GOOD.replace("kind: iops_cap", "kind: iops_capp"),
             "a.yaml: rule 'my-cap': kind: unknown kind 'iops_capp' (known kinds: credit_forecast, "
-            "credit_trend, credits_exhausted, iops_cap, memory_pressure, throughput_cap)",
+            "credit_trend, credits_exhausted, io_impaired, iops_cap, memory_pressure, "
+            "throughput_cap)",
         ),
         (GOOD.replace("window: 10m", "window: -1m"), "a.yaml: rule 'my-cap': window:"),
         (GOOD.replace("window: 10m", "window: soon"), "'soon' is not a duration"),

@@ -1,3 +1,5 @@
+from datetime import UTC, datetime
+
 import pytest
 
 from analyzer.collect import queries
@@ -51,7 +53,11 @@ def test_volume_queries_are_sums_at_one_minute():
 def test_instance_period_follows_its_monitoring():
     basic = Instance("i-1", "us-east-1", "m5.large", "running", False, type_info=NITRO)
     detailed = Instance("i-1", "us-east-1", "m5.large", "running", True, type_info=NITRO)
-    assert {q.period_s for q in queries.for_instance(basic)} == {300}
+    # Status checks are one-minute whatever the monitoring (Amazon EC2 User Guide, "Status
+    # checks for your instances": available at a 1-minute frequency at no charge).
+    periods = {q.metric: q.period_s for q in queries.for_instance(basic)}
+    assert periods.pop("StatusCheckFailed_AttachedEBS") == 60
+    assert set(periods.values()) == {300}
     assert {q.period_s for q in queries.for_instance(detailed)} == {60}
 
 
@@ -88,6 +94,7 @@ def test_instance_balances_only_where_the_type_bursts():
                 "BurstBalance",
                 "VolumeIOPSExceededCheck",
                 "VolumeThroughputExceededCheck",
+                "VolumeStalledIOCheck",
             },
         ),
     ],
@@ -180,6 +187,16 @@ PUBLISHED = {
 }
 
 
+def ec2_metrics(asked):
+    """The AWS/EC2 metric names asked, by instance."""
+    out = {}
+    for (namespace, name), dims in asked.items():
+        for d in dims:
+            if namespace == "AWS/EC2":
+                out.setdefault(d["InstanceId"], set()).add(name)
+    return out
+
+
 class Recorder:
     """A CloudWatch client that notes every query before moto answers it."""
 
@@ -193,24 +210,29 @@ class Recorder:
 
 
 def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes_it_with(aws):
-    from datetime import UTC, datetime
-
     from analyzer import settings
     from analyzer.analyze import rules
     from analyzer.collect.aws import Clients
     from analyzer.collect.regions import connect
     from analyzer.cycle import Analyzer
+    from analyzer.deliver.rows import resource_row
+    from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
+    from analyzer.sim.workloads import Demand, constant
     from tests.account import Account
+
+    def report_rows(result):
+        return [resource_row(s, result.snapshot) for s in result.snapshot.resources]
 
     account = Account()
     nitro, other = account.instance("m5.large"), account.instance("m5.xlarge")
-    xen = account.instance("m4.large")
+    xen, metal = account.instance("m4.large"), account.instance("m5.metal")
     account.volume("gp2", 100, nitro)
     account.volume("gp3", 200, nitro, "/dev/sdg")
     account.volume("st1", 500, nitro, "/dev/sdh")
     magnetic = account.volume("standard", 50, nitro, "/dev/sdi")
     account.volume("gp3", 200, xen)
     account.volume("gp2", 100, other)
+    on_metal = account.volume("gp3", 100, metal)
     shared = account.volume("io2", 100, nitro, "/dev/sdj", Iops=4_000, MultiAttachEnabled=True)
     account.ec2.attach_volume(VolumeId=shared, InstanceId=other, Device="/dev/sdk")
     account.volume("gp3", 100)  # detached: nothing to ask
@@ -220,9 +242,15 @@ def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes
         if len(v["Attachments"]) == 1 and not v.get("MultiAttachEnabled")
     }
     account.daily_replica("db.m5.large")
+    busy = SimInstance(
+        metal,
+        account.instance_type("m5.metal"),
+        [SimVolume(account.described_volume(on_metal), Demand(constant(500)))],
+    )
+    account.put(Simulation(busy, datetime(2026, 11, 21, 7, 20, tzinfo=UTC)).run(40))
     recorder = Recorder(account.cloudwatch)
     config = settings.load({"region": [account.region]})
-    Analyzer(
+    result = Analyzer(
         config,
         rules.load(),
         connect=lambda region: connect(region, Clients.for_region(region, cloudwatch=recorder)),
@@ -242,3 +270,15 @@ def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes
     expected = {v for v, i in attached.items() if i != xen and v != magnetic}
     assert checked == expected
     assert ("AWS/RDS", "ReadIOPS") in asked and ("AWS/EC2", "EBSReadOps") in asked
+    # Stalled I/O: asked of every volume on Nitro (bare metal too), magnetic included.
+    stall = {d["VolumeId"] for d in asked[("AWS/EBS", "VolumeStalledIOCheck")]}
+    assert stall == {v for v, i in attached.items() if i != xen}
+    # Bare metal: the attached-EBS status check, and no instance EBS exceeded checks, which
+    # AWS does not publish for it; its row reads as having its data, not as missing some.
+    by_instance = ec2_metrics(asked)
+    assert "StatusCheckFailed_AttachedEBS" in by_instance[metal]
+    assert "InstanceEBSIOPSExceededCheck" in by_instance[nitro]
+    assert not {n for n in by_instance[metal] if n.startswith("InstanceEBS")}
+    assert not {n for n in by_instance[xen] if n.startswith(("Instance", "Status"))}
+    [row] = [r for r in report_rows(result) if r["resource_id"] == metal]
+    assert row["status"] == "ok" and row["iops_limit"] == 80_000

@@ -10,6 +10,12 @@ import pytest
 from analyzer.model import metrics
 from analyzer.model.metrics import CATALOGUE, Measure, Namespace, Part, When
 
+CHECKS = (
+    Measure.IOPS_EXCEEDED,
+    Measure.THROUGHPUT_EXCEEDED,
+    Measure.STALLED_IO,
+    Measure.ATTACHED_EBS_FAILED,
+)
 PACKAGE = Path(__file__).resolve().parents[2] / "analyzer"
 
 
@@ -23,13 +29,14 @@ def test_names_are_unique_within_a_namespace() -> None:
 @pytest.mark.parametrize("metric", CATALOGUE, ids=lambda m: f"{m.namespace}:{m.name}")
 def test_statistics_follow_the_domain(metric: metrics.Metric) -> None:
     """DOMAIN.md, "CloudWatch": rates from Sum, never Average (it means something else on
-    Nitro); balances and queue length Average; the exceeded checks Maximum; AWS/RDS metrics
+    Nitro); balances and queue length Average; the checks (exceeded, stalled I/O, attached
+    EBS: 1 in a minute that failed) Maximum; AWS/RDS metrics
     are already per second, so their Average over a period is the rate."""
     if metric.namespace is Namespace.RDS:
         expected = "Average"
     elif isinstance(metric.feeds, Part):
         expected = "Sum"
-    elif metric.feeds in (Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED):
+    elif metric.feeds in CHECKS:
         expected = "Maximum"
     else:
         expected = "Average"
