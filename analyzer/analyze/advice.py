@@ -19,7 +19,7 @@ from analyzer.analyze.advice_rds import for_db
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units
-from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
 from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS, volume_envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, ResourceType, Volume
@@ -81,7 +81,7 @@ def _need(finding: Finding, state: ResourceState, at: datetime) -> _Need:
         envelope = state.envelope
         if finding.seconds_to_empty == 0 and envelope is not None:
             io_size = bps / iops if iops else 16 * KIB
-            before = finding.evidence.get("rate_before_empty")
+            before = finding.evidence.get(RATE_BEFORE_EMPTY)
             if isinstance(before, int | float) and before > 0:
                 wanted = before * 1.2
                 if finding.unit is Unit.IOPS:
@@ -179,14 +179,14 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
 def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> Remedy | None:
     size = max(
         volume.size_gib + 1,
-        nice_up(need.iops / 3),
-        nice_up(need.mibps * MIB / SSD_IO_BYTES / 3),
+        nice_up(limits.gp2_size_for(need.iops)),
+        nice_up(limits.gp2_size_for(need.mibps * MIB / SSD_IO_BYTES)),
     )
     if size > GP2_MAX_GIB:
         return None
-    baseline = min(3 * size, 16_000)
+    baseline = limits.gp2_baseline(size)
     return _priced(
-        f"Grow to {size:,} GiB ({baseline:,} IOPS baseline, no credits needed), {MODIFY_NOTE}",
+        f"Grow to {size:,} GiB ({baseline:,.0f} IOPS baseline, no credits needed), {MODIFY_NOTE}",
         prices,
         now,
         volume,
@@ -208,7 +208,7 @@ def _refill_now(
     bucket = limits.gp2(size).bucket
     if bucket is None:
         return None
-    before = finding.evidence.get("rate_before_empty")
+    before = finding.evidence.get(RATE_BEFORE_EMPTY)
     if isinstance(before, int | float):
         rate = float(before)
     elif "pinned_datapoints" in finding.evidence:

@@ -15,7 +15,7 @@ from typing import Any
 from analyzer.analyze.candidates import Candidate, Wanted, candidates, less_than_today, sustained
 from analyzer.analyze.catalog import Catalog
 from analyzer.model import units
-from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
 from analyzer.model.limits import XEN_MAX_IOPS
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, InstanceType, ResourceType, Volume
@@ -43,7 +43,7 @@ def rates(state: ResourceState, at: datetime) -> tuple[float, float]:
 def growth(finding: Finding) -> float:
     """How far the fix must carry today's rates."""
     if finding.bottleneck.is_credits:
-        before = finding.evidence.get("rate_before_empty")
+        before = finding.evidence.get(RATE_BEFORE_EMPTY)
         behind = (
             before / finding.observed
             if isinstance(before, int | float) and finding.observed > 0

@@ -15,7 +15,7 @@ from collections.abc import Container
 from analyzer.analyze.advice_instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
-from analyzer.model.findings import Bottleneck, Change, Finding, Remedy
+from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
 from analyzer.model.rds_storage import STRIPED_FROM_GIB, family
 from analyzer.model.resources import DbInstance, ResourceType
 from analyzer.model.state import ResourceState, Snapshot
@@ -134,7 +134,7 @@ def _priced(action: str, db: DbInstance, catalog: Catalog, storage_type: str, si
 
 
 def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remedy]:
-    before = finding.evidence.get("rate_before_empty")
+    before = finding.evidence.get(RATE_BEFORE_EMPTY)
     demand = max(finding.observed, before if isinstance(before, int | float) else 0.0)
     wanted = demand * 1.2
     threshold = STRIPED_FROM_GIB.get(family(db.engine))

@@ -16,7 +16,13 @@ from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.rules import RuleSet
-from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Severity
+from analyzer.model.findings import (
+    RATE_BEFORE_EMPTY,
+    Bottleneck,
+    Finding,
+    NextBottleneck,
+    Severity,
+)
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import format_rate
 
@@ -82,6 +88,7 @@ def analyze(
         floored(engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh),
         snapshot,
     )
+    evaluation = memo.recall_before_empty(evaluation)
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, catalog) for f in evaluation.firing]
     unknown = Unjudged(snapshot, frozenset(evaluation.failed))
@@ -174,6 +181,8 @@ class Judgements:
 
     _quiet: dict[tuple[str, str], _Judged] = field(default_factory=dict)
     _ruleset: RuleSet | None = None
+    _before_empty: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """(region, id, rule) of an empty bucket → its rate before it ran out, as a cycle saw it."""
 
     def use(self, ruleset: RuleSet) -> None:
         if ruleset is not self._ruleset:
@@ -183,6 +192,28 @@ class Judgements:
     def unchanged(self, bare: ResourceState) -> ResourceState | None:
         known = self._quiet.get((bare.ref.region, bare.ref.resource_id))
         return known.judged if known is not None and known.bare is bare else None
+
+    def recall_before_empty(self, evaluation: engine.Evaluation) -> engine.Evaluation:
+        """An empty bucket's rate before it ran out, as an earlier cycle saw it, for the
+        findings of later cycles whose history no longer reaches back to it: the fix is sized
+        for the demand the daemon saw, not for the burst. Kept while the bucket stays empty
+        (its finding fires), forgotten once it does not."""
+        seen: dict[tuple[str, str, str], float] = {}
+        firing: list[Finding] = []
+        for found in evaluation.firing:
+            finding = found
+            key = (finding.resource.region, finding.resource.resource_id, finding.rule)
+            if RATE_BEFORE_EMPTY in finding.evidence:
+                rate = finding.evidence[RATE_BEFORE_EMPTY]
+                if not isinstance(rate, int | float) and key in self._before_empty:
+                    rate = self._before_empty[key]
+                    evidence = {**finding.evidence, RATE_BEFORE_EMPTY: rate}
+                    finding = replace(finding, evidence=evidence)
+                if isinstance(rate, int | float):
+                    seen[key] = float(rate)
+            firing.append(finding)
+        self._before_empty = seen
+        return replace(evaluation, firing=firing) if seen else evaluation
 
     def remember(
         self, judged: Iterable[tuple[ResourceState, ResourceState]], evaluation: engine.Evaluation

@@ -83,9 +83,14 @@ def _findings(findings: Sequence[Finding], rows: list[dict[str, Any]]) -> list[s
     if not findings:
         return [_no_findings(rows), ""]
     lines = [f"FINDINGS ({len(findings)})"]
+    by_id = {(r["region"], r["resource_id"]): r for r in rows}
     for f in findings:
         lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
         lines.append(f"            {f.summary}")
+        row = by_id.get((f.resource.region, f.resource.resource_id), {})
+        if f.is_credits and row.get("seconds_to_full") is not None:
+            full = units.duration(row["seconds_to_full"])
+            lines.append(f"            refilling: credits full again in {full} at the present rate")
         if f.next_bottleneck is not None:
             lines.append(f"            next: {f.next_bottleneck.text()}")
         lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]

@@ -16,6 +16,9 @@ HOLDS_UNTIL = "holds_until_percent"
 balance stays below this percent (a bucket hovering low between bursts is one alert)."""
 TREND_HORIZON = "horizon_seconds"
 """A trend finding's evidence: how far ahead it speaks (an exhaustion within this follows it)."""
+RATE_BEFORE_EMPTY = "rate_before_empty"
+"""In an exhausted bucket's evidence: the mean rate over the last minutes it had credits (the
+demand a fix is sized for), or None where no cycle has seen them."""
 HOLDS_BALANCE = "holds_balance"
 """Beside `HOLDS_UNTIL`: the balance measure read against it (an instance has two buckets)."""
 

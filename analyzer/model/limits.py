@@ -6,6 +6,7 @@ Resources without a bucket have the same value at both levels.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from analyzer.model.resources import Instance, InstanceType, Volume
@@ -130,8 +131,28 @@ def merged(iops: float, cap: float | None) -> bool:
     return cap is not None and iops > MERGED_ABOVE * cap
 
 
+GP2_IOPS_PER_GIB = 3.0
+GP2_MIN_BASELINE_IOPS = 100.0
+GP2_MAX_BASELINE_IOPS = 16_000.0
+
+
+def gp2_baseline(size_gib: int) -> float:
+    """3 IOPS per GiB, at least 100 and at most 16,000 (Amazon EBS User Guide, General
+    Purpose SSD volumes, gp2)."""
+    return min(max(GP2_IOPS_PER_GIB * size_gib, GP2_MIN_BASELINE_IOPS), GP2_MAX_BASELINE_IOPS)
+
+
+def gp2_size_for(iops: float) -> int:
+    """The smallest gp2 size whose baseline carries `iops` (beyond 16,000 none does: the
+    largest, 5,334 GiB, is returned, and its baseline says so)."""
+    if iops <= GP2_MIN_BASELINE_IOPS:
+        return 1
+    wanted = min(iops, GP2_MAX_BASELINE_IOPS)
+    return math.ceil(wanted / GP2_IOPS_PER_GIB - 1e-9)
+
+
 def gp2(size_gib: int) -> Envelope:
-    baseline = min(max(3.0 * size_gib, 100.0), 16_000.0)
+    baseline = gp2_baseline(size_gib)
     non_burst_cap = 128 * MIB if size_gib < 334 else 250 * MIB
     if baseline >= GP2_BURST_IOPS:
         return Envelope(baseline, 250 * MIB, baseline, 250 * MIB, io_unit_bytes=SSD_IO_BYTES)

@@ -121,3 +121,19 @@ def test_a_refilling_bucket_says_when_it_is_full_again():
     assert row["seconds_to_empty"] is None
     assert row["seconds_to_full"] == pytest.approx(16_200, abs=1)
     assert "full in 4 h 30 min" in report.to_text(snap, [])
+
+
+def test_a_credit_finding_on_a_refilling_bucket_says_when_its_credits_are_back():
+    low = volume_state(
+        "gp2",
+        100,
+        {
+            Measure.IOPS: series([100] * 30),
+            Measure.THROUGHPUT: series([100 * 16 * 1024] * 30),
+            Measure.BURST_BALANCE: series([10.0] * 30),
+        },
+    )
+    result = analyze(low)
+    assert [f.bottleneck.value for f in result.firing] == ["burst_credits"]
+    text = report.to_text(result.snapshot, result.firing)
+    assert "refilling: credits full again in 6 h 45 min at the present rate" in text

@@ -201,3 +201,20 @@ def test_hdd_iops_count_merged_operations_above_the_cap():
     assert st1.counted_iops(500, 8 * MIB) == 500  # held at the cap: counted as submitted
     assert st1.counted_iops(100, 200 * MIB) == 200  # 2 MiB I/O counts twice
     assert limits.gp3(16_000, 1_000).counted_iops(20_000, 100 * MIB) == 20_000
+
+
+def test_gp2_baseline_and_the_size_that_carries_a_rate():
+    """Amazon EBS User Guide, General Purpose SSD volumes (gp2): 3 IOPS per GiB, at least 100
+    and at most 16,000 IOPS. Sizing reads the same figures as the model."""
+    assert limits.gp2_baseline(20) == 100  # the floor: 20 GiB is not 60 IOPS
+    assert limits.gp2_baseline(80) == 240
+    assert limits.gp2_baseline(1_000) == 3_000
+    assert limits.gp2_baseline(6_000) == 16_000
+    assert limits.gp2_size_for(1_200) == 400
+    assert limits.gp2_size_for(1_201) == 401
+    assert limits.gp2_size_for(50) == 1
+    assert limits.gp2_size_for(99_000) == 5_334
+    for size in (1, 33, 34, 400, 5_333, 5_334):
+        assert limits.gp2_baseline(limits.gp2_size_for(limits.gp2_baseline(size))) == (
+            limits.gp2_baseline(size)
+        )

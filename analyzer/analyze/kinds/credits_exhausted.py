@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
-from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Finding
+from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, RATE_BEFORE_EMPTY, Finding
 from analyzer.model.layers import Bucket
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceType
@@ -101,7 +101,7 @@ class CreditsExhausted(RuleBase):
                 "baseline": bucket.baseline,
                 "burst": bucket.burst,
                 "pinned_datapoints": len(pinned),
-                "rate_before_empty": before,
+                RATE_BEFORE_EMPTY: before,
                 HOLDS_UNTIL: self.clear_balance,
                 HOLDS_BALANCE: bucket.balance.value,
             },
