@@ -380,3 +380,51 @@ def test_rules_list_has_a_header(capsys):
     assert main(["rules", "list"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.split() == ["RULE", "KIND", "SEVERITY", "APPLIES", "TO", "FILE"]
+
+
+@pytest.fixture
+def malformed_endpoint():
+    """An endpoint that answers every GetMetricData with an answer off its contract: a
+    MetricDataResults that is a string, on which botocore's own parser trips."""
+
+    class Malformed(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b'{"MetricDataResults": "x"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Malformed)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_once_exits_3_in_one_line_when_cloudwatch_answers_off_its_contract(
+    moto_server, malformed_endpoint
+):
+    """It ended in a traceback (AttributeError: 'str' object has no attribute 'get')."""
+    account = Account(endpoint_url=moto_server)
+    account.volume("gp2", 50, account.instance("m5.large"))
+    result = run_cli(
+        "once",
+        "--region",
+        "us-east-1",
+        env={"AWS_ENDPOINT_URL": moto_server, "AWS_ENDPOINT_URL_CLOUDWATCH": malformed_endpoint},
+    )
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("ebs-analyzer:")]
+    assert line.startswith(
+        "ebs-analyzer: error: no metric could be read: cloudwatch:GetMetricData in us-east-1: "
+        "malformed answer: "
+    )
+    assert "No verdict" in result.stdout

@@ -30,9 +30,11 @@ from botocore.exceptions import (
     ReadTimeoutError,
     TokenRetrievalError,
 )
+from botocore.parsers import ResponseParserError
 from botocore.utils import parse_timestamp
 
 from analyzer import __version__
+from analyzer.collect.reply import OffContract
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 
 ACCESS_CODES = frozenset(
@@ -99,11 +101,19 @@ def default_region() -> str | None:
 
 def utc_timestamp(value: Any) -> datetime:
     """Timestamps as UTC datetimes. botocore's default turns each one, of every datapoint, into
-    a datetime in the local time zone through dateutil: most of the cost of a large fetch."""
-    if isinstance(value, int | float):
-        return _epoch(value)
-    parsed: datetime = parse_timestamp(value)
-    return parsed.astimezone(UTC)
+    a datetime in the local time zone through dateutil: most of the cost of a large fetch.
+
+    A value that is no timestamp (a boolean, a moment beyond any calendar) raises OffContract:
+    the answer is off its contract, and its call fails."""
+    if isinstance(value, bool):
+        raise OffContract(f"expected a timestamp, got {value!r}")
+    try:
+        if isinstance(value, int | float):
+            return _epoch(value)
+        parsed: datetime = parse_timestamp(value)
+        return parsed.astimezone(UTC)
+    except (OverflowError, OSError) as exc:
+        raise OffContract(f"timestamp {str(value)[:40]!r} out of range ({exc})") from None
 
 
 @functools.lru_cache(maxsize=4 * 1440)
@@ -194,6 +204,28 @@ def _one_line(text: str) -> str:
     return first
 
 
+MALFORMED = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    ArithmeticError,
+    RecursionError,
+    ResponseParserError,
+)
+"""What reading an answer off its contract raises, in botocore's parsers (a JSON list where a
+structure belongs: AttributeError; a body nested past the recursion limit) or in ours
+(OffContract, a ValueError, naming the field)."""
+
+
+def malformed_text(exc: BaseException) -> str:
+    """The reason an answer is malformed: the field, where the analyzer's checks named it."""
+    if isinstance(exc, OffContract):
+        return _one_line(str(exc))
+    return _one_line(f"{type(exc).__name__}: {exc}")
+
+
 @contextmanager
 def calling(operation: str, region: str) -> Iterator[None]:
     """Name the call in whatever escapes: `ec2:DescribeVolumes in us-east-1: AccessDenied: …`."""
@@ -208,8 +240,8 @@ def calling(operation: str, region: str) -> Iterator[None]:
         raise AwsAccessError(f"{where}: {error_text(exc)}") from None
     except BotoCoreError as exc:
         raise AwsCallError(f"{where}: {error_text(exc)}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except MALFORMED as exc:
         # A body that could not be decoded (UnicodeDecodeError is a ValueError) or is not the
         # answer's shape: this call failed, in one line. Only the call and the reading of its
         # answer run inside `calling`.
-        raise AwsCallError(f"{where}: malformed answer: {type(exc).__name__}: {exc}") from None
+        raise AwsCallError(f"{where}: malformed answer: {malformed_text(exc)}") from None

@@ -18,6 +18,7 @@ from typing import Any
 from analyzer import progress
 from analyzer.collect.aws import calling
 from analyzer.collect.queries import MetricQuery
+from analyzer.collect.reply import OffContract, Reply
 from analyzer.collect.window import Window
 from analyzer.errors import AwsCallError
 from analyzer.model.series import Series, Status
@@ -69,31 +70,26 @@ def _utc(stamp: datetime) -> datetime:
     return stamp.astimezone(UTC) if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
-_Part = tuple[list[datetime], list[float]]
+_Part = tuple[list[datetime], Sequence[float]]
 """The timestamps and the values one page gave for one query."""
 
 
 def _read_page(
     page: Any, ids: dict[str, MetricQuery], points: dict[str, list[_Part]], codes: dict[str, str]
 ) -> str | None:
-    """Take in one page of an answer; its NextToken. A body that is not a GetMetricData
-    answer raises ValueError (the call fails, naming it)."""
-    try:
-        for result in page.get("MetricDataResults", []):
-            rid = result["Id"]
-            if rid not in ids:
-                continue
-            stamps, values = result.get("Timestamps", []), result.get("Values", [])
-            if len(stamps) != len(values):
-                raise ValueError(f"query {rid}: {len(stamps)} timestamps, {len(values)} values")
-            points[rid].append((stamps, values))
-            codes[rid] = result.get("StatusCode", "Complete")
-        token = page.get("NextToken")
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise ValueError(f"not a GetMetricData answer ({type(exc).__name__}: {exc})") from None
-    if token is not None and not isinstance(token, str):
-        raise ValueError("not a GetMetricData answer (NextToken is not a string)")
-    return token
+    """Take in one page of an answer; its NextToken. An answer off GetMetricData's contract (a
+    field of the wrong type or shape) raises OffContract naming the field: the call fails."""
+    answer = Reply(page)
+    for result in answer.each("MetricDataResults"):
+        rid = result.text("Id")
+        if rid not in ids:
+            continue
+        stamps, values = result.moments("Timestamps"), result.numbers("Values")
+        if len(stamps) != len(values):
+            raise OffContract(f"query {rid}: {len(stamps)} timestamps, {len(values)} values")
+        points[rid].append((stamps, values))
+        codes[rid] = result.text("StatusCode", "Complete")
+    return answer.text("NextToken", None)
 
 
 def _series(parts: list[_Part], period_s: int) -> Series:

@@ -13,6 +13,7 @@ from typing import Any
 
 from analyzer import progress
 from analyzer.collect.aws import Clients, calling
+from analyzer.collect.reply import OffContract, Reply
 from analyzer.errors import AwsCallError
 from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
 from analyzer.model.units import MB, MIB
@@ -53,9 +54,8 @@ class Ec2Rds:
             pages = self._pages("ec2", "describe_volumes")
             return [
                 parse_volume(v, self.region)
-                for page in pages
-                for v in page["Volumes"]
-                if v.get("State") not in GONE_VOLUME_STATES
+                for v in _entries(pages, "Volumes")
+                if v.text("State", None) not in GONE_VOLUME_STATES
             ]
 
     def instances(self) -> list[Instance]:
@@ -63,10 +63,9 @@ class Ec2Rds:
             pages = self._pages("ec2", "describe_instances")
             return [
                 parse_instance(i, self.region)
-                for page in pages
-                for r in page["Reservations"]
-                for i in r["Instances"]
-                if i.get("State", {}).get("Name") not in GONE_INSTANCE_STATES
+                for r in _entries(pages, "Reservations")
+                for i in r.each("Instances")
+                if i.member("State").text("Name", None) not in GONE_INSTANCE_STATES
             ]
 
     def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
@@ -80,7 +79,7 @@ class Ec2Rds:
         try:
             with calling("ec2:DescribeInstanceTypes", self.region):
                 pages = self._pages("ec2", "describe_instance_types", InstanceTypes=names)
-                return [parse_instance_type(t) for page in pages for t in page["InstanceTypes"]]
+                return [parse_instance_type(t) for t in _entries(pages, "InstanceTypes")]
         except AwsCallError as exc:
             if exc.code != "InvalidInstanceType":
                 raise
@@ -93,9 +92,8 @@ class Ec2Rds:
             pages = self._pages("ec2", "describe_instance_types")
             return [
                 parse_instance_type(t)
-                for page in pages
-                for t in page["InstanceTypes"]
-                if "on-demand" in (t.get("SupportedUsageClasses") or ["on-demand"])
+                for t in _entries(pages, "InstanceTypes")
+                if "on-demand" in (t.texts("SupportedUsageClasses") or ["on-demand"])
             ]
 
     def orderable_db_classes(self, engine: str) -> set[str]:
@@ -108,18 +106,15 @@ class Ec2Rds:
                 PaginationConfig={"PageSize": 1_000},
             )
             return {
-                o["DBInstanceClass"]
-                for page in pages
-                for o in page.get("OrderableDBInstanceOptions", []) or []
+                o.text("DBInstanceClass") for o in _entries(pages, "OrderableDBInstanceOptions")
             }
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
         with calling("ec2:DescribeVolumesModifications", self.region):
             pages = self._pages("ec2", "describe_volumes_modifications")
             found: dict[str, list[Modification]] = {}
-            for page in pages:
-                for raw in page.get("VolumesModifications", []) or []:
-                    found.setdefault(raw["VolumeId"], []).append(parse_modification(raw))
+            for raw in _entries(pages, "VolumesModifications"):
+                found.setdefault(raw.text("VolumeId"), []).append(parse_modification(raw))
         for mods in found.values():
             mods.sort(key=lambda m: m.started, reverse=True)
         return found
@@ -129,120 +124,139 @@ class Ec2Rds:
             pages = self._pages("rds", "describe_db_instances")
             return [
                 parse_db_instance(d, self.region)
-                for page in pages
-                for d in page["DBInstances"]
-                if not d.get("Engine", "").startswith("aurora") and d.get("StorageType") != "aurora"
+                for d in _entries(pages, "DBInstances")
+                if not d.text("Engine", "").startswith("aurora")
+                and d.text("StorageType", None) != "aurora"
             ]
 
 
-def _tags(raw: Mapping[str, Any], key: str = "Tags") -> dict[str, str]:
-    return {t["Key"]: t.get("Value", "") for t in raw.get(key, []) or []}
+def _entries(pages: list[dict[str, Any]], key: str) -> list[Reply]:
+    """The items of every page's `key` list, each checked to be a structure."""
+    return [item for page in pages for item in Reply(page).each(key)]
 
 
-def parse_instance_type(raw: Mapping[str, Any]) -> InstanceType:
-    ebs = raw.get("EbsInfo", {}).get("EbsOptimizedInfo") or {}
+def _reply(raw: Mapping[str, Any] | Reply, where: str) -> Reply:
+    """The parsers take an answer's item as botocore gives it (the simulator and the tests
+    call them so) or already wrapped."""
+    return raw if isinstance(raw, Reply) else Reply(raw, where)
+
+
+def _tags(raw: Reply, key: str = "Tags") -> dict[str, str]:
+    return {t.text("Key"): t.text("Value", "") for t in raw.each(key)}
+
+
+def parse_instance_type(raw: Mapping[str, Any] | Reply) -> InstanceType:
+    """An InstanceTypes item. Every type has `EbsInfo`; only EBS-optimized ones have
+    `EbsOptimizedInfo`, whose limits are the analysis's facts."""
+    item = _reply(raw, "InstanceTypes[]")
+    if item.member("EbsInfo").empty:
+        raise OffContract(f"InstanceTypes[] {item.text('InstanceType', '?')}: EbsInfo: missing")
+    ebs = item.member("EbsInfo").member("EbsOptimizedInfo")
 
     def mb(key: str) -> float | None:
-        value = ebs.get(key)
-        return float(value) * MB if value is not None else None
+        value = ebs.number(key)
+        return value * MB if value is not None else None
 
-    def num(key: str) -> float | None:
-        value = ebs.get(key)
-        return float(value) if value is not None else None
-
-    memory = raw.get("MemoryInfo", {}).get("SizeInMiB")
-    vcpus = raw.get("VCpuInfo", {}).get("DefaultVCpus")
+    memory = item.member("MemoryInfo").integer("SizeInMiB", None)
     return InstanceType(
-        name=raw["InstanceType"],
-        baseline_iops=num("BaselineIops"),
-        maximum_iops=num("MaximumIops"),
+        name=item.text("InstanceType"),
+        baseline_iops=ebs.number("BaselineIops"),
+        maximum_iops=ebs.number("MaximumIops"),
         baseline_throughput_bps=mb("BaselineThroughputInMBps"),
         maximum_throughput_bps=mb("MaximumThroughputInMBps"),
-        memory_bytes=int(memory) * MIB if memory is not None else None,
-        nitro=raw.get("Hypervisor") == "nitro" or bool(raw.get("BareMetal")),
-        bare_metal=raw.get("BareMetal"),
-        vcpus=int(vcpus) if vcpus is not None else None,
-        architectures=tuple(raw.get("ProcessorInfo", {}).get("SupportedArchitectures") or ()),
-        current_generation=raw.get("CurrentGeneration"),
+        memory_bytes=memory * MIB if memory is not None else None,
+        nitro=item.text("Hypervisor", None) == "nitro" or bool(item.flag("BareMetal")),
+        bare_metal=item.flag("BareMetal"),
+        vcpus=item.member("VCpuInfo").integer("DefaultVCpus", None),
+        architectures=tuple(item.member("ProcessorInfo").texts("SupportedArchitectures")),
+        current_generation=item.flag("CurrentGeneration"),
     )
 
 
-def parse_modification(raw: Mapping[str, Any]) -> Modification:
+def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
+    item = _reply(raw, "VolumesModifications[]")
+    size, iops = item.integer("TargetSize", None), item.integer("TargetIops", None)
+    throughput = item.integer("TargetThroughput", None)
     target = " ".join(
         part
         for part in (
-            raw.get("TargetVolumeType"),
-            f"{raw['TargetSize']:,} GiB" if raw.get("TargetSize") else None,
-            f"{raw['TargetIops']:,} IOPS" if raw.get("TargetIops") else None,
-            f"{raw['TargetThroughput']:,} MiB/s" if raw.get("TargetThroughput") else None,
+            item.text("TargetVolumeType", None),
+            f"{size:,} GiB" if size else None,
+            f"{iops:,} IOPS" if iops else None,
+            f"{throughput:,} MiB/s" if throughput else None,
         )
         if part
     )
-    started = raw["StartTime"]
+    started = item.moment("StartTime")
     return Modification(
-        state=raw.get("ModificationState", "unknown"),
+        state=item.text("ModificationState", "unknown"),
         started=started if started.tzinfo else started.replace(tzinfo=UTC),
-        progress=raw.get("Progress"),
+        progress=item.integer("Progress", None),
         target=target,
     )
 
 
-def parse_volume(raw: Mapping[str, Any], region: str) -> Volume:
+def parse_volume(raw: Mapping[str, Any] | Reply, region: str) -> Volume:
+    item = _reply(raw, "Volumes[]")
     attached = [
-        a["InstanceId"]
-        for a in raw.get("Attachments", []) or []
-        if a.get("State") in ("attached", "attaching") and a.get("InstanceId")
+        instance
+        for a in item.each("Attachments")
+        if a.text("State", None) in ("attached", "attaching")
+        and (instance := a.text("InstanceId", None))
     ]
     return Volume(
-        volume_id=raw["VolumeId"],
+        volume_id=item.text("VolumeId"),
         region=region,
-        volume_type=raw.get("VolumeType", "standard"),
-        size_gib=int(raw["Size"]),
-        state=raw.get("State", "unknown"),
-        iops=raw.get("Iops"),
-        throughput_mibps=raw.get("Throughput"),
+        volume_type=item.text("VolumeType", "standard"),
+        size_gib=item.integer("Size"),
+        state=item.text("State", "unknown"),
+        iops=item.integer("Iops", None),
+        throughput_mibps=item.integer("Throughput", None),
         attached_to=attached[0] if attached else None,
-        availability_zone=raw.get("AvailabilityZone", ""),
-        tags=_tags(raw),
-        multi_attach=bool(raw.get("MultiAttachEnabled")),
+        availability_zone=item.text("AvailabilityZone", ""),
+        tags=_tags(item),
+        multi_attach=bool(item.flag("MultiAttachEnabled")),
         also_attached_to=tuple(attached[1:]),
     )
 
 
 def parse_instance(
-    raw: Mapping[str, Any],
+    raw: Mapping[str, Any] | Reply,
     region: str,
     types: Mapping[str, InstanceType] | None = None,
     volume_ids: tuple[str, ...] = (),
 ) -> Instance:
-    monitoring = raw.get("Monitoring", {}).get("State", "disabled")
+    item = _reply(raw, "Reservations[].Instances[]")
+    monitoring = item.member("Monitoring").text("State", "disabled")
+    instance_type = item.text("InstanceType")
     return Instance(
-        instance_id=raw["InstanceId"],
+        instance_id=item.text("InstanceId"),
         region=region,
-        instance_type=raw["InstanceType"],
-        state=raw.get("State", {}).get("Name", "unknown"),
+        instance_type=instance_type,
+        state=item.member("State").text("Name", "unknown"),
         detailed_monitoring=monitoring in ("enabled", "pending"),
         volume_ids=volume_ids,
-        type_info=(types or {}).get(raw["InstanceType"]),
-        tags=_tags(raw),
+        type_info=(types or {}).get(instance_type),
+        tags=_tags(item),
     )
 
 
 def parse_db_instance(
-    raw: Mapping[str, Any], region: str, types: Mapping[str, InstanceType] | None = None
+    raw: Mapping[str, Any] | Reply, region: str, types: Mapping[str, InstanceType] | None = None
 ) -> DbInstance:
-    klass = raw["DBInstanceClass"]
+    item = _reply(raw, "DBInstances[]")
+    klass = item.text("DBInstanceClass")
     return DbInstance(
-        db_instance_id=raw["DBInstanceIdentifier"],
+        db_instance_id=item.text("DBInstanceIdentifier"),
         region=region,
-        engine=raw.get("Engine", ""),
+        engine=item.text("Engine", ""),
         instance_class=klass,
-        storage_type=raw.get("StorageType", "gp2"),
-        allocated_gib=int(raw.get("AllocatedStorage") or 0),
-        state=raw.get("DBInstanceStatus", "unknown"),
-        iops=raw.get("Iops"),
-        throughput_mibps=raw.get("StorageThroughput"),
+        storage_type=item.text("StorageType", "gp2"),
+        allocated_gib=item.integer("AllocatedStorage", 0),
+        state=item.text("DBInstanceStatus", "unknown"),
+        iops=item.integer("Iops", None),
+        throughput_mibps=item.integer("StorageThroughput", None),
         class_info=(types or {}).get(klass.removeprefix("db.")),
-        multi_az=bool(raw.get("MultiAZ")),
-        tags=_tags(raw, "TagList"),
+        multi_az=bool(item.flag("MultiAZ")),
+        tags=_tags(item, "TagList"),
     )

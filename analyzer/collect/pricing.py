@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from analyzer.collect.aws import Clients, calling
+from analyzer.collect.reply import OffContract, Reply
 from analyzer.errors import AwsAccessError, AwsCallError
 
 log = structlog.get_logger(__name__)
@@ -138,7 +139,7 @@ class OnDemandPrices:
         self._known[key] = found
         return found
 
-    def _products(self, service: str, filters: Mapping[str, str]) -> list[str]:
+    def _products(self, service: str, filters: Mapping[str, str]) -> list[Mapping[str, Any]]:
         kwargs: dict[str, Any] = {
             "ServiceCode": service,
             "Filters": [
@@ -147,16 +148,28 @@ class OnDemandPrices:
             ],
             "FormatVersion": "aws_v1",
         }
-        documents: list[str] = []
+        documents: list[Mapping[str, Any]] = []
         for _ in range(MAX_PAGES):
             with calling("pricing:GetProducts", PRICING_REGION):
-                page = self._client.get_products(**kwargs)
-                documents += list(page.get("PriceList", []))
-                token = page.get("NextToken")
+                answer = Reply(self._client.get_products(**kwargs))
+                documents += [_document(d) for d in answer.texts("PriceList")]
+                token = answer.text("NextToken", None)
             if not token:
                 return documents
             kwargs["NextToken"] = token
         raise AwsCallError(f"pricing:GetProducts: more than {MAX_PAGES} pages")
+
+
+def _document(text: str) -> Mapping[str, Any]:
+    """One PriceList entry: a product's JSON document, as a string. One that is not is off the
+    answer's contract: its call fails, rather than the product going unpriced unsaid."""
+    try:
+        product = json.loads(text)
+    except ValueError:
+        product = None
+    if not isinstance(product, Mapping):
+        raise OffContract(f"PriceList[]: expected a product's JSON document, got {text[:40]!r}")
+    return product
 
 
 def on_demand_hourly(document: str | Mapping[str, Any]) -> float | None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -21,26 +26,84 @@ LISTEN_BACKLOG = 128
 """Connections the kernel queues while every handler is busy: many scrapers at once (the
 standard library's default is 5)."""
 IDLE_TIMEOUT_S = 10.0
-"""A connection that sends nothing for this long is closed, and its thread ends."""
+"""A connection that sends nothing for this long is closed."""
+WORKERS = 4
+"""Threads that answer requests. A connection holds none while its request is on its way:
+only a complete request is handed to one, so idle connections cost a socket, not a thread."""
+MAX_HEAD_BYTES = 2 * 65_537
+"""A request head longer than this is handed over as it is: the handler answers 414 or 431
+to a request line or a header of more than 64 KiB, as it did to the first of them."""
+READ_BYTES = 65_536
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class _Server(WSGIServer):
     request_queue_size = LISTEN_BACKLOG
 
 
-class _ThreadingServer6(_ThreadingServer):
+class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
 class _QuietHandler(WSGIRequestHandler):
-    timeout = IDLE_TIMEOUT_S
+    """One request, its head already read by the server's loop (`head`), the rest (a body,
+    which no endpoint reads) from the socket within `timeout`."""
+
     disable_nagle_algorithm = True
     """The headers and the body go out in separate writes: with Nagle's algorithm the body
     waits for the client's delayed ACK of the headers, 40 ms a scrape."""
 
+    def __init__(self, head: bytes, timeout: float, *args: Any) -> None:
+        self._head = head
+        self._timeout = timeout
+        super().__init__(*args)
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self._timeout)
+        self.rfile.close()
+        self.rfile = io.BufferedReader(_Replay(self._head, self.connection))
+
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes every 15 s would flood stderr; the log carries the daemon's own events."""
+
+
+class _Replay(io.RawIOBase):
+    """What the server's loop read of a connection, then the connection itself."""
+
+    def __init__(self, head: bytes, connection: socket.socket) -> None:
+        self._head = memoryview(head)
+        self._connection = connection
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._connection.recv_into(buffer)
+
+
+def _complete(head: bytes | bytearray, searched_from: int) -> bool:
+    """Whether a request's head has ended (a blank line), or grown past what is read of it."""
+    start = max(searched_from - 3, 0)
+    return (
+        head.find(b"\r\n\r\n", start) >= 0
+        or head.find(b"\n\n", start) >= 0
+        or len(head) > MAX_HEAD_BYTES
+    )
+
+
+@dataclass
+class _Reading:
+    """A connection whose request has not all come: what has, and when it is given up."""
+
+    connection: socket.socket
+    address: Any
+    deadline: float
+    head: bytearray = field(default_factory=bytearray)
 
 
 def _text(start_response: StartResponse, status: str, body: str) -> Iterable[bytes]:
@@ -82,7 +145,10 @@ def application(
 
 
 class Server:
-    """Serves the endpoints from a background thread until stopped."""
+    """Serves the endpoints until stopped: one thread waits on every connection at once
+    (`selectors`) and reads each request's head, and a pool of `WORKERS` threads answers the
+    complete ones. 300 idle connections hold 300 sockets and no thread; each is closed after
+    `idle_timeout_s` without a byte."""
 
     def __init__(
         self,
@@ -91,15 +157,20 @@ class Server:
         exposition: Exposition,
         ready: Readiness,
         live: Readiness | None = None,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
     ) -> None:
         self._server = make_server(
             host,
             port,
             application(exposition, ready, live),
-            server_class=_ThreadingServer6 if ":" in host else _ThreadingServer,
-            handler_class=_QuietHandler,
+            server_class=_Server6 if ":" in host else _Server,
         )
-        self._thread = threading.Thread(target=self._server.serve_forever, name="http", daemon=True)
+        self._idle_timeout_s = idle_timeout_s
+        self._reading: dict[socket.socket, _Reading] = {}
+        self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="http")
+        self._stopping = threading.Event()
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._thread = threading.Thread(target=self._serve, name="http", daemon=True)
 
     @property
     def port(self) -> int:
@@ -109,6 +180,98 @@ class Server:
         self._thread.start()
 
     def stop(self) -> None:
-        if self._thread.is_alive():  # shutdown() would wait forever for a loop never started
-            self._server.shutdown()
+        """Stop accepting, close the connections whose request has not come, and let the
+        requests being answered finish."""
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._wake_writer.send(b"\0")
+            self._thread.join()
+        for reading in list(self._reading.values()):
+            self._close(reading.connection)
+        self._workers.shutdown(wait=True)
         self._server.server_close()
+        self._wake_reader.close()
+        self._wake_writer.close()
+
+    def _serve(self) -> None:
+        listening = self._server.socket
+        listening.setblocking(False)
+        with selectors.DefaultSelector() as selector:
+            selector.register(listening, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not self._stopping.is_set():
+                for key, _ in selector.select(self._wait()):
+                    if key.fileobj is listening:
+                        self._accept(selector)
+                    elif key.fileobj is not self._wake_reader:
+                        self._read(selector, self._reading[key.fileobj])  # type: ignore[index]
+                self._expire(selector)
+
+    def _wait(self) -> float:
+        """Until the next connection is due to be given up."""
+        if not self._reading:
+            return self._idle_timeout_s
+        first = min(r.deadline for r in self._reading.values())
+        return max(first - time.monotonic(), 0.0)
+
+    def _accept(self, selector: selectors.BaseSelector) -> None:
+        while True:
+            try:
+                connection, address = self._server.socket.accept()
+            except BlockingIOError:
+                return
+            except OSError:  # out of descriptors, or the client gave up: try again shortly
+                time.sleep(0.05)
+                return
+            connection.setblocking(False)
+            deadline = time.monotonic() + self._idle_timeout_s
+            self._reading[connection] = _Reading(connection, address, deadline)
+            selector.register(connection, selectors.EVENT_READ)
+
+    def _read(self, selector: selectors.BaseSelector, reading: _Reading) -> None:
+        try:
+            data = reading.connection.recv(READ_BYTES)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:  # the client closed it, or reset it
+            selector.unregister(reading.connection)
+            self._close(reading.connection)
+            return
+        searched = len(reading.head)
+        reading.head += data
+        reading.deadline = time.monotonic() + self._idle_timeout_s
+        if _complete(reading.head, searched):
+            selector.unregister(reading.connection)
+            del self._reading[reading.connection]
+            self._workers.submit(self._answer, reading)
+
+    def _expire(self, selector: selectors.BaseSelector) -> None:
+        now = time.monotonic()
+        for reading in [r for r in self._reading.values() if r.deadline <= now]:
+            selector.unregister(reading.connection)
+            self._close(reading.connection)
+
+    def _close(self, connection: socket.socket) -> None:
+        self._reading.pop(connection, None)
+        connection.close()
+
+    def _answer(self, reading: _Reading) -> None:
+        """One request, in a worker: answered as the standard library's WSGI server does."""
+        connection = reading.connection
+        try:
+            connection.setblocking(True)
+            _QuietHandler(
+                bytes(reading.head),
+                self._idle_timeout_s,
+                connection,
+                reading.address,
+                self._server,
+            )
+        except OSError:
+            pass  # the client went away, or stayed silent past the timeout
+        finally:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_WR)
+            connection.close()

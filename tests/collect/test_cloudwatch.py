@@ -4,7 +4,7 @@ from datetime import timedelta
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.collect.cloudwatch import CloudWatch
@@ -244,3 +244,139 @@ def test_a_malformed_answer_fails_its_call_in_one_line(page, raises):
     series, stats = CloudWatch(Answering(page, raises), "us-east-1").fetch([query(0)], WINDOW)
     _fails(series, stats, "cloudwatch:GetMetricData in us-east-1: malformed answer")
     assert "\n" not in series[query(0)].error
+
+
+def on_the_wire(answer):
+    """The analyzer's own CloudWatch client, its HTTP answered with `answer()` (JSON-encoded
+    unless bytes) so that botocore's parser reads it as it reads CloudWatch's."""
+    import json
+
+    from botocore.awsrequest import AWSResponse
+
+    from analyzer.collect.aws import Clients
+
+    class Body:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def stream(self, **_kwargs):
+            yield self.data
+
+    def send(request, **_kwargs):
+        body = answer()
+        if not isinstance(body, bytes):
+            body = json.dumps(body, default=lambda t: t.timestamp()).encode()
+        headers = {"Content-Type": "application/x-amz-json-1.0"}
+        return AWSResponse(request.url, 200, headers, Body(body))
+
+    client = Clients.for_region("us-east-1").cloudwatch
+    client.meta.events.register("before-send", send)
+    return CloudWatch(client, "us-east-1")
+
+
+def test_a_well_formed_answer_on_the_wire_is_read():
+    answer = {
+        "MetricDataResults": [
+            {"Id": "m0", "Timestamps": [T0], "Values": [3], "StatusCode": "Complete"}
+        ]
+    }
+    series, stats = on_the_wire(lambda: answer).fetch([query(0)], WINDOW)
+    assert tuple(series[query(0)].values) == (3.0,)
+    assert stats.outcome == "success"
+
+
+def result(**fields):
+    return {"MetricDataResults": [{"Id": "m0", "StatusCode": "Complete", **fields}]}
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"MetricDataResults": "x"}, "AttributeError"),  # botocore's parser trips on it
+        ({"MetricDataResults": ["x", "y"]}, "AttributeError"),
+        ({"MetricDataResults": {"Id": "m0"}}, "AttributeError"),
+        (result(Timestamps=["yesterday"], Values=[1.0]), "Invalid timestamp"),
+        (result(Timestamps=[True], Values=[1.0]), "expected a timestamp, got True"),
+        (result(Timestamps=[1e300], Values=[1.0]), "out of range"),
+        (result(Timestamps=[T0], Values=["1.0"]), "MetricDataResults[].Values: expected finite"),
+        (result(Timestamps=[T0], Values=[{"v": 1}]), "got dict"),
+        (result(Timestamps=[T0], Values=[True]), "got bool True"),
+        (result(Timestamps=[T0], Values=[float("nan")]), "got float nan"),
+        (result(Id=0, Timestamps=[T0], Values=[1.0]), "MetricDataResults[].Id: expected a str"),
+        (result(StatusCode=3, Timestamps=[T0], Values=[1.0]), "StatusCode: expected a string"),
+        ({"MetricDataResults": [], "NextToken": 7}, "NextToken: expected a string, got int 7"),
+        ("just a string", "AttributeError"),
+        ([], "AttributeError"),
+        (b"\xff not json", "UnicodeDecodeError"),
+        (b"[" * 100_000, "RecursionError"),
+    ],
+)
+def test_an_answer_off_the_contract_fails_its_call_in_one_line(answer, why):
+    series, stats = on_the_wire(lambda: answer).fetch([query(0), query(1)], WINDOW)
+    _fails(series, stats, "cloudwatch:GetMetricData in us-east-1: malformed answer: ")
+    assert all(why in s.error for s in series.values())
+    assert all("\n" not in s.error and len(s.error) <= 300 for s in series.values())
+    assert stats.requests["error"] == 1 and stats.errors == [series[query(0)].error]
+
+
+class Wire:
+    """One client for many answers: a client is too slow to make for each example."""
+
+    def __init__(self) -> None:
+        self.answer: object = None
+        self.cloudwatch = on_the_wire(lambda: self.answer)
+
+
+@pytest.fixture
+def wire():
+    return Wire()
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+RESULT = st.fixed_dictionaries(
+    {},
+    optional={
+        "Id": st.sampled_from(["m0", "m1", "mx"]) | JSONISH,
+        "Timestamps": st.lists(st.integers(0, 2**31) | JSONISH, max_size=3) | JSONISH,
+        "Values": st.lists(st.floats() | JSONISH, max_size=3) | JSONISH,
+        "StatusCode": st.sampled_from(["Complete", "PartialData"]) | JSONISH,
+        "Label": JSONISH,
+    },
+)
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "MetricDataResults": st.lists(RESULT | JSONISH, max_size=3) | JSONISH,
+            "NextToken": st.none() | st.integers() | st.lists(st.integers(), max_size=2),
+        },
+    )
+    | JSONISH
+)
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+def test_no_answer_on_the_wire_is_a_traceback(wire, answer):
+    """Whatever the body, every query ends as a series (data, no data, or its call's error
+    in one line), or the fetch raises the analyzer's own error: nothing else escapes."""
+    from datetime import UTC
+
+    from analyzer.errors import AnalyzerError
+
+    wire.answer = answer
+    try:
+        series, _stats = wire.cloudwatch.fetch([query(0), query(1)], WINDOW)
+    except AnalyzerError:
+        return
+    assert set(series) == {query(0), query(1)}
+    for found in series.values():
+        assert found.status is not Status.ERROR or "\n" not in found.error
+        assert all(t.tzinfo is UTC for t in found.timestamps)

@@ -141,3 +141,153 @@ def test_volume_modifications_newest_first_with_their_state_and_target():
     assert (newest.state, newest.progress, newest.under_way) == ("optimizing", 40, True)
     assert newest.target == "io2 1,000 GiB 20,000 IOPS"
     assert older.state == "completed" and not older.under_way
+
+
+class Paging:
+    """A client whose every paginator answers the same pages: botocore's Stubber checks
+    answers against the service model, so it cannot give one off the contract."""
+
+    def __init__(self, *pages):
+        self.pages = pages
+
+    def get_paginator(self, _operation):
+        return self
+
+    def paginate(self, **_kwargs):
+        return iter(self.pages)
+
+
+def answering(service, *pages):
+    return Ec2Rds(Clients.for_region("us-east-1", **{service: Paging(*pages)}))
+
+
+VOLUME = {"VolumeId": "vol-1", "Size": 8, "State": "in-use", "VolumeType": "gp3"}
+INSTANCE = {"InstanceId": "i-1", "InstanceType": "m5.large", "State": {"Name": "running"}}
+TYPE = {
+    "InstanceType": "m5.large",
+    "EbsInfo": {"EbsOptimizedInfo": {"BaselineIops": 3600, "MaximumThroughputInMBps": 593.75}},
+    "MemoryInfo": {"SizeInMiB": 8192},
+}
+DB = {"DBInstanceIdentifier": "db-1", "DBInstanceClass": "db.m5.large", "AllocatedStorage": 100}
+
+
+def test_answers_on_the_contract_are_read():
+    [volume] = answering("ec2", {"Volumes": [VOLUME]}).volumes()
+    assert (volume.volume_id, volume.size_gib) == ("vol-1", 8)
+    [instance] = answering("ec2", {"Reservations": [{"Instances": [INSTANCE]}]}).instances()
+    assert instance.instance_type == "m5.large"
+    [found] = answering("ec2", {"InstanceTypes": [TYPE]}).instance_types(["m5.large"])
+    assert found.baseline_iops == 3600 and found.memory_bytes == 8 * 1024**3
+    [db] = answering("rds", {"DBInstances": [DB]}).db_instances()
+    assert db.allocated_gib == 100
+
+
+@pytest.mark.parametrize(
+    ("service", "call", "page", "why"),
+    [
+        ("ec2", "volumes", {"Volumes": ["vol-1"]}, "Volumes[]: expected a structure, got str"),
+        ("ec2", "volumes", {"Volumes": "vol-1"}, "Volumes: expected a list, got str"),
+        ("ec2", "volumes", {"Volumes": [{**VOLUME, "Size": "8"}]}, "Volumes[].Size: expected an"),
+        ("ec2", "volumes", {"Volumes": [{**VOLUME, "Iops": "3000"}]}, "Volumes[].Iops: expected"),
+        ("ec2", "volumes", {"Volumes": [{**VOLUME, "Attachments": {}}]}, "Attachments: expected a"),
+        ("ec2", "volumes", {"Volumes": [{**VOLUME, "Tags": [{"Key": 1}]}]}, "Tags[].Key: expected"),
+        ("ec2", "volumes", {"Volumes": [{**VOLUME, "VolumeId": None}]}, "VolumeId: missing"),
+        ("ec2", "volumes", "a page", "the answer: expected a structure"),
+        (
+            "ec2",
+            "instances",
+            {"Reservations": [{"Instances": [{**INSTANCE, "State": "on"}]}]},
+            "Instances[].State: expected a structure",
+        ),
+        ("ec2", "instances", {"Reservations": [None]}, "Reservations[]: expected a structure"),
+        (
+            "ec2",
+            "instances",
+            {"Reservations": [{"Instances": [{"InstanceId": "i-1"}]}]},
+            "InstanceType: missing",
+        ),
+        (
+            "ec2",
+            "offered_instance_types",
+            {"InstanceTypes": [{"InstanceType": "m5.large"}]},
+            "EbsInfo: missing",
+        ),
+        (
+            "ec2",
+            "offered_instance_types",
+            {
+                "InstanceTypes": [
+                    {**TYPE, "EbsInfo": {"EbsOptimizedInfo": {"BaselineIops": "many"}}}
+                ]
+            },
+            "EbsOptimizedInfo.BaselineIops: expected a finite number",
+        ),
+        (
+            "ec2",
+            "offered_instance_types",
+            {"InstanceTypes": [{**TYPE, "MemoryInfo": {"SizeInMiB": "8 GiB"}}]},
+            "MemoryInfo.SizeInMiB: expected an integer",
+        ),
+        (
+            "ec2",
+            "offered_instance_types",
+            {"InstanceTypes": [{**TYPE, "SupportedUsageClasses": "spot"}]},
+            "SupportedUsageClasses: expected a list",
+        ),
+        (
+            "rds",
+            "db_instances",
+            {"DBInstances": [{**DB, "AllocatedStorage": "100"}]},
+            "DBInstances[].AllocatedStorage: expected an integer",
+        ),
+        (
+            "rds",
+            "db_instances",
+            {"DBInstances": [{**DB, "MultiAZ": "yes"}]},
+            "MultiAZ: expected a boolean",
+        ),
+        (
+            "rds",
+            "db_instances",
+            {"DBInstances": [{**DB, "Engine": 5}]},
+            "Engine: expected a string",
+        ),
+        (
+            "rds",
+            "db_instances",
+            {"DBInstances": [{**DB, "TagList": "none"}]},
+            "TagList: expected a list",
+        ),
+        (
+            "ec2",
+            "volume_modifications",
+            {"VolumesModifications": [{"VolumeId": "vol-1", "StartTime": "today"}]},
+            "StartTime: expected a timestamp",
+        ),
+        (
+            "ec2",
+            "volume_modifications",
+            {"VolumesModifications": [{"VolumeId": "vol-1"}]},
+            "StartTime: missing",
+        ),
+    ],
+)
+def test_a_describe_answer_off_the_contract_fails_its_call_in_one_line(service, call, page, why):
+    describer = answering(service, page)
+    with pytest.raises(AwsCallError) as info:
+        if call == "instance_types":
+            describer.instance_types(["m5.large"])
+        else:
+            getattr(describer, call)()
+    message = str(info.value)
+    assert (
+        message.startswith(f"{service}:Describe") and " in us-east-1: malformed answer: " in message
+    )
+    assert why in message and "\n" not in message
+    assert info.value.exit_code == 3
+
+
+def test_orderable_classes_off_the_contract_fail_their_call():
+    describer = answering("rds", {"OrderableDBInstanceOptions": [{"DBInstanceClass": 7}]})
+    with pytest.raises(AwsCallError, match="rds:DescribeOrderableDBInstanceOptions in us-east-1"):
+        describer.orderable_db_classes("mysql")

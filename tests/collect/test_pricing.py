@@ -182,3 +182,37 @@ def test_an_unreachable_price_list_is_tried_again_and_said_once_an_outage(stubbe
     now[0] = 1_000.0
     stubber.add_response("get_products", {"PriceList": [product("0.0960000000")]})
     assert prices.instance_hourly("m5.large", "us-east-1") == pytest.approx(0.096)
+
+
+class Answering:
+    """GetProducts answering `page` as it is: Stubber would refuse one off the contract."""
+
+    def __init__(self, page: object) -> None:
+        self.page = page
+
+    def get_products(self, **_kwargs: object) -> object:
+        return self.page
+
+
+@pytest.mark.parametrize(
+    ("page", "why"),
+    [
+        ({"PriceList": "[]"}, "PriceList: expected a list, got str"),
+        ({"PriceList": [{"terms": {}}]}, "PriceList[]: expected a string, got dict"),
+        ({"PriceList": ["not json"]}, "PriceList[]: expected a product's JSON document"),
+        ({"PriceList": ["[1, 2]"]}, "PriceList[]: expected a product's JSON document"),
+        ({"PriceList": [product("0.096")], "NextToken": 2}, "NextToken: expected a string"),
+        (["PriceList"], "the answer: expected a structure, got list"),
+    ],
+)
+def test_an_answer_off_the_contract_is_a_failed_lookup_said_in_one_line(page, why) -> None:
+    """Not "no price" unsaid: the call failed, and it is logged and asked again later."""
+    from structlog.testing import capture_logs
+
+    prices = OnDemandPrices(Answering(page), clock=lambda: 0.0)
+    with capture_logs() as logs:
+        assert prices.instance_hourly("m5.large", "us-east-1") is None
+    [event] = logs
+    assert event["event"] == "pricing.failed"
+    assert event["error"].startswith("pricing:GetProducts in us-east-1: malformed answer: ")
+    assert why in event["error"] and "\n" not in event["error"]
