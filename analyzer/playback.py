@@ -15,6 +15,7 @@ from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
 from analyzer.model.resources import (
     DbInstance,
+    Initialization,
     Instance,
     InstanceType,
     Inventory,
@@ -64,6 +65,9 @@ class RecordedDescriber:
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
         return {v.volume_id: list(v.modifications) for v in self.inventory.volumes}
+
+    def volume_initializations(self) -> dict[str, Initialization]:
+        return {v.volume_id: v.initialization for v in self.inventory.volumes if v.initialization}
 
 
 @dataclass

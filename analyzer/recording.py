@@ -18,6 +18,7 @@ from typing import Any
 from analyzer.errors import ConfigError
 from analyzer.model.resources import (
     DbInstance,
+    Initialization,
     Instance,
     InstanceType,
     Inventory,
@@ -113,6 +114,9 @@ def _volume(raw: Mapping[str, Any]) -> Volume:
             "modifications": tuple(
                 Modification(**{**m, "started": datetime.fromisoformat(m["started"])})
                 for m in raw.get("modifications", ())
+            ),
+            "initialization": (
+                Initialization(**raw["initialization"]) if raw.get("initialization") else None
             ),
         }
     )

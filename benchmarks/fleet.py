@@ -42,7 +42,14 @@ from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver.alerts import AlertBook
 from analyzer.heap import Heap
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Modification,
+    Volume,
+)
 from analyzer.model.units import MB
 
 HERE = Path(__file__).resolve().parent
@@ -84,6 +91,9 @@ class Describer:
         return [M5] if "m5.large" in names else []
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
+        return {}
+
+    def volume_initializations(self) -> dict[str, Initialization]:
         return {}
 
     def offered_instance_types(self) -> list[InstanceType]:

@@ -3,7 +3,10 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
+from analyzer.sim import volume_status
+
 REGION = "us-east-1"
+volume_status.install()  # moto does not answer DescribeVolumeStatus on its own
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,14 @@ from datetime import datetime
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
 from analyzer.errors import AwsAccessError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Modification,
+    Volume,
+)
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 
@@ -40,6 +47,9 @@ class FakeDescriber:
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
         return {}
+
+    def volume_initializations(self) -> dict[str, Initialization]:
+        return {v.volume_id: v.initialization for v in self.found_volumes if v.initialization}
 
     def offered_instance_types(self) -> list[InstanceType]:
         return list(self.types.values())

@@ -23,6 +23,7 @@ from analyzer.model.findings import (
     NextBottleneck,
     Severity,
 )
+from analyzer.model.resources import Volume
 from analyzer.model.state import ResourceState, Snapshot
 from analyzer.model.units import format_rate
 
@@ -84,8 +85,11 @@ def analyze(
         states.append(kept)
     bares = snapshot.resources
     snapshot = replace(snapshot, resources=tuple(states))
-    evaluation = impaired(
-        floored(engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh),
+    evaluation = initializing(
+        impaired(
+            floored(engine.evaluate_all(ruleset.rules, snapshot, fresh), snapshot, ruleset, fresh),
+            snapshot,
+        ),
         snapshot,
     )
     evaluation = memo.recall_before_empty(evaluation)
@@ -157,6 +161,33 @@ def impaired(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Evalua
         pending=[f for f in evaluation.pending if kept(f)],
         failed=evaluation.failed | silenced,
     )
+
+
+CAPS = frozenset({Bottleneck.VOLUME_IOPS, Bottleneck.VOLUME_THROUGHPUT})
+
+
+def initializing(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Evaluation:
+    """A volume still initializing from its snapshot reads its first blocks slowly, whatever
+    its type or size: no volume cap is judged on it until AWS reports it done (its row says
+    how far along it is), and a cap alert it had keeps its state meanwhile."""
+    held: set[tuple[str, str]] = set()
+
+    def kept(f: Finding) -> bool:
+        if f.bottleneck not in CAPS:
+            return True
+        state = snapshot.get(f.resource.region, f.resource.resource_id)
+        if state is None or not isinstance(state.resource, Volume):
+            return True
+        if state.resource.initialization is None:
+            return True
+        held.add((f.resource.region, f.resource.resource_id))
+        return False
+
+    firing = [f for f in evaluation.firing if kept(f)]
+    pending = [f for f in evaluation.pending if kept(f)]
+    if not held:
+        return evaluation
+    return replace(evaluation, firing=firing, pending=pending, failed=evaluation.failed | held)
 
 
 @dataclass(frozen=True, slots=True)

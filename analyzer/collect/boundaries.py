@@ -12,7 +12,14 @@ from typing import Protocol
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Modification,
+    Volume,
+)
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 
@@ -50,6 +57,10 @@ class Describer(Protocol):
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
         """By volume id, the modifications AWS reports, newest first."""
+        ...
+
+    def volume_initializations(self) -> dict[str, Initialization]:
+        """By volume id, the volumes still initializing from a snapshot."""
         ...
 
 

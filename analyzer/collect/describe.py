@@ -15,7 +15,14 @@ from analyzer import progress
 from analyzer.collect.aws import Clients, calling
 from analyzer.collect.reply import OffContract, Reply
 from analyzer.errors import AwsCallError
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Modification, Volume
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Modification,
+    Volume,
+)
 from analyzer.model.units import MB, MIB
 
 TYPES_PER_CALL = 100
@@ -119,6 +126,16 @@ class Ec2Rds:
             mods.sort(key=lambda m: m.started, reverse=True)
         return found
 
+    def volume_initializations(self) -> dict[str, Initialization]:
+        with calling("ec2:DescribeVolumeStatus", self.region):
+            pages = self._pages("ec2", "describe_volume_status")
+            found: dict[str, Initialization] = {}
+            for raw in _entries(pages, "VolumeStatuses"):
+                initialization = parse_initialization(raw)
+                if initialization is not None:
+                    found[raw.text("VolumeId")] = initialization
+            return found
+
     def db_instances(self) -> list[DbInstance]:
         with calling("rds:DescribeDBInstances", self.region):
             pages = self._pages("rds", "describe_db_instances")
@@ -193,6 +210,30 @@ def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
         started=started if started.tzinfo else started.replace(tzinfo=UTC),
         progress=item.integer("Progress", None),
         target=target,
+    )
+
+
+def parse_initialization(raw: Mapping[str, Any] | Reply) -> Initialization | None:
+    """A volume status's initialization, while it is under way: its `initialization-state`
+    detail says `initializing`, or AWS gives its progress below 100 % (Amazon EC2 API
+    Reference, VolumeStatusItem, InitializationStatusDetails)."""
+    item = _reply(raw, "VolumeStatuses[]")
+    details = {
+        d.text("Name", ""): d.text("Status", "")
+        for d in item.member("VolumeStatus").each("Details")
+    }
+    progress_of = item.member("InitializationStatusDetails")
+    progress = progress_of.integer("Progress", None)
+    state = details.get("initialization-state")
+    under_way = state == "initializing" or (
+        state is None and progress is not None and progress < 100
+    )
+    if not under_way:
+        return None
+    return Initialization(
+        progress=progress,
+        seconds_left=progress_of.integer("EstimatedTimeToCompleteInSeconds", None),
+        kind=progress_of.text("InitializationType", "default"),
     )
 
 

@@ -17,6 +17,7 @@ from analyzer.collect.boundaries import Describer
 from analyzer.errors import AwsAccessError, AwsCallError
 from analyzer.model.resources import (
     DbInstance,
+    Initialization,
     Instance,
     InstanceType,
     Inventory,
@@ -99,6 +100,16 @@ def _modifications(describer: Describer) -> Mapping[str, list[Modification]]:
         return {}
 
 
+def _initializations(describer: Describer) -> Mapping[str, Initialization]:
+    """The volumes still initializing from a snapshot; without them (no permission for
+    ec2:DescribeVolumeStatus, or a call that failed) slow first reads may read as a cap."""
+    try:
+        return describer.volume_initializations()
+    except (AwsAccessError, AwsCallError) as exc:
+        log.warning("initialization.skipped", region=describer.region, error=str(exc))
+        return {}
+
+
 def _in_scope(
     volumes: list[Volume], instances: list[Instance], tag_filters: Sequence[TagFilter]
 ) -> tuple[list[Volume], list[Instance]]:
@@ -125,8 +136,13 @@ def discover(
     volumes, instances = _in_scope(describer.volumes(), describer.instances(), tag_filters)
     if volumes:
         modified = _modifications(describer)
+        initializing = _initializations(describer)
         volumes = [
-            replace(v, modifications=tuple(modified[v.volume_id])) if v.volume_id in modified else v
+            replace(
+                v,
+                modifications=tuple(modified.get(v.volume_id, v.modifications)),
+                initialization=initializing.get(v.volume_id),
+            )
             for v in volumes
         ]
     by_instance: dict[str, list[str]] = {}

@@ -178,7 +178,7 @@ def _family(
     return family
 
 
-HAD_DATA = frozenset({"ok", "model_mismatch", "impaired"})
+HAD_DATA = frozenset({"ok", "model_mismatch", "impaired", "initializing"})
 
 
 def _volume_families(rows: list[Row]) -> Iterator[Metric]:
@@ -191,8 +191,8 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
     yield _family(
         "ebs_analyzer_volume_up",
         "Volume: 1 when the latest cycle had its data (status ok; model_mismatch where it "
-        "contradicts a modelled limit; impaired where AWS reports its I/O stalled), 0 on no "
-        "data, stale data or an error.",
+        "contradicts a modelled limit; impaired where AWS reports its I/O stalled; initializing "
+        "while it fetches its blocks from a snapshot), 0 on no data, stale data or an error.",
         (*labels, "status"),
         [((*ids(r), r["status"]), float(r["status"] in HAD_DATA)) for r in rows],
     )

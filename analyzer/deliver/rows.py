@@ -13,7 +13,7 @@ from analyzer.analyze.forecast import seconds_to_full
 from analyzer.model.findings import Finding, NextBottleneck
 from analyzer.model.metrics import Measure
 from analyzer.model.rds_storage import rds_stripes
-from analyzer.model.resources import DbInstance, Instance, ResourceType, Volume
+from analyzer.model.resources import DbInstance, Initialization, Instance, ResourceType, Volume
 from analyzer.model.series import Status
 from analyzer.model.state import ResourceState, Snapshot
 
@@ -130,6 +130,7 @@ def _details(state: ResourceState, at: datetime) -> dict[str, Any]:
             "multi_attach": resource.multi_attach,
             "attachments": list(resource.instance_ids),
             "latency_seconds": _latest(state, Measure.LATENCY, at),
+            "initialization": _initialization(resource.initialization),
         }
     if isinstance(resource, Instance):
         return {
@@ -152,6 +153,16 @@ def _details(state: ResourceState, at: datetime) -> dict[str, Any]:
         "freeable_memory_bytes": _latest(state, Measure.FREEABLE_MEMORY, at),
         "memory_bytes": info.memory_bytes if info else None,
         "latency_seconds": _latest(state, Measure.LATENCY, at),
+    }
+
+
+def _initialization(found: Initialization | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "progress_percent": found.progress,
+        "seconds_left": found.seconds_left,
+        "type": found.kind,
     }
 
 
@@ -213,6 +224,7 @@ def to_dict(snap: Snapshot, findings: Sequence[Finding]) -> dict[str, Any]:
 
 STALE = "stale"
 IMPAIRED = "impaired"
+INITIALIZING = "initializing"
 MEASURED = (
     "iops",
     "throughput_bytes_per_second",
@@ -232,11 +244,18 @@ MEASURED = (
 def _status(state: ResourceState, snap: Snapshot) -> str:
     """The fetch's outcome; `stale` where CloudWatch had no recent data when asked;
     `impaired` where AWS reports its I/O stalled (a volume's stalled-I/O check, an instance's
-    attached-EBS status check); `model_mismatch` where the data contradicts a modelled limit."""
+    attached-EBS status check); `initializing` for a volume still fetching its blocks from a
+    snapshot; `model_mismatch` where the data contradicts a modelled limit."""
     if state.status is Status.OK and snap.stale(state):
         return STALE
     if state.status is Status.OK and state.impaired_since(snap.data_end) is not None:
         return IMPAIRED
+    if (
+        state.status is Status.OK
+        and isinstance(state.resource, Volume)
+        and state.resource.initialization is not None
+    ):
+        return INITIALIZING
     if state.status is Status.OK and state.mismatches:
         return "model_mismatch"
     return state.status.value

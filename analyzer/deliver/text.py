@@ -62,7 +62,22 @@ def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
     lines = [_title(snap, rows), "", *_findings(findings, rows), "RESOURCES"]
     lines += ["  " + line for line in table(_resource_table(rows))]
     lines += [f"  ! {r['resource_id']}: {r['error']}" for r in rows if r.get("error")]
+    lines += [
+        f"  ~ {r['resource_id']}: {_initializing(r['initialization'])}"
+        for r in rows
+        if r.get("initialization")
+    ]
     return "\n".join(lines) + "\n"
+
+
+def _initializing(found: dict[str, Any]) -> str:
+    progress, left = found["progress_percent"], found["seconds_left"]
+    done = f"{progress}% done" if progress is not None else "progress unknown"
+    remaining = f", about {units.duration(left)} left" if left is not None else ""
+    return (
+        f"still initializing from its snapshot ({done}{remaining}): its first reads are slow "
+        "whatever its type or size, and no volume cap is judged until it completes"
+    )
 
 
 def _title(snap: Snapshot, rows: list[dict[str, Any]]) -> str:

@@ -39,6 +39,20 @@ class Modification:
 
 
 @dataclass(frozen=True, slots=True)
+class Initialization:
+    """A volume created from a snapshot still fetching its blocks, as DescribeVolumeStatus
+    reports it (`InitializationStatusDetails`): the first read of a block not yet fetched is
+    slow, whatever the volume's type or size."""
+
+    progress: int | None = None
+    """Percent done."""
+    seconds_left: int | None = None
+    """AWS's estimate of the time to complete."""
+    kind: str = "default"
+    """default, or provisioned-rate (Amazon EBS Provisioned Rate for Volume Initialization)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Volume:
     volume_id: str
     region: str
@@ -57,6 +71,8 @@ class Volume:
     """A Multi-Attach volume's other instances."""
     modifications: tuple[Modification, ...] = ()
     """Its modifications AWS still reports, newest first."""
+    initialization: Initialization | None = None
+    """Set while a volume created from a snapshot is still initializing."""
 
     @property
     def ref(self) -> ResourceRef:

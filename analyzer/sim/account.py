@@ -19,6 +19,7 @@ from analyzer.collect.describe import parse_db_instance, parse_instance_type
 from analyzer.collect.regions import Region, connect
 from analyzer.errors import AnalyzerError
 from analyzer.model.resources import Volume
+from analyzer.sim import volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -188,6 +189,7 @@ def account(
             "the demo needs moto to simulate an account: "
             "pip install 'ebs-bottleneck-analyzer[demo]'"
         ) from None
+    volume_status.install()
     with _no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)

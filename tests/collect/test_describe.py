@@ -291,3 +291,63 @@ def test_orderable_classes_off_the_contract_fail_their_call():
     describer = answering("rds", {"OrderableDBInstanceOptions": [{"DBInstanceClass": 7}]})
     with pytest.raises(AwsCallError, match="rds:DescribeOrderableDBInstanceOptions in us-east-1"):
         describer.orderable_db_classes("mysql")
+
+
+def status(volume_id, state=None, progress=None, seconds_left=None):
+    """One VolumeStatuses item as DescribeVolumeStatus answers it (Amazon EC2 API Reference,
+    VolumeStatusItem: `initialization-state` among the status details, and
+    `InitializationStatusDetails` with the progress and the estimated time left)."""
+    details = [{"Name": "io-enabled", "Status": "passed"}]
+    if state is not None:
+        details.append({"Name": "initialization-state", "Status": state})
+    item = {"VolumeId": volume_id, "VolumeStatus": {"Status": "ok", "Details": details}}
+    if progress is not None:
+        item["InitializationStatusDetails"] = {
+            "InitializationType": "default",
+            "Progress": progress,
+            "EstimatedTimeToCompleteInSeconds": seconds_left,
+        }
+    return item
+
+
+def test_volumes_still_initializing_with_their_progress_and_time_left():
+    clients = Clients.for_region("us-east-1")
+    stubber = Stubber(clients.client("ec2"))
+    stubber.add_response(
+        "describe_volume_status",
+        {
+            "VolumeStatuses": [
+                status("vol-restoring", "initializing", 42, 1_800),
+                status("vol-done", "completed", 100, 0),
+                status("vol-plain"),
+                status("vol-no-detail", None, 7, 5_400),
+            ]
+        },
+    )
+    stubber.activate()
+    found = Ec2Rds(clients).volume_initializations()
+    assert set(found) == {"vol-restoring", "vol-no-detail"}
+    restoring = found["vol-restoring"]
+    assert (restoring.progress, restoring.seconds_left, restoring.kind) == (42, 1_800, "default")
+
+
+def test_without_describe_volume_status_the_inventory_goes_on(aws):
+    """Denied, the call is skipped with one log line, as DescribeVolumesModifications is:
+    nothing reads as initializing, and nothing else is lost."""
+    from structlog.testing import capture_logs
+
+    class Denied(Ec2Rds):
+        def volume_initializations(self):
+            raise AwsAccessError("ec2:DescribeVolumeStatus in us-east-1: UnauthorizedOperation")
+
+    account = Account()
+    volume = account.volume("gp3", 100, account.instance("m5.large"))
+    with capture_logs() as logs:
+        inventory = discover(
+            Denied(Clients.for_region("us-east-1")), InstanceTypeCache(), with_rds=False
+        )
+    assert volume in {v.volume_id for v in inventory.volumes}
+    assert all(v.initialization is None for v in inventory.volumes)
+    assert [e["event"] for e in logs if e["event"].endswith("skipped")] == [
+        "initialization.skipped"
+    ]
