@@ -23,6 +23,7 @@ from analyzer.model.resources import (
     InstanceType,
     Inventory,
     Modification,
+    StorageVolume,
     Volume,
 )
 from analyzer.model.series import Series, Status
@@ -133,6 +134,10 @@ def _instance(raw: Mapping[str, Any]) -> Instance:
 
 
 def _db(raw: Mapping[str, Any]) -> DbInstance:
+    raw = {
+        **raw,
+        "additional_volumes": tuple(StorageVolume(**v) for v in raw.get("additional_volumes", ())),
+    }
     return DbInstance(**{**raw, "class_info": _type(raw.get("class_info"))})
 
 

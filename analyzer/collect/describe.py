@@ -21,6 +21,7 @@ from analyzer.model.resources import (
     Instance,
     InstanceType,
     Modification,
+    StorageVolume,
     Volume,
 )
 from analyzer.model.units import MB, MIB
@@ -28,6 +29,8 @@ from analyzer.model.units import MB, MIB
 TYPES_PER_CALL = 100
 GONE_INSTANCE_STATES = frozenset({"terminated", "shutting-down"})
 GONE_VOLUME_STATES = frozenset({"deleting", "deleted"})
+UNUSED_STORAGE = frozenset({"CREATING", "DELETING", "NOT-IN-USE"})
+"""Additional storage volumes that hold no data being read or written yet, or any more."""
 
 
 MAX_PAGES = 1_000
@@ -300,4 +303,16 @@ def parse_db_instance(
         class_info=(types or {}).get(klass.removeprefix("db.")),
         multi_az=bool(item.flag("MultiAZ")),
         tags=_tags(item, "TagList"),
+        additional_volumes=tuple(
+            StorageVolume(
+                name=v.text("VolumeName"),
+                storage_type=v.text("StorageType", "gp3").lower(),
+                allocated_gib=v.integer("AllocatedStorage", 0),
+                iops=v.integer("IOPS", None),
+                throughput_mibps=v.integer("StorageThroughput", None),
+            )
+            for v in item.each("AdditionalStorageVolumes")
+            if v.text("StorageVolumeStatus", "ACTIVE").upper() not in UNUSED_STORAGE
+        ),
+        dedicated_log_volume=bool(item.flag("DedicatedLogVolume")),
     )

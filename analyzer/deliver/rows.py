@@ -145,6 +145,16 @@ def _details(state: ResourceState, at: datetime) -> dict[str, Any]:
         "storage_type": resource.storage_type,
         "allocated_gib": resource.allocated_gib,
         "stripes": rds_stripes(resource.engine, resource.allocated_gib),
+        "additional_volumes": [
+            {
+                "name": v.name,
+                "storage_type": v.storage_type,
+                "allocated_gib": v.allocated_gib,
+                "iops": v.iops,
+                "throughput_mibps": v.throughput_mibps,
+            }
+            for v in resource.additional_volumes
+        ],
         "storage_iops_limit": state.iops_limit(at),
         "storage_throughput_limit_bytes_per_second": state.throughput_limit(at),
         "class_iops_limit": state.class_iops_limit(at),

@@ -163,6 +163,19 @@ RDS_STOPPED = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class StorageVolume:
+    """One of an RDS for Oracle or SQL Server instance's additional storage volumes
+    (`AdditionalStorageVolumes`: RDSDBDATA2 to RDSDBDATA4, gp3 or io2, 20 GiB to 64 TiB; Amazon
+    RDS API Reference, AdditionalStorageVolume). Its limits add to the instance's storage."""
+
+    name: str
+    storage_type: str
+    allocated_gib: int
+    iops: int | None = None
+    throughput_mibps: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DbInstance:
     """An RDS instance: its storage (all its striped volumes) and its instance class."""
 
@@ -180,6 +193,11 @@ class DbInstance:
     multi_az: bool = False
     """A standby in a second zone: RDS bills the class and the storage twice."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    additional_volumes: tuple[StorageVolume, ...] = ()
+    """Oracle and SQL Server: storage volumes beside the primary one, in use."""
+    dedicated_log_volume: bool = False
+    """A Dedicated Log Volume (DLV) holds the database's transaction logs, apart from its
+    storage, with limits of its own."""
 
     @property
     def ref(self) -> ResourceRef:

@@ -351,3 +351,30 @@ def test_without_describe_volume_status_the_inventory_goes_on(aws):
     assert [e["event"] for e in logs if e["event"].endswith("skipped")] == [
         "initialization.skipped"
     ]
+
+
+def test_an_rds_instance_with_additional_volumes_and_a_dedicated_log_volume():
+    from analyzer.collect.describe import parse_db_instance
+
+    raw = {
+        "DBInstanceIdentifier": "erp",
+        "DBInstanceClass": "db.r5.2xlarge",
+        "Engine": "sqlserver-ee",
+        "StorageType": "gp3",
+        "AllocatedStorage": 200,
+        "DBInstanceStatus": "available",
+        "DedicatedLogVolume": False,
+        "AdditionalStorageVolumes": [
+            {"VolumeName": "RDSDBDATA2", "StorageType": "IO2", "AllocatedStorage": 1000,
+             "IOPS": 20000, "StorageVolumeStatus": "ACTIVE"},
+            {"VolumeName": "RDSDBDATA3", "StorageType": "GP3", "AllocatedStorage": 20,
+             "StorageVolumeStatus": "NOT-IN-USE"},
+        ],
+    }  # fmt: skip
+    found = parse_db_instance(raw, "us-east-1")
+    [data2] = found.additional_volumes  # a volume not in use holds nothing read or written
+    assert (data2.name, data2.storage_type, data2.allocated_gib, data2.iops) == (
+        "RDSDBDATA2", "io2", 1_000, 20_000,
+    )  # fmt: skip
+    assert not found.dedicated_log_volume
+    assert parse_db_instance({**raw, "DedicatedLogVolume": True}, "us-east-1").dedicated_log_volume

@@ -108,3 +108,46 @@ def test_rds_provisioned_iops_storage_follows_rds_ranges(engine, storage, size, 
 def test_rds_storage_without_a_model():
     assert rds_storage.db_storage_envelope(db("mysql", "aurora", 300)) is None
     assert rds_storage.db_storage_envelope(db("mysql", "io1", 300)) is None  # no IOPS described
+
+
+def test_additional_storage_volumes_add_their_limits_to_the_instances_storage():
+    """SQL Server on gp3 200 GiB (3,000 IOPS and 125 MiB/s included) with RDSDBDATA2, io2
+    1,000 GiB at 20,000 IOPS (Amazon RDS API Reference, AdditionalStorageVolume: gp3 or io2,
+    20 GiB to 64 TiB): the instance's storage carries both."""
+    from dataclasses import replace
+
+    from analyzer.model.resources import StorageVolume
+
+    primary = db("sqlserver-se", "gp3", 200)
+    with_data2 = replace(
+        primary, additional_volumes=(StorageVolume("RDSDBDATA2", "io2", 1_000, 20_000),)
+    )
+    alone = rds_storage.db_storage_envelope(primary)
+    both = rds_storage.db_storage_envelope(with_data2)
+    assert (alone.iops, alone.throughput_bps) == (3_000, 125 * MIB)
+    io2 = rds_storage.db_storage_envelope(replace(primary, storage_type="io2", iops=20_000))
+    assert both.iops == 23_000
+    assert both.throughput_bps == alone.throughput_bps + io2.throughput_bps
+    assert not both.approximate  # no bucket to tell apart: the sum is the limit
+
+
+def test_an_rds_instance_at_its_primary_volumes_cap_is_not_capped_with_its_additional_volume():
+    from dataclasses import replace
+
+    from analyzer.model.metrics import Measure
+    from analyzer.model.resources import InstanceType, StorageVolume
+    from tests.helpers import analyze, db_state, series
+
+    big = InstanceType("r5.8xlarge", 30_000, 30_000, 850 * 10**6, 850 * 10**6, nitro=True)
+    primary = replace(db("sqlserver-se", "gp3", 200), class_info=big)
+    measures = {
+        Measure.IOPS: series([3_000] * 30),
+        Measure.READ_IOPS: series([2_000] * 30),
+        Measure.WRITE_IOPS: series([1_000] * 30),
+        Measure.THROUGHPUT: series([3_000 * 16 * 1024] * 30),
+    }
+    capped = analyze(db_state(primary, measures)).firing
+    assert [f.bottleneck.value for f in capped] == ["volume_iops"]
+    data2 = StorageVolume("RDSDBDATA2", "io2", 1_000, 20_000)
+    both = replace(primary, additional_volumes=(data2,))
+    assert analyze(db_state(both, measures)).firing == []
