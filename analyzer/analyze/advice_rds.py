@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container
+from dataclasses import replace
 
 from analyzer.analyze.advice_instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
-from analyzer.model.rds_storage import STRIPED_FROM_GIB, family
+from analyzer.model.limits import GP2_IOPS_PER_GIB, Envelope
+from analyzer.model.rds_storage import RDS_STRIPES, STRIPED_FROM_GIB, db_storage_envelope, family
 from analyzer.model.resources import DbInstance, ResourceType
 from analyzer.model.state import ResourceState, Snapshot
 
@@ -35,8 +37,6 @@ where the region's own list for the engine is unknown, classes are named from th
 MEMORY_OPTIMIZED = ("r", "x", "z")
 MORE_MEMORY = 2.0
 """A memory-pressure fix doubles memory at least: the step incident 3 took (32 → 64 GiB)."""
-GP2_MAX_BASELINE_IOPS = 64_000
-"""RDS gp2 striped over four volumes: 16,000 IOPS each."""
 
 
 GRAVITON_ENGINES = frozenset({"mysql", "postgres", "mariadb"})
@@ -133,6 +133,20 @@ def _priced(action: str, db: DbInstance, catalog: Catalog, storage_type: str, si
     return Remedy(action, cost, delta, change=_storage_change(db, storage_type, size))
 
 
+def _gp2_size_for(db: DbInstance, wanted: float) -> tuple[int, Envelope | None]:
+    """The smallest gp2 storage larger than today's whose baseline carries `wanted`, read from
+    RDS's storage model (striped, each of four volumes takes a quarter of the size: up to three
+    GiB more than a third of the IOPS); with its envelope, whose baseline may fall short where
+    RDS's maximum does."""
+    first = max(db.allocated_gib + 1, math.ceil(wanted / GP2_IOPS_PER_GIB))
+    grown = None
+    for size in range(first, first + RDS_STRIPES):
+        grown = db_storage_envelope(replace(db, storage_type="gp2", allocated_gib=size))
+        if grown is None or grown.baseline_iops >= wanted:
+            return size, grown
+    return first + RDS_STRIPES - 1, grown
+
+
 def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remedy]:
     before = finding.evidence.get(RATE_BEFORE_EMPTY)
     demand = max(finding.observed, before if isinstance(before, int | float) else 0.0)
@@ -157,12 +171,13 @@ def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remed
             db.allocated_gib,
         )
     fixes = [gp3]
-    size = max(db.allocated_gib + 1, math.ceil(wanted / 3))
-    if 3 * size <= GP2_MAX_BASELINE_IOPS:
+    size, grown = _gp2_size_for(db, wanted)
+    if grown is not None and grown.baseline_iops >= wanted:
         fixes.append(
             _priced(
                 f"Grow the allocated storage to {size:,} GiB {RDS_MODIFY}: "
-                f"{3 * size:,} IOPS of baseline, no credits needed{_restripes(db, size)}",
+                f"{grown.baseline_iops:,.0f} IOPS of baseline, no credits needed"
+                f"{_restripes(db, size)}",
                 db,
                 catalog,
                 "gp2",

@@ -49,3 +49,14 @@ def test_gp3_below_the_striping_threshold_is_grown_to_it_where_3000_iops_are_too
     small, _ = _gp2_fixes(drain(1_000), db(), DEMO)
     assert small.action.startswith("Move the storage to gp3 with ModifyDBInstance")
     assert small.monthly_delta == 0.0
+
+
+def test_gp2_storage_is_grown_only_as_far_as_rds_storage_model_carries_it():
+    """RDS gp2 reads its baseline from the storage model: striped MySQL of 1,201 GiB is four
+    volumes of 300 GiB (3,600 IOPS), so 3,601 IOPS need 1,204 GiB; SQL Server keeps one volume,
+    whose baseline stops at 16,000 IOPS, so no size carries 20,000."""
+    _, grow = _gp2_fixes(drain(3_601 / 1.2), db(size=1_000), DEMO)
+    assert grow.action.startswith("Grow the allocated storage to 1,204 GiB")
+    assert "3,612 IOPS of baseline" in grow.action
+    fixes = _gp2_fixes(drain(20_000 / 1.2), db("sqlserver-se", 1_000), DEMO)
+    assert not [f for f in fixes if f.action.startswith("Grow")]
