@@ -45,7 +45,7 @@ from analyzer.model import units
 from analyzer.model.limits import instance_envelope, instance_type_envelope, volume_envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Past
-from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.rds_storage import db_storage_envelope, log_volume_envelope
 from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import ResourceState
@@ -107,6 +107,9 @@ class DbSpec(_Strict):
     allocated_gib: int = Field(gt=0)
     iops: int | None = Field(default=None, gt=0)
     throughput_mibps: int | None = Field(default=None, gt=0)
+    dedicated_log_volume: bool = False
+    """Its logs on a Dedicated Log Volume, read through the `log_iops` and `log_throughput`
+    series."""
 
 
 class ResourceSpec(_Strict):
@@ -224,6 +227,7 @@ def _state(test: RuleTest, measures: Mapping[Measure, Series]) -> ResourceState:
         d.iops,
         d.throughput_mibps,
         class_info=d.instance_class.info(),
+        dedicated_log_volume=d.dedicated_log_volume,
     )
     return ResourceState(
         db.ref,
@@ -232,6 +236,7 @@ def _state(test: RuleTest, measures: Mapping[Measure, Series]) -> ResourceState:
         measures,
         Status.OK,
         class_envelope=instance_type_envelope(db.class_info),
+        log_envelope=log_volume_envelope(db),
     )
 
 

@@ -55,7 +55,7 @@ def db_state(db, measures, status=Status.OK):
     from types import MappingProxyType
 
     from analyzer.model.limits import instance_type_envelope
-    from analyzer.model.rds_storage import db_storage_envelope
+    from analyzer.model.rds_storage import db_storage_envelope, log_volume_envelope
     from analyzer.model.state import ResourceState
 
     return ResourceState(
@@ -65,6 +65,7 @@ def db_state(db, measures, status=Status.OK):
         MappingProxyType(dict(measures)),
         status,
         class_envelope=instance_type_envelope(db.class_info),
+        log_envelope=log_volume_envelope(db),
     )
 
 

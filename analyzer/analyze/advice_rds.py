@@ -12,14 +12,23 @@ from __future__ import annotations
 import math
 from collections.abc import Container
 from dataclasses import replace
+from datetime import datetime
 
 from analyzer.analyze.advice_instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
 from analyzer.model.limits import GP2_IOPS_PER_GIB, Envelope
-from analyzer.model.rds_storage import RDS_STRIPES, STRIPED_FROM_GIB, db_storage_envelope, family
+from analyzer.model.metrics import Measure
+from analyzer.model.rds_storage import (
+    LOG_VOLUME_IOPS,
+    RDS_STRIPES,
+    STRIPED_FROM_GIB,
+    db_storage_envelope,
+    family,
+)
 from analyzer.model.resources import DbInstance, ResourceType
+from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
 
 RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
@@ -187,6 +196,27 @@ def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remed
     return fixes
 
 
+def _without_log_volume(finding: Finding, state: ResourceState, at: datetime) -> Remedy:
+    """A Dedicated Log Volume has fixed limits that RDS does not let one raise: the fix is to
+    turn it off, so that the logs share the storage, sized to carry both."""
+    storage = state.iops_limit(at)
+    log = recent(state.measure(Measure.LOG_IOPS), at, finding.window_s).mean() or 0.0
+    data = recent(state.measure(Measure.IOPS), at, finding.window_s).mean() or 0.0
+    both = (data + log) * 1.2
+    if storage is not None and storage >= both:
+        carry = f"the storage's {storage:,.0f} IOPS carry both ({data + log:,.0f} IOPS now)"
+    else:
+        carry = (
+            f"provision the storage for both with it: at least {both:,.0f} IOPS "
+            f"({data:,.0f} of data and {log:,.0f} of log now, with a fifth more room)"
+        )
+    return Remedy(
+        f"Turn off the Dedicated Log Volume (fixed at {LOG_VOLUME_IOPS:,} IOPS) with "
+        f"ModifyDBInstance --no-dedicated-log-volume, so that the logs share the storage; "
+        f"{carry}"
+    )
+
+
 def for_db(
     finding: Finding, state: ResourceState, snapshot: Snapshot, catalog: Catalog
 ) -> list[Remedy]:
@@ -217,6 +247,8 @@ def for_db(
             ]
         case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
             return _gp2_fixes(finding, db, catalog)
+        case Bottleneck.LOG_VOLUME_IOPS | Bottleneck.LOG_VOLUME_THROUGHPUT:
+            return [_without_log_volume(finding, state, snapshot.data_end)]
     return [
         Remedy(
             f"Provision more IOPS and throughput on the {db.storage_type} storage "

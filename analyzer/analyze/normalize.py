@@ -17,7 +17,7 @@ from functools import reduce
 from itertools import compress, pairwise, repeat
 
 from analyzer.model import metrics
-from analyzer.model.metrics import Measure, Namespace, Part
+from analyzer.model.metrics import Measure, Namespace, Part, When
 from analyzer.model.series import Series, Status, combine_status
 from analyzer.model.state import NOTHING
 
@@ -239,7 +239,26 @@ def db_instance(raw: Raw) -> dict[Measure, Series]:
         Measure.AVG_IO_SIZE: divide(throughput, iops),
         Measure.LATENCY: divide(io_time, iops),
     }
+    if any(m.when is When.LOG_VOLUME and m.name in raw for m in metrics.of(Namespace.RDS)):
+        out |= _log_volume(parts)
     return out | parts.gauges()
+
+
+def _log_volume(parts: _Parts) -> dict[Measure, Series]:
+    """A Dedicated Log Volume's rates, apart from the storage's."""
+    reads, writes = parts[Part.LOG_READ_RATE], parts[Part.LOG_WRITE_RATE]
+    iops = add(reads, writes)
+    io_time = add(
+        _product(parts[Part.LOG_READ_LATENCY], reads),
+        _product(parts[Part.LOG_WRITE_LATENCY], writes),
+    )
+    return {
+        Measure.LOG_IOPS: iops,
+        Measure.LOG_THROUGHPUT: add(
+            parts[Part.LOG_READ_BYTE_RATE], parts[Part.LOG_WRITE_BYTE_RATE]
+        ),
+        Measure.LOG_LATENCY: divide(io_time, iops),
+    }
 
 
 def _product(a: Series, b: Series) -> Series:

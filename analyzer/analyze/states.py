@@ -11,7 +11,7 @@ from analyzer.analyze import normalize
 from analyzer.model import metrics
 from analyzer.model.limits import instance_envelope, instance_type_envelope, volume_envelope
 from analyzer.model.metrics import Measure, Namespace, Part
-from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.rds_storage import db_storage_envelope, log_volume_envelope
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.model.series import Series, Status, combine_status
 from analyzer.model.state import NOTHING, FetchStats, ResourceState, Snapshot
@@ -114,6 +114,7 @@ def db_state(db: DbInstance, raw: Mapping[str, Series]) -> ResourceState:
         status=status,
         error=error,
         class_envelope=instance_type_envelope(db.class_info),
+        log_envelope=log_volume_envelope(db),
     )
 
 

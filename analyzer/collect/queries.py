@@ -141,6 +141,7 @@ def for_db_instance(db: DbInstance, tier: Tier | None = None) -> list[MetricQuer
     has = {
         When.BUCKET: storage is not None and storage.bucket is not None,
         When.EBS_BURST: db.class_info is not None and db.class_info.ebs_bursts,
+        When.LOG_VOLUME: db.dedicated_log_volume,
     }
     return _queries(
         Namespace.RDS, db.db_instance_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier

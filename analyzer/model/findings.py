@@ -44,6 +44,9 @@ class Bottleneck(StrEnum):
     INSTANCE_THROUGHPUT = "instance_throughput"
     INSTANCE_BURST_CREDITS = "instance_burst_credits"
     MEMORY = "memory"
+    LOG_VOLUME_IOPS = "log_volume_iops"
+    """An RDS instance's Dedicated Log Volume, at its own IOPS limit."""
+    LOG_VOLUME_THROUGHPUT = "log_volume_throughput"
     IMPAIRED = "impaired"
     """Not a limit: AWS reports the storage's I/O stopped (a volume's stalled-I/O check, an
     instance's attached-EBS status check)."""

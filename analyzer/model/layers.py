@@ -24,6 +24,9 @@ class Layer:
 
     envelope: Envelope
     storage: bool
+    log: bool = False
+    """An RDS instance's Dedicated Log Volume: storage of its own, read through its own
+    metrics."""
 
     @property
     def owner(self) -> ResourceType:
@@ -36,17 +39,28 @@ class Layer:
             return Measure.BURST_BALANCE
         return Measure.IO_BALANCE if unit is Unit.IOPS else Measure.BYTE_BALANCE
 
+    def rate(self, unit: Unit) -> Measure:
+        """The measure of the I/O that passes this layer, in `unit`."""
+        if unit is Unit.IOPS:
+            return Measure.LOG_IOPS if self.log else Measure.IOPS
+        return Measure.LOG_THROUGHPUT if self.log else Measure.THROUGHPUT
+
     def limit(self, unit: Unit, credits_left: bool) -> float:
         if unit is Unit.IOPS:
             return self.envelope.iops_limit(credits_left)
         return self.envelope.throughput_limit(credits_left)
 
     def bottleneck(self, unit: Unit) -> Bottleneck:
+        if self.log:
+            iops = unit is Unit.IOPS
+            return Bottleneck.LOG_VOLUME_IOPS if iops else Bottleneck.LOG_VOLUME_THROUGHPUT
         if unit is Unit.IOPS:
             return Bottleneck.VOLUME_IOPS if self.storage else Bottleneck.INSTANCE_IOPS
         return Bottleneck.VOLUME_THROUGHPUT if self.storage else Bottleneck.INSTANCE_THROUGHPUT
 
     def describe(self) -> str:
+        if self.log:
+            return "log volume"
         return "volume" if self.storage else "instance EBS"
 
 

@@ -38,6 +38,11 @@ class Measure(StrEnum):
     """1 for a minute whose I/O AWS found stalled (a volume's VolumeStalledIOCheck)."""
     ATTACHED_EBS_FAILED = "attached_ebs_failed"
     """1 for a minute whose attached-EBS status check failed (an instance)."""
+    LOG_IOPS = "log_iops"
+    """An RDS instance's Dedicated Log Volume: its own I/O, apart from its storage's."""
+    LOG_THROUGHPUT = "log_throughput"
+    LOG_LATENCY = "log_latency"
+    LOG_QUEUE_LENGTH = "log_queue_length"
 
 
 class Part(StrEnum):
@@ -61,6 +66,13 @@ class Part(StrEnum):
     READ_LATENCY = "read_latency"
     """Seconds per operation (AWS/RDS)."""
     WRITE_LATENCY = "write_latency"
+    LOG_READ_RATE = "log_read_rate"
+    """The same, of an RDS instance's Dedicated Log Volume."""
+    LOG_WRITE_RATE = "log_write_rate"
+    LOG_READ_BYTE_RATE = "log_read_byte_rate"
+    LOG_WRITE_BYTE_RATE = "log_write_byte_rate"
+    LOG_READ_LATENCY = "log_read_latency"
+    LOG_WRITE_LATENCY = "log_write_latency"
 
 
 class Namespace(StrEnum):
@@ -132,6 +144,8 @@ class When(StrEnum):
     """Volumes attached to one Nitro instance, of any type (the stalled-I/O check). Not
     confirmed: the check's launch announcement (November 2023) says every volume attached to
     an instance; the EBS User Guide lists it beside the Nitro checks. Asked where both agree."""
+    LOG_VOLUME = "log_volume"
+    """RDS instances with a Dedicated Log Volume."""
     VIRTUALIZED_NITRO = "virtualized_nitro"
     """Instances of Nitro types that are not bare metal: AWS publishes the instance's EBS
     exceeded checks for these only."""
@@ -164,7 +178,7 @@ class Metric:
 _E, _C, _R = Namespace.EBS, Namespace.EC2, Namespace.RDS
 _IDLE, _ACTIVE, _HOT, _FULL = Tier.IDLE, Tier.ACTIVE, Tier.HOT, None
 _BUCKET, _NITRO, _BURST = When.BUCKET, When.NITRO, When.EBS_BURST
-_VIRT, _ATTACHED = When.VIRTUALIZED_NITRO, When.ATTACHED_NITRO
+_VIRT, _ATTACHED, _LOG = When.VIRTUALIZED_NITRO, When.ATTACHED_NITRO, When.LOG_VOLUME
 _STALLED = Measure.STALLED_IO
 _EXCEEDED_IOPS, _EXCEEDED_BPS = Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED
 _PAIR = VOLUME_ON_INSTANCE
@@ -220,6 +234,33 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(_R, "BurstBalance", "Average", "Percent", Measure.BURST_BALANCE, _BUCKET, _ACTIVE),
     Metric(_R, "EBSIOBalance%", "Average", "Percent", Measure.IO_BALANCE, _BURST, _ACTIVE),
     Metric(_R, "EBSByteBalance%", "Average", "Percent", Measure.BYTE_BALANCE, _BURST, _ACTIVE),
+    # Its Dedicated Log Volume, where it has one (Amazon RDS User Guide, "Amazon CloudWatch
+    # instance-level metrics for Amazon RDS": the *LogVolume metrics).
+    Metric(_R, "ReadIOPSLogVolume", "Average", "Count/Second", Part.LOG_READ_RATE, _LOG, _ACTIVE),
+    Metric(_R, "WriteIOPSLogVolume", "Average", "Count/Second", Part.LOG_WRITE_RATE, _LOG, _ACTIVE),
+    Metric(
+        _R,
+        "ReadThroughputLogVolume",
+        "Average",
+        "Bytes/Second",
+        Part.LOG_READ_BYTE_RATE,
+        _LOG,
+        _ACTIVE,
+    ),
+    Metric(
+        _R,
+        "WriteThroughputLogVolume",
+        "Average",
+        "Bytes/Second",
+        Part.LOG_WRITE_BYTE_RATE,
+        _LOG,
+        _ACTIVE,
+    ),
+    Metric(_R, "ReadLatencyLogVolume", "Average", "Seconds", Part.LOG_READ_LATENCY, _LOG, _FULL),
+    Metric(_R, "WriteLatencyLogVolume", "Average", "Seconds", Part.LOG_WRITE_LATENCY, _LOG, _FULL),
+    Metric(
+        _R, "DiskQueueDepthLogVolume", "Average", "Count", Measure.LOG_QUEUE_LENGTH, _LOG, _FULL
+    ),
 )
 """In the order they are requested."""
 

@@ -102,6 +102,8 @@ class ResourceState:
     """Its balances' past days (daily minima, and the day profile), where fetched."""
     mismatches: tuple[Mismatch, ...] = ()
     """Limits the data contradicts; set by the analysis stage."""
+    log_envelope: Envelope | None = None
+    """DB instances with a Dedicated Log Volume: its limits, apart from the storage's."""
     outlook: Outlook | None = None
     """The bucket that empties first and when, at the snapshot's data end; set by the analysis
     stage. None while no bucket is draining, when a balance is missing, or once empty."""
@@ -208,7 +210,14 @@ class ResourceState:
         return all(s.status is not Status.ERROR for s in self.measures.values())
 
     def layers(self) -> list[Layer]:
+        """The layers the resource's own I/O (its IOPS and throughput) passes."""
         return layers_of(self.envelope, self.class_envelope, self.has_storage)
+
+    def log_layers(self) -> list[Layer]:
+        """A DB instance's Dedicated Log Volume, read through its own measures."""
+        if self.log_envelope is None:
+            return []
+        return [Layer(self.log_envelope, storage=True, log=True)]
 
     def buckets(self) -> list[Bucket]:
         return buckets_of(self.ref.resource_type, self.envelope, self.class_envelope)

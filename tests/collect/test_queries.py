@@ -182,6 +182,13 @@ PUBLISHED = {
             "BurstBalance",
             "EBSIOBalance%",
             "EBSByteBalance%",
+            "ReadIOPSLogVolume",
+            "WriteIOPSLogVolume",
+            "ReadThroughputLogVolume",
+            "WriteThroughputLogVolume",
+            "ReadLatencyLogVolume",
+            "WriteLatencyLogVolume",
+            "DiskQueueDepthLogVolume",
         )
     },
 }

@@ -151,3 +151,33 @@ def test_an_rds_instance_at_its_primary_volumes_cap_is_not_capped_with_its_addit
     data2 = StorageVolume("RDSDBDATA2", "io2", 1_000, 20_000)
     both = replace(primary, additional_volumes=(data2,))
     assert analyze(db_state(both, measures)).firing == []
+
+
+def test_a_dedicated_log_volume_is_a_bottleneck_of_its_own_with_the_fix_rds_allows():
+    """A Dedicated Log Volume: 1,024 GiB and 3,000 Provisioned IOPS, fixed (Amazon RDS User
+    Guide, "Using a dedicated log volume (DLV)"). Pinned there beside storage of 40,000 IOPS,
+    the fix is to turn it off, so that the logs share the storage."""
+    from dataclasses import replace
+
+    from analyzer.model.metrics import Measure
+    from analyzer.model.resources import InstanceType
+    from tests.helpers import analyze, db_state, series
+
+    assert (rds_storage.LOG_VOLUME_GIB, rds_storage.LOG_VOLUME_IOPS) == (1_024, 3_000)
+    big = InstanceType("r6i.4xlarge", 40_000, 40_000, 1_250 * 10**6, 1_250 * 10**6, nitro=True)
+    dlv = replace(db("postgres", "io2", 2_000, 40_000), class_info=big, dedicated_log_volume=True)
+    assert rds_storage.log_volume_envelope(dlv).iops == 3_000
+    assert rds_storage.log_volume_envelope(replace(dlv, dedicated_log_volume=False)) is None
+    measures = {
+        Measure.IOPS: series([6_000] * 30),
+        Measure.THROUGHPUT: series([6_000 * 16 * 1024] * 30),
+        Measure.LOG_IOPS: series([3_000] * 30),
+        Measure.LOG_THROUGHPUT: series([3_000 * 16 * 1024] * 30),
+    }
+    [finding] = analyze(db_state(dlv, measures)).firing
+    assert finding.rule == "rds-log-volume-iops-cap"
+    assert finding.bottleneck.value == "log_volume_iops"
+    assert "pinned at its 3,000 IOPS log volume cap" in finding.summary
+    [fix] = finding.remedies
+    assert fix.action.startswith("Turn off the Dedicated Log Volume (fixed at 3,000 IOPS)")
+    assert "the storage's 40,000 IOPS carry both (9,000 IOPS now)" in fix.action

@@ -17,7 +17,6 @@ from analyzer.analyze.kinds.base import RuleBase
 from analyzer.model import units
 from analyzer.model.findings import Finding
 from analyzer.model.layers import Layer
-from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.series import Series, recent, window_evidence
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
@@ -33,6 +32,8 @@ class _CapRule(RuleBase):
     min_datapoints: int = Field(default=3, ge=1)
     use_exceeded_check: bool = True
     """Count a datapoint as saturated when CloudWatch's *ExceededCheck flags it."""
+    log_volume: bool = False
+    """RDS: check the instance's Dedicated Log Volume instead of its storage and class."""
 
     unit: ClassVar[Unit]
     exceeded: ClassVar[Measure]
@@ -40,13 +41,15 @@ class _CapRule(RuleBase):
     """The rate per busy second (from VolumeIdleTime), read where the exceeded checks are
     absent: a cap reached for 20 s of every minute averages to a third of it."""
 
-    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
+    def _rates(self, state: ResourceState, layer: Layer, at: datetime) -> Series:
         """The window's rates, as the limit counts them."""
         raise NotImplementedError
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
-        """The layer whose limit is the most saturated, if any is."""
-        found = [f for layer in state.layers() if (f := self._check(state, at, layer))]
+        """The layer whose limit is the most saturated, if any is (with `log_volume`, the
+        Dedicated Log Volume, which a rule of its own watches)."""
+        layers = state.log_layers() if self.log_volume else state.layers()
+        found = [f for layer in layers if (f := self._check(state, at, layer))]
         return max(found, key=lambda f: f.observed / f.limit, default=None)
 
     def _limit(self, state: ResourceState, layer: Layer, at: datetime) -> float | None:
@@ -70,7 +73,7 @@ class _CapRule(RuleBase):
         balances = dict(recent(state.measure(balance), at, self.window).points())
         return {t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT}
 
-    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
+    def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
         """No rate of the window is above this (0 without data)."""
         raise NotImplementedError
 
@@ -94,7 +97,7 @@ class _CapRule(RuleBase):
         busy: dict[datetime, float],
     ) -> bool:
         """Cheap first: no datapoint at the threshold and none flagged, as most are."""
-        if self._peak(state, layer.envelope, at) >= self.utilization * limit:
+        if self._peak(state, layer, at) >= self.utilization * limit:
             return False
         if busy and max(busy.values()) >= self.utilization * limit:
             return False
@@ -115,7 +118,7 @@ class _CapRule(RuleBase):
         limit = self._limit(state, layer, at)
         if limit is None:
             return None
-        rates = self._rates(state, layer.envelope, at)
+        rates = self._rates(state, layer, at)
         if len(rates) < self.min_datapoints:
             return None
         flagged = self._flagged(state, layer, at)
@@ -141,7 +144,11 @@ class _CapRule(RuleBase):
         if not at_cap and observed < threshold and nearer is not None and nearer > observed / limit:
             # Only the exceeded checks point here, and the other limit is nearer: that one binds.
             return None
-        io_size = recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
+        io_size = (
+            None
+            if layer.log
+            else recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
+        )
         evidence = {
             **window_evidence(rates, self.window),
             "saturated_datapoints": len(saturated),
@@ -212,10 +219,8 @@ def _other_dimension(
     """How close the layer's other limit is: tells IOPS-bound from throughput-bound work."""
     other = Unit.BYTES_PER_SECOND if unit is Unit.IOPS else Unit.IOPS
     limit = state.limit(layer, other, at)
-    if other is Unit.IOPS:
-        series, name = state.measure(Measure.IOPS), "iops_utilization"
-    else:
-        series, name = state.measure(Measure.THROUGHPUT), "throughput_utilization"
+    series = state.measure(layer.rate(other))
+    name = "iops_utilization" if other is Unit.IOPS else "throughput_utilization"
     mean = recent(series, at, window_s).mean()
     return {name: round(mean / limit, 4) if mean is not None and limit else None}
 
@@ -230,21 +235,24 @@ class IopsCap(_CapRule):
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
     active: ClassVar[Measure | None] = Measure.ACTIVE_IOPS
 
-    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
+    def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
         """Counted IOPS are at most the higher of the operations and the bytes in units."""
-        iops = _peak(recent(state.measure(Measure.IOPS), at, self.window))
+        envelope = layer.envelope
+        iops = _peak(recent(state.measure(layer.rate(Unit.IOPS)), at, self.window))
         if envelope.io_unit_bytes is None:
             return iops
-        bps = _peak(recent(state.measure(Measure.THROUGHPUT), at, self.window))
+        bps = _peak(recent(state.measure(layer.rate(Unit.BYTES_PER_SECOND)), at, self.window))
         return envelope.counted_iops(iops, bps)
 
-    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
+    def _rates(self, state: ResourceState, layer: Layer, at: datetime) -> Series:
         """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
-        iops = recent(state.measure(Measure.IOPS), at, self.window)
+        envelope = layer.envelope
+        iops = recent(state.measure(layer.rate(Unit.IOPS)), at, self.window)
         if envelope.io_unit_bytes is None or not iops.timestamps:
             return iops
         end = iops.timestamps[-1] + timedelta(seconds=iops.period_s)
-        bps = dict(state.measure(Measure.THROUGHPUT).between(iops.timestamps[0], end).points())
+        throughput = state.measure(layer.rate(Unit.BYTES_PER_SECOND))
+        bps = dict(throughput.between(iops.timestamps[0], end).points())
         counted = [(t, envelope.counted_iops(v, bps.get(t, 0.0))) for t, v in iops.points()]
         return Series.of(counted, iops.period_s, iops.status)
 
@@ -254,8 +262,8 @@ class ThroughputCap(_CapRule):
     unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
     exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
 
-    def _peak(self, state: ResourceState, envelope: Envelope, at: datetime) -> float:
-        return _peak(recent(state.measure(Measure.THROUGHPUT), at, self.window))
+    def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
+        return _peak(recent(state.measure(layer.rate(self.unit)), at, self.window))
 
-    def _rates(self, state: ResourceState, envelope: Envelope, at: datetime) -> Series:
-        return recent(state.measure(Measure.THROUGHPUT), at, self.window)
+    def _rates(self, state: ResourceState, layer: Layer, at: datetime) -> Series:
+        return recent(state.measure(layer.rate(self.unit)), at, self.window)
