@@ -20,7 +20,28 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units
 from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
-from analyzer.model.limits import SSD_IO_BYTES, XEN_MAX_IOPS, volume_envelope
+from analyzer.model.limits import (
+    GP3_INCLUDED_IOPS,
+    GP3_INCLUDED_MIBPS,
+    GP3_IOPS_PER_GIB,
+    GP3_MAX_IOPS,
+    GP3_MAX_MIBPS,
+    GP3_MIBPS_PER_IOPS,
+    IO1_IOPS_PER_GIB,
+    IO1_MAX_IOPS,
+    IO1_MAX_MIBPS,
+    IO2_IOPS_PER_GIB,
+    IO2_MAX_IOPS,
+    IO2_MAX_MIBPS,
+    IO2_MIBPS_PER_IOPS,
+    MAX_VOLUME_GIB,
+    SSD_IO_BYTES,
+    ST1_MAX_MIBPS,
+    ST1_MIBPS_PER_TIB,
+    ST1_MIN_GIB,
+    XEN_MAX_IOPS,
+    volume_envelope,
+)
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, ResourceType, Volume
 from analyzer.model.series import recent
@@ -30,12 +51,6 @@ from analyzer.model.units import KIB, MIB, Unit
 MODIFY_NOTE = "online (ModifyVolume, at most 4 per volume in 24 h)"
 GROWTH_CAP = 2.0
 """Without a next bottleneck in sight, size a fix for twice the present rate."""
-
-GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
-GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
-IO1_MAX_IOPS, IO1_IOPS_PER_GIB = 64_000, 50
-IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MAX_MIBPS = 256_000, 1_000, 4_000
-GP2_MAX_GIB = 16_384
 
 
 def _round_up(value: float, step: int) -> int:
@@ -155,19 +170,19 @@ def _gp3(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> R
     # Never below what a gp3 volume already has, nor below what gp3 includes.
     has_iops = volume.iops or 0 if volume.volume_type == "gp3" else 0
     has_mibps = volume.throughput_mibps or 0 if volume.volume_type == "gp3" else 0
-    iops = max(3_000, has_iops, nice_up(need.iops))
-    mibps = max(125, has_mibps, nice_up(need.mibps))
+    iops = max(GP3_INCLUDED_IOPS, has_iops, nice_up(need.iops))
+    mibps = max(GP3_INCLUDED_MIBPS, has_mibps, nice_up(need.mibps))
     iops = max(iops, nice_up(mibps / GP3_MIBPS_PER_IOPS))
     if iops > min(GP3_MAX_IOPS, GP3_IOPS_PER_GIB * volume.size_gib) or mibps > GP3_MAX_MIBPS:
         return None
     if volume.volume_type == "gp3" and (iops, mibps) == (
-        volume.iops or 3_000,
-        volume.throughput_mibps or 125,
+        volume.iops or GP3_INCLUDED_IOPS,
+        volume.throughput_mibps or GP3_INCLUDED_MIBPS,
     ):
         return None  # what it has already: no fix
     what = (
-        "3,000 IOPS and 125 MiB/s included"
-        if (iops, mibps) == (3_000, 125)
+        f"{iops:,} IOPS and {mibps:,} MiB/s included"
+        if (iops, mibps) == (GP3_INCLUDED_IOPS, GP3_INCLUDED_MIBPS)
         else f"{iops:,} IOPS, {mibps:,} MiB/s"
     )
     verb = "Provision" if volume.volume_type == "gp3" else "Move to gp3 with"
@@ -182,7 +197,7 @@ def _grow_gp2(volume: Volume, need: _Need, prices: PriceList, now: float | None)
         nice_up(limits.gp2_size_for(need.iops)),
         nice_up(limits.gp2_size_for(need.mibps * MIB / SSD_IO_BYTES)),
     )
-    if size > GP2_MAX_GIB:
+    if size > MAX_VOLUME_GIB:
         return None
     baseline = limits.gp2_baseline(size)
     return _priced(
@@ -203,7 +218,7 @@ def _refill_now(
     full burst while the lasting fix is planned. It is one of the volume's four modifications
     in 24 hours, and the lasting fix must wait until it has completed (DOMAIN.md)."""
     size = volume.size_gib + 1
-    if size > GP2_MAX_GIB:
+    if size > MAX_VOLUME_GIB:
         return None
     bucket = limits.gp2(size).bucket
     if bucket is None:
@@ -245,7 +260,6 @@ def _to_nitro(volume: Volume, state: ResourceState) -> Remedy | None:
     )
 
 
-IO1_MAX_MIBPS = 1_000
 CEILINGS = {
     "gp3": (GP3_MAX_IOPS, GP3_MAX_MIBPS),
     "io1": (IO1_MAX_IOPS, IO1_MAX_MIBPS),
@@ -271,13 +285,13 @@ def _to_io2(
     per IOPS up to 32,000 (tiered cheaper above): from io1, the same IOPS buy eight times the
     throughput; from gp3, the way past gp3's 80,000 IOPS and 2,000 MiB/s."""
     kept = volume.iops or 0 if volume.volume_type == "io1" else 0
-    target = nice_up(max(need.iops, need.mibps / 0.256, kept, 100))
+    target = nice_up(max(need.iops, need.mibps / IO2_MIBPS_PER_IOPS, kept, 100))
     if target > IO2_MAX_IOPS or need.mibps > IO2_MAX_MIBPS:
         return None
     if target > XEN_MAX_IOPS and nitro is False:
         return None  # io2 beyond 32,000 IOPS needs an instance built on Nitro
     size = max(volume.size_gib, math.ceil(target / IO2_IOPS_PER_GIB))
-    mibps = min(0.256 * target, IO2_MAX_MIBPS)
+    mibps = min(IO2_MIBPS_PER_IOPS * target, IO2_MAX_MIBPS)
     grow = f", grown to {size:,} GiB" if size > volume.size_gib else ""
     nitro_note = "; above 32,000 IOPS it needs a Nitro instance" if target > XEN_MAX_IOPS else ""
     return _priced(
@@ -314,12 +328,13 @@ def _stripe(
     size = math.ceil(volume.size_gib / n)
     kind = volume.volume_type
     if kind == "gp3":
-        iops, mibps = max(iops, 3_000, math.ceil(mibps / GP3_MIBPS_PER_IOPS)), max(mibps, 125)
+        iops = max(iops, GP3_INCLUDED_IOPS, math.ceil(mibps / GP3_MIBPS_PER_IOPS))
+        mibps = max(mibps, GP3_INCLUDED_MIBPS)
         size = max(size, math.ceil(iops / GP3_IOPS_PER_GIB))
         one = prices.monthly(kind, size, iops, mibps)
         each = f"{iops:,} IOPS and {mibps:,} MiB/s"
     else:
-        iops = max(iops, math.ceil(mibps / 0.256))
+        iops = max(iops, math.ceil(mibps / IO2_MIBPS_PER_IOPS))
         size = max(size, math.ceil(iops / IO2_IOPS_PER_GIB))
         one = prices.monthly(kind, size, iops)
         each = f"{iops:,} IOPS"
@@ -359,7 +374,7 @@ def _provisioned(
         per_gib, ceiling = IO2_IOPS_PER_GIB, IO2_MAX_IOPS
         if need.mibps > IO2_MAX_MIBPS:
             return None  # more IOPS do not lift io2's 4,000 MiB/s
-        iops = max(need.iops, need.mibps / 0.256)
+        iops = max(need.iops, need.mibps / IO2_MIBPS_PER_IOPS)
     else:
         per_gib, ceiling = IO1_IOPS_PER_GIB, IO1_MAX_IOPS
         if need.mibps > IO1_MAX_MIBPS:
@@ -387,15 +402,16 @@ def _provisioned(
 def _hdd(volume: Volume, need: _Need, prices: PriceList, now: float | None) -> list[Remedy]:
     out = []
     mibps = need.hdd_mibps
-    st1_size = max(volume.size_gib, 125, nice_up(mibps / 40 * 1024))
+    st1_size = max(volume.size_gib, ST1_MIN_GIB, nice_up(mibps / ST1_MIBPS_PER_TIB * 1024))
     same = volume.volume_type == "st1" and st1_size == volume.size_gib
-    if mibps <= 500 and st1_size <= 16_384 and not same:
+    if mibps <= ST1_MAX_MIBPS and st1_size <= MAX_VOLUME_GIB and not same:
         verb = "Grow to" if volume.volume_type == "st1" else "Move to st1 and grow to"
         if st1_size == volume.size_gib:
             verb = "Move to st1 at"
         out.append(
             _priced(
-                f"{verb} {st1_size:,} GiB ({min(40 * st1_size / 1024, 500):,.0f} "
+                f"{verb} {st1_size:,} GiB "
+                f"({min(ST1_MIBPS_PER_TIB * st1_size / 1024, ST1_MAX_MIBPS):,.0f} "
                 f"MiB/s baseline), {MODIFY_NOTE}",
                 prices,
                 now,

@@ -14,6 +14,18 @@ from analyzer.model.units import GIB, KIB, MIB, TIB, Unit
 
 GP2_BUCKET_CREDITS = 5_400_000.0
 GP2_BURST_IOPS = 3_000.0
+# The published figures each volume type is modelled and sized from (Amazon EBS User Guide,
+# "Amazon EBS volume types": General Purpose SSD, Provisioned IOPS SSD, Throughput Optimized
+# HDD), in one place: the envelopes below and the fixes' sizing read them.
+GP3_INCLUDED_IOPS, GP3_INCLUDED_MIBPS = 3_000, 125
+GP3_MAX_IOPS, GP3_IOPS_PER_GIB = 80_000, 500
+GP3_MAX_MIBPS, GP3_MIBPS_PER_IOPS = 2_000, 0.25
+IO1_MAX_IOPS, IO1_IOPS_PER_GIB, IO1_MAX_MIBPS = 64_000, 50, 1_000
+IO2_MAX_IOPS, IO2_IOPS_PER_GIB, IO2_MAX_MIBPS = 256_000, 1_000, 4_000
+IO2_MIBPS_PER_IOPS = 0.256
+ST1_MIBPS_PER_TIB, ST1_MAX_MIBPS, ST1_MIN_GIB = 40, 500, 125
+MAX_VOLUME_GIB = 16_384
+"""gp2, io1, st1 and sc1 (gp3 and io2 reach 64 TiB)."""
 SSD_IO_BYTES = 256 * KIB
 HDD_IO_BYTES = 1 * MIB
 MERGED_ABOVE = 1.1
@@ -186,7 +198,7 @@ def _hdd(
 
 
 def st1(size_gib: int) -> Envelope:
-    return _hdd(size_gib, 40, 500, 250, 500, 500)
+    return _hdd(size_gib, ST1_MIBPS_PER_TIB, ST1_MAX_MIBPS, 250, 500, 500)
 
 
 def sc1(size_gib: int) -> Envelope:
@@ -194,8 +206,8 @@ def sc1(size_gib: int) -> Envelope:
 
 
 def gp3(iops: int | None, throughput_mibps: int | None) -> Envelope:
-    provisioned_iops = float(iops or 3_000)
-    throughput = float(throughput_mibps or 125) * MIB
+    provisioned_iops = float(iops or GP3_INCLUDED_IOPS)
+    throughput = float(throughput_mibps or GP3_INCLUDED_MIBPS) * MIB
     return Envelope(
         provisioned_iops, throughput, provisioned_iops, throughput, io_unit_bytes=SSD_IO_BYTES
     )
@@ -217,7 +229,7 @@ def io1(iops: int, nitro: bool | None = True) -> Envelope:
 
 def io2(iops: int, nitro: bool | None = True) -> Envelope:
     effective = float(iops) if nitro is not False else min(float(iops), XEN_MAX_IOPS)
-    throughput = min(0.256 * MIB * effective, 4_000 * MIB)
+    throughput = min(IO2_MIBPS_PER_IOPS * MIB * effective, IO2_MAX_MIBPS * MIB)
     return Envelope(effective, throughput, effective, throughput, io_unit_bytes=SSD_IO_BYTES)
 
 

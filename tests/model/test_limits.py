@@ -218,3 +218,28 @@ def test_gp2_baseline_and_the_size_that_carries_a_rate():
         assert limits.gp2_baseline(limits.gp2_size_for(limits.gp2_baseline(size))) == (
             limits.gp2_baseline(size)
         )
+
+
+def test_the_published_volume_figures_the_model_and_the_fixes_read():
+    """Amazon EBS User Guide, "Amazon EBS volume types" (General Purpose SSD: gp3 includes
+    3,000 IOPS and 125 MiB/s, up to 80,000 IOPS at 500 a GiB and 2,000 MiB/s at 0.25 MiB/s per
+    IOPS; Provisioned IOPS SSD: io1 up to 64,000 IOPS at 50 a GiB and 1,000 MiB/s, io2 up to
+    256,000 IOPS at 1,000 a GiB and 4,000 MiB/s, 0.256 MiB/s per IOPS; Throughput Optimized
+    HDD: st1 from 125 GiB, 40 MiB/s per TiB of baseline up to 500 MiB/s; 16 TiB volumes)."""
+    assert (limits.GP3_INCLUDED_IOPS, limits.GP3_INCLUDED_MIBPS) == (3_000, 125)
+    assert (limits.GP3_MAX_IOPS, limits.GP3_IOPS_PER_GIB) == (80_000, 500)
+    assert (limits.GP3_MAX_MIBPS, limits.GP3_MIBPS_PER_IOPS) == (2_000, 0.25)
+    assert (limits.IO1_MAX_IOPS, limits.IO1_IOPS_PER_GIB, limits.IO1_MAX_MIBPS) == (
+        64_000, 50, 1_000,
+    )  # fmt: skip
+    assert (limits.IO2_MAX_IOPS, limits.IO2_IOPS_PER_GIB, limits.IO2_MAX_MIBPS) == (
+        256_000, 1_000, 4_000,
+    )  # fmt: skip
+    assert limits.IO2_MIBPS_PER_IOPS == 0.256
+    assert (limits.ST1_MIN_GIB, limits.ST1_MIBPS_PER_TIB, limits.ST1_MAX_MIBPS) == (125, 40, 500)
+    assert limits.MAX_VOLUME_GIB == 16_384
+    assert (
+        limits.gp3(None, None).iops == 3_000 and limits.gp3(None, None).throughput_bps == 125 * MIB
+    )
+    assert limits.io2(10_000).throughput_bps == pytest.approx(2_560 * MIB)
+    assert limits.io2(20_000).throughput_bps == 4_000 * MIB  # its ceiling
