@@ -289,3 +289,23 @@ def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes
     assert not {n for n in by_instance[xen] if n.startswith(("Instance", "Status"))}
     [row] = [r for r in report_rows(result) if r["resource_id"] == metal]
     assert row["status"] == "ok" and row["iops_limit"] == 80_000
+
+
+def test_the_readme_lists_every_metric_read_with_the_dimensions_it_is_asked_with():
+    """README, "The metrics it reads": one row per group of metrics, kept true to the
+    catalogue (names and dimension sets), so what a user grants and pays for is what is said."""
+    from pathlib import Path
+
+    from analyzer.model.metrics import CATALOGUE
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("### The metrics it reads", 1)[1].split("\n## ", 1)[0]
+    listed = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("AWS/"):
+            continue
+        for name in cells[1].split(","):
+            listed[(cells[0], name.strip())] = {d.strip() for d in cells[2].split(",")}
+    catalogued = {(m.namespace.value, m.name): set(m.published_with) for m in CATALOGUE}
+    assert listed == catalogued
