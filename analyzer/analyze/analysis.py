@@ -61,6 +61,40 @@ class Unjudged:
         state = self.snapshot.get(*key)
         return state is not None and not state.known_at(self.snapshot.data_end)
 
+    def attachment(self, region: str, resource_id: str) -> str | None:
+        """The instance a volume is attached to now (its first, if Multi-Attach)."""
+        state = self.snapshot.get(region, resource_id)
+        if state is None or not isinstance(state.resource, Volume):
+            return None
+        return state.resource.attached_to
+
+    def ended(self, region: str, resource_id: str, attached_to: str | None) -> str | None:
+        """What the inventory says ended whatever was found of a resource: deleted,
+        detached, moved from `attached_to` to another instance, stopped; None where it is
+        there as it was. Said only of a region whose inventory this cycle holds: a region
+        that could not be described says nothing of what is gone from it."""
+        state = self.snapshot.get(region, resource_id)
+        if state is None:
+            if region not in self._regions():
+                return None
+            return f"{resource_id} is gone from the inventory (deleted)"
+        resource = state.resource
+        if isinstance(resource, Volume):
+            if resource.attached_to is None:
+                was = f" from {attached_to}" if attached_to else ""
+                return f"{resource_id} was detached{was}"
+            if attached_to is not None and attached_to not in resource.instance_ids:
+                return f"{resource_id} was moved from {attached_to} to {resource.attached_to}"
+            return None
+        if not resource.active:
+            return f"{resource_id} is {resource.state}"
+        return None
+
+    def _regions(self) -> frozenset[str]:
+        return frozenset(s.ref.region for s in self.snapshot.resources) | frozenset(
+            self.snapshot.asked_until
+        )
+
 
 def analyze(
     snapshot: Snapshot,

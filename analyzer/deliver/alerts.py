@@ -19,6 +19,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 import structlog
 
@@ -77,6 +78,10 @@ class Alert:
     refilled_percent: float | None = None
     """A held credit alert that cleared: the balance that released it, at or above its
     level; None where no reading did (the resource gone, its balance missing)."""
+    attached_to: str | None = None
+    """A volume's instance when its alert began: a volume moved since has ended it."""
+    ended: str | None = None
+    """What the inventory says ended it (`vol-… was detached from i-…`), where it did."""
 
     @property
     def key(self) -> AlertKey:
@@ -106,6 +111,8 @@ class Alert:
         """What cleared and when, for a resolved message: not the firing text again."""
         f = self.finding
         credits = f.bottleneck in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
+        if self.ended is not None:
+            return self._ended_text(now)
         # An exhausted bucket's finding counts the datapoints pinned at its baseline; a
         # forecast's does not, even once its time to empty has reached 0.
         if credits and "pinned_datapoints" in f.evidence:
@@ -140,6 +147,33 @@ class Alert:
             f"{self.resource_id}: {what}; cleared {when.astimezone(UTC):%H:%M} UTC "
             f"after firing for {fired}{refill}."
         )
+
+    def _ended_text(self, now: datetime) -> str:
+        """The inventory ended it: what happened, never a cap or credit reason."""
+        when = self.absent_since or now
+        started = self.firing_since or self.since
+        fired = units.duration((when - started).total_seconds())
+        return f"{self.ended}; resolved {when.astimezone(UTC):%H:%M} UTC after firing for {fired}."
+
+
+@runtime_checkable
+class Ending(Protocol):
+    """What the analysis knows of the resources the inventory changed (`Unjudged`)."""
+
+    def __contains__(self, key: object) -> bool: ...
+
+    def attachment(self, region: str, resource_id: str) -> str | None: ...
+
+    def ended(self, region: str, resource_id: str, attached_to: str | None) -> str | None: ...
+
+
+def _ended(alert: Alert, ending: Ending | None) -> str | None:
+    """What the inventory says ended an alert's resource, if anything did (a volume's
+    instance is noted in the cycle its alert is raised, to tell a move later)."""
+    if ending is None or alert.state is AlertState.RESOLVED:
+        return None
+    region, resource_id = alert.finding.resource.region, alert.resource_id
+    return ending.ended(region, resource_id, alert.attached_to)
 
 
 @dataclass
@@ -185,6 +219,8 @@ class AlertBook:
         shows the bucket below it."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
+        if isinstance(unknown, Ending):
+            self._inventory_ends(now, unknown, firing_by_key, pending_by_key)
         for finding in list(firing_by_key.values()):
             alert = self.alerts.get(finding.key)
             if (
@@ -204,19 +240,55 @@ class AlertBook:
             elif alert.state is AlertState.PENDING:
                 alert.finding = finding
         for key, alert in list(self.alerts.items()):
-            if key in firing_by_key or key in pending_by_key:
-                continue
-            if (alert.finding.resource.region, alert.resource_id) in unknown:
-                self._unknown(alert, now)
-                continue
-            alert.unknown_since = None
-            if alert.state is AlertState.PENDING:
-                del self.alerts[key]
-            elif alert.state is AlertState.FIRING:
-                self._absent(alert, now, refill, _hold(alert, level))
+            if key not in firing_by_key and key not in pending_by_key:
+                self._not_found(alert, now, unknown, refill, level)
         for alert in self.alerts.values():
+            if isinstance(unknown, Ending) and alert.attached_to is None:
+                where = (alert.finding.resource.region, alert.resource_id)
+                alert.attached_to = unknown.attachment(*where)
             if self._repeat_due(alert, now):
                 alert.outbox = Owed.REPEAT
+
+    def _inventory_ends(
+        self,
+        now: datetime,
+        ending: Ending,
+        firing: dict[AlertKey, Finding],
+        pending: dict[AlertKey, Finding],
+    ) -> None:
+        """Alerts whose resource the inventory says is deleted, detached, moved or stopped
+        resolve at once, saying so, whatever the data of its last minutes still shows; and
+        nothing new is raised this cycle about a resource that is gone, detached or stopped
+        (a moved volume's alerts start afresh from the next cycle, on its new instance)."""
+        for alert in list(self.alerts.values()):
+            ended = _ended(alert, ending)
+            if ended is not None:
+                self._end(alert, now, ended)
+                firing.pop(alert.key, None)
+                pending.pop(alert.key, None)
+        for found in (firing, pending):
+            for key, finding in list(found.items()):
+                if ending.ended(finding.resource.region, finding.resource.resource_id, None):
+                    del found[key]
+
+    def _not_found(
+        self,
+        alert: Alert,
+        now: datetime,
+        unknown: Container[tuple[str, str]],
+        refill: Refill | None,
+        level: Level | None,
+    ) -> None:
+        """An alert this cycle's findings do not hold: unknown (its data missing), or absent
+        (towards clearing)."""
+        if (alert.finding.resource.region, alert.resource_id) in unknown:
+            self._unknown(alert, now)
+            return
+        alert.unknown_since = None
+        if alert.state is AlertState.PENDING:
+            del self.alerts[alert.key]
+        elif alert.state is AlertState.FIRING:
+            self._absent(alert, now, refill, _hold(alert, level))
 
     def _repeat_due(self, alert: Alert, now: datetime) -> bool:
         if alert.state is not AlertState.FIRING or alert.outbox is not None:
@@ -265,6 +337,19 @@ class AlertBook:
             resource=alert.resource_id,
             severity=alert.severity.value,
         )
+
+    def _end(self, alert: Alert, now: datetime, ended: str) -> None:
+        """The inventory ended it (deleted, detached, moved, stopped): resolved at once."""
+        log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id, reason=ended)
+        if alert.state is AlertState.PENDING or (
+            not alert.notified and alert.outbox is not Owed.FIRING
+        ):
+            del self.alerts[alert.key]
+            return
+        alert.ended = ended
+        alert.absent_since = alert.absent_since or now
+        alert.state = AlertState.RESOLVED
+        alert.outbox = Owed.RESOLVED
 
     def _unknown(self, alert: Alert, now: datetime) -> None:
         # What data showed before it went missing does not count towards clearing after.
