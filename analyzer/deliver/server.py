@@ -34,6 +34,8 @@ MAX_HEAD_BYTES = 2 * 65_537
 """A request head longer than this is handed over as it is: the handler answers 414 or 431
 to a request line or a header of more than 64 KiB, as it did to the first of them."""
 READ_BYTES = 65_536
+ALLOWED_METHODS = ("GET", "HEAD")
+"""Every endpoint only reads: any other method is answered 405, on every path."""
 
 
 class _Server(WSGIServer):
@@ -106,10 +108,20 @@ class _Reading:
     head: bytearray = field(default_factory=bytearray)
 
 
-def _text(start_response: StartResponse, status: str, body: str) -> Iterable[bytes]:
+def _text(
+    start_response: StartResponse,
+    status: str,
+    body: str,
+    headers: Iterable[tuple[str, str]] = (),
+) -> Iterable[bytes]:
     data = body.encode()
     start_response(
-        status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))]
+        status,
+        [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(data))),
+            *headers,
+        ],
     )
     return [data]
 
@@ -118,6 +130,19 @@ def application(
     exposition: Exposition, ready: Readiness, live: Readiness | None = None
 ) -> Callable[..., Iterable[bytes]]:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method not in ALLOWED_METHODS:
+            allowed = ", ".join(ALLOWED_METHODS)
+            return _text(
+                start_response,
+                "405 Method Not Allowed",
+                f"method not allowed: {method}; try {' or '.join(ALLOWED_METHODS)}\n",
+                [("Allow", allowed)],
+            )
+        body = endpoint(environ, start_response)
+        return [] if method == "HEAD" else body
+
+    def endpoint(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
             body = exposition()
