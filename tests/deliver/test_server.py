@@ -235,3 +235,16 @@ def test_a_client_that_keeps_its_connection_goes_on_after_a_refusal() -> None:
         client.close()
     finally:
         server.stop()
+
+
+def test_a_refused_request_with_a_large_body_still_gets_its_answer() -> None:
+    server = serving("127.0.0.1")
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}/metrics", data=b"x" * 4_000_000, method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == 405
+    finally:
+        server.stop()
