@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,25 +11,100 @@ from pydantic import BaseModel, ValidationError
 
 from analyzer.errors import ConfigError
 
+MAX_FILE_BYTES = 1024 * 1024
+"""The most a configuration or rule file may hold, refused before it is parsed. The largest
+file shipped is under 10 KB, but PyYAML parses 0.1 to 0.4 MB a second and holds some 50 bytes
+for each byte it reads: at 1 MiB a file takes a few seconds and tens of MB at worst, where one
+of 5 MB took 12 s and 267 MB."""
+MAX_NODES = 2 * MAX_FILE_BYTES
+"""The most values (each key, item and scalar) a file may expand to, its aliases followed:
+twice what a file of `MAX_FILE_BYTES` holds without aliases (a value takes a byte at least,
+`{a,b}` is two keys and two empty values), far below the thousand million that a kilobyte of
+nested aliases reaches ("billion laughs")."""
 
-def read_yaml(path: Path) -> Any:
-    """The parsed document (None for an empty file). An unreadable file or broken YAML is a
-    ConfigError naming the file, and the line where the parser gave up."""
+
+def _read_text(path: Path) -> str:
+    """The file's text, read no further than `MAX_FILE_BYTES`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = b"" if size > MAX_FILE_BYTES else file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
+        held = f"{size:,} bytes" if size > MAX_FILE_BYTES else f"more than {MAX_FILE_BYTES:,} bytes"
+        raise ConfigError(
+            f"{path}: too large: {held}, over the limit of {MAX_FILE_BYTES:,} bytes (1 MiB)"
+        )
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r})"
         ) from None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expansion(path: Path, root: yaml.Node) -> None:
+    """Refuse a document whose aliases make it more than `MAX_NODES` values, or endless (an
+    alias inside the value it names). Each node is counted once, whatever refers to it, and
+    without recursion: a file nested too deeply for that has failed to parse already."""
+    sizes: dict[int, int] = {}
+    entered: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_NODES:
+                raise ConfigError(
+                    f"{path}: its aliases expand it to more than {MAX_NODES:,} values"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in entered:  # met again before it was done: it holds itself
+            raise ConfigError(f"{path}: an alias refers to a value that holds it")
+        entered.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+
+
+def _load(path: Path, text: str) -> Any:
+    """What `yaml.safe_load` gives, once the document's expansion is checked."""
+    loader = yaml.SafeLoader(text)
     try:
-        return yaml.safe_load(text)
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        _check_expansion(path, root)
+        return loader.construct_document(root)
+    finally:
+        loader.dispose()
+
+
+def read_yaml(path: Path) -> Any:
+    """The parsed document (None for an empty file). A file over `MAX_FILE_BYTES` or one whose
+    aliases expand past `MAX_NODES`, an unreadable file, or broken YAML is a ConfigError
+    naming the file, and the line where the parser gave up."""
+    text = _read_text(path)
+    try:
+        return _load(path, text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}:" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{path}:{where} invalid YAML: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
 
 
 Model = TypeVar("Model", bound=BaseModel)

@@ -34,6 +34,11 @@ MAX_HEAD_BYTES = 2 * 65_537
 """A request head longer than this is handed over as it is: the handler answers 414 or 431
 to a request line or a header of more than 64 KiB, as it did to the first of them."""
 READ_BYTES = 65_536
+LINGER_S = 1.0
+"""How long an answered connection is drained of what the client sent and no one read (the
+body of a refused POST) before it is closed."""
+ALLOWED_METHODS = ("GET", "HEAD")
+"""Every endpoint only reads: any other method is answered 405, on every path."""
 
 
 class _Server(WSGIServer):
@@ -62,6 +67,13 @@ class _QuietHandler(WSGIRequestHandler):
         self.connection.settimeout(self._timeout)
         self.rfile.close()
         self.rfile = io.BufferedReader(_Replay(self._head, self.connection))
+
+    def announced_a_body(self) -> bool:
+        """Whether the request said a body follows (which no endpoint reads)."""
+        headers = getattr(self, "headers", None)  # none when the request line was refused
+        return headers is not None and (
+            "Content-Length" in headers or "Transfer-Encoding" in headers
+        )
 
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes every 15 s would flood stderr; the log carries the daemon's own events."""
@@ -106,10 +118,20 @@ class _Reading:
     head: bytearray = field(default_factory=bytearray)
 
 
-def _text(start_response: StartResponse, status: str, body: str) -> Iterable[bytes]:
+def _text(
+    start_response: StartResponse,
+    status: str,
+    body: str,
+    headers: Iterable[tuple[str, str]] = (),
+) -> Iterable[bytes]:
     data = body.encode()
     start_response(
-        status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(data)))]
+        status,
+        [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(data))),
+            *headers,
+        ],
     )
     return [data]
 
@@ -118,6 +140,19 @@ def application(
     exposition: Exposition, ready: Readiness, live: Readiness | None = None
 ) -> Callable[..., Iterable[bytes]]:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method not in ALLOWED_METHODS:
+            allowed = ", ".join(ALLOWED_METHODS)
+            return _text(
+                start_response,
+                "405 Method Not Allowed",
+                f"method not allowed: {method}; try {' or '.join(ALLOWED_METHODS)}\n",
+                [("Allow", allowed)],
+            )
+        body = endpoint(environ, start_response)
+        return [] if method == "HEAD" else body
+
+    def endpoint(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
             body = exposition()
@@ -260,9 +295,10 @@ class Server:
     def _answer(self, reading: _Reading) -> None:
         """One request, in a worker: answered as the standard library's WSGI server does."""
         connection = reading.connection
+        handler: _QuietHandler | None = None
         try:
             connection.setblocking(True)
-            _QuietHandler(
+            handler = _QuietHandler(
                 bytes(reading.head),
                 self._idle_timeout_s,
                 connection,
@@ -274,4 +310,24 @@ class Server:
         finally:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_WR)
+                _drain(connection, handler is not None and handler.announced_a_body())
             connection.close()
+
+
+def _drain(connection: socket.socket, announced_a_body: bool) -> None:
+    """Read what is left of the request until the client closes, for at most `LINGER_S`:
+    closing a socket with unread data resets the connection, and a client still sending loses
+    the answer already sent to it. A request without a body, and nothing left of it to read,
+    is closed at once."""
+    connection.setblocking(False)
+    if not announced_a_body:
+        try:
+            if not connection.recv(1, socket.MSG_PEEK):
+                return
+        except BlockingIOError:
+            return
+    deadline = time.monotonic() + LINGER_S
+    while (left := deadline - time.monotonic()) > 0:
+        connection.settimeout(left)
+        if not connection.recv(READ_BYTES):
+            return

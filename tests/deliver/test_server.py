@@ -162,3 +162,89 @@ def test_stop_lets_a_request_being_answered_finish() -> None:
         assert scrape.result(5) == b"late 1\n"
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", server.port), timeout=1)
+
+
+def exchange(port: int, request: bytes) -> tuple[str, dict[str, str], bytes]:
+    """The status line, the headers and the body of the answer to `request`, sent whole."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(request)
+        answer = b"".join(iter(lambda: connection.recv(65_536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return status, headers, body
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/", "/healthz", "/nope"])
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+def test_methods_other_than_get_and_head_are_not_allowed_on_any_path(
+    method: str, path: str
+) -> None:
+    server = serving("127.0.0.1")
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}{path}", data=b"up=0", method=method
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == 405
+        assert refused.value.headers["Allow"] == "GET, HEAD"
+        assert refused.value.read() == f"method not allowed: {method}; try GET or HEAD\n".encode()
+        status, headers, _ = exchange(
+            server.port, f"{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+        )
+        assert status.endswith(" 405 Method Not Allowed") and headers["Allow"] == "GET, HEAD"
+    finally:
+        server.stop()
+
+
+def test_get_and_head_are_answered_and_head_without_the_body() -> None:
+    server = serving("127.0.0.1")
+    try:
+        for path, body in [("/metrics", b"ebs_analyzer_up 1\n"), ("/readyz", b"ready\n")]:
+            status, headers, got = exchange(
+                server.port, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            )
+            assert status.endswith(" 200 OK") and got == body
+            assert "Allow" not in headers
+            status, headers, got = exchange(
+                server.port, f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            )
+            assert status.endswith(" 200 OK") and got == b""
+            assert headers["Content-Length"] == str(len(body))
+    finally:
+        server.stop()
+
+
+def test_a_client_that_keeps_its_connection_goes_on_after_a_refusal() -> None:
+    import http.client
+
+    server = serving("127.0.0.1")
+    try:
+        client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        for method, status, body in [
+            ("GET", 200, b"ebs_analyzer_up 1\n"),
+            ("POST", 405, b"method not allowed: POST; try GET or HEAD\n"),
+            ("HEAD", 200, b""),
+            ("DELETE", 405, b"method not allowed: DELETE; try GET or HEAD\n"),
+            ("GET", 200, b"ebs_analyzer_up 1\n"),
+        ]:
+            client.request(method, "/metrics", headers={"Connection": "keep-alive"})
+            response = client.getresponse()
+            assert (response.status, response.read()) == (status, body)
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_a_refused_request_with_a_large_body_still_gets_its_answer() -> None:
+    server = serving("127.0.0.1")
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}/metrics", data=b"x" * 4_000_000, method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        assert refused.value.code == 405
+    finally:
+        server.stop()
