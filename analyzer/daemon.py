@@ -238,6 +238,9 @@ class Daemon:
     def restore(self, state: statefile.State) -> None:
         """Take in what the state file kept: the alerts, and the receiver's deadline (up to
         `MAX_DEFERRAL_S` ahead)."""
+        now = self.clock()
+        for alert in state.alerts:
+            _not_after(alert, now)
         self.book.restore(state.alerts)
         self._restored = list(self.book)
         self._saved_not_before = state.not_before
@@ -354,6 +357,26 @@ class Daemon:
         sys.stderr.flush()
         self.exit(0)
         return 0
+
+
+def _not_after(alert: Alert, now: datetime) -> None:
+    """A stored time later than now (a clock gone wrong, a hand edit) read as now: a
+    `last_sent` in the future would hold back every repeat of its alert until then."""
+    late = {
+        name: moment
+        for name in ("since", "firing_since", "absent_since", "last_sent")
+        if (moment := getattr(alert, name)) is not None and moment > now
+    }
+    if not late:
+        return
+    log.warning(
+        "state.future_time",
+        rule=alert.rule,
+        resource=alert.resource_id,
+        **{name: moment.isoformat() for name, moment in late.items()},
+    )
+    for name in late:
+        setattr(alert, name, now)
 
 
 def _log_bill(projection: Projection) -> None:

@@ -627,3 +627,22 @@ def test_a_state_file_nested_too_deep_is_set_aside_at_the_start(tmp_path, receiv
     assert event["error"] == "nested too deep to read"
     assert (tmp_path / "state.json.unreadable").exists()
     assert list(process.book) == []
+
+
+def test_a_time_later_than_now_in_the_state_file_is_read_as_now(tmp_path, receiver, account):
+    """A `last_sent` years ahead used to hold back every repeat of its alert until then."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    assert build(tmp_path, receiver, clients, clock).cycle()
+    document = json.loads((tmp_path / "state.json").read_text())
+    document["alerts"][0]["last_sent"] = "2126-01-01T00:00:00+00:00"
+    (tmp_path / "state.json").write_text(json.dumps(document))
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, clock)
+    [late] = [e for e in logs if e["event"] == "state.future_time"]
+    assert late["last_sent"] == "2126-01-01T00:00:00+00:00"
+    [alert] = process.book.firing()
+    assert alert.last_sent == clock.now
+    clock.now += timedelta(hours=4, minutes=1)  # the repeat interval: sent again
+    assert process.cycle()
+    assert "still firing" in receiver.requests[-1]["blocks"][1]["text"]["text"]
