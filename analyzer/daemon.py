@@ -6,8 +6,10 @@ over a whole account) never holds up a cycle, which goes on with the inventory i
 takes the new one whole at its next start. Neither job overlaps itself; missed runs are
 coalesced and the first run starts after a little jitter. A cycle
 that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
-runs as planned. SIGTERM lets the running cycle finish, then the process exits 0.
-
+runs as planned; that includes its conclusion (the alert book's update, publication, the save,
+delivery), so that no value in the state file can stop alerting: a conclusion that fails while
+the book still holds what the state file gave sets the file aside, and the next cycle starts
+from an empty book. SIGTERM lets the running cycle finish, then the process exits 0.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import random
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 
@@ -31,7 +34,7 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.collect.regions import Region
 from analyzer.cycle import Analyzer, CycleResult
 from analyzer.deliver import alertmanager, statefile
-from analyzer.deliver.alerts import AlertBook, Refill
+from analyzer.deliver.alerts import Alert, AlertBook, Refill
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.rows import seconds_to_refill
@@ -49,11 +52,31 @@ log = structlog.get_logger(__name__)
 Clock = Callable[[], datetime]
 MAX_JITTER_S = 10.0
 STOP_GRACE_S = 10.0
+"""On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
+Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
 STUCK_AFTER_S = 1800.0
 """`/livez` allows at least this long without a cycle ending: a first backfill of a large
 account takes minutes."""
-"""On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
-Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
+MAX_DEFERRAL_S = 3600.0
+"""A receiver's deadline read back from the state file is honoured up to this far ahead: a
+stored time never silences the channel for long."""
+
+
+class StepFailed(Exception):
+    """A step of a cycle's conclusion raised: which step, and the error."""
+
+    def __init__(self, step: str, error: Exception) -> None:
+        super().__init__(f"{step}: {str(error) or type(error).__name__}")
+        self.step = step
+        self.error = error
+
+
+@contextmanager
+def _step(name: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        raise StepFailed(name, exc) from exc
 
 
 def utc_now() -> datetime:
@@ -80,7 +103,14 @@ class Daemon:
         self._last_success: datetime | None = None
         self._started = clock()
         self._last_end: datetime | None = None
-        """When a cycle last ended, however it ended: `/livez` fails when none has for long."""
+        """When a cycle last ended as planned (concluded, or failed reading AWS): `/livez`
+        fails when none has for long."""
+        self._failure: str | None = None
+        """Why the last cycle failed, for `/readyz`; None when it did not."""
+        self._restored: list[Alert] = []
+        """The alerts the state file gave: while the book holds one, a failing conclusion
+        may be the file's doing."""
+        self._saved_not_before: datetime | None = None
         self._cycles = 0
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -100,19 +130,23 @@ class Daemon:
 
     def ready(self) -> tuple[bool, str]:
         """Ready once a cycle has produced usable data (not every metric failed) within the
-        last three intervals."""
+        last three intervals. Not ready says why: what the last cycle failed at, where it
+        failed."""
+        why = f"; the last cycle failed {self._failure}" if self._failure else ""
         if self._last_success is None:
-            return False, "not ready: no cycle has produced usable data yet"
+            return False, f"not ready: no cycle has produced usable data yet{why}"
         age = (self.clock() - self._last_success).total_seconds()
         allowed = 3 * self.settings.interval + 60
         if age > allowed:
-            return False, f"not ready: the last cycle with usable data was {age:.0f} s ago"
+            return False, f"not ready: the last cycle with usable data was {age:.0f} s ago{why}"
         return True, "ready"
 
     def live(self) -> tuple[bool, str]:
-        """Alive while cycles end: failing ones too (a CloudWatch outage is no reason to
-        restart). Not alive when none has ended for ten intervals (at least 30 minutes, for
-        a first backfill): the scheduler is stuck or a cycle hangs, and a restart helps."""
+        """Alive while cycles end as planned: those that fail reading AWS too (a CloudWatch
+        outage is no reason to restart). Not alive when none has for ten intervals, and at
+        least `STUCK_AFTER_S` (30 minutes, for a first backfill): the scheduler is stuck, a
+        cycle hangs, or every conclusion fails (a bug the state file set aside did not
+        explain); a restart is what helps, so the orchestrator is told."""
         since = self._last_end or self._started
         age = (self.clock() - since).total_seconds()
         allowed = max(10 * self.settings.interval, STUCK_AFTER_S)
@@ -129,7 +163,6 @@ class Daemon:
         try:
             return self._cycle()
         finally:
-            self._last_end = self.clock()
             self._idle.set()
 
     def _cycle(self) -> bool:
@@ -138,55 +171,115 @@ class Daemon:
             alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
             result = self.analyzer.run(now, alerted)
         except Exception as exc:
-            self.telemetry.cycle_failed()
-            log.error(
-                "cycle.failed",
-                error=str(exc) or type(exc).__name__,
-                exc_info=not hasattr(exc, "exit_code"),
-            )
+            self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))
+            self._last_end = self.clock()
             return False
         self._cycles += 1
         with self._book_lock:
-            self._conclude(now, result)
+            try:
+                self._conclude(now, result)
+            except StepFailed as failed:
+                self._failed(failed, exc_info=True)
+                self._set_state_aside(failed)
+                return False
+        self._last_end = self.clock()
         return True
 
+    def _failed(self, failed: StepFailed, exc_info: bool) -> None:
+        """One log line and one count for a cycle that failed, and the reason `/readyz`
+        gives (the step and the error's type: its text, which may quote a URL, stays in the
+        log)."""
+        self.telemetry.cycle_failed()
+        self._failure = f"{failed.step} ({type(failed.error).__name__})"
+        log.error(
+            "cycle.failed",
+            step=failed.step,
+            error=str(failed.error) or type(failed.error).__name__,
+            exc_info=failed.error if exc_info else False,
+        )
+
     def _conclude(self, now: datetime, result: CycleResult) -> None:
-        """The cycle's findings into the book, published, delivered and saved."""
-        self.book.update(
-            now,
-            result.findings,
-            result.pending,
-            _refill(result.snapshot),
-            result.unknown,
-            result.snapshot.balance_of,
-        )
-        self._published = Published.of(result.snapshot, self.book.firing())
-        if result.snapshot.stats.outcome != "failed":
+        """The cycle's findings into the book, published, saved and delivered; StepFailed
+        names the step that raised (the ones after it do not run)."""
+        with _step("updating the alert book"):
+            self.book.update(
+                now,
+                result.findings,
+                result.pending,
+                _refill(result.snapshot),
+                result.unknown,
+                result.snapshot.balance_of,
+            )
+        with _step("publishing"):
+            self._published = Published.of(result.snapshot, self.book.firing())
+        # Saved before sending (what is owed survives a crash) and after each message sent
+        # (a crash sends again at most the one in flight), and once more where the receiver
+        # asked to wait (the wait survives a restart).
+        with _step("saving the state"):
+            self._save_state()
+        with _step("delivering"):
+            self.dispatcher.deliver(self.book, now, self._save_state)
+            if self.dispatcher.not_before != self._saved_not_before:
+                self._save_state()
+        if self.alertmanager is not None:
+            with _step("posting to Alertmanager"):
+                self.alertmanager.push(self.book, now, result.snapshot)
+        # Counted once the cycle has concluded: a conclusion that fails counts as failed.
+        stats = result.snapshot.stats
+        if stats.outcome != "failed":
             self._last_success = now
-        self.telemetry.cycle_done(
-            result.snapshot.stats, result.duration_s, now, backfill=self._cycles == 1
-        )
+        self._failure = "reading metrics (every read failed)" if stats.outcome == "failed" else None
+        self.telemetry.cycle_done(stats, result.duration_s, now, backfill=self._cycles == 1)
         if result.projection is not None:
             self.telemetry.projected_bill(result.projection)
             if self._cycles == 1:
                 _log_bill(result.projection)
-        # Saved before sending (what is owed survives a crash) and after each message sent
-        # (a crash sends again at most the one in flight).
-        self._save_state()
-        self.dispatcher.deliver(self.book, now, self._save_state)
-        if self.alertmanager is not None:
-            self.alertmanager.push(self.book, now, result.snapshot)
+
+    def restore(self, state: statefile.State) -> None:
+        """Take in what the state file kept: the alerts, and the receiver's deadline (up to
+        `MAX_DEFERRAL_S` ahead)."""
+        now = self.clock()
+        for alert in state.alerts:
+            _not_after(alert, now)
+        self.book.restore(state.alerts)
+        self._restored = list(self.book)
+        self._saved_not_before = state.not_before
+        not_before = state.not_before
+        latest = self.clock() + timedelta(seconds=MAX_DEFERRAL_S)
+        if not_before is not None and not_before > latest:
+            log.warning(
+                "state.deadline_bounded",
+                not_before=not_before.isoformat(),
+                bounded_to=latest.isoformat(),
+            )
+            not_before = latest
+        self.dispatcher.not_before = not_before
+
+    def _set_state_aside(self, failed: StepFailed) -> None:
+        """A conclusion failed while the book held alerts the state file gave: the file may
+        be why (a value that validation let through), and a restart would load it again. It
+        is set aside like an unreadable one, and the next cycle starts from an empty book."""
+        restored = {id(a) for a in self._restored}
+        if not any(id(a) in restored for a in self.book):
+            return
+        self.book.restore([])
+        self._restored = []
+        path = self.settings.state_file
+        if path is not None:
+            statefile.set_aside(path, f"cycles fail on it: {failed}")
 
     def _save_state(self) -> None:
         path = self.settings.state_file
         if path is None:
             return
+        not_before = self.dispatcher.not_before
         try:
-            statefile.save(list(self.book), path)
+            statefile.save(list(self.book), path, not_before)
         except OSError as exc:
             self.telemetry.state_saved(ok=False)
             log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
             return
+        self._saved_not_before = not_before
         self.telemetry.state_saved(ok=True)
 
     def refresh_inventory(self) -> None:
@@ -266,6 +359,26 @@ class Daemon:
         return 0
 
 
+def _not_after(alert: Alert, now: datetime) -> None:
+    """A stored time later than now (a clock gone wrong, a hand edit) read as now: a
+    `last_sent` in the future would hold back every repeat of its alert until then."""
+    late = {
+        name: moment
+        for name in ("since", "firing_since", "absent_since", "last_sent")
+        if (moment := getattr(alert, name)) is not None and moment > now
+    }
+    if not late:
+        return
+    log.warning(
+        "state.future_time",
+        rule=alert.rule,
+        resource=alert.resource_id,
+        **{name: moment.isoformat() for name, moment in late.items()},
+    )
+    for name in late:
+        setattr(alert, name, now)
+
+
 def _log_bill(projection: Projection) -> None:
     log.info(
         "billing.projected",
@@ -300,7 +413,6 @@ def build(
             raise ConfigError(
                 f"state_file {settings.state_file}: cannot be written: {exc.strerror or exc}"
             ) from None
-        book.restore(statefile.load(settings.state_file))
     holder: list[Daemon] = []
     exposition, telemetry = exposition_for(
         lambda: holder[0].published() if holder else None, process_metrics=process_metrics
@@ -322,6 +434,8 @@ def build(
             settings.runbook_url,
             timeout_s=max(min(10.0, settings.interval / 4), 1.0),
         )
+    if settings.state_file is not None:
+        daemon.restore(statefile.load_state(settings.state_file))
     holder.append(daemon)
     host, port = settings.listen_address
     try:

@@ -220,7 +220,11 @@ def test_a_cycle_that_fails_keeps_the_daemon_up(tmp_path, receiver):
     with capture_logs() as logs:
         assert not process.cycle()
     assert [e["event"] for e in logs if e["log_level"] == "error"] == ["cycle.failed"]
-    assert process.ready() == (False, "not ready: no cycle has produced usable data yet")
+    assert process.ready() == (
+        False,
+        "not ready: no cycle has produced usable data yet; the last cycle failed reading AWS "
+        "(RuntimeError)",
+    )
     assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
     # Failing cycles still end: alive (a CloudWatch outage is no reason to restart).
     clock.now = START + timedelta(hours=1)
@@ -427,3 +431,218 @@ def test_every_cycle_posts_the_firing_alerts_to_each_alertmanager(tmp_path, rece
     finally:
         for am in pair:
             am.stop()
+
+
+def naive_state(tmp_path, receiver, clients, clock) -> dict:
+    """The state file of a daemon that sent its alert, with `last_sent` stripped of its
+    timezone, as a hand edit or another writer might leave it."""
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+    document = json.loads((tmp_path / "state.json").read_text())
+    [alert] = document["alerts"]
+    assert alert["last_sent"].endswith("+00:00")
+    alert["last_sent"] = alert["last_sent"].removesuffix("+00:00")
+    (tmp_path / "state.json").write_text(json.dumps(document))
+    return document
+
+
+def test_a_naive_time_in_the_state_file_does_not_stop_alerting(tmp_path, receiver, account):
+    """It used to load, then fail every cycle: nothing delivered, saved or published, and
+    /livez said alive. Now the entry is set aside at the start and the alert fires anew."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    naive_state(tmp_path, receiver, clients, clock)
+    receiver.requests.clear()
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, clock)
+    [skipped] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert skipped["error"].startswith("alerts.0.last_sent")
+    assert list(process.book) == []
+    clock.now += timedelta(minutes=1)
+    assert process.cycle()
+    [message] = receiver.requests
+    assert message["text"].startswith("1 storage bottleneck on AWS")
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="success") == 1
+    assert process.ready() == (True, "ready")
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert saved["alerts"][0]["last_sent"].endswith("+00:00")
+
+
+def test_a_stored_value_that_still_fails_a_cycle_is_set_aside(tmp_path, receiver, account):
+    """What validation lets through and still fails the cycle's conclusion: the cycle fails
+    (one line, counted, /readyz says why), the state file is set aside, and the next cycle
+    starts from an empty book and delivers."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    assert build(tmp_path, receiver, clients, clock).cycle()
+    receiver.requests.clear()
+    process = build(tmp_path, receiver, clients, clock)
+    [alert] = process.book.firing()
+    assert alert.last_sent is not None
+    alert.last_sent = alert.last_sent.replace(tzinfo=None)  # as if it had loaded so
+    clock.now += timedelta(hours=4)  # a repeat is weighed: the naive time is subtracted
+    with capture_logs() as logs:
+        assert not process.cycle()
+    [failed] = [e for e in logs if e["log_level"] == "error" and e["event"] == "cycle.failed"]
+    assert failed["step"] == "updating the alert book"
+    assert "offset-naive" in failed["error"]
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="success") == 0
+    [aside] = [e for e in logs if e["event"] == "state.unreadable"]
+    assert aside["moved_to"] == str(tmp_path / "state.json.unreadable")
+    assert "cycles fail on it: updating the alert book" in aside["error"]
+    assert process.ready() == (
+        False,
+        "not ready: no cycle has produced usable data yet; the last cycle failed updating "
+        "the alert book (TypeError)",
+    )
+    assert list(process.book) == []
+    clock.now += timedelta(minutes=1)
+    assert process.cycle()
+    assert [r["text"].split(":")[0] for r in receiver.requests] == ["1 storage bottleneck on AWS"]
+    assert process.ready() == (True, "ready")
+    assert json.loads((tmp_path / "state.json").read_text())["alerts"][0]["last_sent"]
+
+
+def test_a_failing_delivery_is_a_failed_cycle_and_the_next_one_runs(
+    tmp_path, receiver, account, monkeypatch
+):
+    """Not only the alert book: whatever raises while a cycle concludes fails that cycle
+    alone. A book that did not come from the state file is kept, and so is the file."""
+    from analyzer.deliver import notify
+
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    real = notify.Dispatcher.deliver
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("blocks")
+
+    monkeypatch.setattr(notify.Dispatcher, "deliver", broken)
+    with capture_logs() as logs:
+        assert not process.cycle()
+    [failed] = [e for e in logs if e["event"] == "cycle.failed"]
+    assert failed["step"] == "delivering"
+    assert not any(e["event"] == "state.unreadable" for e in logs)
+    assert [a.outbox.value for a in process.book.owed()] == ["firing"]
+    monkeypatch.setattr(notify.Dispatcher, "deliver", real)
+    clock.now += timedelta(minutes=1)
+    assert process.cycle()
+    assert len(receiver.requests) == 1
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
+
+
+def test_cycles_whose_conclusion_keeps_failing_fail_liveness(
+    tmp_path, receiver, account, monkeypatch
+):
+    """A cycle that fails reading AWS ends as planned; one whose conclusion raises does not:
+    when that goes on for ten intervals and half an hour, /livez fails and the pod restarts."""
+    from analyzer.deliver import exporter
+
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+
+    def broken(*_args, **_kwargs):
+        raise ValueError("cannot publish")
+
+    monkeypatch.setattr(exporter.Published, "of", broken)
+    for _ in range(31):
+        clock.now += timedelta(minutes=1)
+        assert not process.cycle()
+    alive, why = process.live()
+    assert not alive
+    assert why == "not alive: the last cycle ended 1860 s ago (allowed 1800 s)"
+    ready, why = process.ready()
+    assert not ready and why.endswith("the last cycle failed publishing (ValueError)")
+
+
+def test_a_receivers_wait_is_honoured_after_a_restart(tmp_path, receiver, account):
+    """Slack's Retry-After used to be forgotten on restart: the new process sent at once."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    receiver.answer((429, {"Retry-After": "600"}))
+    assert process.cycle()
+    assert [a.outbox.value for a in process.book.owed()] == ["firing"]
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert saved["not_before"] == (clock.now + timedelta(seconds=600)).isoformat()
+    sent = len(receiver.requests)
+
+    clock.now += timedelta(minutes=1)
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.dispatcher.not_before == START + timedelta(hours=3, seconds=630)
+    with capture_logs() as logs:
+        assert process.cycle()
+    assert len(receiver.requests) == sent
+    assert any(e["event"] == "notification.deferred" for e in logs)
+
+    clock.now += timedelta(minutes=10)
+    assert process.cycle()
+    assert len(receiver.requests) == sent + 1
+    assert process.book.owed() == []
+    assert json.loads((tmp_path / "state.json").read_text())["not_before"] is None
+
+
+def test_a_stored_wait_is_honoured_an_hour_at_most(tmp_path, receiver, account):
+    """A far deadline in the state file (a clock gone wrong, a hand edit) silences nothing
+    for long."""
+    from analyzer.deliver import statefile
+
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    statefile.save([], tmp_path / "state.json", not_before=clock.now + timedelta(days=30))
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, clock)
+    assert process.dispatcher.not_before == clock.now + timedelta(hours=1)
+    assert any(e["event"] == "state.deadline_bounded" for e in logs)
+
+
+def test_a_state_file_behind_a_link_is_written_through(tmp_path, receiver, account):
+    """The link used to be replaced by a regular file at the first save, and its target never
+    updated again."""
+    _, clients = account
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    link = tmp_path / "state.json"
+    link.symlink_to(volume / "state.json")
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    process = build(tmp_path, receiver, clients, clock)
+    assert process.cycle()
+    assert link.is_symlink()
+    assert len(json.loads((volume / "state.json").read_text())["alerts"]) == 1
+    process = build(tmp_path, receiver, clients, clock)
+    assert [a.rule for a in process.book.firing()] == ["volume-throughput-cap"]
+
+
+def test_a_state_file_nested_too_deep_is_set_aside_at_the_start(tmp_path, receiver, account):
+    """It used to end the start in a RecursionError, and every restart after it."""
+    _, clients = account
+    (tmp_path / "state.json").write_text("[" * 100_000)
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, Clock(START + timedelta(hours=3)))
+    [event] = [e for e in logs if e["event"] == "state.unreadable"]
+    assert event["error"] == "nested too deep to read"
+    assert (tmp_path / "state.json.unreadable").exists()
+    assert list(process.book) == []
+
+
+def test_a_time_later_than_now_in_the_state_file_is_read_as_now(tmp_path, receiver, account):
+    """A `last_sent` years ahead used to hold back every repeat of its alert until then."""
+    _, clients = account
+    clock = Clock(START + timedelta(hours=3, seconds=30))
+    assert build(tmp_path, receiver, clients, clock).cycle()
+    document = json.loads((tmp_path / "state.json").read_text())
+    document["alerts"][0]["last_sent"] = "2126-01-01T00:00:00+00:00"
+    (tmp_path / "state.json").write_text(json.dumps(document))
+    with capture_logs() as logs:
+        process = build(tmp_path, receiver, clients, clock)
+    [late] = [e for e in logs if e["event"] == "state.future_time"]
+    assert late["last_sent"] == "2126-01-01T00:00:00+00:00"
+    [alert] = process.book.firing()
+    assert alert.last_sent == clock.now
+    clock.now += timedelta(hours=4, minutes=1)  # the repeat interval: sent again
+    assert process.cycle()
+    assert "still firing" in receiver.requests[-1]["blocks"][1]["text"]["text"]

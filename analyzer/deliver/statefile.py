@@ -1,27 +1,47 @@
 """The alert book on disk: the only place alerts become JSON, and JSON becomes alerts again.
 
-The file is versioned. It is written whole to a temporary file and renamed, so a crash never
-leaves half a file. A file that cannot be read (missing fields, another version, broken JSON)
-is set aside beside itself as `….unreadable` with a log line, and the daemon starts with an
-empty book: it never crashes on its own state, and never trusts what it cannot read.
+The file is versioned. It is written whole to a temporary file, flushed to disk and renamed,
+and the folder is flushed after the rename, so neither a crash nor a power cut leaves half a
+file. A state file that is a symbolic link (to a persistent volume, say) is written through to
+its target: the temporary file goes beside the target, where the rename is atomic.
+
+Everything read back is validated as strictly as it is written: timezone-aware times only, and
+the evidence the alert book reads typed as it reads it. A file that cannot be read (missing
+fields, another version, broken JSON, nested too deep, too large) is set aside beside itself
+as `….unreadable` with a log line, and the daemon starts with an empty book: it never crashes
+on its own state, and never trusts what it cannot read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import structlog
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from analyzer.deliver.alerts import Alert, AlertState, Owed
 from analyzer.deliver.rows import finding_row
 from analyzer.model.findings import (
+    HOLDS_BALANCE,
+    HOLDS_UNTIL,
     Bottleneck,
     Change,
     Finding,
@@ -33,9 +53,45 @@ from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
 
 STATE_VERSION = 1
-"""Version 1: alerts with their finding in the JSON report's form (plus its window)."""
+"""Version 1: alerts with their finding in the JSON report's form (plus its window), and the
+time before which the receiver asked not to be sent anything (`not_before`, optional: older
+daemons pass over it)."""
+MAX_BYTES = 64 * 1024 * 1024
+"""A state file larger than this is set aside unread: a book of alerts takes kilobytes, and
+parsing a runaway file would hold the start for minutes or run the pod out of memory."""
 
 log = structlog.get_logger(__name__)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or _number(value)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _rates(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, dict) and all(_number(rate) for rate in value.values())
+    )
+
+
+EVIDENCE: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    HOLDS_UNTIL: ("a number", _number_or_none),
+    HOLDS_BALANCE: ("a string", _text_or_none),
+    "balance_percent": ("a number", _number_or_none),
+    "held_summary": ("a string", _text_or_none),
+    "fix_sized_for": ("an object of numbers", _rates),
+    "window_seconds": ("a number", _number_or_none),
+}
+"""The evidence the alert book reads back from a stored finding, and the type it reads each
+as: a value of another type would load, then fail every cycle that weighs the alert (a
+comparison, a subtraction), and with it every alert."""
 
 
 class _Record(BaseModel):
@@ -84,15 +140,26 @@ class _Finding(_Record):
     remedies: list[_Remedy] = Field(default_factory=list)
     window_seconds: float | None = None
 
+    @field_validator("evidence")
+    @classmethod
+    def _typed_as_read(cls, evidence: dict[str, Any]) -> dict[str, Any]:
+        for key, (kind, fits) in EVIDENCE.items():
+            if key in evidence and not fits(evidence[key]):
+                raise ValueError(f"{key} is not {kind}: {type(evidence[key]).__name__}")
+        return evidence
+
 
 class _Alert(_Record):
+    """Times must say their timezone: a naive one loads, then cannot be compared with the
+    clock, and every cycle fails."""
+
     state: AlertState
-    since: datetime
+    since: AwareDatetime
     finding: _Finding
-    firing_since: datetime | None = None
-    absent_since: datetime | None = None
+    firing_since: AwareDatetime | None = None
+    absent_since: AwareDatetime | None = None
     absent_cycles: int = Field(default=0, ge=0)
-    last_sent: datetime | None = None
+    last_sent: AwareDatetime | None = None
     sent_severity: Severity | None = None
     outbox: Owed | None = None
     refill_seconds: float | None = Field(default=None, ge=0)
@@ -103,6 +170,20 @@ class _StateFile(_Record):
     version: Literal[1]
     alerts: list[Any]
     """Each entry is validated on its own: one that is not an alert is set aside alone."""
+    not_before: Any = None
+    """Validated on its own too: a deadline that cannot be read is no reason to lose alerts."""
+
+
+_DEADLINE: TypeAdapter[AwareDatetime | None] = TypeAdapter(AwareDatetime | None)
+
+
+@dataclass
+class State:
+    """What the state file keeps: the alerts, and the time before which the receiver asked
+    not to be sent anything (Retry-After), so that a restart does not hammer it."""
+
+    alerts: list[Alert] = field(default_factory=list)
+    not_before: datetime | None = None
 
 
 def _finding_record(f: Finding) -> dict[str, Any]:
@@ -153,9 +234,10 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
-def encode(alerts: list[Alert]) -> dict[str, Any]:
+def encode(alerts: list[Alert], not_before: datetime | None = None) -> dict[str, Any]:
     return {
         "version": STATE_VERSION,
+        "not_before": _iso(not_before),
         "alerts": [
             {
                 "rule": a.rule,
@@ -183,15 +265,22 @@ def encode(alerts: list[Alert]) -> dict[str, Any]:
 def decode(document: Any) -> list[Alert]:
     """Alerts from a parsed state file; ValueError (naming the field) if it, or any of its
     entries, is not one."""
-    alerts, rejected = read(document)
+    state, rejected = read_state(document)
     if rejected:
         raise ValueError(rejected[0])
-    return alerts
+    return state.alerts
 
 
 def read(document: Any) -> tuple[list[Alert], list[str]]:
     """The alerts of a parsed state file, and why each entry that is not an alert was left
     out (naming its field); ValueError if the document itself is not a state file."""
+    state, rejected = read_state(document)
+    return state.alerts, rejected
+
+
+def read_state(document: Any) -> tuple[State, list[str]]:
+    """What a parsed state file keeps, and why each part that could not be read was left out
+    (naming its field); ValueError if the document itself is not a state file."""
     try:
         parsed = _StateFile.model_validate(document)
     except ValidationError as exc:
@@ -203,7 +292,12 @@ def read(document: Any) -> tuple[list[Alert], list[str]]:
             records.append(_Alert.model_validate(entry))
         except ValidationError as exc:
             rejected.append(_why(exc, f"alerts.{index}"))
-    return _alerts(records), rejected
+    not_before: datetime | None = None
+    try:
+        not_before = _DEADLINE.validate_python(parsed.not_before)
+    except ValidationError as exc:
+        rejected.append(_why(exc, "not_before"))
+    return State(_alerts(records), not_before), rejected
 
 
 def _why(exc: ValidationError, prefix: str = "") -> str:
@@ -232,43 +326,114 @@ def _alerts(records: list[_Alert]) -> list[Alert]:
     return alerts
 
 
+def target(path: Path) -> Path:
+    """Where the state is written: the file itself, or the file a symbolic link leads to
+    (followed at every save, so a link moved later is followed too). Replacing the link with a
+    regular file would leave its target, on a persistent volume say, never updated again.
+    OSError for a loop of links."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python before 3.13 says a loop so
+        raise OSError(errno.ELOOP, "Too many levels of symbolic links", str(path)) from None
+
+
 def check_writable(path: Path) -> None:
     """Whether the state can be written where it is configured: OSError if not (a missing
     directory is created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-check-")
+    folder = target(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".state-check-")
     os.close(handle)
     Path(temporary).unlink()
 
 
-def save(alerts: list[Alert], path: Path) -> None:
-    """Write the alerts atomically; OSError when the file cannot be written."""
+def save(alerts: list[Alert], path: Path, not_before: datetime | None = None) -> None:
+    """Write the alerts (and the receiver's deadline) atomically and durably: the data is on
+    disk before the rename, and the rename is on disk before this returns. OSError when the
+    file cannot be written."""
+    path = target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(encode(alerts), out, indent=1, sort_keys=True)
+            json.dump(encode(alerts, not_before), out, indent=1, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a rename in `folder` to disk; a filesystem that cannot sync a folder is left
+    to its own guarantees."""
+    handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(handle)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(handle)
 
 
 def load(path: Path) -> list[Alert]:
     """The alerts in the state file; none when there is no file, or when it cannot be read
     (then it is set aside, and a log line says where)."""
+    return load_state(path).alerts
+
+
+def load_state(path: Path) -> State:
+    """What the state file keeps; nothing when there is no file, or when it cannot be read
+    (then it is set aside, and a log line says where). A symbolic link is read through."""
+    path = target(path)
     if not path.exists():
-        return []
+        return State()
     try:
-        alerts, rejected = read(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:  # JSON and UTF-8 errors, bad shapes: ValueErrors
-        _set_aside(path, str(exc))
-        return []
+        state, rejected = read_state(_parse(path))
+    # JSON and UTF-8 errors, bad shapes: ValueErrors; brackets nested past the interpreter's
+    # depth: RecursionError.
+    except (OSError, ValueError, RecursionError) as exc:
+        _set_aside(path, _message(exc))
+        return State()
     if rejected:
         _keep_copy(path, rejected)
-    firing = sum(1 for a in alerts if a.state is AlertState.FIRING)
-    log.info("state.loaded", path=str(path), alerts=len(alerts), firing=firing)
-    return alerts
+    firing = sum(1 for a in state.alerts if a.state is AlertState.FIRING)
+    log.info(
+        "state.loaded",
+        path=str(path),
+        alerts=len(state.alerts),
+        firing=firing,
+        not_before=_iso(state.not_before),
+    )
+    return state
+
+
+def _parse(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise ValueError(f"{size} bytes, more than the {MAX_BYTES} a state file may have")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def set_aside(path: Path, error: str) -> None:
+    """Move a state file that made cycles fail out of the way, as an unreadable one is: the
+    next cycle starts from an empty book, and the file is kept to look at."""
+    path = target(path)
+    if path.exists():
+        _set_aside(path, error)
 
 
 def _keep_copy(path: Path, rejected: list[str]) -> None:

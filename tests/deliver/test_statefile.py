@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -144,3 +147,178 @@ def test_what_is_owed_survives_a_restart(tmp_path) -> None:
     statefile.save(list(book), path)
     [alert] = statefile.load(path)
     assert alert.outbox is Owed.FIRING and not alert.notified
+
+
+def saved_document(tmp_path) -> tuple[Path, dict[str, Any]]:
+    path = tmp_path / "state.json"
+    statefile.save(list(book_with_an_alert()), path)
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("last_sent", "2026-11-25T15:00:00"),
+        ("since", "2026-11-25T15:00:00"),
+        ("firing_since", "2026-11-25T15:00:00"),
+        ("absent_since", "2026-11-25T15:00:00"),
+    ],
+)
+def test_a_time_without_a_timezone_is_caught_on_load(tmp_path, field, value) -> None:
+    """It used to load, then every cycle failed comparing it with the clock."""
+    path, document = saved_document(tmp_path)
+    document["alerts"][0][field] = value
+    path.write_text(json.dumps(document))
+    with capture_logs() as logs:
+        assert statefile.load(path) == []
+    [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert event["error"].startswith(f"alerts.0.{field}")
+    assert "timezone" in event["error"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("fix_sized_for", "oops"),
+        ("fix_sized_for", {"iops": "3000"}),
+        ("fix_sized_for", {"iops": True}),
+        ("holds_until_percent", "50"),
+        ("holds_balance", 3),
+        ("balance_percent", [1]),
+        ("window_seconds", "300"),
+    ],
+)
+def test_evidence_of_another_type_than_it_is_read_as_is_caught_on_load(
+    tmp_path, key, value
+) -> None:
+    path, document = saved_document(tmp_path)
+    document["alerts"][0]["finding"]["evidence"][key] = value
+    path.write_text(json.dumps(document))
+    with capture_logs() as logs:
+        assert statefile.load(path) == []
+    [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert event["error"].startswith("alerts.0.finding.evidence")
+    assert key in event["error"]
+
+
+def test_evidence_of_the_types_it_is_read_as_loads(tmp_path) -> None:
+    path, document = saved_document(tmp_path)
+    document["alerts"][0]["finding"]["evidence"].update(
+        {
+            "fix_sized_for": {"iops": 3000, "mib_per_second": 125.5},
+            "holds_until_percent": 50,
+            "holds_balance": "BurstBalance",
+            "balance_percent": None,
+        }
+    )
+    path.write_text(json.dumps(document))
+    [alert] = statefile.load(path)
+    assert alert.finding.evidence["fix_sized_for"] == {"iops": 3000, "mib_per_second": 125.5}
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["[" * 100_000, '{"version": 1, "alerts": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+    ids=["unclosed", "closed"],
+)
+def test_brackets_nested_too_deep_are_set_aside(tmp_path, content) -> None:
+    """It used to end the start in a RecursionError, and every restart after it."""
+    path = tmp_path / "state.json"
+    path.write_text(content)
+    with capture_logs() as logs:
+        assert statefile.load(path) == []
+    [event] = [e for e in logs if e["event"] == "state.unreadable"]
+    assert event["moved_to"] == str(tmp_path / "state.json.unreadable")
+    assert not path.exists()
+
+
+def test_a_file_too_large_is_set_aside_unread(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(statefile, "MAX_BYTES", 1000)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"version": 1, "alerts": [], "pad": "x" * 2000}))
+    with capture_logs() as logs:
+        assert statefile.load(path) == []
+    [event] = [e for e in logs if e["event"] == "state.unreadable"]
+    assert "bytes, more than the 1000" in event["error"]
+    assert (tmp_path / "state.json.unreadable").exists()
+
+
+def test_a_symbolic_link_is_written_through_to_its_target(tmp_path) -> None:
+    """It used to be replaced by a regular file: the target, on a persistent volume say, was
+    never updated again."""
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    (volume / "state.json").write_text(json.dumps({"version": 1, "alerts": []}))
+    link = tmp_path / "state.json"
+    link.symlink_to(volume / "state.json")
+    statefile.check_writable(link)
+    statefile.save(list(book_with_an_alert()), link)
+    assert link.is_symlink()
+    assert len(json.loads((volume / "state.json").read_text())["alerts"]) == 1
+    assert len(statefile.load(link)) == 1
+    assert sorted(p.name for p in volume.iterdir()) == ["state.json"]  # no temporary left
+
+
+def test_a_link_whose_target_is_missing_is_written_through(tmp_path) -> None:
+    link = tmp_path / "state.json"
+    link.symlink_to(tmp_path / "volume" / "state.json")
+    assert statefile.load(link) == []
+    statefile.check_writable(link)
+    statefile.save(list(book_with_an_alert()), link)
+    assert link.is_symlink() and (tmp_path / "volume" / "state.json").exists()
+
+
+def test_an_unreadable_target_is_set_aside_beside_itself_and_the_link_kept(tmp_path) -> None:
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    (volume / "state.json").write_text("{not json")
+    link = tmp_path / "state.json"
+    link.symlink_to(volume / "state.json")
+    assert statefile.load(link) == []
+    assert (volume / "state.json.unreadable").exists() and link.is_symlink()
+
+
+def test_a_loop_of_links_cannot_be_written(tmp_path) -> None:
+    link = tmp_path / "state.json"
+    link.symlink_to(tmp_path / "other.json")
+    (tmp_path / "other.json").symlink_to(link)
+    with pytest.raises(OSError, match="symbolic links"):
+        statefile.check_writable(link)
+
+
+def test_the_file_and_its_folder_reach_the_disk_around_the_rename(tmp_path, monkeypatch) -> None:
+    synced: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(handle: int) -> None:
+        synced.append("folder" if os.path.isdir(f"/proc/self/fd/{handle}") else "file")
+        real_fsync(handle)
+
+    def replace(source: Any, destination: Any) -> None:
+        synced.append("rename")
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    statefile.save(list(book_with_an_alert()), tmp_path / "state.json")
+    assert synced == ["file", "rename", "folder"]
+
+
+def test_the_receivers_deadline_survives_a_restart(tmp_path) -> None:
+    path = tmp_path / "state.json"
+    deadline = T0 + timedelta(seconds=90)
+    statefile.save(list(book_with_an_alert()), path, not_before=deadline)
+    state = statefile.load_state(path)
+    assert state.not_before == deadline and len(state.alerts) == 1
+
+
+@pytest.mark.parametrize("value", ["2026-11-25T15:00:00", "soon", [1]])
+def test_a_deadline_that_cannot_be_read_is_dropped_alone(tmp_path, value) -> None:
+    path, document = saved_document(tmp_path)
+    document["not_before"] = value
+    path.write_text(json.dumps(document))
+    with capture_logs() as logs:
+        state = statefile.load_state(path)
+    assert state.not_before is None and len(state.alerts) == 1
+    [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
+    assert event["error"].startswith("not_before")
