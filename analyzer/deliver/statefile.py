@@ -164,6 +164,10 @@ class _Alert(_Record):
     outbox: Owed | None = None
     refill_seconds: float | None = Field(default=None, ge=0)
     refilled_percent: float | None = Field(default=None, ge=0, le=100)
+    attached_to: str | None = Field(default=None, max_length=64)
+    """A volume's instance when its alert began: a move during a restart still ends it."""
+    ended: str | None = Field(default=None, max_length=500)
+    """What the inventory said ended it, for a resolution still owed."""
 
 
 class _StateFile(_Record):
@@ -256,6 +260,8 @@ def encode(alerts: list[Alert], not_before: datetime | None = None) -> dict[str,
                 "outbox": a.outbox.value if a.outbox else None,
                 "refill_seconds": a.refill_s,
                 "refilled_percent": a.refilled_percent,
+                "attached_to": a.attached_to,
+                "ended": a.ended,
             }
             for a in alerts
         ],
@@ -320,6 +326,8 @@ def _alerts(records: list[_Alert]) -> list[Alert]:
             outbox=a.outbox,
             refill_s=a.refill_seconds,
             refilled_percent=a.refilled_percent,
+            attached_to=a.attached_to,
+            ended=a.ended,
         )
         for a in records
     ]

@@ -37,6 +37,18 @@ def test_alerts_come_back_as_they_were_saved(tmp_path) -> None:
     assert alert.absent_since == T0 + timedelta(minutes=5)
 
 
+def test_what_the_inventory_said_of_an_alert_survives_a_restart(tmp_path) -> None:
+    """A volume's instance when its alert began (a move during the restart still ends it),
+    and the sentence of a resolution the inventory caused, still owed."""
+    book = book_with_an_alert()
+    [alert] = book.alerts.values()
+    alert.attached_to, alert.ended = "i-1", "vol-1 was detached from i-1"
+    path = tmp_path / "state.json"
+    statefile.save(list(book), path)
+    [loaded] = statefile.load(path)
+    assert (loaded.attached_to, loaded.ended) == ("i-1", "vol-1 was detached from i-1")
+
+
 def test_a_file_written_by_version_0_1_is_read() -> None:
     [alert] = statefile.load(GOLDEN / "state_v1.json")
     assert alert.state is AlertState.FIRING and alert.outbox is None
