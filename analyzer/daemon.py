@@ -1,10 +1,11 @@
 """The daemon: a cycle every --interval, the inventory on its own slower schedule, the last
 finished cycle published for /metrics, alerts delivered, state saved.
 
-APScheduler runs the two jobs on two worker threads: an inventory refresh (Describe calls
+The two jobs run on two threads, scheduled on the monotonic clock (`schedule.every`), so that a
+step of the wall clock neither stalls nor bunches them: an inventory refresh (Describe calls
 over a whole account) never holds up a cycle, which goes on with the inventory it has and
 takes the new one whole at its next start. Neither job overlaps itself; missed runs are
-coalesced and the first run starts after a little jitter. A cycle
+skipped and the first run starts after a little jitter. A cycle
 that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
 runs as planned; that includes its conclusion (the alert book's update, publication, the save,
 delivery), so that no value in the state file can stop alerting: a conclusion that fails while
@@ -19,15 +20,13 @@ import random
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from types import FrameType
 
 import structlog
-from apscheduler.executors.pool import ThreadPoolExecutor
-from apscheduler.schedulers.background import BackgroundScheduler
-from apscheduler.triggers.interval import IntervalTrigger
 
 from analyzer.analyze import prices
 from analyzer.analyze.rules import RuleSet
@@ -45,6 +44,7 @@ from analyzer.heap import Heap
 from analyzer.model.costs import Projection
 from analyzer.model.metrics import Tier
 from analyzer.model.state import Snapshot
+from analyzer.schedule import StepWatch, every
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -83,6 +83,15 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _ticks_of(clock: Clock) -> Callable[[], float]:
+    """Health ages on the monotonic clock for the real wall clock, which steps (NTP, a VM
+    restored from a snapshot): a step back made every age negative, and a stuck daemon
+    alive. A simulated or test clock is its own: it never steps, and it may run faster."""
+    if clock is utc_now:
+        return time.monotonic
+    return lambda: clock().timestamp()
+
+
 class Daemon:
     def __init__(
         self,
@@ -92,6 +101,7 @@ class Daemon:
         dispatcher: Dispatcher,
         telemetry: Telemetry,
         clock: Clock = utc_now,
+        ticks: Callable[[], float] | None = None,
     ) -> None:
         self.settings = settings
         self.analyzer = analyzer
@@ -99,10 +109,12 @@ class Daemon:
         self.dispatcher = dispatcher
         self.telemetry = telemetry
         self.clock = clock
+        self._ticks = ticks or _ticks_of(clock)
+        """Seconds on a clock that never steps: what health ages are read on."""
         self._published: Published | None = None
-        self._last_success: datetime | None = None
-        self._started = clock()
-        self._last_end: datetime | None = None
+        self._last_success: float | None = None
+        self._started = self._ticks()
+        self._last_end: float | None = None
         """When a cycle last ended as planned (concluded, or failed reading AWS): `/livez`
         fails when none has for long."""
         self._failure: str | None = None
@@ -135,7 +147,7 @@ class Daemon:
         why = f"; the last cycle failed {self._failure}" if self._failure else ""
         if self._last_success is None:
             return False, f"not ready: no cycle has produced usable data yet{why}"
-        age = (self.clock() - self._last_success).total_seconds()
+        age = self._ticks() - self._last_success
         allowed = 3 * self.settings.interval + 60
         if age > allowed:
             return False, f"not ready: the last cycle with usable data was {age:.0f} s ago{why}"
@@ -147,8 +159,8 @@ class Daemon:
         least `STUCK_AFTER_S` (30 minutes, for a first backfill): the scheduler is stuck, a
         cycle hangs, or every conclusion fails (a bug the state file set aside did not
         explain); a restart is what helps, so the orchestrator is told."""
-        since = self._last_end or self._started
-        age = (self.clock() - since).total_seconds()
+        since = self._last_end if self._last_end is not None else self._started
+        age = self._ticks() - since
         allowed = max(10 * self.settings.interval, STUCK_AFTER_S)
         if age > allowed:
             what = "no cycle has ended" if self._last_end is None else "the last cycle ended"
@@ -172,7 +184,7 @@ class Daemon:
             result = self.analyzer.run(now, alerted)
         except Exception as exc:
             self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))
-            self._last_end = self.clock()
+            self._last_end = self._ticks()
             return False
         self._cycles += 1
         with self._book_lock:
@@ -182,7 +194,7 @@ class Daemon:
                 self._failed(failed, exc_info=True)
                 self._set_state_aside(failed)
                 return False
-        self._last_end = self.clock()
+        self._last_end = self._ticks()
         return True
 
     def _failed(self, failed: StepFailed, exc_info: bool) -> None:
@@ -227,7 +239,7 @@ class Daemon:
         # Counted once the cycle has concluded: a conclusion that fails counts as failed.
         stats = result.snapshot.stats
         if stats.outcome != "failed":
-            self._last_success = now
+            self._last_success = self._ticks()
         self._failure = "reading metrics (every read failed)" if stats.outcome == "failed" else None
         self.telemetry.cycle_done(stats, result.duration_s, now, backfill=self._cycles == 1)
         if result.projection is not None:
@@ -302,34 +314,24 @@ class Daemon:
         """Serve and schedule until SIGTERM. `speed` > 1 runs the schedule faster than real
         time (the demo's simulated clock runs at the same speed)."""
         server.start()
-        scheduler = BackgroundScheduler(
-            timezone=UTC,
-            executors={"default": ThreadPoolExecutor(max_workers=2)},
-            job_defaults={
-                "coalesce": True,
-                "max_instances": 1,
-                "misfire_grace_time": max(int(self.settings.interval), 1),
-            },
-        )
         interval = self.settings.interval / speed
-        first = utc_now() + timedelta(seconds=random.uniform(0, min(MAX_JITTER_S, interval)))
+        first = random.uniform(0, min(MAX_JITTER_S, interval))
         heap = Heap()
+        steps = StepWatch(self.clock, scale=speed)
 
         def cycle() -> None:
+            steps.check()
             try:
                 self.cycle()
             finally:
                 heap.after_cycle()
 
-        scheduler.add_job(cycle, IntervalTrigger(seconds=interval), id="cycle", next_run_time=first)
-        scheduler.add_job(
-            self.refresh_inventory,
-            IntervalTrigger(seconds=self.settings.inventory_interval / speed),
-            id="inventory",
-        )
+        # On the monotonic clock: a step of the wall clock neither stalls nor bunches them.
+        every("cycle", interval, cycle, first, self._stop)
+        inventory_s = self.settings.inventory_interval / speed
+        every("inventory", inventory_s, self.refresh_inventory, inventory_s, self._stop)
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self.stop)
-        scheduler.start()
         log.info(
             "daemon.started",
             listen=f"{self.settings.listen_address[0]}:{server.port}",
@@ -338,7 +340,6 @@ class Daemon:
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
-        scheduler.shutdown(wait=False)
         server.stop()
         if self._idle.wait(STOP_GRACE_S):
             log.info("daemon.stopped", cycles=self._cycles)

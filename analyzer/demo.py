@@ -6,7 +6,6 @@ The only product module that enters `sim/`: the account, its workloads and its c
 
 from __future__ import annotations
 
-import logging
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -124,9 +123,6 @@ def _banner(simulated: DemoAccount) -> None:
 
 
 def _live(settings: settings_mod.Settings, port: int, speed: float, channel: str) -> None:
-    # On simulated time a cycle may outlast its interval: skipping a cycle then is expected,
-    # not worth a warning on the console.
-    logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
     host = settings.listen_address[0]
     shown = "localhost" if host in ("0.0.0.0", "127.0.0.1") else host
     where = "to Slack" if channel == "slack" else "here"

@@ -646,3 +646,56 @@ def test_a_time_later_than_now_in_the_state_file_is_read_as_now(tmp_path, receiv
     clock.now += timedelta(hours=4, minutes=1)  # the repeat interval: sent again
     assert process.cycle()
     assert "still firing" in receiver.requests[-1]["blocks"][1]["text"]["text"]
+
+
+def test_cycles_go_on_through_a_step_of_the_wall_clock(tmp_path, receiver, account):
+    """The wall clock stepped back an hour (an NTP correction, a VM restored from a
+    snapshot): cycles went on being scheduled at wall-clock times an hour ahead, so none ran,
+    and /livez and /readyz read negative ages as fresh. Schedules and health ages now run on
+    the monotonic clock; the step is logged once; the data windows follow the wall clock."""
+    import threading
+    import time
+
+    _, clients = account
+    speed = 60.0  # a 60 s interval every real second
+    origin, offset = time.monotonic(), [0.0]
+
+    def stepping() -> datetime:
+        elapsed = (time.monotonic() - origin) * speed
+        return START + timedelta(hours=3, seconds=elapsed - offset[0])
+
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "state.json",
+            "slack_webhook_url": receiver.url,
+            "interval": 60,
+        }
+    )
+    process, server = daemon.build(config, rules.load(), clients, stepping, process_metrics=False)
+    process._ticks = lambda: time.monotonic() * speed  # the host's own, which never steps
+
+    def cycles() -> float:
+        return sum(
+            sample(process, "ebs_analyzer_cycles_total", outcome=o) or 0.0
+            for o in ("success", "partial", "failed")
+        )
+
+    def step_then_stop() -> None:
+        deadline = time.monotonic() + 20
+        while cycles() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        offset[0] = 3_600.0  # back an hour
+        before = cycles()
+        while cycles() < before + 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.stop()
+
+    threading.Thread(target=step_then_stop, daemon=True).start()
+    with capture_logs() as logs:
+        assert process.run(server, speed=speed) == 0
+    assert cycles() >= 5  # two before the step, three after it
+    [stepped] = [e for e in logs if e["event"] == "clock.stepped"]
+    assert stepped["direction"] == "back" and -3_700 < stepped["seconds"] < -3_500
+    assert process.live()[0] and process.ready()[0]
