@@ -53,6 +53,7 @@ Seconds = Annotated[float, BeforeValidator(parse_duration)]
 List = Annotated[tuple[str, ...], NoDecode]
 UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f]")
 """What no URL holds, and what a badly pasted secret often does."""
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
 
 
 def _read_secret(path: Path, what: str) -> str:
@@ -317,21 +318,24 @@ class Settings(BaseSettings):
         return host.strip("[]") or "0.0.0.0", int(port)
 
     def webhook_url(self) -> str | None:
-        """The webhook from the setting, or from the file that holds it."""
+        """The webhook from the setting, or from the file that holds it, checked: a webhook
+        the HTTP client would refuse fails the start, not every cycle."""
         if self.slack_webhook_url is not None:
-            return self.slack_webhook_url.get_secret_value().strip() or None
-        if self.slack_webhook_file is None:
+            url = self.slack_webhook_url.get_secret_value().strip() or None
+            origin = "slack_webhook_url"
+        elif self.slack_webhook_file is None:
             return None
-        try:
-            return self.slack_webhook_file.read_text(encoding="utf-8").strip() or None
-        except UnicodeDecodeError:
-            raise ConfigError(
-                f"{self.slack_webhook_file}: the Slack webhook file is not UTF-8 text"
-            ) from None
-        except OSError as exc:
-            raise ConfigError(
-                f"{self.slack_webhook_file}: cannot read the Slack webhook: {exc.strerror or exc}"
-            ) from None
+        else:
+            try:
+                url = _read_secret(self.slack_webhook_file, "Slack webhook") or None
+            except OSError as exc:
+                raise ConfigError(str(exc)) from None
+            origin = f"{self.slack_webhook_file}"
+        if url is not None:
+            problem = webhook_problem(url)
+            if problem is not None:
+                raise ConfigError(f"{origin}: not a usable Slack webhook: {problem}")
+        return url
 
     @classmethod
     def settings_customise_sources(
@@ -346,6 +350,28 @@ class Settings(BaseSettings):
         if settings_cls.model_config.get("yaml_file"):
             sources += (YamlConfigSettingsSource(settings_cls),)
         return sources
+
+
+def webhook_problem(url: str) -> str | None:
+    """What makes a webhook URL unusable, in words that do not repeat it (it is a secret);
+    None for a good one. Plain http only to this host: a local relay, or a test's stand-in."""
+    logs.secret(url)
+    if UNPRINTABLE.search(url):
+        return "it holds a space or a control character (pasted with the secret?)"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return "it does not parse as a URL"
+    if parts.scheme not in ("https", "http"):
+        return "it is not an https:// URL"
+    if not parts.hostname:
+        return "it names no host"
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        return "it is not an https:// URL (plain http only to localhost)"
+    if parts.username is not None or parts.password is not None:
+        return "it holds user:password@"
+    return None
 
 
 def _credentials(data: Mapping[str, Any]) -> Credentials | None:
