@@ -1,25 +1,33 @@
 """One frozen settings model, fed by flags, EBS_ANALYZER_* variables and an optional YAML file.
 
 Precedence: a flag beats its variable, which beats the file. Unknown keys in the file are
-errors, and every error names the flag, variable or file the bad value came from.
-
+errors, and every error names the flag, variable or file the bad value came from. Secrets (the
+webhook, an Alertmanager's password or token) are handed to the log's redaction as soon as
+they are known, and no error repeats them.
 """
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import unquote, urlsplit
 
 import structlog
 from pydantic import (
     AliasChoices,
+    BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -31,6 +39,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from analyzer import logs
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
@@ -42,11 +51,126 @@ log = structlog.get_logger(__name__)
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 List = Annotated[tuple[str, ...], NoDecode]
+UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f]")
+"""What no URL holds, and what a badly pasted secret often does."""
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def _read_secret(path: Path, what: str) -> str:
+    """A secret from a file (a mounted secret), trimmed; an error names the file, never what
+    it holds."""
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise OSError(f"{path}: the {what} file is not UTF-8 text") from None
+    except OSError as exc:
+        raise OSError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    logs.secret(value)
+    return value
+
+
+WHAT = {"Basic": "Alertmanager password", "Bearer": "Alertmanager bearer token"}
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What an Alertmanager behind authentication is sent, as Prometheus sends it: basic auth
+    (a username and a password) or a bearer token. A secret in a file is read again for every
+    request, so that a rotated secret is used without a restart."""
+
+    scheme: Literal["Basic", "Bearer"]
+    username: str = ""
+    secret: SecretStr | None = None
+    secret_file: Path | None = None
+
+    def header(self) -> str:
+        """The Authorization header; OSError when the file cannot be read."""
+        value = (
+            _read_secret(self.secret_file, WHAT[self.scheme])
+            if self.secret_file is not None
+            else self.secret.get_secret_value()
+            if self.secret is not None
+            else ""
+        )
+        if self.scheme == "Bearer":
+            return f"Bearer {value}"
+        pair = base64.b64encode(f"{self.username}:{value}".encode()).decode()
+        logs.secret(pair)
+        return f"Basic {pair}"
+
+
+class AlertmanagerUrl(str):
+    """An Alertmanager's URL, without credentials (what may be shown), and the credentials
+    to send it, from the URL's user:password@ or from the settings."""
+
+    credentials: Credentials | None = None
+
+    def __new__(cls, url: str, credentials: Credentials | None = None) -> AlertmanagerUrl:
+        made = super().__new__(cls, url)
+        made.credentials = credentials
+        return made
+
+
+def _shown(url: str) -> str:
+    """A URL fit for an error message: nothing before an @, no query."""
+    return logs.scrub(url.rpartition("@")[2].partition("?")[0])
+
+
+def alertmanager_endpoint(url: str, credentials: Credentials | None = None) -> AlertmanagerUrl:
+    """The URL with user:password@ taken out and sent as basic auth instead (urllib would
+    take the userinfo for part of the host name); ValueError for what is no http(s) URL."""
+    if isinstance(url, AlertmanagerUrl) and credentials is None:
+        return url
+    if UNPRINTABLE.search(url.strip()):
+        raise ValueError(f"{_shown(url.strip())!r} holds a space or a control character")
+    url = url.strip()
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{_shown(url)!r} is not an http:// or https:// URL")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{_shown(url)!r} is not a URL: {exc}") from None
+    if not parts.hostname:
+        raise ValueError(f"{_shown(url)!r} names no host")
+    if "@" not in parts.netloc:
+        return AlertmanagerUrl(url, credentials)
+    if credentials is not None:
+        raise ValueError(
+            f"{_shown(url)!r}: credentials in the URL and in alertmanager_basic_auth or "
+            "alertmanager_bearer_token: keep one"
+        )
+    password = unquote(parts.password or "")
+    logs.secret(parts.password)
+    logs.secret(password)
+    basic = Credentials("Basic", unquote(parts.username or ""), SecretStr(password))
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return AlertmanagerUrl(bare, basic)
+
+
+class BasicAuth(BaseModel):
+    """Prometheus's basic_auth: a username, and a password given or read from a file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    username: str
+    password: SecretStr | None = None
+    password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _one_password(self) -> BasicAuth:
+        if self.password is not None and self.password_file is not None:
+            raise ValueError("set password or password_file, not both")
+        return self
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, populate_by_name=True
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
     )
 
     region: List = ()
@@ -117,9 +241,17 @@ class Settings(BaseSettings):
     """The Slack incoming webhook; SLACK_WEBHOOK_URL works too. Never logged."""
     slack_webhook_file: Path | None = None
     """A file holding the webhook URL (a mounted secret)."""
+    alertmanager_basic_auth: BasicAuth | None = None
+    """Basic auth for every Alertmanager, as Prometheus's `basic_auth`: `username`, and
+    `password` or `password_file` (read again for every request)."""
+    alertmanager_bearer_token: SecretStr | None = None
+    """A bearer token for every Alertmanager. Never logged."""
+    alertmanager_bearer_token_file: Path | None = None
+    """A file holding the bearer token (read again for every request)."""
     alertmanager_url: List = ()
     """Alertmanagers to post alerts to (each member of an HA pair), as `http://host:9093`;
-    Slack, where set, still gets its messages."""
+    Slack, where set, still gets its messages. `http://user:password@host:9093` is sent as
+    basic auth."""
     runbook_url: str | None = None
     """Where the README is served for your team: alerts to Alertmanager link its Alerts
     section."""
@@ -135,11 +267,9 @@ class Settings(BaseSettings):
 
     @field_validator("alertmanager_url")
     @classmethod
-    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if not item.startswith(("http://", "https://")):
-                raise ValueError(f"{item!r} is not an http:// or https:// URL")
-        return value
+    def _urls(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        credentials = _credentials(info.data)
+        return tuple(alertmanager_endpoint(item, credentials) for item in value)
 
     @field_validator("tag")
     @classmethod
@@ -188,21 +318,24 @@ class Settings(BaseSettings):
         return host.strip("[]") or "0.0.0.0", int(port)
 
     def webhook_url(self) -> str | None:
-        """The webhook from the setting, or from the file that holds it."""
+        """The webhook from the setting, or from the file that holds it, checked: a webhook
+        the HTTP client would refuse fails the start, not every cycle."""
         if self.slack_webhook_url is not None:
-            return self.slack_webhook_url.get_secret_value().strip() or None
-        if self.slack_webhook_file is None:
+            url = self.slack_webhook_url.get_secret_value().strip() or None
+            origin = "slack_webhook_url"
+        elif self.slack_webhook_file is None:
             return None
-        try:
-            return self.slack_webhook_file.read_text(encoding="utf-8").strip() or None
-        except UnicodeDecodeError:
-            raise ConfigError(
-                f"{self.slack_webhook_file}: the Slack webhook file is not UTF-8 text"
-            ) from None
-        except OSError as exc:
-            raise ConfigError(
-                f"{self.slack_webhook_file}: cannot read the Slack webhook: {exc.strerror or exc}"
-            ) from None
+        else:
+            try:
+                url = _read_secret(self.slack_webhook_file, "Slack webhook") or None
+            except OSError as exc:
+                raise ConfigError(str(exc)) from None
+            origin = f"{self.slack_webhook_file}"
+        if url is not None:
+            problem = webhook_problem(url)
+            if problem is not None:
+                raise ConfigError(f"{origin}: not a usable Slack webhook: {problem}")
+        return url
 
     @classmethod
     def settings_customise_sources(
@@ -217,6 +350,51 @@ class Settings(BaseSettings):
         if settings_cls.model_config.get("yaml_file"):
             sources += (YamlConfigSettingsSource(settings_cls),)
         return sources
+
+
+def webhook_problem(url: str) -> str | None:
+    """What makes a webhook URL unusable, in words that do not repeat it (it is a secret);
+    None for a good one. Plain http only to this host: a local relay, or a test's stand-in."""
+    logs.secret(url)
+    if UNPRINTABLE.search(url):
+        return "it holds a space or a control character (pasted with the secret?)"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return "it does not parse as a URL"
+    if parts.scheme not in ("https", "http"):
+        return "it is not an https:// URL"
+    if not parts.hostname:
+        return "it names no host"
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        return "it is not an https:// URL (plain http only to localhost)"
+    if parts.username is not None or parts.password is not None:
+        return "it holds user:password@"
+    return None
+
+
+def _credentials(data: Mapping[str, Any]) -> Credentials | None:
+    """The credentials the settings give every Alertmanager; ValueError for two kinds."""
+    basic: BasicAuth | None = data.get("alertmanager_basic_auth")
+    token: SecretStr | None = data.get("alertmanager_bearer_token")
+    token_file: Path | None = data.get("alertmanager_bearer_token_file")
+    given = [
+        name
+        for name, value in (
+            ("alertmanager_basic_auth", basic),
+            ("alertmanager_bearer_token", token),
+            ("alertmanager_bearer_token_file", token_file),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(given)} are both set: keep one")
+    if basic is not None:
+        return Credentials("Basic", basic.username, basic.password, basic.password_file)
+    if token is not None or token_file is not None:
+        return Credentials("Bearer", secret=token, secret_file=token_file)
+    return None
 
 
 def _flag(name: str) -> str:
@@ -254,13 +432,16 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
         problems = []
         for error in exc.errors():
             name = str(error["loc"][0]) if error["loc"] else "settings"
+            inner = ".".join(str(part) for part in error["loc"][1:])
             message = (
                 "unknown setting"
                 if error["type"] == "extra_forbidden"
                 else error["msg"].removeprefix("Value error, ")
             )
-            problems.append(f"{_origin(name, given, config_file)}: {message}")
-        raise ConfigError("; ".join(problems)) from None
+            where = _origin(name, given, config_file)
+            problems.append(f"{where}{'.' + inner if inner else ''}: {message}")
+        raise ConfigError(logs.scrub("; ".join(problems))) from None
+    _check_secrets(loaded)
     if loaded.forecast_window is not None:
         log.warning(
             "settings.ignored",
@@ -269,3 +450,22 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
             "credit_forecast rule that applies to each resource (set it in a rule file)",
         )
     return loaded
+
+
+def _check_secrets(loaded: Settings) -> None:
+    """Secrets given in the settings go to the log's redaction; secret files are read once,
+    so that one that cannot be read fails the start rather than every post."""
+    for value in (loaded.slack_webhook_url, loaded.alertmanager_bearer_token):
+        if value is not None:
+            logs.secret(value.get_secret_value())
+    basic = loaded.alertmanager_basic_auth
+    if basic is not None and basic.password is not None:
+        logs.secret(basic.password.get_secret_value())
+    for url in loaded.alertmanager_url:
+        credentials = getattr(url, "credentials", None)
+        if credentials is None:
+            continue
+        try:
+            credentials.header()
+        except OSError as exc:
+            raise ConfigError(str(exc)) from None

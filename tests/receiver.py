@@ -1,4 +1,5 @@
-"""A stand-in for Slack's webhook on 127.0.0.1: answers from a script, records what it got."""
+"""A stand-in for Slack's webhook (or an Alertmanager) on 127.0.0.1: answers from a script,
+records what it got: the bodies, and the path and headers of each request."""
 
 from __future__ import annotations
 
@@ -23,12 +24,15 @@ class QuietServer(ThreadingHTTPServer):
 class Receiver:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        """(path, headers) of each request, beside its body in `requests`."""
         self.script: deque[tuple[int, dict[str, str]]] = deque()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
+                receiver.seen.append((self.path, dict(self.headers.items())))
                 receiver.requests.append(json.loads(self.rfile.read(length)))
                 status, headers = receiver.script.popleft() if receiver.script else (200, {})
                 # A scripted "X-Delay" is a receiver slower than the sender's timeout.
@@ -52,6 +56,12 @@ class Receiver:
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/services/T000/B000/secret-token"
+
+    @property
+    def root(self) -> str:
+        """http://host:port, without the webhook's path."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
 
     def answer(self, *responses: tuple[int, dict[str, str]]) -> None:
         self.script.extend(responses)

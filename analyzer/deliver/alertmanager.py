@@ -6,7 +6,8 @@ resolved is posted with `endsAt` at its resolution, for a quarter of an hour, so
 down at that moment still hears of it. Alertmanager deduplicates by labels, so a restarted
 daemon, which restores its alerts from the state file, re-sends the same alerts, not new ones.
 Every URL (each member of an HA pair) gets every post. Labels use the names the metrics use,
-so inhibition rules can match a volume's findings with its instance's.
+so inhibition rules can match a volume's findings with its instance's. An Alertmanager behind
+basic auth or a bearer token gets an Authorization header, never credentials in its URL.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from analyzer.deliver.notify import Record
 from analyzer.model import units
 from analyzer.model.resources import ResourceType
 from analyzer.model.state import Snapshot
+from analyzer.settings import AlertmanagerUrl, alertmanager_endpoint
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +84,15 @@ def annotations_of(alert: Alert, runbook_url: str | None) -> dict[str, str]:
     return out
 
 
+def _headers(url: AlertmanagerUrl) -> dict[str, str]:
+    """JSON, and the credentials where the Alertmanager wants some (a secret file is read
+    again: OSError when it cannot be)."""
+    headers = {"Content-Type": "application/json"}
+    if url.credentials is not None:
+        headers["Authorization"] = url.credentials.header()
+    return headers
+
+
 @dataclass
 class Alertmanager:
     """Posts the alert book to one or more Alertmanagers after every cycle."""
@@ -95,6 +106,11 @@ class Alertmanager:
     """What was posted as firing last time, by alert."""
     _resolved: dict[AlertKey, tuple[dict[str, Any], datetime]] = field(default_factory=dict)
     """Posted as resolved until the time given."""
+    _endpoints: list[AlertmanagerUrl] = field(default_factory=list)
+    """The URLs without user:password@, each with the credentials it is sent."""
+
+    def __post_init__(self) -> None:
+        self._endpoints = [alertmanager_endpoint(url) for url in self.urls]
 
     def payload(self, book: AlertBook, now: datetime, snapshot: Snapshot | None) -> list[Any]:
         """The alerts to post at `now`: those firing, and those resolved in the last quarter
@@ -123,20 +139,20 @@ class Alertmanager:
         next cycle posts everything again."""
         body = json.dumps(self.payload(book, now, snapshot)).encode()
         took = 0
-        for url in self.urls:
-            request = urllib.request.Request(
-                f"{url.rstrip('/')}/api/v2/alerts",
-                data=body,
-                method="POST",
-                headers={"Content-Type": "application/json"},
-            )
+        for url in self._endpoints:
             try:
+                request = urllib.request.Request(
+                    f"{url.rstrip('/')}/api/v2/alerts",
+                    data=body,
+                    method="POST",
+                    headers=_headers(url),
+                )
                 with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
                     answer.read()
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 self.record(CHANNEL, "error")
                 reason = getattr(exc, "reason", None) or exc
-                log.warning("alertmanager.failed", url=url, error=str(reason))
+                log.warning("alertmanager.failed", url=str(url), error=str(reason))
                 continue
             self.record(CHANNEL, "success")
             took += 1

@@ -3,7 +3,9 @@
 One message per cycle for the alerts that fire (or fire again), one starting with "Resolved"
 for those that cleared. Retries come from slack_sdk's retry handlers: HTTP 429 honouring
 Retry-After (up to a bound: a longer wait is left to the next cycle), 5xx and connection
-errors with backoff. The webhook URL never appears in an error or a log line.
+errors with backoff. The webhook URL never appears in a log line: it is handed to the log's
+redaction, which also knows the shape of a Slack webhook, and a URL the HTTP client would
+refuse is refused at start, without being repeated.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
+from analyzer import logs
 from analyzer.deliver.alerts import Alert, Owed
+from analyzer.errors import ConfigError
 from analyzer.model import units
 from analyzer.model.units import format_rate
+from analyzer.settings import webhook_problem
 
 MAX_ALERTS_PER_MESSAGE = 20
 """Slack allows 50 blocks a message; each alert takes two."""
@@ -216,7 +221,10 @@ class SlackChannel:
     name = "slack"
 
     def __init__(self, url: str, timeout_s: int = 20, max_wait_s: float = 30.0) -> None:
-        self._url = url
+        logs.secret(url)
+        problem = webhook_problem(url)
+        if problem is not None:
+            raise ConfigError(f"slack_webhook_url: not a usable Slack webhook: {problem}")
         self._client = WebhookClient(
             url,
             timeout=timeout_s,
@@ -228,16 +236,13 @@ class SlackChannel:
             ],
         )
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._url, "[webhook]")
-
     def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
         try:
             response = self._client.send_dict(message)
         except Exception as exc:  # any transport failure: the alerts stay owed
-            raise DeliveryError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+            raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
         if response.status_code != 200:
-            body = self._scrub(str(response.body))[:200]
+            body = str(response.body)[:200]
             raise DeliveryError(
                 f"Slack answered HTTP {response.status_code}: {body}",
                 _retry_after(response.headers) if response.status_code == 429 else None,
