@@ -8,15 +8,11 @@ they are known, and no error repeats them.
 
 from __future__ import annotations
 
-import base64
 import ipaddress
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote, urlsplit
 
 import structlog
 from pydantic import (
@@ -39,7 +35,13 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-from analyzer import logs
+from analyzer import redaction
+from analyzer.deliver.auth import (
+    Credentials,
+    alertmanager_endpoint,
+    read_secret,
+)
+from analyzer.deliver.slack import webhook_problem
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
@@ -51,101 +53,6 @@ log = structlog.get_logger(__name__)
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
 List = Annotated[tuple[str, ...], NoDecode]
-UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f]")
-"""What no URL holds, and what a badly pasted secret often does."""
-LOOPBACK = ("localhost", "127.0.0.1", "::1")
-
-
-def _read_secret(path: Path, what: str) -> str:
-    """A secret from a file (a mounted secret), trimmed; an error names the file, never what
-    it holds."""
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except UnicodeDecodeError:
-        raise OSError(f"{path}: the {what} file is not UTF-8 text") from None
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
-    logs.secret(value)
-    return value
-
-
-WHAT = {"Basic": "Alertmanager password", "Bearer": "Alertmanager bearer token"}
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """What an Alertmanager behind authentication is sent, as Prometheus sends it: basic auth
-    (a username and a password) or a bearer token. A secret in a file is read again for every
-    request, so that a rotated secret is used without a restart."""
-
-    scheme: Literal["Basic", "Bearer"]
-    username: str = ""
-    secret: SecretStr | None = None
-    secret_file: Path | None = None
-
-    def header(self) -> str:
-        """The Authorization header; OSError when the file cannot be read."""
-        value = (
-            _read_secret(self.secret_file, WHAT[self.scheme])
-            if self.secret_file is not None
-            else self.secret.get_secret_value()
-            if self.secret is not None
-            else ""
-        )
-        if self.scheme == "Bearer":
-            return f"Bearer {value}"
-        pair = base64.b64encode(f"{self.username}:{value}".encode()).decode()
-        logs.secret(pair)
-        return f"Basic {pair}"
-
-
-class AlertmanagerUrl(str):
-    """An Alertmanager's URL, without credentials (what may be shown), and the credentials
-    to send it, from the URL's user:password@ or from the settings."""
-
-    credentials: Credentials | None = None
-
-    def __new__(cls, url: str, credentials: Credentials | None = None) -> AlertmanagerUrl:
-        made = super().__new__(cls, url)
-        made.credentials = credentials
-        return made
-
-
-def _shown(url: str) -> str:
-    """A URL fit for an error message: nothing before an @, no query."""
-    return logs.scrub(url.rpartition("@")[2].partition("?")[0])
-
-
-def alertmanager_endpoint(url: str, credentials: Credentials | None = None) -> AlertmanagerUrl:
-    """The URL with user:password@ taken out and sent as basic auth instead (urllib would
-    take the userinfo for part of the host name); ValueError for what is no http(s) URL."""
-    if isinstance(url, AlertmanagerUrl) and credentials is None:
-        return url
-    if UNPRINTABLE.search(url.strip()):
-        raise ValueError(f"{_shown(url.strip())!r} holds a space or a control character")
-    url = url.strip()
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"{_shown(url)!r} is not an http:// or https:// URL")
-    try:
-        parts = urlsplit(url)
-        _ = parts.port
-    except ValueError as exc:
-        raise ValueError(f"{_shown(url)!r} is not a URL: {exc}") from None
-    if not parts.hostname:
-        raise ValueError(f"{_shown(url)!r} names no host")
-    if "@" not in parts.netloc:
-        return AlertmanagerUrl(url, credentials)
-    if credentials is not None:
-        raise ValueError(
-            f"{_shown(url)!r}: credentials in the URL and in alertmanager_basic_auth or "
-            "alertmanager_bearer_token: keep one"
-        )
-    password = unquote(parts.password or "")
-    logs.secret(parts.password)
-    logs.secret(password)
-    basic = Credentials("Basic", unquote(parts.username or ""), SecretStr(password))
-    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-    return AlertmanagerUrl(bare, basic)
 
 
 class BasicAuth(BaseModel):
@@ -327,7 +234,7 @@ class Settings(BaseSettings):
             return None
         else:
             try:
-                url = _read_secret(self.slack_webhook_file, "Slack webhook") or None
+                url = read_secret(self.slack_webhook_file, "Slack webhook") or None
             except OSError as exc:
                 raise ConfigError(str(exc)) from None
             origin = f"{self.slack_webhook_file}"
@@ -350,28 +257,6 @@ class Settings(BaseSettings):
         if settings_cls.model_config.get("yaml_file"):
             sources += (YamlConfigSettingsSource(settings_cls),)
         return sources
-
-
-def webhook_problem(url: str) -> str | None:
-    """What makes a webhook URL unusable, in words that do not repeat it (it is a secret);
-    None for a good one. Plain http only to this host: a local relay, or a test's stand-in."""
-    logs.secret(url)
-    if UNPRINTABLE.search(url):
-        return "it holds a space or a control character (pasted with the secret?)"
-    try:
-        parts = urlsplit(url)
-        _ = parts.port
-    except ValueError:
-        return "it does not parse as a URL"
-    if parts.scheme not in ("https", "http"):
-        return "it is not an https:// URL"
-    if not parts.hostname:
-        return "it names no host"
-    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
-        return "it is not an https:// URL (plain http only to localhost)"
-    if parts.username is not None or parts.password is not None:
-        return "it holds user:password@"
-    return None
 
 
 def _credentials(data: Mapping[str, Any]) -> Credentials | None:
@@ -440,7 +325,7 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
             )
             where = _origin(name, given, config_file)
             problems.append(f"{where}{'.' + inner if inner else ''}: {message}")
-        raise ConfigError(logs.scrub("; ".join(problems))) from None
+        raise ConfigError(redaction.scrub("; ".join(problems))) from None
     _check_secrets(loaded)
     if loaded.forecast_window is not None:
         log.warning(
@@ -457,10 +342,10 @@ def _check_secrets(loaded: Settings) -> None:
     so that one that cannot be read fails the start rather than every post."""
     for value in (loaded.slack_webhook_url, loaded.alertmanager_bearer_token):
         if value is not None:
-            logs.secret(value.get_secret_value())
+            redaction.secret(value.get_secret_value())
     basic = loaded.alertmanager_basic_auth
     if basic is not None and basic.password is not None:
-        logs.secret(basic.password.get_secret_value())
+        redaction.secret(basic.password.get_secret_value())
     for url in loaded.alertmanager_url:
         credentials = getattr(url, "credentials", None)
         if credentials is None:

@@ -21,6 +21,7 @@ RANKS = {
     "analyzer.yamlfile": 0,
     "analyzer.progress": 0,
     "analyzer.schedule": 0,
+    "analyzer.redaction": 0,
     "analyzer.model": 0,
     "analyzer.collect": 1,
     "analyzer.sim": 1.5,

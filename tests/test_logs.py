@@ -1,4 +1,4 @@
-"""The log is one format: the libraries' own lines (APScheduler, botocore) come out as JSON
+"""The log is one format: the libraries' own lines (botocore, any other) come out as JSON
 beside the daemon's."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import pytest
 import structlog
 
-from analyzer import logs
+from analyzer import logs, redaction
 
 
 def test_library_lines_are_json_lines_too(capsys) -> None:
@@ -49,15 +49,15 @@ def test_library_lines_are_json_lines_too(capsys) -> None:
     ],
 )
 def test_secrets_are_scrubbed_by_their_shape(line: str, secret: str) -> None:
-    assert secret not in logs.scrub(line)
-    assert "[redacted]" in logs.scrub(line)
+    assert secret not in redaction.scrub(line)
+    assert "[redacted]" in redaction.scrub(line)
 
 
 def test_a_known_secret_is_scrubbed_in_any_form_it_takes() -> None:
     """A webhook that is no Slack URL, pasted with a trailing space: whole, trimmed,
     percent-encoded, its path alone, its last segment alone."""
     url = "https://relay.example/notify/Zq8vK2pLm4Xw9 "
-    logs.secret(url)
+    redaction.secret(url)
     for shown in (
         url,
         f"<{url.strip()}>",
@@ -65,12 +65,12 @@ def test_a_known_secret_is_scrubbed_in_any_form_it_takes() -> None:
         "POST /notify/Zq8vK2pLm4Xw9 HTTP/1.1",
         "token Zq8vK2pLm4Xw9 refused",
     ):
-        assert "Zq8vK2pLm4Xw9" not in logs.scrub(shown), shown
+        assert "Zq8vK2pLm4Xw9" not in redaction.scrub(shown), shown
 
 
 def test_words_that_only_look_like_secrets_stay() -> None:
     line = "basic authentication failed for volume vol-1 at http://am:9093/api/v2/alerts"
-    assert logs.scrub(line) == line
+    assert redaction.scrub(line) == line
 
 
 def test_every_value_of_every_line_is_scrubbed_at_debug_level_too(capsys, monkeypatch) -> None:

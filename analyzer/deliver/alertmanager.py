@@ -23,11 +23,11 @@ from typing import Any
 import structlog
 
 from analyzer.deliver.alerts import Alert, AlertBook, AlertKey
+from analyzer.deliver.auth import AlertmanagerUrl, alertmanager_endpoint
 from analyzer.deliver.notify import Record
 from analyzer.model import units
 from analyzer.model.resources import ResourceType
 from analyzer.model.state import Snapshot
-from analyzer.settings import AlertmanagerUrl, alertmanager_endpoint
 
 log = structlog.get_logger(__name__)
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from slack_sdk.http_retry import (
     ConnectionErrorRetryHandler,
@@ -25,12 +26,12 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
-from analyzer import logs
+from analyzer import redaction
 from analyzer.deliver.alerts import Alert, Owed
+from analyzer.deliver.auth import UNPRINTABLE
 from analyzer.errors import ConfigError
 from analyzer.model import units
 from analyzer.model.units import format_rate
-from analyzer.settings import webhook_problem
 
 MAX_ALERTS_PER_MESSAGE = 20
 """Slack allows 50 blocks a message; each alert takes two."""
@@ -221,7 +222,7 @@ class SlackChannel:
     name = "slack"
 
     def __init__(self, url: str, timeout_s: int = 20, max_wait_s: float = 30.0) -> None:
-        logs.secret(url)
+        redaction.secret(url)
         problem = webhook_problem(url)
         if problem is not None:
             raise ConfigError(f"slack_webhook_url: not a usable Slack webhook: {problem}")
@@ -250,3 +251,28 @@ class SlackChannel:
 
     def __repr__(self) -> str:
         return "SlackChannel(url=[webhook])"
+
+
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def webhook_problem(url: str) -> str | None:
+    """What makes a webhook URL unusable, in words that do not repeat it (it is a secret);
+    None for a good one. Plain http only to this host: a local relay, or a test's stand-in."""
+    redaction.secret(url)
+    if UNPRINTABLE.search(url):
+        return "it holds a space or a control character (pasted with the secret?)"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return "it does not parse as a URL"
+    if parts.scheme not in ("https", "http"):
+        return "it is not an https:// URL"
+    if not parts.hostname:
+        return "it names no host"
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        return "it is not an https:// URL (plain http only to localhost)"
+    if parts.username is not None or parts.password is not None:
+        return "it holds user:password@"
+    return None
