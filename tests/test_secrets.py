@@ -12,6 +12,7 @@ from datetime import timedelta
 from urllib.parse import quote
 
 import structlog
+from prometheus_client import generate_latest
 
 from analyzer import daemon, logs, settings
 from analyzer.analyze import rules
@@ -41,6 +42,11 @@ def test_a_daemon_at_debug_level_prints_no_secret(account, monkeypatch, capsys):
         process, server = daemon.build(config, rules.load(), clients, clock, process_metrics=False)
         server.stop()
         assert process.cycle()
+        published = process.published()
+        assert published is not None
+        scraped = (
+            published.exposition.decode() + generate_latest(process.telemetry.registry).decode()
+        )  # what /metrics serves
         # What a library or an exception would quote: the settings, the URLs as given.
         log = structlog.get_logger("test")
         log.debug("settings.loaded", settings=repr(config), env={"url": webhook + " "})
@@ -58,3 +64,4 @@ def test_a_daemon_at_debug_level_prints_no_secret(account, monkeypatch, capsys):
     pair = base64.b64encode(f"ebs:{PASSWORD}".encode()).decode()
     for secret in (PASSWORD, quote(PASSWORD, safe=""), "w0rd", TOKEN, AWS_SECRET, pair):
         assert secret not in err, secret
+        assert secret not in scraped, secret
