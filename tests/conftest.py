@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from moto import mock_aws
 
 from analyzer.sim import volume_status
@@ -11,8 +12,11 @@ volume_status.install()  # moto does not answer DescribeVolumeStatus on its own
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may reach a real AWS account or pick up the developer's settings."""
+    """No test may reach a real AWS account or pick up the developer's settings, nor the log
+    level a command run in an earlier test configured (the one-shot commands log from WARNING
+    up, and `capture_logs` sees only what that level lets through)."""
     _isolate(monkeypatch)
+    structlog.reset_defaults()
 
 
 def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
