@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -305,15 +306,13 @@ def test_the_demo_ignores_settings_meant_for_a_real_account(monkeypatch, capsys)
     assert os.environ["AWS_PROFILE"] == "nosuch"  # given back afterwards
 
 
-@pytest.fixture
-def failing_endpoint():
-    """An endpoint that answers every request with HTTP 500, as CloudWatch does in an
-    outage."""
+def answering(status: int, body: bytes) -> Iterator[str]:
+    """An endpoint that answers every request with this status and JSON body."""
 
-    class Failing(BaseHTTPRequestHandler):
+    class Fixed(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            body = b'{"__type": "InternalFailure", "message": "internal failure"}'
-            self.send_response(500)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(status)
             self.send_header("Content-Type", "application/x-amz-json-1.0")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -322,11 +321,19 @@ def failing_endpoint():
         def log_message(self, *_args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Fixed)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def failing_endpoint() -> Iterator[str]:
+    """An endpoint that answers every request with HTTP 500, as CloudWatch does in an
+    outage."""
+    yield from answering(500, b'{"__type": "InternalFailure", "message": "internal failure"}')
 
 
 def test_an_empty_aws_profile_is_no_profile(moto_server):
@@ -383,29 +390,10 @@ def test_rules_list_has_a_header(capsys):
 
 
 @pytest.fixture
-def malformed_endpoint():
+def malformed_endpoint() -> Iterator[str]:
     """An endpoint that answers every GetMetricData with an answer off its contract: a
     MetricDataResults that is a string, on which botocore's own parser trips."""
-
-    class Malformed(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            body = b'{"MetricDataResults": "x"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-amz-json-1.0")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Malformed)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from answering(200, b'{"MetricDataResults": "x"}')
 
 
 def test_once_exits_3_in_one_line_when_cloudwatch_answers_off_its_contract(
