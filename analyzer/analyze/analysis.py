@@ -7,7 +7,7 @@ each finding that fires gets its next bottleneck and its priced fixes.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import advice, engine
@@ -168,32 +168,44 @@ def floored(
     )
 
 
+def _where(f: Finding) -> tuple[str, str]:
+    return f.resource.region, f.resource.resource_id
+
+
+def _held_back(
+    evaluation: engine.Evaluation,
+    held: set[tuple[str, str]],
+    dropped: Callable[[Finding], bool],
+) -> engine.Evaluation:
+    """The findings `dropped` names left out, and the resources `held` names unknown this
+    cycle: their alerts keep their state, neither fired anew nor resolved."""
+    if not held:
+        return evaluation
+    return replace(
+        evaluation,
+        firing=[f for f in evaluation.firing if not dropped(f)],
+        pending=[f for f in evaluation.pending if not dropped(f)],
+        failed=evaluation.failed | held,
+    )
+
+
 def impaired(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Evaluation:
     """While AWS says a resource's I/O has stopped, nothing else is said of it: no cap, credit
     or sizing finding is built on the numbers of a stalled volume, of an instance whose
     attached-EBS check fails, or of that instance's volumes. Their other alerts are unknown
     meanwhile (they keep their state), not resolved."""
-    found = [f for f in evaluation.firing if f.bottleneck is Bottleneck.IMPAIRED]
-    if not found:
-        return evaluation
     silenced: set[tuple[str, str]] = set()
-    for finding in found:
-        region, rid = finding.resource.region, finding.resource.resource_id
-        silenced.add((region, rid))
-        state = snapshot.get(region, rid)
+    for finding in evaluation.firing:
+        if finding.bottleneck is not Bottleneck.IMPAIRED:
+            continue
+        silenced.add(_where(finding))
+        state = snapshot.get(*_where(finding))
         if state is not None and not state.is_volume:
-            silenced.update((region, volume) for volume in state.related)
-
-    def kept(f: Finding) -> bool:
-        return f.bottleneck is Bottleneck.IMPAIRED or (
-            (f.resource.region, f.resource.resource_id) not in silenced
-        )
-
-    return replace(
+            silenced.update((state.ref.region, volume) for volume in state.related)
+    return _held_back(
         evaluation,
-        firing=[f for f in evaluation.firing if kept(f)],
-        pending=[f for f in evaluation.pending if kept(f)],
-        failed=evaluation.failed | silenced,
+        silenced,
+        lambda f: f.bottleneck is not Bottleneck.IMPAIRED and _where(f) in silenced,
     )
 
 
@@ -204,24 +216,18 @@ def initializing(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Ev
     """A volume still initializing from its snapshot reads its first blocks slowly, whatever
     its type or size: no volume cap is judged on it until AWS reports it done (its row says
     how far along it is), and a cap alert it had keeps its state meanwhile."""
-    held: set[tuple[str, str]] = set()
 
-    def kept(f: Finding) -> bool:
-        if f.bottleneck not in CAPS:
-            return True
-        state = snapshot.get(f.resource.region, f.resource.resource_id)
-        if state is None or not isinstance(state.resource, Volume):
-            return True
-        if state.resource.initialization is None:
-            return True
-        held.add((f.resource.region, f.resource.resource_id))
-        return False
+    def initializes(f: Finding) -> bool:
+        state = snapshot.get(*_where(f))
+        return (
+            f.bottleneck in CAPS
+            and state is not None
+            and isinstance(state.resource, Volume)
+            and state.resource.initialization is not None
+        )
 
-    firing = [f for f in evaluation.firing if kept(f)]
-    pending = [f for f in evaluation.pending if kept(f)]
-    if not held:
-        return evaluation
-    return replace(evaluation, firing=firing, pending=pending, failed=evaluation.failed | held)
+    held = {_where(f) for f in (*evaluation.firing, *evaluation.pending) if initializes(f)}
+    return _held_back(evaluation, held, lambda f: f.bottleneck in CAPS and _where(f) in held)
 
 
 @dataclass(frozen=True, slots=True)
