@@ -12,20 +12,23 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from analyzer import backtest, backtest_text, daemon, demo, logs, progress, recording, rule_tests
+from analyzer import demo, logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
+from analyzer.collect import progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import aligned
-from analyzer.cycle import Analyzer
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
+from analyzer.live import daemon
+from analyzer.live.cycle import Analyzer
 from analyzer.model import units
 from analyzer.model.series import Series
 from analyzer.model.units import parse_duration
-from analyzer.replay import PAST_STATS, past_name
+from analyzer.offline import backtest, backtest_text, rule_tests
+from analyzer.offline.replay import PAST_STATS, past_name
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:

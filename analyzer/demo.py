@@ -10,18 +10,19 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from analyzer import daemon, recording
 from analyzer import settings as settings_mod
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
-from analyzer.cycle import LOOKBACK_MARGIN_S, Analyzer
+from analyzer.collect import recording
 from analyzer.deliver import report
 from analyzer.deliver.notify import ConsoleChannel
 from analyzer.errors import ConfigError
+from analyzer.live import daemon
+from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.model.units import duration
-from analyzer.playback import RecordedAccount
 from analyzer.sim.account import DemoAccount, account
 from analyzer.sim.clock import SimulatedClock
+from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
 
 MAX_SPEED = 3600.0

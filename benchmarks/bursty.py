@@ -31,8 +31,8 @@ from pathlib import Path
 from analyzer import logs
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
-from analyzer.backtest import Backtest, Quality, backtest
 from analyzer.model import units
+from analyzer.offline.backtest import Backtest, Quality, backtest
 from analyzer.sim.bursty import DAYS, SCENARIOS, WARMUP_DAYS, Bursts, as_raw, simulate, span
 
 RESOLVE_AFTER_S = 300.0

@@ -36,12 +36,12 @@ import boto3
 from analyzer import logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
+from analyzer.analyze.alerts import AlertBook
 from analyzer.collect.aws import Clients
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
-from analyzer.cycle import Analyzer, CycleResult
-from analyzer.deliver.alerts import AlertBook
-from analyzer.heap import Heap
+from analyzer.live.cycle import Analyzer, CycleResult
+from analyzer.live.heap import Heap
 from analyzer.model.resources import (
     DbInstance,
     Initialization,

@@ -33,9 +33,9 @@ from pathlib import Path
 from analyzer import logs
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
-from analyzer.backtest import Backtest, Quality, backtest
 from analyzer.model import units
 from analyzer.model.resources import Inventory
+from analyzer.offline.backtest import Backtest, Quality, backtest
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.recorded import Driven, loads, scenarios, simulate

@@ -30,9 +30,9 @@ from typing import Any
 from analyzer import logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
-from analyzer.cycle import Analyzer
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.server import Server
+from analyzer.live.cycle import Analyzer
 from analyzer.sim.account import account
 
 

@@ -7,7 +7,7 @@ import pytest
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.cli import main
-from analyzer.cycle import Analyzer
+from analyzer.live.cycle import Analyzer
 from analyzer.model.findings import Bottleneck
 from analyzer.sim import account as demo
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
@@ -48,8 +48,8 @@ def test_the_demo_replays_each_incident(result):
 def test_every_bottleneck_kind_shows_and_the_jobs_come_back():
     """Over one cycle of the demo's jobs every kind of bottleneck is found at some point, and
     the jobs that come back make their findings resolve and fire again. (Impaired I/O is an
-    AWS fault, not a limit a workload reaches: tests/test_impaired.py replays it; the demo's
-    databases have no Dedicated Log Volume: rules/tests/rds.yaml and
+    AWS fault, not a limit a workload reaches: tests/scenarios/test_impaired.py replays it;
+    the demo's databases have no Dedicated Log Volume: rules/tests/rds.yaml and
     tests/model/test_rds_storage.py hold one.)"""
     seen: set[Bottleneck] = set()
     timeline: list[set[tuple[str, str]]] = []
@@ -176,7 +176,7 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
 
 def test_the_demo_plays_a_shipped_recording_once(capsys):
     """`demo --from FILE --once`: one report at the recording's end, without AWS."""
-    from tests.test_incident_3_fortnight import SHIPPED
+    from tests.scenarios.test_incident_3_fortnight import SHIPPED
 
     assert main(["demo", "--from", str(SHIPPED), "--once"]) == 0
     out = capsys.readouterr().out
@@ -189,11 +189,11 @@ def test_a_recording_is_described_and_answered_as_recorded():
     from dataclasses import replace
     from datetime import timedelta
 
-    from analyzer import recording
+    from analyzer.collect import recording
     from analyzer.collect.queries import for_inventory
     from analyzer.collect.window import Window
-    from analyzer.playback import RecordedAccount
-    from tests.test_incident_3_fortnight import SHIPPED
+    from analyzer.sim.playback import RecordedAccount
+    from tests.scenarios.test_incident_3_fortnight import SHIPPED
 
     recorded = recording.read(SHIPPED)
     region = RecordedAccount(recorded).region("us-east-1")

@@ -1,8 +1,9 @@
 """The import graph keeps the layers honest: arrows point down the pipeline, never in a circle.
 
-model ← collect ← analyze ← deliver ← cycle/daemon/settings ← cli/demo. `sim/` is a side room:
-only the demo command and the tests may enter it. Every import counts, including one inside a
-function: a late import hides an arrow, it does not remove it.
+model ← collect ← analyze ← deliver ← live (the daemon's loop) ← offline (replay, backtest,
+rule tests) ← cli/demo. `sim/` is a side room: only the demo command and the tests may enter it.
+Every import counts, including one inside a function: a late import hides an arrow, it does not
+remove it.
 """
 
 from __future__ import annotations
@@ -15,38 +16,29 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "analyzer"
 
+BASE = ("analyzer", "analyzer.errors", "analyzer.yamlfile", "analyzer.redaction")
+"""The root modules every stage may use: the version, errors with exit codes, a user's YAML
+file, secrets kept out of text."""
+
+SHELL = {"analyzer.settings": 4, "analyzer.logs": 4, "analyzer.arguments": 5, "analyzer.cli": 5}
+SHELL |= {"analyzer.demo": 5, "analyzer.__main__": 6}
+"""The other root modules: the configuration the loops read, and the command line above them."""
+
 RANKS = {
-    "analyzer": 0,
-    "analyzer.errors": 0,
-    "analyzer.yamlfile": 0,
-    "analyzer.progress": 0,
-    "analyzer.schedule": 0,
-    "analyzer.redaction": 0,
+    **dict.fromkeys(BASE, 0),
     "analyzer.model": 0,
     "analyzer.collect": 1,
     "analyzer.sim": 1.5,
     "analyzer.analyze": 2,
     "analyzer.deliver": 3,
-    "analyzer.settings": 4,
-    "analyzer.logs": 4,
-    "analyzer.cycle": 4,
-    "analyzer.polling": 4,
-    "analyzer.heap": 4,
-    "analyzer.daemon": 4,
-    "analyzer.replay": 4,
-    "analyzer.recording": 4,
-    "analyzer.backtest": 4.5,
-    "analyzer.rule_tests": 4.5,
-    "analyzer.playback": 4.5,
-    "analyzer.backtest_text": 4.6,
-    "analyzer.demo": 5,
-    "analyzer.cli": 5,
-    "analyzer.arguments": 5,
-    "analyzer.__main__": 6,
+    "analyzer.live": 4,
+    "analyzer.offline": 4.5,
+    **SHELL,
 }
-"""A module may import modules of its own rank or below. Within one rank, only its own room."""
+"""A module may import modules of its own rank or below. Within one stage, only its own room.
+Below the root, the folder carries the rank: a new module in a folder needs no entry here."""
 
-SIM_USERS = frozenset({"analyzer.demo", "analyzer.playback"})
+SIM_USERS = frozenset({"analyzer.demo"})
 
 
 def _modules() -> dict[str, Path]:
@@ -155,3 +147,36 @@ def test_a_cycle_or_an_upward_arrow_would_be_caught() -> None:
     found = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert found and _resolve("analyzer.deliver.report.to_text") == "analyzer.deliver.report"
     assert RANKS[_room("analyzer.deliver.report")] > RANKS[_room("analyzer.analyze.engine")]
+
+
+README = PACKAGE.parent / "README.md"
+
+
+def _readme_tree() -> set[str]:
+    """The modules the README's tree names: each line's leading names, nested by indentation."""
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("```\nanalyzer/\n") + 4 :]
+    block = block[: block.index("\nrules/ ")]
+    folders: list[str] = []
+    named: set[str] = set()
+    for line in block.splitlines():
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        for token in line.split():
+            if not token.endswith((".py", "/")):
+                break
+            if token.endswith("/"):
+                folders[depth:] = [token.rstrip("/")]
+            else:
+                named.add("/".join([*folders[:depth], token]))
+    return named
+
+
+def test_the_readme_tree_names_every_module_and_only_those() -> None:
+    on_disk = {
+        str(path.relative_to(PACKAGE.parent))
+        for path in PACKAGE.rglob("*.py")
+        if path.name not in ("__init__.py", "__main__.py")
+    }
+    in_readme = _readme_tree()
+    assert on_disk - in_readme == set(), "modules the README's tree does not name"
+    assert in_readme - on_disk == set(), "names in the README's tree that are not modules"

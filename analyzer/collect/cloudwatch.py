@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from analyzer import progress
+from analyzer.collect import progress
 from analyzer.collect.aws import calling
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.reply import OffContract, Reply

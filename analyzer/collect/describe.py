@@ -11,7 +11,7 @@ from datetime import UTC
 from itertools import islice
 from typing import Any
 
-from analyzer import progress
+from analyzer.collect import progress
 from analyzer.collect.aws import Clients, calling
 from analyzer.collect.reply import OffContract, Reply
 from analyzer.errors import AwsCallError

@@ -22,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from analyzer.deliver.alerts import Alert, AlertBook, AlertKey
+from analyzer.analyze.alerts import Alert, AlertBook, AlertKey
 from analyzer.deliver.auth import AlertmanagerUrl, alertmanager_endpoint
 from analyzer.deliver.notify import Record
 from analyzer.model import units

@@ -17,7 +17,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from analyzer.deliver.alerts import Alert
+from analyzer.analyze.alerts import Alert
 from analyzer.deliver.rows import resource_row
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.state import Snapshot

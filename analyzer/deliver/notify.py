@@ -9,8 +9,8 @@ from typing import Any, Protocol, TextIO
 
 import structlog
 
+from analyzer.analyze.alerts import Alert, AlertBook, Owed
 from analyzer.deliver import slack
-from analyzer.deliver.alerts import Alert, AlertBook, Owed
 from analyzer.deliver.slack import DeliveryError
 
 log = structlog.get_logger(__name__)

@@ -27,7 +27,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient
 
 from analyzer import redaction
-from analyzer.deliver.alerts import Alert, Owed
+from analyzer.analyze.alerts import Alert, Owed
 from analyzer.deliver.auth import UNPRINTABLE
 from analyzer.errors import ConfigError
 from analyzer.model import units

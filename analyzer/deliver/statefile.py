@@ -37,7 +37,7 @@ from pydantic import (
     field_validator,
 )
 
-from analyzer.deliver.alerts import Alert, AlertState, Owed
+from analyzer.analyze.alerts import Alert, AlertState, Owed
 from analyzer.deliver.rows import finding_row
 from analyzer.model.findings import (
     HOLDS_BALANCE,

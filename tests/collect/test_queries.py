@@ -221,8 +221,8 @@ def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes
     from analyzer.analyze import rules
     from analyzer.collect.aws import Clients
     from analyzer.collect.regions import connect
-    from analyzer.cycle import Analyzer
     from analyzer.deliver.rows import resource_row
+    from analyzer.live.cycle import Analyzer
     from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
     from analyzer.sim.workloads import Demand, constant
     from tests.account import Account

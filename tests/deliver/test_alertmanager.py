@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.analyze.alerts import AlertBook
 from analyzer.deliver.alertmanager import Alertmanager, annotations_of, labels_of
-from analyzer.deliver.alerts import AlertBook
 from analyzer.model.findings import Remedy
 from tests.deliver.test_alerts import WARNING
 from tests.helpers import external

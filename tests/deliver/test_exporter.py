@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
 
-from analyzer.deliver.alerts import AlertBook
+from analyzer.analyze.alerts import AlertBook
 from analyzer.deliver.exporter import Published, exposition_for, registry_for
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType

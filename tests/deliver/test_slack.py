@@ -1,8 +1,8 @@
 import json
 from datetime import timedelta
 
+from analyzer.analyze.alerts import Alert, AlertBook, AlertState, Owed
 from analyzer.deliver import slack
-from analyzer.deliver.alerts import Alert, AlertBook, AlertState, Owed
 from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceRef, ResourceType

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from analyzer.analyze.alerts import AlertBook, AlertState, Owed
 from analyzer.deliver import statefile
-from analyzer.deliver.alerts import AlertBook, AlertState, Owed
 from analyzer.model.findings import Bottleneck, Severity
 from tests.helpers import GOLDEN, T0, analyze, shop_volume
 

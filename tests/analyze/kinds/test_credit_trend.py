@@ -92,7 +92,7 @@ def test_a_falling_minimum_warns_on_the_sixth_morning_from_whole_days_only(
     UTC days only), the trend warns that morning and all day: today's partial day, its
     minimum 100 % so far, is not a day of the trend."""
     from analyzer.analyze.states import build
-    from analyzer.replay import cut, data_past
+    from analyzer.offline.replay import cut, data_past
     from tests.helpers import series
 
     balance: list[float] = []

@@ -1,0 +1,329 @@
+"""One analysis cycle: inventory → poll → normalize → snapshot → findings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Container
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import structlog
+
+from analyzer.analyze import billing, prices, states
+from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
+from analyzer.analyze.prices import PriceList
+from analyzer.analyze.rules import RuleSet
+from analyzer.analyze.tiers import TierPolicy
+from analyzer.collect import cloudwatch, inventory, queries
+from analyzer.collect.aws import default_region
+from analyzer.collect.history import History
+from analyzer.collect.inventory import InstanceTypeCache, TagFilter
+from analyzer.collect.offers import AwsOffers
+from analyzer.collect.past import PastDays
+from analyzer.collect.pricing import OnDemandPrices
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region, connect
+from analyzer.collect.window import Window, aligned
+from analyzer.errors import ConfigError
+from analyzer.live.polling import RegionPoller
+from analyzer.model.costs import Cadence, Projection
+from analyzer.model.findings import Finding
+from analyzer.model.metrics import Tier
+from analyzer.model.resources import Inventory
+from analyzer.model.series import Series
+from analyzer.model.state import FetchStats, ResourceState, Snapshot
+from analyzer.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+HISTORY_POINTS_PER_CALL = 100_800
+"""GetMetricData returns at most this many datapoints a call (a page)."""
+
+
+def history_batch(window: Window) -> int:
+    """Queries a call over `window` carries so that it answers in one page, at least one."""
+    return max(1, min(cloudwatch.MAX_QUERIES, HISTORY_POINTS_PER_CALL // max(window.periods, 1)))
+
+
+LOOKBACK_MARGIN_S = 600.0
+"""History kept beyond what the rules read: late datapoints and a few missed cycles."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    snapshot: Snapshot
+    findings: list[Finding]
+    """Firing: the condition holds now and has held for the rule's `for`."""
+    pending: list[Finding]
+    """The condition holds now but not yet for the rule's `for`."""
+    duration_s: float
+    projection: Projection | None = None
+    """The month's GetMetricData bill of watching these resources in the tiers they are in
+    now, under the cadence in force (the budget's, where it binds)."""
+    unknown: Container[tuple[str, str]] = frozenset()
+    """(region, id) of the resources whose condition is unknown this cycle (`Analysis`)."""
+
+
+@dataclass
+class Analyzer:
+    """Runs cycles; between them it keeps the inventory, the instance types and the history,
+    so that a long-running process fetches only what is new."""
+
+    settings: Settings
+    rules: RuleSet
+    connect: Callable[[str], Region] = connect
+    """How a region is read: boto3's standard chain unless a test or the demo says else."""
+    types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
+    price_list: PriceList | None = None
+    offers: Offers = NO_OFFERS
+    """What else AWS offers, and its prices: what turns a finding into priced options."""
+    _regions: dict[str, Region] = field(default_factory=dict, repr=False)
+    _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
+    adaptive: bool = False
+    """Poll each resource on the cadence and with the metrics of its tier (the daemon);
+    otherwise every metric of every resource (`once`)."""
+    _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
+    _judgements: Judgements = field(default_factory=Judgements, repr=False)
+    _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    _projected: tuple[dict[str, Inventory], tuple[int, ...], Projection] | None = field(
+        default=None, repr=False
+    )
+    """The last projection, with the inventories and the tier moves it was worked out from."""
+
+    def regions(self) -> list[str]:
+        if self.settings.region:
+            return list(dict.fromkeys(self.settings.region))
+        region = default_region()
+        if not region:
+            raise ConfigError(
+                "no AWS region: pass --region, or set EBS_ANALYZER_REGION or AWS_REGION"
+            )
+        return [region]
+
+    def offering(self) -> Analyzer:
+        """Read AWS's offers through this analyzer's regions, and their prices from the Price
+        List unless the settings say not to: what names other instance types and classes in
+        the options, with what they cost."""
+        pricing = OnDemandPrices.connect() if self.settings.pricing_api else None
+        self.offers = AwsOffers(lambda region: self._for(region).describe, pricing)
+        return self
+
+    def _for(self, region: str) -> Region:
+        if region not in self._regions:
+            self._regions[region] = self.connect(region)
+        return self._regions[region]
+
+    def refresh_inventory(self) -> dict[str, Inventory]:
+        """Describe every region again; resources that are gone drop out of the next cycle."""
+        tags = [TagFilter.parse(t) for t in self.settings.tag]
+        fresh = {
+            r: inventory.discover(self._for(r).describe, self.types, tags) for r in self.regions()
+        }
+        self._inventories = fresh
+        log.info(
+            "inventory.refreshed",
+            regions=len(fresh),
+            volumes=sum(len(i.volumes) for i in fresh.values()),
+            instances=sum(len(i.instances) for i in fresh.values()),
+        )
+        return fresh
+
+    def inventories(self) -> dict[str, Inventory]:
+        """What the last refresh found, by region."""
+        return self._inventories
+
+    def history_queries(self) -> dict[str, list[MetricQuery]]:
+        """Per region, every metric of the inventory (described afresh), at its own period."""
+        return {
+            region: [q for found in queries.for_inventory(inv, None).values() for q in found]
+            for region, inv in self.refresh_inventory().items()
+        }
+
+    def history(
+        self, wanted: dict[str, list[MetricQuery]], since_s: float, now: datetime
+    ) -> tuple[dict[str, dict[str, dict[str, Series]]], FetchStats]:
+        """These metrics over the last `since_s`, each at its own period, in one pass: by
+        region, then resource id, then metric name."""
+        raw: dict[str, dict[str, dict[str, Series]]] = {}
+        stats = FetchStats()
+        for region, found in wanted.items():
+            mine: dict[str, dict[str, Series]] = {}
+            for period in sorted({q.period_s for q in found}):
+                window = aligned(now, period, since_s, self.settings.settle_delay)
+                group = [q for q in found if q.period_s == period]
+                for batch in cloudwatch.batches(group, history_batch(window)):
+                    fetched, batch_stats = self._for(region).metrics.fetch(batch, window)
+                    stats.merge(batch_stats)
+                    for query, series in fetched.items():
+                        mine.setdefault(query.resource_id, {})[query.metric] = series
+            raw[region] = mine
+        return raw, stats
+
+    def _poller(self, region: str) -> RegionPoller:
+        if region not in self._pollers:
+            s = self.settings
+            self._pollers[region] = RegionPoller(
+                self._for(region),
+                # Enough history for the rule that reads furthest back, whatever the setting.
+                History(
+                    max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
+                    s.overlap,
+                    s.settle_delay,
+                ),
+                s.settle_delay,
+                adaptive=self.adaptive,
+                policy=TierPolicy(
+                    hot_utilization=s.hot_utilization,
+                    quiet_utilization=s.quiet_utilization,
+                    # Never shorter than a forecast rule's horizon: a bucket it will warn
+                    # about is polled every interval before it does.
+                    hot_empty_within_s=max(s.hot_empty_within, self.rules.longest_horizon()),
+                    low_balance_percent=s.low_balance_percent,
+                ),
+                cadence=self._cadence(),
+                span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
+                past=PastDays() if self.rules.reads_past() else None,
+            )
+        return self._pollers[region]
+
+    def tiers(self) -> dict[tuple[str, str], Tier]:
+        """The polling tier of each resource, by (region, id), after the last cycle."""
+        return {(r, rid): t for r, p in self._pollers.items() for rid, t in p.tiers.items()}
+
+    def run(self, now: datetime, alerted: Collection[tuple[str, str]] = ()) -> CycleResult:
+        """One cycle at `now`. `alerted`: (region, id) of resources with an alert pending or
+        firing, which adaptive polling keeps hot."""
+        started = time.monotonic()
+        if not self._inventories:
+            self.refresh_inventory()
+        resources: list[ResourceState] = []
+        stats = FetchStats()
+        # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
+        inventories = self._inventories
+        for region, inv in inventories.items():
+            mine = {rid for r, rid in alerted if r == region}
+            resources.extend(self._poller(region).poll(inv, now, mine, stats))
+        data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
+        asked = {region: self._poller(region).asked_until() for region in inventories}
+        snap = states.build(now, data_end, resources, stats, asked)
+        if self.price_list is None:
+            self.price_list = prices.load(self.settings.prices)
+        analysis = analyze(
+            snap, self.rules, Catalog(self.price_list, self.offers), self._judgements
+        )
+        self._say_mismatches(analysis.snapshot)
+        _say_failures(stats)
+        projection = self._project(inventories)
+        duration = time.monotonic() - started
+        log.info(
+            "poll.completed",
+            volumes=sum(1 for s in resources if s.is_volume),
+            instances=sum(1 for s in resources if not s.has_storage),
+            db_instances=sum(1 for s in resources if s.is_db),
+            queries=stats.metrics_requested,
+            by_tier=dict(stats.by_tier),
+            requests=sum(stats.requests.values()),
+            findings=len(analysis.firing),
+            pending=len(analysis.pending),
+            projected_dollars_per_month=round(projection.dollars(), 2),
+            duration_s=round(duration, 3),
+        )
+        return CycleResult(
+            analysis.snapshot,
+            analysis.firing,
+            analysis.pending,
+            duration,
+            projection,
+            analysis.unknown,
+        )
+
+    def _say_mismatches(self, snapshot: Snapshot) -> None:
+        """Log a resource whose data contradicts a modelled limit once, when it starts to."""
+        now = {(s.ref.region, s.ref.resource_id): s for s in snapshot.resources if s.mismatches}
+        for key in now.keys() - self._mismatched:
+            state = now[key]
+            log.warning(
+                "model.mismatch",
+                region=state.ref.region,
+                resource=state.ref.resource_id,
+                limits=[m.text() for m in state.mismatches],
+            )
+        self._mismatched = set(now)
+
+    def costs(self) -> dict[str, dict[str, Projection]]:
+        """Per region, from the inventory alone: the month's bill with every resource idle,
+        active or hot, and under `polling: full` (every metric every interval)."""
+        price = prices.load(self.settings.prices).cloudwatch_per_1000_metrics / 1000
+        cadence = self._cadence()
+        out: dict[str, dict[str, Projection]] = {}
+        for region, inv in self.refresh_inventory().items():
+            full = queries.for_inventory(inv, None)
+            row = {}
+            for tier in Tier:
+                tiers = dict.fromkeys(full, tier)
+                wanted = queries.for_inventory(inv, tiers)
+                row[tier.value] = billing.project(wanted, tiers, cadence, price)
+            row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
+            out[region] = row
+        return out
+
+    def _cadence(self) -> Cadence:
+        s = self.settings
+        return Cadence(s.interval, s.active_cadence, s.idle_cadence)
+
+    def _project(self, inventories: dict[str, Inventory]) -> Projection:
+        """The month's bill in today's tiers; under a budget, the cadences that keep to it
+        (for the next cycles). Worked out again only when the inventory or a tier changed."""
+        moves = tuple(p.tier_moves for p in self._pollers.values())
+        known = self._projected
+        if known is not None and known[0] is inventories and known[1] == moves:
+            return known[2]
+        projection = self._project_afresh(inventories)
+        self._projected = (inventories, moves, projection)
+        return projection
+
+    def _project_afresh(self, inventories: dict[str, Inventory]) -> Projection:
+        price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
+        wanted: dict[str, list[MetricQuery]] = {}
+        tiers: dict[str, Tier] = {}
+        for region, inv in inventories.items():
+            poller = self._poller(region)
+            for rid, found in poller.wanted(inv).items():
+                wanted[f"{region}/{rid}"] = found
+                tiers[f"{region}/{rid}"] = poller.tiers.get(rid, Tier.IDLE)
+        base = self._cadence()
+        projection = billing.project(wanted, tiers, base, price)
+        budget = self.settings.budget
+        if budget is None or not self.adaptive:
+            return projection
+        cadence = billing.within(budget, projection, base)
+        if cadence != self._pollers_cadence():
+            log.warning(
+                "budget.binding" if cadence != base else "budget.released",
+                budget_dollars_per_month=budget,
+                unbounded_dollars_per_month=round(projection.dollars(), 2),
+                active_cadence_s=round(cadence.active_s),
+                idle_cadence_s=round(cadence.idle_s),
+            )
+            for poller in self._pollers.values():
+                poller.cadence = cadence
+        return billing.project(wanted, tiers, cadence, price)
+
+    def _pollers_cadence(self) -> Cadence:
+        return next((p.cadence for p in self._pollers.values()), self._cadence())
+
+
+def _say_failures(stats: FetchStats) -> None:
+    """One line for a cycle in which metrics failed: the call, where, why, and how many."""
+    if not stats.metrics_failed:
+        return
+    log.error(
+        "cloudwatch.failed",
+        call="GetMetricData",
+        outcome=stats.outcome,
+        failed=stats.metrics_failed,
+        requested=stats.metrics_requested,
+        share=round(stats.failed_share, 3),
+        reason=stats.errors[0] if stats.errors else "unknown",
+    )

@@ -1,0 +1,457 @@
+"""The daemon: a cycle every --interval, the inventory on its own slower schedule, the last
+finished cycle published for /metrics, alerts delivered, state saved.
+
+The two jobs run on two threads, scheduled on the monotonic clock (`schedule.every`), so that a
+step of the wall clock neither stalls nor bunches them: an inventory refresh (Describe calls
+over a whole account) never holds up a cycle, which goes on with the inventory it has and
+takes the new one whole at its next start. Neither job overlaps itself; missed runs are
+skipped and the first run starts after a little jitter. A cycle
+that fails (AWS unreachable, a throttled call, a bug) is logged and counted, and the next one
+runs as planned; that includes its conclusion (the alert book's update, publication, the save,
+delivery), so that no value in the state file can stop alerting: a conclusion that fails while
+the book still holds what the state file gave sets the file aside, and the next cycle starts
+from an empty book. SIGTERM lets the running cycle finish, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from types import FrameType
+
+import structlog
+
+from analyzer.analyze import prices
+from analyzer.analyze.alerts import Alert, AlertBook, Refill
+from analyzer.analyze.rules import RuleSet
+from analyzer.collect.regions import Region
+from analyzer.deliver import alertmanager, statefile
+from analyzer.deliver.exporter import Published, exposition_for
+from analyzer.deliver.notify import Channel, Dispatcher, channel_for
+from analyzer.deliver.rows import seconds_to_refill
+from analyzer.deliver.server import Server
+from analyzer.deliver.telemetry import Telemetry
+from analyzer.errors import ConfigError
+from analyzer.live.cycle import Analyzer, CycleResult
+from analyzer.live.heap import Heap
+from analyzer.live.schedule import StepWatch, every
+from analyzer.model.costs import Projection
+from analyzer.model.metrics import Tier
+from analyzer.model.state import Snapshot
+from analyzer.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], datetime]
+MAX_JITTER_S = 10.0
+STOP_GRACE_S = 10.0
+"""On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
+Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
+STUCK_AFTER_S = 1800.0
+"""`/livez` allows at least this long without a cycle ending: a first backfill of a large
+account takes minutes."""
+MAX_DEFERRAL_S = 3600.0
+"""A receiver's deadline read back from the state file is honoured up to this far ahead: a
+stored time never silences the channel for long."""
+
+
+class StepFailed(Exception):
+    """A step of a cycle's conclusion raised: which step, and the error."""
+
+    def __init__(self, step: str, error: Exception) -> None:
+        super().__init__(f"{step}: {str(error) or type(error).__name__}")
+        self.step = step
+        self.error = error
+
+
+@contextmanager
+def _step(name: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        raise StepFailed(name, exc) from exc
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ticks_of(clock: Clock) -> Callable[[], float]:
+    """Health ages on the monotonic clock for the real wall clock, which steps (NTP, a VM
+    restored from a snapshot): a step back made every age negative, and a stuck daemon
+    alive. A simulated or test clock is its own: it never steps, and it may run faster."""
+    if clock is utc_now:
+        return time.monotonic
+    return lambda: clock().timestamp()
+
+
+class Daemon:
+    def __init__(
+        self,
+        settings: Settings,
+        analyzer: Analyzer,
+        book: AlertBook,
+        dispatcher: Dispatcher,
+        telemetry: Telemetry,
+        clock: Clock = utc_now,
+        ticks: Callable[[], float] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.analyzer = analyzer
+        self.book = book
+        self.dispatcher = dispatcher
+        self.telemetry = telemetry
+        self.clock = clock
+        self._ticks = ticks or _ticks_of(clock)
+        """Seconds on a clock that never steps: what health ages are read on."""
+        self._published: Published | None = None
+        self._last_success: float | None = None
+        self._started = self._ticks()
+        self._last_end: float | None = None
+        """When a cycle last ended as planned (concluded, or failed reading AWS): `/livez`
+        fails when none has for long."""
+        self._failure: str | None = None
+        """Why the last cycle failed, for `/readyz`; None when it did not."""
+        self._restored: list[Alert] = []
+        """The alerts the state file gave: while the book holds one, a failing conclusion
+        may be the file's doing."""
+        self._saved_not_before: datetime | None = None
+        self._cycles = 0
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._book_lock = threading.Lock()
+        """Held while a cycle changes, delivers and saves the book: a stop saves it only
+        between those."""
+        self.alertmanager: alertmanager.Alertmanager | None = None
+        """Where the firing alerts are posted after every cycle, beside the channel."""
+        self.exit: Callable[[int], None] = os._exit
+        """How a stop ends the process when a cycle it abandoned would hold the exit."""
+
+    # --- what the HTTP endpoints read -----------------------------------------------------
+
+    def published(self) -> Published | None:
+        return self._published
+
+    def ready(self) -> tuple[bool, str]:
+        """Ready once a cycle has produced usable data (not every metric failed) within the
+        last three intervals. Not ready says why: what the last cycle failed at, where it
+        failed."""
+        why = f"; the last cycle failed {self._failure}" if self._failure else ""
+        if self._last_success is None:
+            return False, f"not ready: no cycle has produced usable data yet{why}"
+        age = self._ticks() - self._last_success
+        allowed = 3 * self.settings.interval + 60
+        if age > allowed:
+            return False, f"not ready: the last cycle with usable data was {age:.0f} s ago{why}"
+        return True, "ready"
+
+    def live(self) -> tuple[bool, str]:
+        """Alive while cycles end as planned: those that fail reading AWS too (a CloudWatch
+        outage is no reason to restart). Not alive when none has for ten intervals, and at
+        least `STUCK_AFTER_S` (30 minutes, for a first backfill): the scheduler is stuck, a
+        cycle hangs, or every conclusion fails (a bug the state file set aside did not
+        explain); a restart is what helps, so the orchestrator is told."""
+        since = self._last_end if self._last_end is not None else self._started
+        age = self._ticks() - since
+        allowed = max(10 * self.settings.interval, STUCK_AFTER_S)
+        if age > allowed:
+            what = "no cycle has ended" if self._last_end is None else "the last cycle ended"
+            return False, f"not alive: {what} {age:.0f} s ago (allowed {allowed:.0f} s)"
+        return True, "alive"
+
+    # --- the jobs -------------------------------------------------------------------------
+
+    def cycle(self) -> bool:
+        """One analysis cycle; False if it failed (the daemon goes on)."""
+        self._idle.clear()
+        try:
+            return self._cycle()
+        finally:
+            self._idle.set()
+
+    def _cycle(self) -> bool:
+        now = self.clock()
+        try:
+            alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
+            result = self.analyzer.run(now, alerted)
+        except Exception as exc:
+            self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))
+            self._last_end = self._ticks()
+            return False
+        self._cycles += 1
+        with self._book_lock:
+            try:
+                self._conclude(now, result)
+            except StepFailed as failed:
+                self._failed(failed, exc_info=True)
+                self._set_state_aside(failed)
+                return False
+        self._last_end = self._ticks()
+        return True
+
+    def _failed(self, failed: StepFailed, exc_info: bool) -> None:
+        """One log line and one count for a cycle that failed, and the reason `/readyz`
+        gives (the step and the error's type: its text, which may quote a URL, stays in the
+        log)."""
+        self.telemetry.cycle_failed()
+        self._failure = f"{failed.step} ({type(failed.error).__name__})"
+        log.error(
+            "cycle.failed",
+            step=failed.step,
+            error=str(failed.error) or type(failed.error).__name__,
+            exc_info=failed.error if exc_info else False,
+        )
+
+    def _conclude(self, now: datetime, result: CycleResult) -> None:
+        """The cycle's findings into the book, published, saved and delivered; StepFailed
+        names the step that raised (the ones after it do not run)."""
+        with _step("updating the alert book"):
+            self.book.update(
+                now,
+                result.findings,
+                result.pending,
+                _refill(result.snapshot),
+                result.unknown,
+                result.snapshot.balance_of,
+            )
+        with _step("publishing"):
+            self._published = Published.of(result.snapshot, self.book.firing())
+        # Saved before sending (what is owed survives a crash) and after each message sent
+        # (a crash sends again at most the one in flight), and once more where the receiver
+        # asked to wait (the wait survives a restart).
+        with _step("saving the state"):
+            self._save_state()
+        with _step("delivering"):
+            self.dispatcher.deliver(self.book, now, self._save_state)
+            if self.dispatcher.not_before != self._saved_not_before:
+                self._save_state()
+        if self.alertmanager is not None:
+            with _step("posting to Alertmanager"):
+                self.alertmanager.push(self.book, now, result.snapshot)
+        # Counted once the cycle has concluded: a conclusion that fails counts as failed.
+        stats = result.snapshot.stats
+        if stats.outcome != "failed":
+            self._last_success = self._ticks()
+        self._failure = "reading metrics (every read failed)" if stats.outcome == "failed" else None
+        self.telemetry.cycle_done(stats, result.duration_s, now, backfill=self._cycles == 1)
+        if result.projection is not None:
+            self.telemetry.projected_bill(result.projection)
+            if self._cycles == 1:
+                _log_bill(result.projection)
+
+    def restore(self, state: statefile.State) -> None:
+        """Take in what the state file kept: the alerts, and the receiver's deadline (up to
+        `MAX_DEFERRAL_S` ahead)."""
+        now = self.clock()
+        for alert in state.alerts:
+            _not_after(alert, now)
+        self.book.restore(state.alerts)
+        self._restored = list(self.book)
+        self._saved_not_before = state.not_before
+        not_before = state.not_before
+        latest = self.clock() + timedelta(seconds=MAX_DEFERRAL_S)
+        if not_before is not None and not_before > latest:
+            log.warning(
+                "state.deadline_bounded",
+                not_before=not_before.isoformat(),
+                bounded_to=latest.isoformat(),
+            )
+            not_before = latest
+        self.dispatcher.not_before = not_before
+
+    def _set_state_aside(self, failed: StepFailed) -> None:
+        """A conclusion failed while the book held alerts the state file gave: the file may
+        be why (a value that validation let through), and a restart would load it again. It
+        is set aside like an unreadable one, and the next cycle starts from an empty book."""
+        restored = {id(a) for a in self._restored}
+        if not any(id(a) in restored for a in self.book):
+            return
+        self.book.restore([])
+        self._restored = []
+        path = self.settings.state_file
+        if path is not None:
+            statefile.set_aside(path, f"cycles fail on it: {failed}")
+
+    def _save_state(self) -> None:
+        path = self.settings.state_file
+        if path is None:
+            return
+        not_before = self.dispatcher.not_before
+        try:
+            statefile.save(list(self.book), path, not_before)
+        except OSError as exc:
+            self.telemetry.state_saved(ok=False)
+            log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
+            return
+        self._saved_not_before = not_before
+        self.telemetry.state_saved(ok=True)
+
+    def refresh_inventory(self) -> None:
+        try:
+            self.analyzer.refresh_inventory()
+        except Exception as exc:
+            self.telemetry.inventory_refreshed(ok=False)
+            log.error("inventory.failed", error=str(exc) or type(exc).__name__)
+            return
+        self.telemetry.inventory_refreshed(ok=True)
+
+    # --- running --------------------------------------------------------------------------
+
+    def stop(self, signum: int | None = None, _frame: FrameType | None = None) -> None:
+        if signum is not None:
+            log.info("daemon.stopping", signal=signal.Signals(signum).name)
+        self._stop.set()
+
+    def run(self, server: Server, speed: float = 1.0) -> int:
+        """Serve and schedule until SIGTERM. `speed` > 1 runs the schedule faster than real
+        time (the demo's simulated clock runs at the same speed)."""
+        server.start()
+        interval = self.settings.interval / speed
+        first = random.uniform(0, min(MAX_JITTER_S, interval))
+        heap = Heap()
+        steps = StepWatch(self.clock, scale=speed)
+
+        def cycle() -> None:
+            steps.check()
+            try:
+                self.cycle()
+            finally:
+                heap.after_cycle()
+
+        # On the monotonic clock: a step of the wall clock neither stalls nor bunches them.
+        every("cycle", interval, cycle, first, self._stop)
+        inventory_s = self.settings.inventory_interval / speed
+        every("inventory", inventory_s, self.refresh_inventory, inventory_s, self._stop)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self.stop)
+        log.info(
+            "daemon.started",
+            listen=f"{self.settings.listen_address[0]}:{server.port}",
+            interval_s=self.settings.interval,
+            regions=self.analyzer.regions(),
+            channel=self.dispatcher.channel.name,
+        )
+        self._stop.wait()
+        server.stop()
+        if self._idle.wait(STOP_GRACE_S):
+            log.info("daemon.stopped", cycles=self._cycles)
+            return 0
+        # A cycle still runs (a CloudWatch call that hangs): abandon it. The book is saved
+        # unless the cycle is delivering right now; then the last save stands and at most the
+        # message in flight is sent again after the restart.
+        saved = self._book_lock.acquire(timeout=1.0)
+        if saved:
+            try:
+                self._save_state()
+            finally:
+                self._book_lock.release()
+        log.warning("daemon.cycle_abandoned", waited_s=STOP_GRACE_S, state_saved=saved)
+        log.info("daemon.stopped", cycles=self._cycles)
+        sys.stderr.flush()
+        self.exit(0)
+        return 0
+
+
+def _not_after(alert: Alert, now: datetime) -> None:
+    """A stored time later than now (a clock gone wrong, a hand edit) read as now: a
+    `last_sent` in the future would hold back every repeat of its alert until then."""
+    late = {
+        name: moment
+        for name in ("since", "firing_since", "absent_since", "last_sent")
+        if (moment := getattr(alert, name)) is not None and moment > now
+    }
+    if not late:
+        return
+    log.warning(
+        "state.future_time",
+        rule=alert.rule,
+        resource=alert.resource_id,
+        **{name: moment.isoformat() for name, moment in late.items()},
+    )
+    for name in late:
+        setattr(alert, name, now)
+
+
+def _log_bill(projection: Projection) -> None:
+    log.info(
+        "billing.projected",
+        dollars_per_month=round(projection.dollars(), 2),
+        metrics_per_month=round(projection.total_metrics),
+        **{f"{tier.value}_dollars": round(projection.dollars(tier), 2) for tier in Tier},
+    )
+
+
+def build(
+    settings: Settings,
+    ruleset: RuleSet,
+    connect: Callable[[str], Region] | None = None,
+    clock: Clock = utc_now,
+    process_metrics: bool = True,
+    fallback: Channel | None = None,
+) -> tuple[Daemon, Server]:
+    """The daemon and its HTTP server, wired from the settings."""
+    price_list = prices.load(settings.prices)
+    analyzer = Analyzer(
+        settings, ruleset, price_list=price_list, adaptive=settings.polling == "adaptive"
+    )
+    if connect is not None:
+        analyzer.connect = connect
+    analyzer.offering()
+    analyzer.regions()  # no region at all is a configuration error: say so before starting
+    book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.notify_severity)
+    if settings.state_file is not None:
+        try:
+            statefile.check_writable(settings.state_file)
+        except OSError as exc:
+            raise ConfigError(
+                f"state_file {settings.state_file}: cannot be written: {exc.strerror or exc}"
+            ) from None
+    holder: list[Daemon] = []
+    exposition, telemetry = exposition_for(
+        lambda: holder[0].published() if holder else None, process_metrics=process_metrics
+    )
+    telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
+    if settings.budget is not None:
+        telemetry.budget_set(settings.budget)
+    channel = channel_for(settings.webhook_url(), settings.dry_run, fallback, settings.interval)
+    telemetry.expect_channel(channel.name)
+    daemon = Daemon(
+        settings, analyzer, book, Dispatcher(channel, telemetry.notified), telemetry, clock
+    )
+    if settings.alertmanager_url and not settings.dry_run:
+        telemetry.expect_channel(alertmanager.CHANNEL)
+        daemon.alertmanager = alertmanager.Alertmanager(
+            settings.alertmanager_url,
+            settings.interval,
+            telemetry.notified,
+            settings.runbook_url,
+            timeout_s=max(min(10.0, settings.interval / 4), 1.0),
+        )
+    if settings.state_file is not None:
+        daemon.restore(statefile.load_state(settings.state_file))
+    holder.append(daemon)
+    host, port = settings.listen_address
+    try:
+        server = Server(host, port, exposition, daemon.ready, daemon.live)
+    except OSError as exc:
+        raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
+    return daemon, server
+
+
+def _refill(snapshot: Snapshot) -> Refill:
+    """How long a resource's refilling buckets take to fill, read from this cycle's data: what
+    a cleared credit alert says."""
+
+    def refill(region: str, resource_id: str) -> float | None:
+        state = snapshot.get(region, resource_id)
+        return seconds_to_refill(state, snapshot.data_end) if state is not None else None
+
+    return refill

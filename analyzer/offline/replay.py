@@ -1,0 +1,224 @@
+"""The rules over past data, minute by minute, with the daemon's alert lifecycle.
+
+At each step every resource's series are cut to what CloudWatch would have held then, the
+analysis stage runs as a cycle would (outlooks, rules with their `for`, the next bottleneck,
+the fixes), and the alert book takes the findings in (pending, firing, resolved after
+`resolve_after`): what fires and when is what the daemon would have sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from types import MappingProxyType
+
+from analyzer.analyze.alerts import AlertBook, AlertState
+from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.rules import RuleSet
+from analyzer.analyze.states import build
+from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
+from analyzer.collect.window import floor_to
+from analyzer.model.findings import TREND_HORIZON, Bottleneck, Finding, Severity
+from analyzer.model.layers import balance_metric
+from analyzer.model.metrics import Measure
+from analyzer.model.past import Grid, Past
+from analyzer.model.series import Series
+from analyzer.model.state import NOTHING, ResourceState
+
+STEP_S = 60.0
+NEVER_REPEAT_S = 10 * 365 * 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    rule: str
+    severity: Severity
+    resource_id: str
+    bottleneck: Bottleneck
+    fired_at: datetime
+    resolved_at: datetime | None = None
+    horizon_s: float | None = None
+    """A trend warning: how far ahead it speaks. It warns of an exhaustion that follows within
+    this, gives no minutes of lead, and is false where none follows."""
+
+
+@dataclass
+class Replay:
+    """What fired over a replay, and what was firing or pending at each step."""
+
+    fired: list[Fired] = field(default_factory=list)
+    firing_at: dict[datetime, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    """At each step: (rule, resource id) of the alerts firing."""
+    pending_at: dict[datetime, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    warned_at: dict[datetime, frozenset[str]] = field(default_factory=dict)
+    """At each step: the ids of the resources a credit alert of warning or above fires for."""
+
+
+PAST_DAYS = 14
+DAY = timedelta(days=1)
+BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
+
+
+@dataclass(frozen=True, slots=True)
+class DataPast:
+    """A resource's past as the daemon would have fetched it, worked out from its data: each
+    balance's minimum per whole UTC day, and its 5-minute means (the day profile)."""
+
+    minima: dict[Measure, list[tuple[datetime, float]]]
+    profiles: dict[Measure, Grid]
+    drained: dict[Measure, datetime]
+    """When each balance first fell below `DRAINED_BELOW` in the data."""
+
+
+PAST_STATS = ("Minimum", "Average")
+"""The days before a backtest's data, as it fetches them: each balance's 5-minute `Minimum`
+(its daily minima) and `Average` (its day profile), named `BurstBalance:Minimum`, …"""
+
+
+def past_name(metric: str, stat: str) -> str:
+    return f"{metric}:{stat}"
+
+
+def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) -> DataPast:
+    """The past worked out from the state's data, and from `before` (the days before it, by
+    `past_name`), where given."""
+    minima: dict[Measure, list[tuple[datetime, float]]] = {}
+    profiles: dict[Measure, Grid] = {}
+    drained: dict[Measure, datetime] = {}
+    before = before or {}
+    for measure in BALANCES:
+        name = balance_metric(measure)
+        lowest = before.get(past_name(name, "Minimum"), NOTHING)
+        means = before.get(past_name(name, "Average"), NOTHING)
+        series = state.measure(measure)
+        lows: dict[datetime, float] = {}
+        for part in (lowest, series):
+            for at, value in part.points():
+                day = at.replace(hour=0, minute=0, second=0, microsecond=0)
+                lows[day] = min(value, lows.get(day, value))
+                if value < DRAINED_BELOW and measure not in drained:
+                    drained[measure] = at + timedelta(seconds=part.period_s)
+        if not lows:
+            continue
+        minima[measure] = sorted(lows.items())
+        joined = Series.of([*means.points(), *series.points()], series.period_s)
+        if not joined.timestamps:
+            continue
+        start = floor_to(joined.timestamps[0], PROFILE_PERIOD_S)
+        end = joined.timestamps[-1] + timedelta(seconds=series.period_s)
+        profiles[measure] = Grid.of(joined, start, end, PROFILE_PERIOD_S)
+    return DataPast(minima, profiles, drained)
+
+
+def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> ResourceState:
+    """The state as its series stood at `at`, with the past the daemon would have fetched by
+    then, where given: the daily minima of the whole days before it (at most `PAST_DAYS`),
+    and the 5-minute balance (the day profile, the drain record) of a balance whose minima
+    show a drain. (The profile reads only moments hours before `at`, and the record the data
+    up to the last six-hourly fetch, which the daemon's fetch holds.) The data's first days
+    have no whole day before them, where the daemon would have fetched the days before the
+    data: a balance that has fallen below `DRAINED_BELOW` since the data began counts as
+    drained from then on."""
+    measures = {m: s.until(at) for m, s in state.measures.items()}
+    if past is None or not past.minima:
+        return replace(state, measures=MappingProxyType(measures))  # its own past, if any
+    minima = {}
+    profiles = {}
+    for measure, days in past.minima.items():
+        kept = [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY]
+        if kept:
+            minima[measure] = Series.of(kept, 86_400)
+        drained = past.drained.get(measure)
+        shows = (kept and min(v for _, v in kept) < DRAINED_BELOW) or (
+            drained is not None and at - PAST_DAYS * DAY <= drained <= at
+        )
+        if shows and measure in past.profiles:
+            profiles[measure] = past.profiles[measure]
+    return replace(
+        state, measures=MappingProxyType(measures), past=Past(minima=minima, days=profiles)
+    )
+
+
+def _trend_horizon(finding: Finding) -> float | None:
+    horizon = finding.evidence.get(TREND_HORIZON)
+    return float(horizon) if isinstance(horizon, int | float) else None
+
+
+def replay(
+    states: Sequence[ResourceState],
+    ruleset: RuleSet,
+    catalog: Catalog,
+    start: datetime,
+    end: datetime,
+    resolve_after_s: float = 300.0,
+    step_s: float = STEP_S,
+    before: Mapping[str, Mapping[str, Series]] | None = None,
+) -> Replay:
+    """Cycles every `step_s` from `start` to `end` (both included) over `states`; `before`:
+    the days before their data, by resource id (`data_past`)."""
+    book = AlertBook(NEVER_REPEAT_S, resolve_after_s)
+    memo = Judgements()
+    out = Replay()
+    open_: dict[tuple[str, str, str], int] = {}
+    # The past the daemon would have fetched, from the data, unless a state has its own.
+    before = before or {}
+    pasts = [
+        data_past(s, before.get(s.ref.resource_id)) if ruleset.reads_past() and not s.past else None
+        for s in states
+    ]
+    at = start
+    while at <= end:
+        snapshot = build(at, at, [cut(s, at, p) for s, p in zip(states, pasts, strict=True)])
+        analysis = analyze(snapshot, ruleset, catalog, memo)
+        book.update(
+            at,
+            analysis.firing,
+            analysis.pending,
+            unknown=analysis.unknown,
+            level=analysis.snapshot.balance_of,
+        )
+        for key, alert in book.alerts.items():
+            index = open_.get(key)
+            escalated = (
+                alert.state is AlertState.FIRING
+                and index is not None
+                and alert.severity.rank > out.fired[index].severity.rank
+            )
+            if escalated and index is not None:
+                # Sent again at its new severity: what warned is the new message.
+                out.fired[index] = replace(out.fired[index], resolved_at=at)
+                del open_[key]
+            if alert.state is AlertState.FIRING and key not in open_:
+                open_[key] = len(out.fired)
+                finding = alert.finding
+                out.fired.append(
+                    Fired(
+                        alert.rule,
+                        alert.severity,
+                        alert.resource_id,
+                        finding.bottleneck,
+                        at,
+                        horizon_s=_trend_horizon(finding),
+                    )
+                )
+            elif alert.state is AlertState.RESOLVED and key in open_:
+                index = open_.pop(key)
+                out.fired[index] = replace(out.fired[index], resolved_at=at)
+        out.firing_at[at] = frozenset(
+            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.FIRING
+        )
+        out.warned_at[at] = frozenset(
+            a.resource_id
+            for a in book.alerts.values()
+            if a.state is AlertState.FIRING
+            and a.finding.is_credits
+            and a.severity.rank >= Severity.WARNING.rank
+        )
+        out.pending_at[at] = frozenset(
+            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.PENDING
+        )
+        book.delivered(book.owed(), at)
+        at += timedelta(seconds=step_s)
+    return out

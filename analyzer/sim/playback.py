@@ -1,0 +1,97 @@
+"""A recording played back as an AWS account: its inventory described, its datapoints answered.
+
+`ebs-analyzer demo --from FILE` runs the daemon over a recording (`ebs-analyzer record`, or a
+shipped incident) on a simulated clock: every Describe* call answers the recorded inventory,
+and GetMetricData answers from the recorded datapoints, aggregated to the period and statistic
+asked as CloudWatch would (the daily minima and the day profile included). Nothing calls AWS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from analyzer.collect.cloudwatch import CloudWatch
+from analyzer.collect.recording import Recording
+from analyzer.collect.regions import Region
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Inventory,
+    Modification,
+    Volume,
+)
+from analyzer.sim.cloudwatch import SimulatedCloudWatch
+from analyzer.sim.datapoints import Datapoints
+
+KEEP_S = 63 * 86_400.0
+"""Every recorded datapoint stays answerable, however far the clock has run."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedDescriber:
+    """The Describe* calls of one region, answered from its recorded inventory."""
+
+    inventory: Inventory
+
+    @property
+    def region(self) -> str:
+        return self.inventory.region
+
+    def volumes(self) -> list[Volume]:
+        return list(self.inventory.volumes)
+
+    def instances(self) -> list[Instance]:
+        return list(self.inventory.instances)
+
+    def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
+        wanted = set(names)
+        known = {i.type_info.name: i.type_info for i in self.inventory.instances if i.type_info}
+        known |= {
+            d.class_info.name: d.class_info for d in self.inventory.db_instances if d.class_info
+        }
+        return [t for name, t in known.items() if name in wanted]
+
+    def offered_instance_types(self) -> list[InstanceType]:
+        return []  # not recorded: fixes name no other instance type or class
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        return set()
+
+    def db_instances(self) -> list[DbInstance]:
+        return list(self.inventory.db_instances)
+
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        return {v.volume_id: list(v.modifications) for v in self.inventory.volumes}
+
+    def volume_initializations(self) -> dict[str, Initialization]:
+        return {v.volume_id: v.initialization for v in self.inventory.volumes if v.initialization}
+
+
+@dataclass
+class RecordedAccount:
+    """Each recorded region, as `Analyzer(connect=…)` and `daemon.build` take one."""
+
+    recording: Recording
+    _regions: dict[str, Region] = field(default_factory=dict)
+
+    def region(self, name: str) -> Region:
+        if name not in self._regions:
+            inventory = self.recording.inventories.get(name, Inventory(name))
+            data: Datapoints = {
+                (rid, metric): series.points()
+                for rid, by_metric in self.recording.raw.get(name, {}).items()
+                for metric, series in by_metric.items()
+            }
+            attached = {
+                v.volume_id: v.attached_to
+                for v in inventory.volumes
+                if v.attached_to and not v.multi_attach
+            }
+            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S, attachments=attached)
+            self._regions[name] = Region(
+                name, RecordedDescriber(inventory), CloudWatch(cloud, name)
+            )
+        return self._regions[name]

@@ -1,0 +1,106 @@
+"""The inventory ends alerts: a volume detached, deleted or moved to another instance, an
+instance stopped. Its alerts resolve at once with what happened, never with a cap or credit
+reason, and are not posted again: AWS publishes no metrics for a detached volume, so waiting
+for data to show the condition gone would keep it firing for as long as it stays detached."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.analyze.alerts import AlertBook, AlertState
+from analyzer.live.cycle import Analyzer
+from analyzer.sim.workloads import Demand, constant
+from tests.account import Account
+
+START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+def firing_cap(account: Account):
+    """A gp3 volume held at its 3,000 IOPS cap on an m5.large: its cap alert fires."""
+    instance = account.instance("m5.large", detailed=True)
+    volume = account.volume("gp3", 200, instance)
+    sim = account.simulation(instance, {volume: Demand(constant(3_500))}, START, detailed=True)
+    account.put(sim.run(40))
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    book = AlertBook(repeat_s=3_600, resolve_after_s=300)
+    now = START + timedelta(minutes=40, seconds=130)
+    result = analyzer.run(now)
+    book.update(now, result.findings, result.pending, unknown=result.unknown)
+    [alert] = book.firing()
+    assert alert.rule == "volume-iops-cap"
+    book.delivered([alert], now)
+    return analyzer, book, instance, volume, now
+
+
+def next_cycle(analyzer, book, now):
+    later = now + timedelta(minutes=1)
+    analyzer.refresh_inventory()
+    result = analyzer.run(later)
+    book.update(later, result.findings, result.pending, unknown=result.unknown)
+    return later
+
+
+@pytest.mark.parametrize("change", ["detached", "deleted", "moved"])
+def test_a_volume_the_inventory_changed_resolves_saying_what_happened(aws, change):
+    account = Account()
+    analyzer, book, instance, volume, now = firing_cap(account)
+    account.ec2.detach_volume(VolumeId=volume, InstanceId=instance, Device="/dev/sdf")
+    if change == "deleted":
+        account.ec2.delete_volume(VolumeId=volume)
+    other = None
+    if change == "moved":
+        other = account.instance("m5.large")
+        account.ec2.attach_volume(VolumeId=volume, InstanceId=other, Device="/dev/sdg")
+    later = next_cycle(analyzer, book, now)
+    [alert] = book.owed()
+    assert alert.state is AlertState.RESOLVED
+    said = alert.cleared(later)
+    expected = {
+        "detached": f"{volume} was detached from {instance}",
+        "deleted": f"{volume} is gone from the inventory (deleted)",
+        "moved": f"{volume} was moved from {instance} to {other}",
+    }[change]
+    assert said.startswith(expected + "; resolved")
+    assert "cap" not in said and "credits" not in said
+    book.delivered([alert], later)
+    next_cycle(analyzer, book, later)
+    if change != "moved":  # a moved volume's alerts start afresh, on its new instance
+        assert book.owed() == [] and book.firing() == []  # not posted again
+
+
+def test_an_alert_stays_unknown_where_the_inventory_says_nothing(aws):
+    """A region whose inventory this cycle does not hold says nothing of what left it."""
+    from analyzer.analyze.analysis import Unjudged
+    from analyzer.model.state import Snapshot
+
+    nothing = Unjudged(Snapshot(START, START, ()))
+    assert nothing.ended("us-east-1", "vol-1", "i-1") is None
+
+
+def test_an_instance_stopped_while_its_alert_fires_resolves_saying_so(aws):
+    from analyzer.analyze.analysis import Unjudged
+    from analyzer.model.findings import Bottleneck, Finding, Severity
+    from analyzer.model.resources import Instance, ResourceRef, ResourceType
+    from analyzer.model.series import Status
+    from analyzer.model.state import ResourceState, Snapshot
+    from analyzer.model.units import Unit
+
+    ref = ResourceRef(ResourceType.INSTANCE, "i-1", "us-east-1")
+    finding = Finding(
+        "instance-iops-cap", Severity.WARNING, ref, Bottleneck.INSTANCE_IOPS, "pinned",
+        observed=3_600, limit=3_600, unit=Unit.IOPS,
+    )  # fmt: skip
+    book = AlertBook(repeat_s=3_600, resolve_after_s=300)
+    book.update(START, [finding], [])
+    [alert] = book.firing()
+    book.delivered([alert], START)
+    stopped = Instance("i-1", "us-east-1", "m5.large", "stopped")
+    state = ResourceState(ref, stopped, None, {}, Status.NO_DATA)
+    later = START + timedelta(minutes=1)
+    book.update(later, [], [], unknown=Unjudged(Snapshot(later, later, (state,))))
+    [resolved] = book.owed()
+    assert resolved.cleared(later).startswith("i-1 is stopped; resolved")

@@ -1,0 +1,68 @@
+"""A recording keeps the inventory and the series exactly."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from analyzer.collect.recording import Recording, read, write
+from analyzer.model.resources import DbInstance, Instance, Inventory, Modification, Volume
+from analyzer.model.series import Series, Status
+from tests.fakes import M5, R5
+from tests.helpers import T0, series
+
+
+def test_everything_comes_back_as_it_was(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    volume = Volume(
+        "vol-1",
+        "eu-west-1",
+        "io2",
+        500,
+        "in-use",
+        20_000,
+        None,
+        "i-1",
+        "eu-west-1a",
+        {"team": "db"},
+        multi_attach=True,
+        also_attached_to=("i-2",),
+        modifications=(Modification("optimizing", T0, 40, "io2 500 GiB, 20,000 IOPS"),),
+    )
+    instance = Instance("i-1", "eu-west-1", "m5.large", "running", True, ("vol-1",), M5)
+    db = DbInstance(
+        "orders",
+        "eu-west-1",
+        "mysql",
+        "db.r5.xlarge",
+        "gp2",
+        200,
+        "available",
+        class_info=R5,
+        multi_az=True,
+    )
+    inventory = Inventory("eu-west-1", (volume,), (instance,), (db,))
+    raw = {
+        "eu-west-1": {
+            "vol-1": {"VolumeReadOps": series([1.0, 2.5, 3.0])},
+            "orders": {"BurstBalance": Series.failed("ThrottlingException: slow down")},
+        }
+    }
+    recorded = Recording(T0, T0 + timedelta(hours=1), {"eu-west-1": inventory}, raw)
+    path = tmp_path / "r.json.gz"
+    write(path, recorded)
+    back = read(path)
+    assert (back.start, back.end, back.inventories) == (
+        recorded.start,
+        recorded.end,
+        recorded.inventories,
+    )
+    for rid, by_metric in raw["eu-west-1"].items():
+        for metric, kept in by_metric.items():
+            again = back.raw["eu-west-1"][rid][metric]
+            assert again.points() == kept.points()
+            assert (again.period_s, again.status, again.error) == (
+                kept.period_s,
+                kept.status,
+                kept.error,
+            )
+    assert back.raw["eu-west-1"]["orders"]["BurstBalance"].status is Status.ERROR
+    assert back.start.tzinfo is not None and back.start == datetime(2026, 11, 21, 12, tzinfo=UTC)

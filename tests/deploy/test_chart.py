@@ -1,0 +1,263 @@
+"""The Helm chart in deploy/helm: it lints, renders, locks the pod down, and what it renders
+is what the analyzer reads (helm from the Go module proxy; .ci/run installs it)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.live.daemon import STOP_GRACE_S
+from tests.helpers import external
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "deploy" / "helm" / "ebs-bottleneck-analyzer"
+
+EVERYTHING = {
+    "image": {"repository": "123456789012.dkr.ecr.us-east-1.amazonaws.com/ebs", "tag": "9.9.9"},
+    "regions": ["us-east-1", "eu-west-1"],
+    "tags": ["team=db", "monitored"],
+    "settings": {"interval": "2m", "budget": 40, "log_format": "json"},
+    "rules": {
+        "custom.yaml": {
+            "rules": [
+                {"id": "gp2-burst-exhaustion", "horizon": "2h"},
+                {"id": "rds-memory-pressure", "enabled": False},
+            ]
+        }
+    },
+    "alertmanager": {"urls": ["http://am-0.monitoring:9093", "http://am-1.monitoring:9093"]},
+    "slack": {"webhookUrl": "https://hooks.slack.com/services/T0/B0/x"},
+    "serviceAccount": {
+        "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ebs-analyzer"}
+    },
+    "persistence": {"enabled": True, "storageClass": "gp3"},
+    "serviceMonitor": {"enabled": True, "additionalLabels": {"release": "monitoring"}},
+    "prometheusRule": {"enabled": True, "additionalLabels": {"release": "monitoring"}},
+}
+
+
+def helm(*args: str, values: dict | None = None, tmp: Path | None = None):
+    binary = external("helm", install="go install helm.sh/helm/v3/cmd/helm@v3.16.4")
+    command = [binary, *args]
+    if values is not None:
+        assert tmp is not None
+        path = tmp / "values.yaml"
+        path.write_text(yaml.safe_dump(values))
+        command += ["--values", str(path)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def render(tmp_path: Path, values: dict | None = None) -> dict[str, dict]:
+    result = helm(
+        "template", "ebs", str(CHART), "--namespace", "monitoring",
+        values=values or {}, tmp=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return {
+        f"{doc['kind']}/{doc['metadata']['name']}": doc
+        for doc in yaml.safe_load_all(result.stdout)
+        if doc
+    }
+
+
+def pod_of(found: dict[str, dict]) -> dict:
+    return found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+
+
+# --- lint and render --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, EVERYTHING], ids=["defaults", "everything"])
+def test_the_chart_lints_strictly(tmp_path, values):
+    result = helm("lint", "--strict", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_by_default_it_renders_only_what_any_cluster_accepts(tmp_path):
+    found = render(tmp_path)
+    assert {name.split("/")[0] for name in found} == {
+        "ServiceAccount",
+        "ConfigMap",
+        "Service",
+        "Deployment",
+    }
+
+
+def test_the_pod_is_locked_down_and_probed(tmp_path):
+    for values in ({}, EVERYTHING):
+        found = render(tmp_path, values)
+        deployment = found["Deployment/ebs-ebs-bottleneck-analyzer"]
+        assert deployment["spec"]["replicas"] == 1
+        assert deployment["spec"]["strategy"]["type"] == "Recreate"
+        pod = pod_of(found)
+        assert pod["automountServiceAccountToken"] is False
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
+        assert STOP_GRACE_S + 5 <= pod["terminationGracePeriodSeconds"] <= 30
+        [container] = pod["containers"]
+        context = container["securityContext"]
+        assert context["readOnlyRootFilesystem"] is True
+        assert context["allowPrivilegeEscalation"] is False
+        assert context["capabilities"]["drop"] == ["ALL"]
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+        assert set(container["resources"]) == {"requests", "limits"}
+        mounts = {m["mountPath"] for m in container["volumeMounts"]}
+        assert {"/var/lib/ebs-analyzer", "/tmp"} <= mounts
+
+
+def test_labels_follow_the_recommended_set_and_selectors_hold_no_version(tmp_path):
+    found = render(tmp_path, EVERYTHING)
+    for name, doc in found.items():
+        labels = doc["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "ebs-bottleneck-analyzer", name
+        assert labels["app.kubernetes.io/instance"] == "ebs", name
+        assert labels["app.kubernetes.io/managed-by"] == "Helm", name
+        assert labels["app.kubernetes.io/version"] == package_version(), name
+    selector = found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["selector"]["matchLabels"]
+    assert selector == {
+        "app.kubernetes.io/name": "ebs-bottleneck-analyzer",
+        "app.kubernetes.io/instance": "ebs",
+    }
+    assert found["Service/ebs-ebs-bottleneck-analyzer"]["spec"]["selector"] == selector
+    monitor = found["ServiceMonitor/ebs-ebs-bottleneck-analyzer"]
+    assert monitor["spec"]["selector"]["matchLabels"] == selector
+    assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+
+
+# --- what the values turn into ----------------------------------------------------------
+
+
+def test_the_rendered_settings_and_rules_are_what_the_analyzer_loads(tmp_path, monkeypatch):
+    found = render(tmp_path, EVERYTHING)
+    config = tmp_path / "config.yaml"
+    config.write_text(found["ConfigMap/ebs-ebs-bottleneck-analyzer"]["data"]["config.yaml"])
+    loaded = settings.load({}, config)
+    assert loaded.region == ("us-east-1", "eu-west-1")
+    assert loaded.tag == ("team=db", "monitored")
+    assert loaded.interval == 120
+    assert loaded.budget == 40
+    assert loaded.alertmanager_url == ("http://am-0.monitoring:9093", "http://am-1.monitoring:9093")
+    assert loaded.state_file == Path("/var/lib/ebs-analyzer/state.json")
+    assert loaded.rules == ("builtin", "/etc/ebs-analyzer/rules")
+
+    directory = tmp_path / "rules"
+    directory.mkdir()
+    for name, text in found["ConfigMap/ebs-ebs-bottleneck-analyzer-rules"]["data"].items():
+        (directory / name).write_text(text)
+    in_force = {r.id: r for r in rules.load([Path("builtin"), directory]).rules}
+    assert in_force["gp2-burst-exhaustion"].horizon == 7200
+    assert "rds-memory-pressure" not in in_force
+    assert len(in_force) == len(rules.load().rules) - 1
+
+    pod = pod_of(found)
+    [container] = pod["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["EBS_ANALYZER_CONFIG"]["value"] == "/etc/ebs-analyzer/config.yaml"
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/etc/ebs-analyzer/config.yaml"]["subPath"] == "config.yaml"
+    assert "/etc/ebs-analyzer/rules" in mounts
+
+
+def test_the_slack_webhook_lives_in_a_secret(tmp_path):
+    found = render(tmp_path, EVERYTHING)
+    secret = found["Secret/ebs-ebs-bottleneck-analyzer-slack"]
+    url = base64.b64decode(secret["data"]["webhook-url"]).decode()
+    assert url == EVERYTHING["slack"]["webhookUrl"]
+    [container] = pod_of(found)["containers"]
+    slack = next(e for e in container["env"] if e["name"] == "SLACK_WEBHOOK_URL")
+    assert slack["valueFrom"]["secretKeyRef"] == {
+        "name": "ebs-ebs-bottleneck-analyzer-slack",
+        "key": "webhook-url",
+    }
+    # The webhook never reaches the settings ConfigMap.
+    assert url not in json.dumps(found["ConfigMap/ebs-ebs-bottleneck-analyzer"])
+
+
+def test_an_existing_secret_is_used_as_it_is(tmp_path):
+    found = render(
+        tmp_path, {"slack": {"existingSecret": "team-slack", "existingSecretKey": "url"}}
+    )
+    assert not any(name.startswith("Secret/") for name in found)
+    [container] = pod_of(found)["containers"]
+    slack = next(e for e in container["env"] if e["name"] == "SLACK_WEBHOOK_URL")
+    assert slack["valueFrom"]["secretKeyRef"] == {"name": "team-slack", "key": "url"}
+
+
+def test_without_slack_no_secret_is_referenced(tmp_path):
+    [container] = pod_of(render(tmp_path))["containers"]
+    assert "SLACK_WEBHOOK_URL" not in {e["name"] for e in container["env"]}
+
+
+def test_irsa_image_and_persistence(tmp_path):
+    found = render(tmp_path, EVERYTHING)
+    account = found["ServiceAccount/ebs-ebs-bottleneck-analyzer"]
+    assert account["metadata"]["annotations"] == EVERYTHING["serviceAccount"]["annotations"]
+    pod = pod_of(found)
+    assert pod["serviceAccountName"] == "ebs-ebs-bottleneck-analyzer"
+    [container] = pod["containers"]
+    assert container["image"] == "123456789012.dkr.ecr.us-east-1.amazonaws.com/ebs:9.9.9"
+    claim = found["PersistentVolumeClaim/ebs-ebs-bottleneck-analyzer"]
+    assert claim["spec"]["storageClassName"] == "gp3"
+    state = next(v for v in pod["volumes"] if v["name"] == "state")
+    assert state["persistentVolumeClaim"]["claimName"] == "ebs-ebs-bottleneck-analyzer"
+
+    digest = "sha256:" + "a" * 64
+    pinned = render(tmp_path, {"image": {"repository": "r/ebs", "digest": digest}})
+    [container] = pod_of(pinned)["containers"]
+    assert container["image"] == f"r/ebs@{digest}"
+    [container] = pod_of(render(tmp_path))["containers"]
+    assert container["image"] == f"ebs-bottleneck-analyzer:{package_version()}"
+
+
+def test_a_changed_setting_restarts_the_pod(tmp_path):
+    def checksum(values):
+        found = render(tmp_path, values)
+        metadata = found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["template"]
+        return metadata["metadata"]["annotations"]["checksum/config"]
+
+    assert checksum({}) != checksum({"settings": {"interval": "5m"}})
+
+
+def test_the_prometheus_rule_is_the_shipped_rules_file(tmp_path):
+    plain = ROOT / "deploy" / "prometheus" / "ebs-analyzer.rules.yml"
+    assert (CHART / "files" / "ebs-analyzer.rules.yml").read_text() == plain.read_text()
+    rule = render(tmp_path, EVERYTHING)["PrometheusRule/ebs-ebs-bottleneck-analyzer"]
+    assert rule["spec"] == yaml.safe_load(plain.read_text())
+    assert rule["metadata"]["labels"]["release"] == "monitoring"
+
+
+# --- mistakes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"imag": {"tag": "x"}}, "Additional property imag is not allowed"),
+        ({"serviceMonitor": {"enable": True}}, "Additional property enable is not allowed"),
+        ({"regions": ["us-east-1a"]}, "regions.0"),
+        ({"alertmanager": {"urls": ["am:9093"]}}, "alertmanager.urls.0"),
+        ({"settings": {"region": "us-east-1"}}, "settings.region: set it with the chart's regions"),
+    ],
+)
+def test_a_mistake_in_the_values_fails_the_install_and_says_where(tmp_path, values, message):
+    result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_the_chart_runs_the_packages_version():
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["appVersion"] == package_version()
+
+
+def package_version() -> str:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

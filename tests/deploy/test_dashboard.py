@@ -1,0 +1,160 @@
+"""Every query of the shipped Grafana dashboard returns data, asked of a real Prometheus
+(Debian's prometheus package; CI installs it) that scrapes the demo."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import external
+from tests.test_cli import free_port, wait_for
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "dashboard.json"
+VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+LABEL_VALUES = re.compile(r"label_values\((.*),\s*(\w+)\)$")
+READY = (
+    "increase(ebs_analyzer_cycles_total{outcome='success'}[1m]) > 0",
+    "ebs_analyzer_volume_iops_limit",
+    "ebs_analyzer_instance_ebs_iops_limit",
+    "ebs_analyzer_db_instance_iops_limit",
+)
+"""Scraped before any query is asked: cycles moving, and every kind of resource exported."""
+
+
+def dashboard() -> dict:
+    return json.loads(DASHBOARD.read_text())
+
+
+def panel_queries() -> list[tuple[str, str]]:
+    return [
+        (panel["title"], target["expr"])
+        for panel in dashboard()["panels"]
+        for target in panel.get("targets", [])
+    ]
+
+
+class Prometheus:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def get(self, path: str, **params: str) -> dict:
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"{self.url}{path}?{query}", timeout=10) as response:
+            body = json.loads(response.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict]:
+        return self.get("/api/v1/query", query=expr)["result"]
+
+    def label_values(self, selector: str, label: str) -> list[str]:
+        return self.get(f"/api/v1/label/{label}/values", **{"match[]": selector})
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory) -> Iterator[Prometheus]:
+    """The demo at 120× and a Prometheus scraping it every second, until every counter the
+    dashboard takes a rate of has moved between scrapes."""
+    binary = external("prometheus", install="apt-get install prometheus")
+    tmp = tmp_path_factory.mktemp("prometheus")
+    demo_port, port = free_port(), free_port()
+    (tmp / "prometheus.yml").write_text(
+        json.dumps(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "scrape_configs": [
+                    {
+                        "job_name": "ebs-analyzer",
+                        "static_configs": [{"targets": [f"127.0.0.1:{demo_port}"]}],
+                    }
+                ],
+            }
+        )
+    )
+    log = (tmp / "demo.log").open("w")
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", "demo", "--speed", "120", "--listen",
+         f"127.0.0.1:{demo_port}"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    server = subprocess.Popen(
+        [binary, f"--config.file={tmp / 'prometheus.yml'}",
+         f"--storage.tsdb.path={tmp / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert wait_for(f"http://127.0.0.1:{demo_port}/readyz")[0] == 200
+        assert wait_for(f"http://127.0.0.1:{port}/-/ready")[0] == 200
+        prometheus = Prometheus(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(map(prometheus.query, READY)):
+            time.sleep(1)
+        missing = [expr for expr in READY if not prometheus.query(expr)]
+        if missing:
+            pytest.fail(
+                f"after 120 s, Prometheus has nothing for {missing}; its scrapes: "
+                f"{prometheus.get('/api/v1/targets')['activeTargets']}; the demo "
+                f"(exit {demo.poll()}) printed: {(tmp / 'demo.log').read_text()[-2000:]}"
+            )
+        yield prometheus
+    finally:
+        log.close()
+        for process in (server, demo):
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def variables(prometheus: Prometheus) -> dict[str, str]:
+    """Each template variable as Grafana fills it with every value chosen: `a|b|c`."""
+    values: dict[str, str] = {}
+    for variable in dashboard()["templating"]["list"]:
+        if variable["type"] != "query":
+            continue
+        selector, label = LABEL_VALUES.match(variable["definition"]).groups()
+        found = prometheus.label_values(substitute(selector, values), label)
+        assert found, f"variable {variable['name']}: {variable['definition']} has no values"
+        values[variable["name"]] = "|".join(found)  # ids and regions: no regex characters
+    return values
+
+
+def substitute(expr: str, values: dict[str, str]) -> str:
+    return VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), expr)
+
+
+def test_every_template_variable_has_values(prometheus):
+    assert set(variables(prometheus)) == {"region", "volume", "instance", "db"}
+
+
+@pytest.mark.parametrize(("title", "expr"), panel_queries())
+def test_every_panel_query_returns_data_from_the_demo(prometheus, title, expr):
+    chosen = variables(prometheus)
+    for values in (chosen, dict.fromkeys(chosen, ".*")):  # each value chosen, and "All"
+        result = prometheus.query(substitute(expr, values))
+        assert result, f"{title}: {expr} returned nothing"
+
+
+def test_the_analyzers_own_panels_read_true_under_the_simulated_clock(prometheus):
+    """The demo's clock runs 120× faster than real time: the age of the last good cycle
+    still reads in real seconds, and the cost prices a simulated month, not a real one."""
+    [age] = prometheus.query("time() - ebs_analyzer_last_successful_poll_timestamp_seconds")
+    assert 0 <= float(age["value"][1]) < 30
+    # Estimated from the second steady cycle on; the demo's account, watched adaptively,
+    # costs tens of dollars a simulated month, not the thousands a real month at 120× reads.
+    cost = "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month > 0"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not prometheus.query(cost):
+        time.sleep(1)
+    [estimate] = prometheus.query(cost)
+    assert float(estimate["value"][1]) < 200

@@ -1,0 +1,251 @@
+"""Adaptive polling over a fleet: what it costs, and that it still warns in time.
+
+The fleet's metric data is computed from the bucket model for any minute (a fake of the
+MetricData boundary), so that hundreds of volumes run through many cycles in a second.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from structlog.testing import capture_logs
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.analyze.alerts import AlertBook
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region
+from analyzer.live import polling
+from analyzer.live.cycle import Analyzer
+from analyzer.model.limits import volume_envelope
+from analyzer.model.metrics import Tier
+from analyzer.model.resources import Instance, Volume
+from analyzer.model.units import KIB
+from tests.fakes import M5, FakeDescriber, FakeMetricData
+
+START = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
+GP2_BUCKET = 5.4e6
+
+
+@dataclass
+class Load:
+    """What a volume does: `iops` of `io` bytes, from `since` (seconds after START) on."""
+
+    iops: float
+    io: float = 16 * KIB
+    since: float = 0.0
+    before: float = 0.0
+
+
+@dataclass
+class Fleet:
+    volumes: dict[str, tuple[Volume, Load]] = field(default_factory=dict)
+    instances: list[Instance] = field(default_factory=list)
+
+    def add_instance(self, loads: list[tuple[str, int, Load]]) -> None:
+        iid = f"i-{len(self.instances):04d}"
+        for kind, size, load in loads:
+            vid = f"vol-{len(self.volumes):05d}"
+            iops = 3_000 if kind == "gp3" else None
+            volume = Volume(vid, "us-east-1", kind, size, "in-use", iops, None, iid)
+            self.volumes[vid] = (volume, load)
+        self.instances.append(Instance(iid, "us-east-1", "m5.large", "running"))
+
+    def iops(self, vid: str, t: float) -> float:
+        _, load = self.volumes[vid]
+        return load.iops if t >= load.since else load.before
+
+    def balance(self, vid: str, t: float) -> float:
+        """BurstBalance of a gp2 volume that starts full, from the bucket model."""
+        volume, load = self.volumes[vid]
+        envelope = volume_envelope(volume)
+        assert envelope is not None and envelope.bucket is not None
+        baseline = envelope.bucket.baseline
+        drain = max(load.iops - baseline, 0.0) * max(t - load.since, 0.0)
+        return max(100.0 - 100.0 * drain / GP2_BUCKET, 0.0)
+
+    def value(self, query: MetricQuery, stamp: datetime) -> float | None:
+        t = (stamp - START).total_seconds()
+        if query.resource_id.startswith("i-"):
+            return self._instance(query, t)
+        iops = self.iops(query.resource_id, t)
+        _, load = self.volumes[query.resource_id]
+        per_period = {
+            "VolumeReadOps": iops * 60,
+            "VolumeWriteOps": 0.0,
+            "VolumeReadBytes": iops * 60 * load.io,
+            "VolumeWriteBytes": 0.0,
+            "VolumeIOPSExceededCheck": 0.0,
+            "VolumeThroughputExceededCheck": 0.0,
+        }
+        if query.metric == "BurstBalance":
+            return self.balance(query.resource_id, t + 30)
+        return per_period.get(query.metric, 0.0)
+
+    def _instance(self, query: MetricQuery, t: float) -> float:
+        mine = [v for v, (vol, _) in self.volumes.items() if vol.attached_to == query.resource_id]
+        if query.metric in ("EBSIOBalance%", "EBSByteBalance%"):
+            return 100.0
+        if query.metric == "EBSReadOps":
+            return sum(self.iops(v, t) for v in mine) * query.period_s
+        if query.metric == "EBSReadBytes":
+            return sum(self.iops(v, t) * self.volumes[v][1].io for v in mine) * query.period_s
+        return 0.0
+
+    def analyzer(self, **config: object) -> tuple[Analyzer, FakeMetricData]:
+        describer = FakeDescriber(
+            found_volumes=[v for v, _ in self.volumes.values()], found_instances=self.instances
+        )
+        describer.types = {"m5.large": M5}
+        metrics = FakeMetricData(self.value)
+        analyzer = Analyzer(
+            settings.load({"region": ["us-east-1"], **config}),
+            rules.load(),
+            connect=lambda r: Region(r, describer, metrics),
+            adaptive=True,
+        )
+        return analyzer, metrics
+
+
+def run(
+    fleet: Fleet, minutes: int, start_at: float, **config: object
+) -> tuple[Analyzer, int, dict]:
+    """The daemon's loop over the fleet: a cycle a minute from `start_at` seconds, the alert
+    book in between. The analyzer, the metrics requested, and when each alert first fired."""
+    analyzer, _ = fleet.analyzer(**config)
+    book = AlertBook(4 * 3600, 300)
+    requested = 0
+    fired: dict[tuple[str, str], float] = {}
+    for minute in range(minutes):
+        now = START + timedelta(seconds=start_at + minute * 60 + 5)
+        alerted = {(a.finding.resource.region, a.resource_id) for a in book}
+        result = analyzer.run(now, alerted)
+        requested += result.snapshot.stats.metrics_requested
+        book.update(now, result.findings, result.pending)
+        for alert in book.firing():
+            fired.setdefault((alert.rule, alert.resource_id), (now - START).total_seconds())
+    return analyzer, requested, fired
+
+
+YACE_PER_VOLUME_HOUR = 420
+"""YACE scraping 7 metrics a volume every minute."""
+
+
+def mostly_quiet_fleet() -> Fleet:
+    """300 volumes on 60 instances: a quiet root and three idle volumes each; of the 60 data
+    volumes, 30 idle, 24 active (gp3 at a third of its IOPS), 6 hot (gp3 at 97 %)."""
+    fleet = Fleet()
+    for n in range(60):
+        if n < 6:
+            data = ("gp3", 500, Load(2_900))
+        elif n < 30:
+            data = ("gp3", 500, Load(1_000))
+        else:
+            data = ("gp2", 200, Load(0))
+        idle = [("gp3", 100, Load(0))] * 3
+        fleet.add_instance([("gp2", 8, Load(3)), *idle, data])
+    return fleet
+
+
+def test_a_mostly_quiet_fleet_costs_a_tenth_of_a_scraper() -> None:
+    fleet = mostly_quiet_fleet()
+    analyzer, requested, fired = run(fleet, minutes=20, start_at=4 * 3600.0)
+    per_volume_hour = requested / (len(fleet.volumes) * 20 / 60)
+    assert per_volume_hour <= YACE_PER_VOLUME_HOUR / 10, per_volume_hour
+    tiers = analyzer.tiers()
+    volumes = {rid: tier for (_, rid), tier in tiers.items() if rid.startswith("vol-")}
+    counts = {t: sum(1 for tier in volumes.values() if tier is t) for t in Tier}
+    assert counts == {Tier.IDLE: 270, Tier.ACTIVE: 24, Tier.HOT: 6}
+    hot = {rid for rid, tier in volumes.items() if tier is Tier.HOT}
+    assert {rid for (rule, rid) in fired if rule == "volume-iops-cap"} == hot
+
+
+@pytest.mark.parametrize("size_gib", [1, 100])
+@pytest.mark.parametrize("offset_s", [0, 150, 300, 450, 590])
+def test_a_quiet_volume_that_starts_draining_is_warned_twice_as_early_as_an_alarm(
+    size_gib: int, offset_s: int
+) -> None:
+    """The worst case: a full gp2 bucket on an idle volume that starts draining at 3,000 IOPS,
+    at any moment of its idle cadence. A BurstBalance < 20 % alarm fires once 80 % of the
+    bucket is gone; the forecast must come with at least twice its lead."""
+    start_at = 4 * 3600.0
+    since = start_at + 20 * 60 + offset_s  # idle for twenty minutes first
+    fleet = Fleet()
+    fleet.add_instance([("gp2", 8, Load(3)), ("gp2", size_gib, Load(3_000, since=since))])
+    drainer = "vol-00001"
+    volume, _ = fleet.volumes[drainer]
+    envelope = volume_envelope(volume)
+    assert envelope is not None and envelope.bucket is not None
+    empty_after = GP2_BUCKET / (3_000 - envelope.bucket.baseline)
+    alarm_lead = 0.2 * empty_after  # the alarm at its earliest: the moment 20 % is left
+    _, _, fired = run(fleet, minutes=60, start_at=start_at)
+    warned = fired[("gp2-burst-exhaustion", drainer)]
+    lead = since + empty_after - warned
+    assert lead >= 2 * alarm_lead, (lead, alarm_lead)
+
+
+def test_a_budget_stretches_the_quiet_tiers_and_says_so() -> None:
+    fleet = mostly_quiet_fleet()
+    _, free, _ = run(fleet, minutes=30, start_at=4 * 3600.0)
+    with capture_logs() as logs:
+        analyzer, bounded, fired = run(fleet, minutes=30, start_at=4 * 3600.0, budget=20)
+    [binding] = [e for e in logs if e["event"] == "budget.binding"]
+    assert binding["idle_cadence_s"] > 600 and binding["active_cadence_s"] > 300
+    assert bounded < free
+    hot = {rid for (_, rid), tier in analyzer.tiers().items() if tier is Tier.HOT}
+    assert {rid for (rule, rid) in fired if rule == "volume-iops-cap"} == hot
+
+
+def test_a_long_forecast_horizon_keeps_its_buckets_hot_before_it_fires() -> None:
+    """With a 6-hour horizon, a bucket 4 hours from empty is polled every interval, though
+    neither its rate (67 % of the burst limit) nor its balance makes it hot."""
+    from analyzer.analyze.kinds.credit_forecast import CreditForecast
+    from tests.helpers import ruleset_of
+
+    fleet = Fleet()
+    # gp2 550 GiB: 1,650 IOPS baseline; at 2,000 IOPS a full bucket lasts 4.3 hours.
+    fleet.add_instance([("gp2", 550, Load(2_000, since=4 * 3600 - 600))])
+    analyzer, _ = fleet.analyzer()
+    rule = CreditForecast(
+        id="slow", resource_types=["volume"], severity="info", horizon="6h", rate_window="5m"
+    )
+    analyzer.rules = ruleset_of(rule)
+    analyzer.run(START + timedelta(hours=4))
+    assert analyzer.tiers()[("us-east-1", "vol-00000")] is Tier.HOT
+    analyzer, _ = fleet.analyzer()
+    analyzer.run(START + timedelta(hours=4))  # the shipped rules look an hour ahead
+    assert analyzer.tiers()[("us-east-1", "vol-00000")] is Tier.ACTIVE
+
+
+def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first cycle over 300 volumes is several GetMetricData calls: they wait for CloudWatch
+    side by side, and what they bring is the same as one call at a time would bring."""
+    fleet = mostly_quiet_fleet()
+    analyzer, metrics = fleet.analyzer()
+    at_once = {"now": 0, "most": 0}
+    lock = threading.Lock()
+    fetch = metrics.fetch
+
+    def slow_fetch(queries, window):  # type: ignore[no-untyped-def]
+        with lock:
+            at_once["now"] += 1
+            at_once["most"] = max(at_once["most"], at_once["now"])
+        time.sleep(0.05)  # CloudWatch's answer on its way
+        try:
+            return fetch(queries, window)
+        finally:
+            with lock:
+                at_once["now"] -= 1
+
+    metrics.fetch = slow_fetch  # type: ignore[method-assign]
+    result = analyzer.run(START + timedelta(hours=4, seconds=5))
+    assert at_once["most"] > 1
+    monkeypatch.setattr(polling, "FETCHES_IN_FLIGHT", 1)
+    serial, _ = fleet.analyzer()
+    again = serial.run(START + timedelta(hours=4, seconds=5))
+    assert result.snapshot.stats.metrics_requested == again.snapshot.stats.metrics_requested
+    assert [f.summary for f in result.findings] == [f.summary for f in again.findings]

@@ -1,0 +1,86 @@
+"""Multi-Attach volumes, replayed through moto.
+
+An io1/io2 volume may be attached to up to 16 Nitro instances at once. It used to keep only
+its first attachment, and was asked for the exceeded checks, which AWS does not publish for
+Multi-Attach volumes. moto keeps one attachment per volume, so DescribeVolumes' answer is
+given the second one AWS would list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from analyzer import settings
+from analyzer.analyze import rules
+from analyzer.collect import describe, queries
+from analyzer.live.cycle import Analyzer
+from analyzer.model.resources import Instance, Volume
+from analyzer.model.units import KIB
+from tests.account import Account
+
+START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def shared(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Account, str, str, str]]:
+    account = Account()
+    first, second = account.instance("m5.large"), account.instance("m5.large")
+    volume = account.volume("io2", 100, first, Iops=4_000, MultiAttachEnabled=True)
+    pages = describe.Ec2Rds._pages
+
+    def with_second_attachment(
+        self: describe.Ec2Rds, service: str, operation: str, **kwargs: Any
+    ) -> list[dict[str, Any]]:
+        out = pages(self, service, operation, **kwargs)
+        if operation == "describe_volumes":
+            for page in out:
+                for v in page["Volumes"]:
+                    if v["VolumeId"] == volume:
+                        v["Attachments"].append({**v["Attachments"][0], "InstanceId": second})
+        return out
+
+    monkeypatch.setattr(describe.Ec2Rds, "_pages", with_second_attachment)
+    yield account, volume, first, second
+
+
+def test_a_multi_attach_volume_belongs_to_every_instance_it_is_attached_to(
+    shared: tuple[Account, str, str, str],
+) -> None:
+    account, volume, first, second = shared
+    minutes = [START + timedelta(minutes=m) for m in range(40)]
+    ops = 4_000 * 20  # at its 4,000 IOPS for 20 s of each minute, from both instances
+    account.put(
+        {
+            (volume, "VolumeReadOps"): [(t, float(ops)) for t in minutes],
+            (volume, "VolumeReadBytes"): [(t, ops * 16.0 * KIB) for t in minutes],
+            (volume, "VolumeIdleTime"): [(t, 40.0) for t in minutes],
+        }
+    )
+    config = settings.load({"region": [account.region]})
+    result = Analyzer(config, rules.load()).run(START + timedelta(minutes=40, seconds=130))
+    states = {s.ref.resource_id: s for s in result.snapshot.resources}
+
+    shared_volume = states[volume].resource
+    assert isinstance(shared_volume, Volume)
+    assert shared_volume.multi_attach
+    assert shared_volume.instance_ids == (first, second)
+    assert set(states[volume].related) == {first, second}
+    for instance_id in (first, second):
+        instance = states[instance_id].resource
+        assert isinstance(instance, Instance)
+        assert volume in instance.volume_ids
+        # Its own metrics are missing here; the shared volume's I/O is not its alone.
+        assert any("Multi-Attach volume(s)" in n for n in states[instance_id].notes)
+
+    asked = {q.metric for q in queries.for_volume(shared_volume, nitro=True)}
+    assert not asked & {"VolumeIOPSExceededCheck", "VolumeThroughputExceededCheck"}
+    assert "VolumeIdleTime" in asked
+
+    [finding] = [f for f in result.findings if f.resource.resource_id == volume]
+    assert finding.rule == "volume-iops-cap"
+    assert "for about 20 s of each minute" in finding.summary
+    assert f"on {first}, {second}" in finding.summary
