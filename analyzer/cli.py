@@ -56,7 +56,9 @@ def _once(args: argparse.Namespace) -> int:
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).offering().run(datetime.now(UTC))
     sys.stdout.write(
-        report.render(result.snapshot, result.findings, args.format, result.projection)
+        report.render(
+            result.snapshot, result.readings, result.findings, args.format, result.projection
+        )
     )
     stats = result.snapshot.stats
     if stats.outcome == "success":

@@ -70,7 +70,9 @@ def run(
         result = analyzer.run(simulated.now)
     if fmt == "text":
         _banner(simulated)
-    sys.stdout.write(report.render(result.snapshot, result.findings, fmt, result.projection))
+    sys.stdout.write(
+        report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
+    )
     return 0
 
 
@@ -99,7 +101,9 @@ def _playback(
     if once:
         analyzer = Analyzer(settings, ruleset, connect=played.region).offering()
         result = analyzer.run(recorded.end)
-        sys.stdout.write(report.render(result.snapshot, result.findings, fmt, result.projection))
+        sys.stdout.write(
+            report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
+        )
         return 0
     start = recorded.start + timedelta(seconds=ruleset.reach() + LOOKBACK_MARGIN_S)
     clock = SimulatedClock(start, speed)

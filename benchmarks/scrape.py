@@ -40,7 +40,7 @@ def demo_exposition() -> bytes:
     with account(datetime.now(UTC)) as simulated:
         settings = settings_mod.load({"region": ["us-east-1"]})
         result = Analyzer(settings, rules.load(), connect=simulated.region).run(simulated.now)
-    published = Published.of(result.snapshot, [])
+    published = Published.of(result.readings, [])
     exposition, _ = exposition_for(lambda: published)
     return exposition()
 

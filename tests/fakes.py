@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
 from analyzer.errors import AwsAccessError
+from analyzer.model.metrics import Measure
+from analyzer.model.reading import Condition, Reading, VolumeDetails
 from analyzer.model.resources import (
     DbInstance,
     Initialization,
     Instance,
     InstanceType,
     Modification,
+    ResourceRef,
+    ResourceType,
     Volume,
 )
 from analyzer.model.series import Series
@@ -85,3 +89,40 @@ class FakeMetricData:
             points = [(t, v) for t in stamps if (v := self.value(query, t)) is not None]
             out[query] = Series.of(points, query.period_s)
         return out, stats
+
+
+def reading(
+    resource_id: str = "vol-1",
+    region: str = "us-east-1",
+    *,
+    balances: Mapping[Measure, float] | None = None,
+    seconds_to_full: float | None = None,
+    attached_to: str | None = None,
+) -> Reading:
+    """A volume's reading as the analysis gives it, with only what a test sets."""
+    return Reading(
+        ref=ResourceRef(ResourceType.VOLUME, resource_id, region),
+        name=None,
+        attached_to=attached_to,
+        iops=None,
+        throughput_bytes_per_second=None,
+        iops_limit=None,
+        throughput_limit_bytes_per_second=None,
+        burst_balance_percent=(balances or {}).get(Measure.BURST_BALANCE),
+        seconds_to_empty=None,
+        seconds_to_full=seconds_to_full,
+        avg_io_size_bytes=None,
+        status=Condition.OK,
+        data_age_seconds=0.0,
+        iops_utilization=None,
+        throughput_utilization=None,
+        state="in-use",
+        details=VolumeDetails("gp2", 100, False, (attached_to,) if attached_to else (), None, None),
+        balances=balances or {},
+    )
+
+
+def reads(*found: Reading) -> Callable[[str, str], Reading | None]:
+    """A cycle's readings as the alert book asks for them."""
+    by_id = {(r.ref.region, r.ref.resource_id): r for r in found}
+    return lambda region, resource_id: by_id.get((region, resource_id))

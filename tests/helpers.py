@@ -110,6 +110,13 @@ def snapshot_of(*states, rules=(), minutes_of_data=30, settle_s=120):
     return with_outlooks(snap, ruleset_of(*rules).forecast_windows)
 
 
+def readings_of(snap):
+    """Each resource's reading, as the analysis stage works it out."""
+    from analyzer.analyze.reading import Readings
+
+    return Readings(snap).all()
+
+
 def analyze(*states, rules=None, minutes_of_data=30):
     """The analysis stage over these states with `rules` (default: the shipped rules): the
     snapshot with its outlooks, and what fires, with next bottlenecks and fixes."""

@@ -9,8 +9,11 @@ remove it.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_origin
 
 import pytest
 
@@ -180,3 +183,30 @@ def test_the_readme_tree_names_every_module_and_only_those() -> None:
     in_readme = _readme_tree()
     assert on_disk - in_readme == set(), "modules the README's tree does not name"
     assert in_readme - on_disk == set(), "names in the README's tree that are not modules"
+
+
+def _imported_names(module: str) -> Iterator[tuple[str, str, int]]:
+    """(module imported from, name, line) of every `from … import name` in a module."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analyzer."):
+            for alias in node.names:
+                yield node.module, alias.name, node.lineno
+
+
+def test_delivery_names_the_analysis_types_and_calls_none_of_its_code() -> None:
+    """`deliver/` shows what the analysis worked out: it may name the analysis' types (an
+    alert, a book of them), never run its functions (a forecast worked out at publication is a
+    second answer to the same question)."""
+    for module in MODULES:
+        if _room(module) != "analyzer.deliver":
+            continue
+        for source, name, line in _imported_names(module):
+            if _room(source) != "analyzer.analyze":
+                continue
+            where = f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}"
+            assert source in MODULES, f"{where} imports the module {source}.{name}"
+            found = getattr(importlib.import_module(source), name)
+            assert inspect.isclass(found) or get_origin(found) is not None, (
+                f"{where} imports {source}.{name}, which is not a type"
+            )

@@ -15,7 +15,7 @@ neither re-sends nor forgets firing alerts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -24,7 +24,8 @@ from typing import Protocol, runtime_checkable
 import structlog
 
 from analyzer.model import units
-from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Bottleneck, Finding, Severity
+from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.reading import Reading
 from analyzer.model.resources import ResourceType
 from analyzer.model.units import format_rate
 
@@ -37,11 +38,9 @@ log = structlog.get_logger(__name__)
 
 AlertKey = tuple[str, str, str]
 """(rule, region, resource id)."""
-Refill = Callable[[str, str], float | None]
-"""(region, resource id) → seconds until its refilling buckets are full; None where none is."""
-Level = Callable[[str, str, str], float | None]
-"""(region, resource id, a balance measure) → its current reading, percent; None where there
-is none recent."""
+Read = Callable[[str, str], Reading | None]
+"""(region, resource id) → its reading this cycle; None where the cycle holds none: what a
+held alert weighs its balance against, and what a cleared one says of its refill."""
 
 
 class AlertState(StrEnum):
@@ -115,11 +114,12 @@ class Alert:
             return self._ended_text(now)
         # An exhausted bucket's finding counts the datapoints pinned at its baseline; a
         # forecast's does not, even once its time to empty has reached 0.
-        if credits and "pinned_datapoints" in f.evidence:
+        until = f.credit.holds_until_percent if f.credit is not None else None
+        if credits and f.credit is not None and f.credit.empty:
             what = "no longer held at its baseline: credits are coming back or the load has eased"
-        elif credits and self.refilled_percent is not None and _was_below(f):
+        elif credits and self.refilled_percent is not None and until is not None and _was_below(f):
             what = (
-                f"refilled past {f.evidence[HOLDS_UNTIL]:.0f}% ({self.refilled_percent:.0f}% "
+                f"refilled past {until:.0f}% ({self.refilled_percent:.0f}% "
                 "now) and no longer forecast to run out of burst credits within the rule's "
                 "horizon"
             )
@@ -208,15 +208,14 @@ class AlertBook:
         now: datetime,
         firing: Iterable[Finding],
         pending: Iterable[Finding],
-        refill: Refill | None = None,
         unknown: Container[tuple[str, str]] = (),
-        level: Level | None = None,
+        read: Read | None = None,
     ) -> None:
         """Take in a cycle's findings. An alert whose resource is `unknown` this cycle,
         (region, id), neither clears nor counts towards clearing: it keeps its state until data
         shows the condition gone. A credit alert whose finding holds it until its bucket
-        refills past a level (`HOLDS_UNTIL`) does not count towards clearing while `level`
-        shows the bucket below it."""
+        refills past a level (`Credit.holds_until_percent`) does not count towards clearing
+        while its reading (`read`) shows the bucket below it."""
         firing_by_key = {f.key: f for f in firing}
         pending_by_key = {f.key: f for f in pending}
         if isinstance(unknown, Ending):
@@ -227,7 +226,7 @@ class AlertBook:
                 alert is not None
                 and alert.state is AlertState.FIRING
                 and finding.severity.rank < alert.severity.rank
-                and (hold := _hold(alert, level)) is not None
+                and (hold := _hold(alert, read)) is not None
                 and hold.held
             ):
                 del firing_by_key[finding.key]  # held: a milder word does not replace it
@@ -241,7 +240,7 @@ class AlertBook:
                 alert.finding = finding
         for key, alert in list(self.alerts.items()):
             if key not in firing_by_key and key not in pending_by_key:
-                self._not_found(alert, now, unknown, refill, level)
+                self._not_found(alert, now, unknown, read)
         for alert in self.alerts.values():
             if isinstance(unknown, Ending) and alert.attached_to is None:
                 where = (alert.finding.resource.region, alert.resource_id)
@@ -276,8 +275,7 @@ class AlertBook:
         alert: Alert,
         now: datetime,
         unknown: Container[tuple[str, str]],
-        refill: Refill | None,
-        level: Level | None,
+        read: Read | None,
     ) -> None:
         """An alert this cycle's findings do not hold: unknown (its data missing), or absent
         (towards clearing)."""
@@ -288,7 +286,7 @@ class AlertBook:
         if alert.state is AlertState.PENDING:
             del self.alerts[alert.key]
         elif alert.state is AlertState.FIRING:
-            self._absent(alert, now, refill, _hold(alert, level))
+            self._absent(alert, now, read, _hold(alert, read))
 
     def _repeat_due(self, alert: Alert, now: datetime) -> bool:
         if alert.state is not AlertState.FIRING or alert.outbox is not None:
@@ -365,7 +363,7 @@ class AlertBook:
             )
 
     def _absent(
-        self, alert: Alert, now: datetime, refill: Refill | None, hold: Hold | None = None
+        self, alert: Alert, now: datetime, read: Read | None, hold: Hold | None = None
     ) -> None:
         if hold is not None and hold.held:
             alert.absent_since, alert.absent_cycles = None, 0
@@ -386,8 +384,9 @@ class AlertBook:
         # cleared): either way the channel hears that it cleared, the latter with both times.
         alert.state = AlertState.RESOLVED
         alert.outbox = Owed.RESOLVED
-        if refill is not None and alert.finding.is_credits:
-            alert.refill_s = refill(alert.finding.resource.region, alert.resource_id)
+        if read is not None and alert.finding.is_credits:
+            reading = read(alert.finding.resource.region, alert.resource_id)
+            alert.refill_s = reading.seconds_to_full if reading is not None else None
 
     # --- delivery -------------------------------------------------------------------------
 
@@ -417,8 +416,10 @@ class AlertBook:
 
 def _was_below(finding: Finding) -> bool:
     """Its last finding saw the bucket below the level it holds until."""
-    until, balance = finding.evidence.get(HOLDS_UNTIL), finding.evidence.get("balance_percent")
-    return isinstance(until, int | float) and isinstance(balance, int | float) and balance < until
+    credit = finding.credit
+    if credit is None or credit.holds_until_percent is None or credit.balance_percent is None:
+        return False
+    return credit.balance_percent < credit.holds_until_percent
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,21 +434,23 @@ class Hold:
         return self.now < self.until
 
 
-def _hold(alert: Alert, level: Level | None) -> Hold | None:
+def _hold(alert: Alert, read: Read | None) -> Hold | None:
     """Where its finding holds it until its bucket refills past a level, and the balance is
     read this cycle: the level and the reading."""
     f = alert.finding
-    until, measure = f.evidence.get(HOLDS_UNTIL), f.evidence.get(HOLDS_BALANCE)
-    if level is None or not isinstance(until, int | float) or not isinstance(measure, str):
+    credit = f.credit
+    if read is None or credit is None or credit.holds_until_percent is None:
         return None
-    now = level(f.resource.region, f.resource.resource_id, measure)
-    return Hold(until, now) if now is not None else None
+    reading = read(f.resource.region, f.resource.resource_id)
+    now = reading.balances.get(credit.balance) if reading is not None else None
+    return Hold(credit.holds_until_percent, now) if now is not None else None
 
 
 def _held_finding(finding: Finding, hold: Hold) -> Finding:
     """What a held alert says while its condition is gone: the balance now, and the forecast
     it last gave (no time to empty: that one is out of date)."""
-    last = finding.evidence.get("held_summary", finding.summary)
+    last = finding.held if finding.held is not None else finding.summary
+    credit = finding.credit
     return replace(
         finding,
         summary=(
@@ -455,18 +458,21 @@ def _held_finding(finding: Finding, hold: Hold) -> Finding:
             f"Last forecast: {last}"
         ),
         seconds_to_empty=None,
-        evidence={**finding.evidence, "balance_percent": hold.now, "held_summary": last},
+        evidence={**finding.evidence, "balance_percent": hold.now},
+        credit=replace(credit, balance_percent=hold.now) if credit is not None else None,
+        held=last,
     )
 
 
 def _steady(before: Finding, now: Finding) -> Finding:
     """`now`, with the fixes of `before` where the rates they were sized for moved by less than
     `FIX_MOVES` in every dimension."""
-    old, new = before.evidence.get("fix_sized_for"), now.evidence.get("fix_sized_for")
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping) or old.keys() != new.keys():
+    old, new = before.sized_for, now.sized_for
+    if old is None or new is None or old.keys() != new.keys():
         return now
     for key, was in old.items():
         moved = abs(new[key] - was)
         if moved > FIX_MOVES * max(abs(was), 1e-9):
             return now
-    return replace(now, remedies=before.remedies, evidence={**now.evidence, "fix_sized_for": old})
+    evidence = {**now.evidence, "fix_sized_for": dict(old)}
+    return replace(now, remedies=before.remedies, evidence=evidence, sized_for=old)

@@ -15,6 +15,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
+from analyzer.analyze.reading import Readings
 from analyzer.analyze.rules import RuleSet
 from analyzer.model.findings import (
     RATE_BEFORE_EMPTY,
@@ -37,10 +38,12 @@ class Analysis:
     attached."""
     pending: list[Finding]
     """The condition holds now but not yet for the rule's `for`."""
-    unknown: Container[tuple[str, str]] = frozenset()
+    unknown: Container[tuple[str, str]]
     """(region, id) of the resources whose condition is unknown this cycle: data missing,
     stale or failed, no model of its limits, or a rule that failed on it. An alert on one
     keeps its state."""
+    readings: Readings
+    """Each resource's reading, worked out when first asked: what every output shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +133,7 @@ def analyze(
     memo.remember(zip(bares, states, strict=True), evaluation)
     firing = [conclude(f, snapshot, catalog) for f in evaluation.firing]
     unknown = Unjudged(snapshot, frozenset(evaluation.failed))
-    return Analysis(snapshot, firing, evaluation.pending, unknown)
+    return Analysis(snapshot, firing, evaluation.pending, unknown, Readings(snapshot))
 
 
 def floored(
@@ -274,14 +277,18 @@ class Judgements:
         for found in evaluation.firing:
             finding = found
             key = (finding.resource.region, finding.resource.resource_id, finding.rule)
-            if RATE_BEFORE_EMPTY in finding.evidence:
-                rate = finding.evidence[RATE_BEFORE_EMPTY]
-                if not isinstance(rate, int | float) and key in self._before_empty:
+            credit = finding.credit
+            if credit is not None and credit.empty:
+                rate = credit.rate_before_empty
+                if rate is None and key in self._before_empty:
                     rate = self._before_empty[key]
-                    evidence = {**finding.evidence, RATE_BEFORE_EMPTY: rate}
-                    finding = replace(finding, evidence=evidence)
-                if isinstance(rate, int | float):
-                    seen[key] = float(rate)
+                    finding = replace(
+                        finding,
+                        evidence={**finding.evidence, RATE_BEFORE_EMPTY: rate},
+                        credit=replace(credit, rate_before_empty=rate),
+                    )
+                if rate is not None:
+                    seen[key] = rate
             firing.append(finding)
         self._before_empty = seen
         return replace(evaluation, firing=firing) if seen else evaluation
@@ -314,7 +321,8 @@ def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     sized = advice.sized_for(finding, snapshot)
     if sized is None:
         return finding
-    return replace(finding, evidence={**finding.evidence, "fix_sized_for": sized})
+    evidence = {**finding.evidence, "fix_sized_for": sized}
+    return replace(finding, evidence=evidence, sized_for=sized)
 
 
 def _binding_together(finding: Finding, together: tuple[NextBottleneck, ...]) -> Finding:

@@ -22,12 +22,11 @@ from typing import Any
 
 import structlog
 
-from analyzer.analyze.alerts import Alert, AlertBook, AlertKey
+from analyzer.analyze.alerts import Alert, AlertBook, AlertKey, Read
 from analyzer.deliver.auth import AlertmanagerUrl, alertmanager_endpoint
 from analyzer.deliver.notify import Record
 from analyzer.model import units
 from analyzer.model.resources import ResourceType
-from analyzer.model.state import Snapshot
 
 log = structlog.get_logger(__name__)
 
@@ -47,7 +46,7 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def labels_of(alert: Alert, snapshot: Snapshot | None) -> dict[str, str]:
+def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
     """What identifies the alert: the rule and its resource, with the metrics' label names
     (a volume's also the instance it is attached to)."""
     finding = alert.finding
@@ -61,10 +60,10 @@ def labels_of(alert: Alert, snapshot: Snapshot | None) -> dict[str, str]:
         "region": ref.region,
         ID_LABELS[ref.resource_type]: ref.resource_id,
     }
-    if ref.resource_type is ResourceType.VOLUME and snapshot is not None:
-        state = snapshot.get(ref.region, ref.resource_id)
-        if state is not None and state.related:
-            out["instance_id"] = state.related[0]
+    if ref.resource_type is ResourceType.VOLUME and read is not None:
+        reading = read(ref.region, ref.resource_id)
+        if reading is not None and reading.attached_to:
+            out["instance_id"] = reading.attached_to
     return out
 
 
@@ -112,14 +111,14 @@ class Alertmanager:
     def __post_init__(self) -> None:
         self._endpoints = [alertmanager_endpoint(url) for url in self.urls]
 
-    def payload(self, book: AlertBook, now: datetime, snapshot: Snapshot | None) -> list[Any]:
+    def payload(self, book: AlertBook, now: datetime, read: Read | None) -> list[Any]:
         """The alerts to post at `now`: those firing, and those resolved in the last quarter
         of an hour."""
         ends = now + timedelta(seconds=RESEND_INTERVALS * self.interval_s)
         firing: dict[AlertKey, dict[str, Any]] = {}
         for alert in book.firing():
             firing[alert.key] = {
-                "labels": labels_of(alert, snapshot),
+                "labels": labels_of(alert, read),
                 "annotations": annotations_of(alert, self.runbook_url),
                 "startsAt": _stamp(alert.firing_since or alert.since),
                 "endsAt": _stamp(ends),
@@ -134,10 +133,10 @@ class Alertmanager:
         self._sent = firing
         return [*firing.values(), *(posted for posted, _ in self._resolved.values())]
 
-    def push(self, book: AlertBook, now: datetime, snapshot: Snapshot | None = None) -> int:
+    def push(self, book: AlertBook, now: datetime, read: Read | None = None) -> int:
         """Posts to every URL; returns how many took it. A failure is logged and counted; the
         next cycle posts everything again."""
-        body = json.dumps(self.payload(book, now, snapshot)).encode()
+        body = json.dumps(self.payload(book, now, read)).encode()
         took = 0
         for url in self._endpoints:
             try:

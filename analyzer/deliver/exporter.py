@@ -18,63 +18,55 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
-from analyzer.deliver.rows import resource_row
 from analyzer.deliver.telemetry import Telemetry
-from analyzer.model.state import Snapshot
+from analyzer.model.reading import DbDetails, InstanceDetails, Reading, VolumeDetails
+from analyzer.model.resources import ResourceType
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
 @dataclass(frozen=True, slots=True)
 class Published:
-    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The report
-    rows (forecasts included), the series and their text are worked out once here, not on
-    every scrape."""
+    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The series and
+    their text are worked out once here, from the cycle's readings, not on every scrape."""
 
-    snapshot: Snapshot
+    readings: tuple[Reading, ...]
     firing: tuple[Alert, ...]
-    rows: tuple[Row, ...]
     families: tuple[Metric, ...]
     exposition: bytes
 
     @classmethod
-    def of(cls, snapshot: Snapshot, firing: Sequence[Alert]) -> Published:
-        rows = tuple(resource_row(s, snapshot) for s in snapshot.resources)
-        families = tuple(_snapshot_families(rows, firing))
-        return cls(snapshot, tuple(firing), rows, families, render(families))
+    def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Published:
+        families = tuple(_snapshot_families(readings, firing))
+        return cls(tuple(readings), tuple(firing), families, render(families))
 
 
-Row = dict[str, Any]
-Spec = tuple[str, str, Callable[[Row], float | None]]
-"""(metric suffix, help, value from a report row); None leaves the series out."""
+Spec = tuple[str, str, Callable[[Any], float | None]]
+"""(metric suffix, help, value from a reading or its details); None leaves the series out."""
 
 
-def _key(key: str) -> Callable[[Row], float | None]:
-    return lambda r: r[key]
-
-
-def _ratio(key: str) -> Callable[[Row], float | None]:
-    return lambda r: None if r[key] is None else r[key] / 100
+def _ratio(percent: float | None) -> float | None:
+    return None if percent is None else percent / 100
 
 
 _RATES: tuple[Spec, ...] = (
-    ("iops", "I/O operations per second in the latest complete period.", _key("iops")),
+    ("iops", "I/O operations per second in the latest complete period.", lambda r: r.iops),
     (
         "throughput_bytes_per_second",
         "Bytes per second in the latest complete period.",
-        _key("throughput_bytes_per_second"),
+        lambda r: r.throughput_bytes_per_second,
     ),
     (
         "data_age_seconds",
         "How old its newest datapoint is at the cycle's data end; its values are left out "
         "while stale.",
-        _key("data_age_seconds"),
+        lambda r: r.data_age_seconds,
     ),
-    ("iops_limit", "The IOPS limit in force now.", _key("iops_limit")),
+    ("iops_limit", "The IOPS limit in force now.", lambda r: r.iops_limit),
     (
         "throughput_limit_bytes_per_second",
         "The throughput limit in force now, bytes per second.",
-        _key("throughput_limit_bytes_per_second"),
+        lambda r: r.throughput_limit_bytes_per_second,
     ),
 )
 
@@ -82,25 +74,25 @@ _BUCKET: tuple[Spec, ...] = (
     (
         "burst_balance_ratio",
         "Share of the burst bucket left (0-1).",
-        _ratio("burst_balance_percent"),
+        lambda r: _ratio(r.burst_balance_percent),
     ),
     (
         "burst_seconds_to_empty",
         "Seconds until a burst bucket is empty at the current drain; absent while not draining.",
-        _key("seconds_to_empty"),
+        lambda r: r.seconds_to_empty,
     ),
     (
         "burst_seconds_to_full",
         "Seconds until a refilling burst bucket is full again at the present rate; absent while "
         "full or draining.",
-        _key("seconds_to_full"),
+        lambda r: r.seconds_to_full,
     ),
 )
 
 _VOLUME: tuple[Spec, ...] = (
     *_RATES,
     *_BUCKET,
-    ("size_bytes", "Provisioned size in bytes.", lambda r: r["size_gib"] * 1024**3),
+    ("size_bytes", "Provisioned size in bytes.", lambda r: r.details.size_gib * 1024**3),
 )
 
 _INSTANCE: tuple[Spec, ...] = (
@@ -109,7 +101,7 @@ _INSTANCE: tuple[Spec, ...] = (
         "burst_balance_ratio",
         "Share of the EBS burst bucket left (0-1), the lower of "
         "EBSIOBalance% and EBSByteBalance%; types whose baseline is below maximum.",
-        _ratio("burst_balance_percent"),
+        lambda r: _ratio(r.burst_balance_percent),
     ),
 )
 
@@ -119,34 +111,38 @@ _DB: tuple[Spec, ...] = (
     (
         "storage_iops_limit",
         "The storage's IOPS limit (all its striped volumes).",
-        _key("storage_iops_limit"),
+        lambda r: r.details.storage_iops_limit,
     ),
     (
         "storage_throughput_limit_bytes_per_second",
         "The storage's throughput limit.",
-        _key("storage_throughput_limit_bytes_per_second"),
+        lambda r: r.details.storage_throughput_limit_bytes_per_second,
     ),
-    ("class_iops_limit", "The instance class's EBS IOPS limit.", _key("class_iops_limit")),
+    (
+        "class_iops_limit",
+        "The instance class's EBS IOPS limit.",
+        lambda r: r.details.class_iops_limit,
+    ),
     (
         "class_throughput_limit_bytes_per_second",
         "The instance class's EBS throughput limit.",
-        _key("class_throughput_limit_bytes_per_second"),
+        lambda r: r.details.class_throughput_limit_bytes_per_second,
     ),
     (
         "class_burst_balance_ratio",
         "The instance class's EBS burst bucket left (0-1).",
-        _ratio("class_burst_balance_percent"),
+        lambda r: _ratio(r.details.class_burst_balance_percent),
     ),
     (
         "freeable_memory_bytes",
         "FreeableMemory: memory the database does not use.",
-        _key("freeable_memory_bytes"),
+        lambda r: r.details.freeable_memory_bytes,
     ),
-    ("memory_bytes", "The instance class's memory.", _key("memory_bytes")),
+    ("memory_bytes", "The instance class's memory.", lambda r: r.details.memory_bytes),
     (
         "allocated_storage_bytes",
         "Allocated storage in bytes.",
-        lambda r: r["allocated_gib"] * 1024**3,
+        lambda r: r.details.allocated_gib * 1024**3,
     ),
 )
 
@@ -155,8 +151,8 @@ def _families(
     prefix: str,
     what: str,
     labels: Sequence[str],
-    ids: Callable[[Row], Sequence[str]],
-    rows: Sequence[Row],
+    ids: Callable[[Reading], Sequence[str]],
+    rows: Sequence[Reading],
     specs: Sequence[Spec],
 ) -> Iterator[Metric]:
     for suffix, doc, value in specs:
@@ -178,14 +174,12 @@ def _family(
     return family
 
 
-HAD_DATA = frozenset({"ok", "model_mismatch", "impaired", "initializing"})
-
-
-def _volume_families(rows: list[Row]) -> Iterator[Metric]:
+def _volume_families(rows: Sequence[Reading]) -> Iterator[Metric]:
     labels = ("region", "volume_id", "volume_type", "instance_id")
 
-    def ids(r: Row) -> tuple[str, ...]:
-        return (r["region"], r["resource_id"], r["volume_type"], r["attached_to"] or "")
+    def ids(r: Reading) -> tuple[str, ...]:
+        assert isinstance(r.details, VolumeDetails)
+        return (r.ref.region, r.ref.resource_id, r.details.volume_type, r.attached_to or "")
 
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
@@ -194,15 +188,19 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
         "contradicts a modelled limit; impaired where AWS reports its I/O stalled; initializing "
         "while it fetches its blocks from a snapshot), 0 on no data, stale data or an error.",
         (*labels, "status"),
-        [((*ids(r), r["status"]), float(r["status"] in HAD_DATA)) for r in rows],
+        [((*ids(r), r.status.value), float(r.status.had_data)) for r in rows],
     )
 
 
-def _instance_families(rows: list[Row]) -> Iterator[Metric]:
+def _instance_families(rows: Sequence[Reading]) -> Iterator[Metric]:
     labels = ("region", "instance_id")
 
-    def ids(r: Row) -> tuple[str, ...]:
-        return (r["region"], r["resource_id"])
+    def ids(r: Reading) -> tuple[str, ...]:
+        return (r.ref.region, r.ref.resource_id)
+
+    def kind(r: Reading) -> str:
+        assert isinstance(r.details, InstanceDetails)
+        return r.details.instance_type
 
     yield from _families(
         "ebs_analyzer_instance_ebs", "Instance EBS (all its volumes)", labels, ids, rows, _INSTANCE
@@ -211,33 +209,36 @@ def _instance_families(rows: list[Row]) -> Iterator[Metric]:
         "ebs_analyzer_instance_info",
         "Instance: its type, as a label; always 1.",
         (*labels, "instance_type"),
-        [((*ids(r), r["instance_type"]), 1.0) for r in rows],
+        [((*ids(r), kind(r)), 1.0) for r in rows],
     )
 
 
-def _db_families(rows: list[Row]) -> Iterator[Metric]:
+def _db_families(rows: Sequence[Reading]) -> Iterator[Metric]:
     labels = ("region", "db_instance_id")
 
-    def ids(r: Row) -> tuple[str, ...]:
-        return (r["region"], r["resource_id"])
+    def ids(r: Reading) -> tuple[str, ...]:
+        return (r.ref.region, r.ref.resource_id)
+
+    def info(r: Reading) -> tuple[str, ...]:
+        assert isinstance(r.details, DbDetails)
+        return (*ids(r), r.details.engine, r.details.instance_class, r.details.storage_type)
 
     yield from _families("ebs_analyzer_db_instance", "RDS instance", labels, ids, rows, _DB)
     yield _family(
         "ebs_analyzer_db_instance_info",
         "RDS instance: engine, class and storage type as labels; always 1.",
         (*labels, "engine", "instance_class", "storage_type"),
-        [((*ids(r), r["engine"], r["instance_class"], r["storage_type"]), 1.0) for r in rows],
+        [(info(r), 1.0) for r in rows],
     )
 
 
-def _snapshot_families(rows: Sequence[Row], firing: Sequence[Alert]) -> Iterator[Metric]:
-    of = {
-        kind: [r for r in rows if r["resource_type"] == kind]
-        for kind in ("volume", "instance", "db_instance")
-    }
-    yield from _volume_families(of["volume"])
-    yield from _instance_families(of["instance"])
-    yield from _db_families(of["db_instance"])
+def _snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iterator[Metric]:
+    of: dict[ResourceType, list[Reading]] = {kind: [] for kind in ResourceType}
+    for r in rows:
+        of[r.ref.resource_type].append(r)
+    yield from _volume_families(of[ResourceType.VOLUME])
+    yield from _instance_families(of[ResourceType.INSTANCE])
+    yield from _db_families(of[ResourceType.DB_INSTANCE])
     yield _finding_family(firing)
 
 
@@ -283,18 +284,6 @@ def _escaped(value: str) -> str:
     return value
 
 
-class SnapshotCollector(Collector):
-    def __init__(self, source: Callable[[], Published | None]) -> None:
-        self._source = source
-
-    def collect(self) -> Iterator[Metric]:
-        published = self._source()
-        if published is not None:
-            yield from published.families
-        else:
-            yield from _snapshot_families((), ())
-
-
 def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
     family = GaugeMetricFamily(
         "ebs_analyzer_finding",
@@ -333,15 +322,3 @@ def exposition_for(
         return snapshot + prometheus_client.generate_latest(live)
 
     return exposition, telemetry
-
-
-def registry_for(
-    source: Callable[[], Published | None], process_metrics: bool = True
-) -> tuple[CollectorRegistry, Telemetry]:
-    """One registry of everything /metrics sends (for tests and tools that want a registry)."""
-    registry = CollectorRegistry(auto_describe=True)
-    registry.register(SnapshotCollector(source))
-    if process_metrics:
-        prometheus_client.ProcessCollector(registry=registry)
-        prometheus_client.PlatformCollector(registry=registry)
-    return registry, Telemetry(registry)

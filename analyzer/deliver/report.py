@@ -11,26 +11,34 @@ from analyzer.deliver.text import table, to_text
 from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
+from analyzer.model.reading import Reading
 from analyzer.model.state import Snapshot
 
 
 def to_json(
-    snap: Snapshot, findings: Sequence[Finding], projection: Projection | None = None
+    snap: Snapshot,
+    readings: Sequence[Reading],
+    findings: Sequence[Finding],
+    projection: Projection | None = None,
 ) -> str:
-    document = to_dict(snap, findings)
+    document = to_dict(snap.generated_at, readings, findings)
     if projection is not None:
         document["watch_cost"] = watch_cost(snap, projection)
     return json.dumps(document, indent=2, allow_nan=False)
 
 
 def render(
-    snap: Snapshot, findings: Sequence[Finding], fmt: str, projection: Projection | None = None
+    snap: Snapshot,
+    readings: Sequence[Reading],
+    findings: Sequence[Finding],
+    fmt: str,
+    projection: Projection | None = None,
 ) -> str:
     """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated;
     with a projection, what watching these resources with the daemon would cost."""
     if fmt == "json":
-        return to_json(snap, findings, projection) + "\n"
-    text = to_text(snap, findings)
+        return to_json(snap, readings, findings, projection) + "\n"
+    text = to_text(snap.generated_at, readings, findings)
     if projection is not None:
         text += "\n" + cost_text(snap, projection) + "\n"
     return text

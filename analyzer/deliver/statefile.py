@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,23 +32,11 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
-    field_validator,
 )
 
 from analyzer.analyze.alerts import Alert, AlertState, Owed
-from analyzer.deliver.rows import finding_row
-from analyzer.model.findings import (
-    HOLDS_BALANCE,
-    HOLDS_UNTIL,
-    Bottleneck,
-    Change,
-    Finding,
-    NextBottleneck,
-    Remedy,
-    Severity,
-)
-from analyzer.model.resources import ResourceRef, ResourceType
-from analyzer.model.units import Unit
+from analyzer.deliver.records import FindingRecord, finding_stored
+from analyzer.model.findings import Severity
 
 STATE_VERSION = 1
 """Version 1: alerts with their finding in the JSON report's form (plus its window), and the
@@ -63,90 +49,8 @@ parsing a runaway file would hold the start for minutes or run the pod out of me
 log = structlog.get_logger(__name__)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _number_or_none(value: Any) -> bool:
-    return value is None or _number(value)
-
-
-def _text_or_none(value: Any) -> bool:
-    return value is None or isinstance(value, str)
-
-
-def _rates(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, dict) and all(_number(rate) for rate in value.values())
-    )
-
-
-EVIDENCE: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    HOLDS_UNTIL: ("a number", _number_or_none),
-    HOLDS_BALANCE: ("a string", _text_or_none),
-    "balance_percent": ("a number", _number_or_none),
-    "held_summary": ("a string", _text_or_none),
-    "fix_sized_for": ("an object of numbers", _rates),
-    "window_seconds": ("a number", _number_or_none),
-}
-"""The evidence the alert book reads back from a stored finding, and the type it reads each
-as: a value of another type would load, then fail every cycle that weighs the alert (a
-comparison, a subtraction), and with it every alert."""
-
-
 class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class _Next(_Record):
-    bottleneck: Bottleneck
-    limit: float
-    unit: Unit
-    resource_id: str
-    headroom: float | None = None
-
-
-class _Change(_Record):
-    resource_type: ResourceType
-    resource_id: str
-    from_: dict[str, Any] = Field(default_factory=dict, alias="from")
-    to: dict[str, Any] = Field(default_factory=dict)
-
-
-class _Remedy(_Record):
-    action: str
-    monthly_cost: float | None = None
-    monthly_cost_delta: float | None = None
-    currency: str = "USD"
-    change: _Change | None = None
-    changes: list[_Change] = Field(default_factory=list)
-    """Every resource it changes, `change` first."""
-
-
-class _Finding(_Record):
-    rule: str
-    severity: Severity
-    resource_type: ResourceType
-    resource_id: str
-    region: str
-    bottleneck: Bottleneck
-    summary: str
-    observed: float
-    limit: float
-    unit: Unit
-    seconds_to_empty: float | None = None
-    next_bottleneck: _Next | None = None
-    evidence: dict[str, Any] = Field(default_factory=dict)
-    remedies: list[_Remedy] = Field(default_factory=list)
-    window_seconds: float | None = None
-
-    @field_validator("evidence")
-    @classmethod
-    def _typed_as_read(cls, evidence: dict[str, Any]) -> dict[str, Any]:
-        for key, (kind, fits) in EVIDENCE.items():
-            if key in evidence and not fits(evidence[key]):
-                raise ValueError(f"{key} is not {kind}: {type(evidence[key]).__name__}")
-        return evidence
 
 
 class _Alert(_Record):
@@ -155,7 +59,7 @@ class _Alert(_Record):
 
     state: AlertState
     since: AwareDatetime
-    finding: _Finding
+    finding: FindingRecord
     firing_since: AwareDatetime | None = None
     absent_since: AwareDatetime | None = None
     absent_cycles: int = Field(default=0, ge=0)
@@ -190,50 +94,6 @@ class State:
     not_before: datetime | None = None
 
 
-def _finding_record(f: Finding) -> dict[str, Any]:
-    return {**finding_row(f), "window_seconds": f.window_s}
-
-
-def _finding(record: _Finding) -> Finding:
-    nxt = record.next_bottleneck
-    window = record.window_seconds
-    if window is None:  # files written before findings kept their window
-        window = float(record.evidence.get("window_seconds") or 0.0)
-    return Finding(
-        rule=record.rule,
-        severity=record.severity,
-        resource=ResourceRef(record.resource_type, record.resource_id, record.region),
-        bottleneck=record.bottleneck,
-        summary=record.summary,
-        observed=record.observed,
-        limit=record.limit,
-        unit=record.unit,
-        seconds_to_empty=record.seconds_to_empty,
-        next_bottleneck=None
-        if nxt is None
-        else NextBottleneck(nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom),
-        evidence=record.evidence,
-        remedies=tuple(
-            Remedy(
-                r.action,
-                r.monthly_cost,
-                r.monthly_cost_delta,
-                r.currency,
-                _change(r.change),
-                tuple(c for c in map(_change, r.changes[1:]) if c is not None),
-            )
-            for r in record.remedies
-        ),
-        window_s=window,
-    )
-
-
-def _change(record: _Change | None) -> Change | None:
-    if record is None:
-        return None
-    return Change(record.resource_type, record.resource_id, record.from_, record.to)
-
-
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
@@ -251,7 +111,7 @@ def encode(alerts: list[Alert], not_before: datetime | None = None) -> dict[str,
                 "severity": a.severity.value,
                 "state": a.state.value,
                 "since": _iso(a.since),
-                "finding": _finding_record(a.finding),
+                "finding": finding_stored(a.finding),
                 "firing_since": _iso(a.firing_since),
                 "absent_since": _iso(a.absent_since),
                 "absent_cycles": a.absent_cycles,
@@ -315,7 +175,7 @@ def _why(exc: ValidationError, prefix: str = "") -> str:
 def _alerts(records: list[_Alert]) -> list[Alert]:
     alerts = [
         Alert(
-            finding=_finding(a.finding),
+            finding=a.finding.finding(),
             state=a.state,
             since=a.since,
             firing_since=a.firing_since,

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC
-from typing import Any
+from datetime import UTC, datetime
 
-from analyzer.deliver.rows import to_dict
+from analyzer.deliver.rows import report_order
 from analyzer.model import units
 from analyzer.model.findings import Finding
-from analyzer.model.resources import ResourceType
-from analyzer.model.series import Status
-from analyzer.model.state import Snapshot
+from analyzer.model.reading import Condition, InstanceDetails, Reading, VolumeDetails
+from analyzer.model.resources import Initialization, ResourceType
 from analyzer.model.units import Unit, format_rate
 
 
@@ -27,12 +25,13 @@ def _pair(value: float | None, limit: float | None, unit: Unit, kind: ResourceTy
     return f"{shown.split(' ')[0]} / {cap}"
 
 
-def _describe(row: dict[str, Any]) -> str:
-    if row["resource_type"] == "volume":
-        return f"{row['volume_type']} {row['size_gib']:,} GiB"
-    if row["resource_type"] == "instance":
-        return str(row["instance_type"])
-    return f"{row['instance_class']} {row['storage_type']} {row['allocated_gib']:,} GiB"
+def _describe(r: Reading) -> str:
+    d = r.details
+    if isinstance(d, VolumeDetails):
+        return f"{d.volume_type} {d.size_gib:,} GiB"
+    if isinstance(d, InstanceDetails):
+        return d.instance_type
+    return f"{d.instance_class} {d.storage_type} {d.allocated_gib:,} GiB"
 
 
 def table(rows: list[list[str]]) -> list[str]:
@@ -56,22 +55,23 @@ HEADER = (
 )
 
 
-def to_text(snap: Snapshot, findings: Sequence[Finding]) -> str:
-    data = to_dict(snap, findings)
-    rows = data["resources"]
-    lines = [_title(snap, rows), "", *_findings(findings, rows), "RESOURCES"]
+def to_text(
+    generated_at: datetime, readings: Sequence[Reading], findings: Sequence[Finding]
+) -> str:
+    rows = sorted(readings, key=report_order)
+    lines = [_title(generated_at, rows), "", *_findings(findings, rows), "RESOURCES"]
     lines += ["  " + line for line in table(_resource_table(rows))]
-    lines += [f"  ! {r['resource_id']}: {r['error']}" for r in rows if r.get("error")]
+    lines += [f"  ! {r.ref.resource_id}: {r.error}" for r in rows if r.error]
     lines += [
-        f"  ~ {r['resource_id']}: {_initializing(r['initialization'])}"
+        f"  ~ {r.ref.resource_id}: {_initializing(r.details.initialization)}"
         for r in rows
-        if r.get("initialization")
+        if isinstance(r.details, VolumeDetails) and r.details.initialization is not None
     ]
     return "\n".join(lines) + "\n"
 
 
-def _initializing(found: dict[str, Any]) -> str:
-    progress, left = found["progress_percent"], found["seconds_left"]
+def _initializing(found: Initialization) -> str:
+    progress, left = found.progress, found.seconds_left
     done = f"{progress}% done" if progress is not None else "progress unknown"
     remaining = f", about {units.duration(left)} left" if left is not None else ""
     return (
@@ -80,31 +80,32 @@ def _initializing(found: dict[str, Any]) -> str:
     )
 
 
-def _title(snap: Snapshot, rows: list[dict[str, Any]]) -> str:
-    def count(kind: str) -> int:
-        return sum(1 for r in rows if r["resource_type"] == kind)
+def _title(generated_at: datetime, rows: Sequence[Reading]) -> str:
+    def count(kind: ResourceType) -> int:
+        return sum(1 for r in rows if r.ref.resource_type is kind)
 
-    dbs = count("db_instance")
+    dbs = count(ResourceType.DB_INSTANCE)
     rds = f", {dbs} RDS instance(s)" if dbs else ""
-    regions = sorted({r["region"] for r in rows})
+    regions = sorted({r.ref.region for r in rows})
+    volumes, instances = count(ResourceType.VOLUME), count(ResourceType.INSTANCE)
     return (
-        f"EBS bottleneck report · {snap.generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC · "
-        f"{count('volume')} volume(s), {count('instance')} instance(s){rds} in "
+        f"EBS bottleneck report · {generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC · "
+        f"{volumes} volume(s), {instances} instance(s){rds} in "
         f"{', '.join(regions) or 'no region'}"
     )
 
 
-def _findings(findings: Sequence[Finding], rows: list[dict[str, Any]]) -> list[str]:
+def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]:
     if not findings:
         return [_no_findings(rows), ""]
     lines = [f"FINDINGS ({len(findings)})"]
-    by_id = {(r["region"], r["resource_id"]): r for r in rows}
+    by_id = {(r.ref.region, r.ref.resource_id): r for r in rows}
     for f in findings:
         lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
         lines.append(f"            {f.summary}")
-        row = by_id.get((f.resource.region, f.resource.resource_id), {})
-        if f.is_credits and row.get("seconds_to_full") is not None:
-            full = units.duration(row["seconds_to_full"])
+        row = by_id.get((f.resource.region, f.resource.resource_id))
+        if f.is_credits and row is not None and row.seconds_to_full is not None:
+            full = units.duration(row.seconds_to_full)
             lines.append(f"            refilling: credits full again in {full} at the present rate")
         if f.next_bottleneck is not None:
             lines.append(f"            next: {f.next_bottleneck.text()}")
@@ -112,15 +113,17 @@ def _findings(findings: Sequence[Finding], rows: list[dict[str, Any]]) -> list[s
     return [*lines, ""]
 
 
-def _no_findings(rows: list[dict[str, Any]]) -> str:
+def _no_findings(rows: Sequence[Reading]) -> str:
     """No findings is a verdict only about the resources that had data."""
     if not rows:
         return "No findings: no resources to watch (check the region and the tag filters)."
-    judged = sum(1 for r in rows if r["status"] == Status.OK.value)
-    missing = sum(1 for r in rows if r["status"] == Status.NO_DATA.value)
-    failed = sum(1 for r in rows if r["status"] == Status.ERROR.value)
-    stale = sum(1 for r in rows if r["status"] == "stale")
-    contradicted = sum(1 for r in rows if r["status"] == "model_mismatch")
+
+    def count(status: Condition) -> int:
+        return sum(1 for r in rows if r.status is status)
+
+    judged = count(Condition.OK)
+    missing, failed = count(Condition.NO_DATA), count(Condition.ERROR)
+    stale, contradicted = count(Condition.STALE), count(Condition.MODEL_MISMATCH)
     unread = []
     if contradicted:
         unread.append(f"{contradicted} showed more than their modelled limits (model_mismatch)")
@@ -139,8 +142,8 @@ def _no_findings(rows: list[dict[str, Any]]) -> str:
     return verdict
 
 
-def _resource_table(rows: list[dict[str, Any]]) -> list[list[str]]:
-    named = any(r["name"] for r in rows)
+def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
+    named = any(r.name for r in rows)
     header = list(HEADER)
     if named:
         header.insert(1, "NAME")
@@ -148,35 +151,36 @@ def _resource_table(rows: list[dict[str, Any]]) -> list[list[str]]:
     for r in rows:
         cells = _cells(r)
         if named:
-            cells.insert(1, r["name"] or "-")
+            cells.insert(1, r.name or "-")
         table.append(cells)
     return table
 
 
-def _cells(r: dict[str, Any]) -> list[str]:
-    kind = ResourceType(r["resource_type"])
+def _cells(r: Reading) -> list[str]:
+    kind = r.ref.resource_type
     if kind is ResourceType.DB_INSTANCE:
         kind = ResourceType.VOLUME  # storage units: MiB/s
-    attached = r.get("attached_to") or (
-        f"{len(r['volume_ids'])} volume(s)" if kind is ResourceType.INSTANCE else "-"
+    attached = r.attached_to or (
+        f"{len(r.details.volume_ids)} volume(s)" if isinstance(r.details, InstanceDetails) else "-"
     )
-    io, balance, empty = r["avg_io_size_bytes"], r["burst_balance_percent"], r["seconds_to_empty"]
-    running = r["state"] in ("in-use", "running", "available") and r["status"] != "no_data"
+    io, balance = r.avg_io_size_bytes, r.burst_balance_percent
+    status = r.status.value
+    running = r.state in ("in-use", "running", "available") and r.status is not Condition.NO_DATA
     return [
-        r["resource_id"],
+        r.ref.resource_id,
         _describe(r),
         attached,
-        _pair(r["iops"], r["iops_limit"], Unit.IOPS, kind),
+        _pair(r.iops, r.iops_limit, Unit.IOPS, kind),
         _pair(
-            r["throughput_bytes_per_second"],
-            r["throughput_limit_bytes_per_second"],
+            r.throughput_bytes_per_second,
+            r.throughput_limit_bytes_per_second,
             Unit.BYTES_PER_SECOND,
             kind,
         ),
         units.size(io) if io else "-",
         f"{balance:.0f}%" if balance is not None else "-",
-        _empty_or_full(empty, r.get("seconds_to_full")),
-        r["status"] if running else f"{r['status']} ({r['state']})",
+        _empty_or_full(r.seconds_to_empty, r.seconds_to_full),
+        status if running else f"{status} ({r.state})",
     ]
 
 

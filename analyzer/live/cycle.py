@@ -30,6 +30,7 @@ from analyzer.live.polling import RegionPoller
 from analyzer.model.costs import Cadence, Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
+from analyzer.model.reading import Reading
 from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
@@ -63,6 +64,17 @@ class CycleResult:
     now, under the cadence in force (the budget's, where it binds)."""
     unknown: Container[tuple[str, str]] = frozenset()
     """(region, id) of the resources whose condition is unknown this cycle (`Analysis`)."""
+    readings: tuple[Reading, ...] = ()
+    """Each resource's reading: what the report, `/metrics` and the alert book show."""
+
+    _by_id: dict[tuple[str, str], Reading] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_id = {(r.ref.region, r.ref.resource_id): r for r in self.readings}
+        object.__setattr__(self, "_by_id", by_id)
+
+    def reading(self, region: str, resource_id: str) -> Reading | None:
+        return self._by_id.get((region, resource_id))
 
 
 @dataclass
@@ -213,6 +225,7 @@ class Analyzer:
             snap, self.rules, Catalog(self.price_list, self.offers), self._judgements
         )
         self._say_mismatches(analysis.snapshot)
+        readings = analysis.readings.all()
         _say_failures(stats)
         projection = self._project(inventories)
         duration = time.monotonic() - started
@@ -236,6 +249,7 @@ class Analyzer:
             duration,
             projection,
             analysis.unknown,
+            readings,
         )
 
     def _say_mismatches(self, snapshot: Snapshot) -> None:

@@ -29,13 +29,12 @@ from types import FrameType
 import structlog
 
 from analyzer.analyze import prices
-from analyzer.analyze.alerts import Alert, AlertBook, Refill
+from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
-from analyzer.deliver.rows import seconds_to_refill
 from analyzer.deliver.server import Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
@@ -44,7 +43,6 @@ from analyzer.live.heap import Heap
 from analyzer.live.schedule import StepWatch, every
 from analyzer.model.costs import Projection
 from analyzer.model.metrics import Tier
-from analyzer.model.state import Snapshot
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -214,16 +212,9 @@ class Daemon:
         """The cycle's findings into the book, published, saved and delivered; StepFailed
         names the step that raised (the ones after it do not run)."""
         with _step("updating the alert book"):
-            self.book.update(
-                now,
-                result.findings,
-                result.pending,
-                _refill(result.snapshot),
-                result.unknown,
-                result.snapshot.balance_of,
-            )
+            self.book.update(now, result.findings, result.pending, result.unknown, result.reading)
         with _step("publishing"):
-            self._published = Published.of(result.snapshot, self.book.firing())
+            self._published = Published.of(result.readings, self.book.firing())
         # Saved before sending (what is owed survives a crash) and after each message sent
         # (a crash sends again at most the one in flight), and once more where the receiver
         # asked to wait (the wait survives a restart).
@@ -235,7 +226,7 @@ class Daemon:
                 self._save_state()
         if self.alertmanager is not None:
             with _step("posting to Alertmanager"):
-                self.alertmanager.push(self.book, now, result.snapshot)
+                self.alertmanager.push(self.book, now, result.reading)
         # Counted once the cycle has concluded: a conclusion that fails counts as failed.
         stats = result.snapshot.stats
         if stats.outcome != "failed":
@@ -444,14 +435,3 @@ def build(
     except OSError as exc:
         raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
     return daemon, server
-
-
-def _refill(snapshot: Snapshot) -> Refill:
-    """How long a resource's refilling buckets take to fill, read from this cycle's data: what
-    a cleared credit alert says."""
-
-    def refill(region: str, resource_id: str) -> float | None:
-        state = snapshot.get(region, resource_id)
-        return seconds_to_refill(state, snapshot.data_end) if state is not None else None
-
-    return refill

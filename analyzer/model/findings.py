@@ -8,6 +8,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit, format_rate
 
@@ -143,6 +144,31 @@ class Remedy:
 
 
 @dataclass(frozen=True, slots=True)
+class Credit:
+    """What a credit finding says of its bucket, typed for those who weigh it after its rule:
+    the alert book (how long its alert holds, what cleared it), the advice (the demand a fix is
+    sized for) and the replay (how far ahead a trend speaks). The rule writes the same values
+    into the finding's evidence, for the report."""
+
+    balance: Measure
+    """The bucket's balance measure."""
+    balance_percent: float | None = None
+    """The balance the finding saw."""
+    holds_until_percent: float | None = None
+    """Its alert holds, condition gone or not, while the balance stays below this (a bucket
+    hovering low between bursts is one alert); None where it does not hold."""
+    empty: bool = False
+    """The bucket is empty: the workload is pinned at its baseline."""
+    rate_before_empty: float | None = None
+    """An empty bucket's mean rate over the last minutes it had credits (the demand a fix is
+    sized for); None where no cycle has seen them."""
+    charged_rate: float | None = None
+    """A forecast's rate the bucket is charged at."""
+    horizon_s: float | None = None
+    """A trend's horizon: an exhaustion within it follows the trend."""
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str
     severity: Severity
@@ -158,9 +184,18 @@ class Finding:
     remedies: tuple[Remedy, ...] = ()
     window_s: float = 0.0
     """The window its rates were read over: the next bottleneck is weighed over the same."""
+    credit: Credit | None = None
+    """A credit finding's bucket, typed; None for other findings."""
+    sized_for: Mapping[str, float] | None = None
+    """The rates its fixes were sized for: a firing alert keeps its fixes until these move."""
+    held: str | None = None
+    """Set by the alert book while the alert holds with its condition gone: the last forecast
+    it gave."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", _frozen(self.evidence))
+        if self.sized_for is not None:
+            object.__setattr__(self, "sized_for", _frozen(self.sized_for))
 
     @property
     def owner(self) -> ResourceType:

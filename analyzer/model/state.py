@@ -288,17 +288,3 @@ class Snapshot:
     def related(self, state: ResourceState) -> list[ResourceState]:
         found = (self.get(state.ref.region, rid) for rid in state.related)
         return [r for r in found if r is not None]
-
-    def balance_of(self, region: str, resource_id: str, measure: str) -> float | None:
-        """A resource's balance (a `Measure` value) at the data end: its reading, or while a
-        volume idles (no reading published, its rates still are) the most it can have refilled
-        to (`ResourceState.balance_at_most`). None where the resource is gone or reports
-        nothing recent."""
-        state = self.get(region, resource_id)
-        try:
-            known = Measure(measure)
-        except ValueError:
-            return None
-        if state is None or not state.has_recent_data(self.data_end):
-            return None
-        return state.balance_at_most(known, self.data_end)

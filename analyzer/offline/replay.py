@@ -20,7 +20,7 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
 from analyzer.collect.window import floor_to
-from analyzer.model.findings import TREND_HORIZON, Bottleneck, Finding, Severity
+from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.layers import balance_metric
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Grid, Past
@@ -142,8 +142,7 @@ def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> Res
 
 
 def _trend_horizon(finding: Finding) -> float | None:
-    horizon = finding.evidence.get(TREND_HORIZON)
-    return float(horizon) if isinstance(horizon, int | float) else None
+    return finding.credit.horizon_s if finding.credit is not None else None
 
 
 def replay(
@@ -172,13 +171,7 @@ def replay(
     while at <= end:
         snapshot = build(at, at, [cut(s, at, p) for s, p in zip(states, pasts, strict=True)])
         analysis = analyze(snapshot, ruleset, catalog, memo)
-        book.update(
-            at,
-            analysis.firing,
-            analysis.pending,
-            unknown=analysis.unknown,
-            level=analysis.snapshot.balance_of,
-        )
+        book.update(at, analysis.firing, analysis.pending, analysis.unknown, analysis.readings)
         for key, alert in book.alerts.items():
             index = open_.get(key)
             escalated = (

@@ -3,6 +3,7 @@ each. No AWS, no simulator, no HTTP: findings are made by hand, delivery is a ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -10,9 +11,12 @@ import pytest
 
 from analyzer.analyze.alerts import AlertBook, AlertState, Owed
 from analyzer.deliver import statefile
-from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
+from analyzer.model.findings import Bottleneck, Credit, Finding, Remedy, Severity
+from analyzer.model.metrics import Measure
+from analyzer.model.reading import Reading
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
+from tests.fakes import reading, reads
 from tests.helpers import T0
 
 REPEAT_S = 4 * 3600
@@ -219,6 +223,7 @@ def test_a_forecast_resolved_at_zero_is_still_a_forecast() -> None:
         rule="volume-burst-credits-exhausted",
         seconds_to_empty=0.0,
         evidence={"pinned_datapoints": 10},
+        credit=Credit(Measure.BURST_BALANCE, empty=True),
     )
     book = AlertBook(REPEAT_S, RESOLVE_S)
     book.update(T0, [at_zero, exhausted], [])
@@ -234,18 +239,19 @@ def test_a_cleared_credit_alert_says_when_the_bucket_is_full_again() -> None:
         rule="volume-burst-credits-exhausted",
         seconds_to_empty=0.0,
         evidence={"pinned_datapoints": 10},
+        credit=Credit(Measure.BURST_BALANCE, empty=True),
     )
     asked: list[tuple[str, str]] = []
 
-    def refill(region: str, resource_id: str) -> float | None:
+    def read(region: str, resource_id: str) -> Reading | None:
         asked.append((region, resource_id))
-        return 5_400.0
+        return reading(seconds_to_full=5_400.0)
 
     book = AlertBook(REPEAT_S, RESOLVE_S)
-    book.update(T0, [exhausted], [], refill)
+    book.update(T0, [exhausted], [], read=read)
     book.delivered(book.owed(), T0)
     for minute in (10, 11, 16):
-        book.update(T0 + timedelta(minutes=minute), [], [], refill)
+        book.update(T0 + timedelta(minutes=minute), [], [], read=read)
     assert asked == [("us-east-1", "vol-1")]  # once, when it resolves
     [alert] = statefile.decode(statefile.encode(list(book)))
     assert alert.cleared(T0 + timedelta(minutes=16)).endswith(
@@ -258,6 +264,7 @@ def _sized(iops: float, action: str) -> Finding:
     return replace(
         WARNING,
         evidence={"fix_sized_for": {"iops": iops, "mib_per_second": iops * 16 / 1024}},
+        sized_for={"iops": iops, "mib_per_second": iops * 16 / 1024},
         remedies=(Remedy(action, 100.0, 10.0),),
     )
 
@@ -319,15 +326,14 @@ HELD = replace(
         "holds_until_percent": 35.0,
         "holds_balance": "burst_balance",
     },
+    credit=Credit(Measure.BURST_BALANCE, balance_percent=15.0, holds_until_percent=35.0),
 )
 
 
-def _level(balance: float | None):  # type: ignore[no-untyped-def]
-    def level(region: str, resource_id: str, measure: str) -> float | None:
-        assert (region, resource_id, measure) == ("us-east-1", "vol-1", "burst_balance")
-        return balance
-
-    return level
+def _level(balance: float | None) -> Callable[[str, str], Reading | None]:
+    """vol-1's reading, its BurstBalance at `balance` (None: not read)."""
+    found = {} if balance is None else {Measure.BURST_BALANCE: balance}
+    return reads(reading(balances=found))
 
 
 def test_a_credit_warning_holds_while_its_bucket_stays_below_its_level(tmp_path) -> None:
@@ -339,7 +345,7 @@ def test_a_credit_warning_holds_while_its_bucket_stays_below_its_level(tmp_path)
     states, texts = {}, []
     for minute, balance in balances.items():
         now = T0 + timedelta(minutes=minute)
-        book.update(now, [HELD] if balance < 20 else [], [], level=_level(balance))
+        book.update(now, [HELD] if balance < 20 else [], [], read=_level(balance))
         texts += [
             a.cleared(now) if a.outbox is Owed.RESOLVED else a.finding.summary for a in book.owed()
         ]
@@ -367,11 +373,16 @@ def test_a_milder_finding_does_not_replace_a_held_warning() -> None:
     """At 25 %, held until 35 %, the rule says only `info` (a burst like the many before it):
     the warning holds, and Slack hears nothing of the info."""
     book = AlertBook(REPEAT_S, RESOLVE_S)
-    book.update(T0, [HELD], [], level=_level(15.0))
+    book.update(T0, [HELD], [], read=_level(15.0))
     book.delivered(book.owed(), T0)
-    info = replace(HELD, severity=Severity.INFO, evidence={"balance_percent": 25.0})
+    info = replace(
+        HELD,
+        severity=Severity.INFO,
+        evidence={"balance_percent": 25.0},
+        credit=Credit(Measure.BURST_BALANCE, balance_percent=25.0),
+    )
     for minute in range(1, 20):
-        book.update(T0 + timedelta(minutes=minute), [info], [], level=_level(25.0))
+        book.update(T0 + timedelta(minutes=minute), [info], [], read=_level(25.0))
         assert book.owed() == []
     [alert] = book.firing()
     assert alert.severity is Severity.WARNING
@@ -380,12 +391,12 @@ def test_a_milder_finding_does_not_replace_a_held_warning() -> None:
 
 def test_without_a_level_or_a_reading_the_hold_does_not_keep_an_alert() -> None:
     """Neither does it claim a refill: the resource is gone, or its balance no longer read."""
-    for level in (None, _level(None)):
+    for level in (None, _level(None), reads()):
         book = AlertBook(REPEAT_S, RESOLVE_S)
-        book.update(T0, [HELD], [], level=level)
+        book.update(T0, [HELD], [], read=level)
         book.delivered(book.owed(), T0)
         for minute in (1, 6):
-            book.update(T0 + timedelta(minutes=minute), [], [], level=level)
+            book.update(T0 + timedelta(minutes=minute), [], [], read=level)
         [alert] = list(book)
         assert alert.state is AlertState.RESOLVED
         assert alert.cleared(T0 + timedelta(minutes=6)).startswith(
@@ -394,12 +405,17 @@ def test_without_a_level_or_a_reading_the_hold_does_not_keep_an_alert() -> None:
 
 
 def test_a_warning_never_below_its_level_names_no_refill() -> None:
-    above = replace(HELD, evidence={**HELD.evidence, "balance_percent": 40.0})
+    assert HELD.credit is not None
+    above = replace(
+        HELD,
+        evidence={**HELD.evidence, "balance_percent": 40.0},
+        credit=replace(HELD.credit, balance_percent=40.0),
+    )
     book = AlertBook(REPEAT_S, RESOLVE_S)
-    book.update(T0, [above], [], level=_level(40.0))
+    book.update(T0, [above], [], read=_level(40.0))
     book.delivered(book.owed(), T0)
     for minute in (1, 6):
-        book.update(T0 + timedelta(minutes=minute), [], [], level=_level(41.0))
+        book.update(T0 + timedelta(minutes=minute), [], [], read=_level(41.0))
     [alert] = list(book)
     assert alert.cleared(T0).startswith("vol-1: no longer forecast to run out")
 

@@ -228,7 +228,7 @@ def test_a_full_cycle_asks_each_metric_with_exactly_the_dimensions_aws_publishes
     from tests.account import Account
 
     def report_rows(result):
-        return [resource_row(s, result.snapshot) for s in result.snapshot.resources]
+        return [resource_row(r) for r in result.readings]
 
     account = Account()
     nitro, other = account.instance("m5.large"), account.instance("m5.xlarge")

@@ -20,6 +20,7 @@ from analyzer.analyze.alerts import AlertBook
 from analyzer.deliver.alertmanager import Alertmanager, annotations_of, labels_of
 from analyzer.model.findings import Remedy
 from tests.analyze.test_alerts import WARNING
+from tests.fakes import reading, reads
 from tests.helpers import external
 from tests.test_cli import free_port, wait_for
 
@@ -160,14 +161,9 @@ def test_the_shipped_inhibition_holds_back_the_volumes_of_an_instance_at_its_cap
     book = AlertBook(4 * 3600, 300)
     book.update(now, [capped, WARNING, elsewhere], [])
 
-    class Attached:
-        """Just enough of a snapshot: vol-1 is on i-1, vol-2 on i-2."""
-
-        def get(self, region: str, rid: str) -> object:
-            return type("S", (), {"related": ("i-1",) if rid == "vol-1" else ("i-2",)})()
-
+    attached = reads(reading("vol-1", attached_to="i-1"), reading("vol-2", attached_to="i-2"))
     with running(tmp_path, SHIPPED.read_text()) as url:
-        Alertmanager([url], 60).push(book, now, Attached())  # type: ignore[arg-type]
+        Alertmanager([url], 60).push(book, now, attached)
         deadline = time.monotonic() + 10
         held: list[str] = []
         while time.monotonic() < deadline and not held:

@@ -1,11 +1,15 @@
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
-from prometheus_client import generate_latest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
 
 from analyzer.analyze.alerts import AlertBook
-from analyzer.deliver.exporter import Published, exposition_for, registry_for
+from analyzer.deliver.exporter import Published, exposition_for
+from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Status
@@ -83,13 +87,24 @@ def published(include_spare=True):
     snap = analysis.snapshot
     book = AlertBook(4 * 3600, 300)
     book.update(snap.generated_at, analysis.firing, [])
-    return Published.of(snap, book.firing())
+    return Published.of(analysis.readings.all(), book.firing())
+
+
+class _Families(Collector):
+    def __init__(self, families: Sequence[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families
 
 
 def exposition(current):
-    """What /metrics sends, checked against one registry of everything it holds."""
+    """What /metrics sends, checked against prometheus_client's own rendering of the same
+    series in one registry."""
     text, telemetry = exposition_for(lambda: current, process_metrics=False)
-    registry, together = registry_for(lambda: current, process_metrics=False)
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(_Families((current or Published.of((), ())).families))
+    together = Telemetry(registry)
     stats = FetchStats(metrics_requested=25, datapoints=4_500)
     stats.requests["success"] = 1
     for t in (telemetry, together):

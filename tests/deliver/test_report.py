@@ -7,7 +7,15 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Status
 from analyzer.model.units import MB
-from tests.helpers import analyze, instance_state, series, shop_volume, snapshot_of, volume_state
+from tests.helpers import (
+    analyze,
+    instance_state,
+    readings_of,
+    series,
+    shop_volume,
+    snapshot_of,
+    volume_state,
+)
 
 RESOURCE_KEYS = {
     "resource_type",
@@ -53,7 +61,7 @@ def shop():
 
 def test_json_report_follows_the_contract():
     snap, findings = shop()
-    data = json.loads(report.to_json(snap, findings))
+    data = json.loads(report.to_json(snap, readings_of(snap), findings))
     assert data["generated_at"].endswith("Z")
     assert {r["resource_type"] for r in data["resources"]} == {"volume", "instance"}
     for resource in data["resources"]:
@@ -75,7 +83,7 @@ def test_json_report_follows_the_contract():
 
 def test_text_report_reads_at_a_glance():
     snap, findings = shop()
-    text = report.to_text(snap, findings)
+    text = report.to_text(snap.generated_at, readings_of(snap), findings)
     assert "FINDINGS (1)" in text
     assert "WARNING   gp2-burst-exhaustion" in text
     assert "BurstBalance 40% → 0 in 24 min at 1,500 IOPS; then throttled to 150 IOPS." in text
@@ -87,7 +95,7 @@ def test_text_report_reads_at_a_glance():
 def test_no_findings_says_so():
     snap = snapshot_of(volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000))
     assert "No findings: no storage limit is holding back the 1 resource(s) with data." in (
-        report.to_text(snap, [])
+        report.to_text(snap.generated_at, readings_of(snap), [])
     )
 
 
@@ -95,13 +103,15 @@ def test_no_findings_is_no_verdict_about_resources_without_data():
     quiet = volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000)
     silent = volume_state("gp3", 100, {}, iops=3_000, volume_id="vol-2", status=Status.NO_DATA)
     failed = volume_state("gp3", 100, {}, volume_id="vol-3", status=Status.ERROR)
-    text = report.to_text(snapshot_of(quiet, silent, failed), [])
+    snap = snapshot_of(quiet, silent, failed)
+    text = report.to_text(snap.generated_at, readings_of(snap), [])
     assert (
         "No findings: no storage limit is holding back the 1 resource(s) with data. Nothing is "
         "said about the others: 1 had no data (detached, stopped or not reporting) and 1 could "
         "not be read (see below)." in text
     )
-    text = report.to_text(snapshot_of(silent), [])
+    snap = snapshot_of(silent)
+    text = report.to_text(snap.generated_at, readings_of(snap), [])
     assert "No verdict: none of the 1 resource(s) could be judged: 1 had no data" in text
     assert "No findings" not in text
 
@@ -117,10 +127,10 @@ def test_a_refilling_bucket_says_when_it_is_full_again():
         },
     )
     snap = snapshot_of(refilling)
-    [row] = report.to_dict(snap, [])["resources"]
+    [row] = report.to_dict(snap.generated_at, readings_of(snap), [])["resources"]
     assert row["seconds_to_empty"] is None
     assert row["seconds_to_full"] == pytest.approx(16_200, abs=1)
-    assert "full in 4 h 30 min" in report.to_text(snap, [])
+    assert "full in 4 h 30 min" in report.to_text(snap.generated_at, readings_of(snap), [])
 
 
 def test_a_credit_finding_on_a_refilling_bucket_says_when_its_credits_are_back():
@@ -135,5 +145,5 @@ def test_a_credit_finding_on_a_refilling_bucket_says_when_its_credits_are_back()
     )
     result = analyze(low)
     assert [f.bottleneck.value for f in result.firing] == ["burst_credits"]
-    text = report.to_text(result.snapshot, result.firing)
+    text = report.to_text(result.snapshot.generated_at, result.readings.all(), result.firing)
     assert "refilling: credits full again in 6 h 45 min at the present rate" in text

@@ -78,7 +78,7 @@ def test_a_fix_says_what_it_changes_in_fields_a_script_reads(aws: None) -> None:
     state file keeps it."""
     from analyzer.analyze.alerts import AlertBook
     from analyzer.deliver import statefile
-    from analyzer.deliver.rows import finding_row
+    from analyzer.deliver.records import finding_row
 
     [cap] = _findings(
         "r6i.8xlarge", "io1", 1_000, Demand(constant(5_000), io_size_bytes=128 * KIB), Iops=20_000

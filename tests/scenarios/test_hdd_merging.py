@@ -76,11 +76,7 @@ def test_sequential_io_above_the_iops_cap_counts_by_its_bytes_against_the_cap() 
     demand = Demand(constant(3_200), io_size_bytes=128 * KIB, sequential=True)
     _, volume, result = _replay(demand, 16_384, 100.0)
     assert [f for f in result.findings if f.resource.resource_id == volume] == []
-    [row] = [
-        resource_row(s, result.snapshot)
-        for s in result.snapshot.resources
-        if s.ref.resource_id == volume
-    ]
+    row = resource_row(result.reading("us-east-1", volume))
     assert row["status"] == "ok"
 
 

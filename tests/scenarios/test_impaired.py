@@ -53,7 +53,7 @@ def test_a_stalled_volume_is_impaired_not_throttled(aws: None, stalled: bool) ->
     result, volume, instance = replay(stalled)
     mine = {f.rule: f for f in result.findings if f.resource.resource_id == volume}
     theirs = {f.rule: f for f in result.findings if f.resource.resource_id == instance}
-    row = resource_row(result.snapshot.get("us-east-1", volume), result.snapshot)
+    row = resource_row(result.reading("us-east-1", volume))
     if not stalled:  # the same drain unimpaired: the credit rules speak
         assert any(f.bottleneck.value == "burst_credits" for f in mine.values())
         assert row["status"] == "ok"

@@ -34,7 +34,7 @@ def findings_for(result: CycleResult, resource_id: str) -> dict[str, Finding]:
 def row(result: CycleResult, resource_id: str) -> dict:
     from analyzer.deliver.rows import to_dict
 
-    data = to_dict(result.snapshot, result.findings)
+    data = to_dict(result.snapshot.generated_at, result.readings, result.findings)
     return next(r for r in data["resources"] if r["resource_id"] == resource_id)
 
 

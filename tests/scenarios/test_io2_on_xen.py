@@ -30,8 +30,7 @@ def test_io2_on_a_xen_instance_is_capped_at_32000_iops(aws: None) -> None:
     account.put(account.simulation(instance, {volume: demand}, START).run(40))
     config = settings.load({"region": [account.region]})
     result = Analyzer(config, rules.load()).run(START + timedelta(minutes=40, seconds=130))
-    [state] = [s for s in result.snapshot.resources if s.ref.resource_id == volume]
-    row = resource_row(state, result.snapshot)
+    row = resource_row(result.reading(account.region, volume))
     assert row["iops_limit"] == XEN_MAX_IOPS
     assert row["iops"] == XEN_MAX_IOPS
     [finding] = [f for f in result.findings if f.resource.resource_id == volume]

@@ -50,7 +50,9 @@ def test_a_volume_above_its_modelled_iops_cap_is_a_model_mismatch(aws: None) -> 
     assert caps == []
     row = next(
         r
-        for r in to_dict(result.snapshot, result.findings)["resources"]
+        for r in to_dict(result.snapshot.generated_at, result.readings, result.findings)[
+            "resources"
+        ]
         if r["resource_id"] == volume
     )
     assert row["status"] == "model_mismatch"

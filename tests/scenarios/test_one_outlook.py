@@ -9,11 +9,10 @@ any other window would show up as a disagreement.
 from __future__ import annotations
 
 import pytest
-from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.analyze import rules as rule_files
-from analyzer.deliver.exporter import Published, registry_for
+from analyzer.deliver.exporter import Published
 from analyzer.deliver.rows import resource_row
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import DbInstance, InstanceType
@@ -91,8 +90,7 @@ def _with_window(rule_id: str, window: str):
 
 
 def _gauge(published: Published, name: str) -> float:
-    registry, _ = registry_for(lambda: published, process_metrics=False)
-    text = generate_latest(registry).decode()
+    text = published.exposition.decode()
     [sample] = [
         s
         for family in text_string_to_metric_families(text)
@@ -108,11 +106,11 @@ def test_finding_report_and_gauge_give_one_time_to_empty(case: str, window: str)
     make, rule_id, gauge = CASES[case]
     analysis = analyze(make(), rules=_with_window(rule_id, window), minutes_of_data=60)
     [finding] = [f for f in analysis.firing if f.rule == rule_id]
-    [state] = analysis.snapshot.resources
-    row = resource_row(state, analysis.snapshot)
+    [reading] = analysis.readings.all()
+    row = resource_row(reading)
     assert finding.seconds_to_empty is not None
     assert row["seconds_to_empty"] == pytest.approx(finding.seconds_to_empty, abs=0.05)
-    assert _gauge(Published.of(analysis.snapshot, ()), gauge) == row["seconds_to_empty"]
+    assert _gauge(Published.of([reading], ()), gauge) == row["seconds_to_empty"]
     assert finding.evidence["window_seconds"] == float(window[:-1]) * 60
 
 
@@ -134,6 +132,7 @@ def test_without_a_forecast_rule_the_kind_defaults_decide() -> None:
     [state] = analysis.snapshot.resources
     assert state.windows.rate_s == 300.0
     assert state.outlook is not None
-    assert resource_row(state, analysis.snapshot)["seconds_to_empty"] == pytest.approx(
+    [reading] = analysis.readings.all()
+    assert resource_row(reading)["seconds_to_empty"] == pytest.approx(
         state.outlook.seconds_to_empty, abs=0.05
     )

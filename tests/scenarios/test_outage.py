@@ -30,7 +30,7 @@ def watching(account: Account) -> tuple[AlertBook, Callable[[float], None]]:
     def cycle(minute: float) -> None:
         now = START + timedelta(minutes=minute, seconds=130)
         result = analyzer.run(now)
-        book.update(now, result.findings, result.pending, None, result.unknown)
+        book.update(now, result.findings, result.pending, result.unknown, result.reading)
 
     return book, cycle
 
@@ -121,12 +121,12 @@ def test_a_volume_left_out_of_the_answers_is_stale_not_current(aws: None) -> Non
     analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
     analyzer.run(START + timedelta(minutes=36, seconds=130))
     result = analyzer.run(START + timedelta(minutes=42, seconds=130))
-    rows = {s.ref.resource_id: resource_row(s, result.snapshot) for s in result.snapshot.resources}
+    rows = {r.ref.resource_id: resource_row(r) for r in result.readings}
     assert rows[other]["status"] == "ok"
     assert rows[volume]["status"] == "stale"
     assert rows[volume]["iops"] is None and rows[volume]["iops_limit"] == 3_000
     assert rows[volume]["data_age_seconds"] == 300  # its last minute ends 06:37; data end 06:42
-    lines = Published.of(result.snapshot, []).exposition.decode().splitlines()
+    lines = Published.of(result.readings, []).exposition.decode().splitlines()
     mine = [line for line in lines if f'volume_id="{volume}"' in line]
     [up] = [line for line in mine if line.startswith("ebs_analyzer_volume_up{")]
     assert 'status="stale"' in up and up.endswith(" 0.0")
@@ -148,8 +148,10 @@ def test_a_clock_ahead_says_stale_and_gives_no_verdict(aws: None) -> None:
         analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
         result = analyzer.run(START + timedelta(minutes=40, seconds=130) + ahead)
         assert result.findings == []
-        text = render(result.snapshot, result.findings, "text", None)
+        text = render(result.snapshot, result.readings, result.findings, "text", None)
         assert "No findings" not in text and "No verdict" in text
     analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
     result = analyzer.run(START + timedelta(minutes=70, seconds=130))
-    assert "had only stale data" in render(result.snapshot, result.findings, "text", None)
+    assert "had only stale data" in render(
+        result.snapshot, result.readings, result.findings, "text", None
+    )

@@ -46,8 +46,8 @@ def everywhere(result: CycleResult, found: Finding, shown: int = 2) -> None:
     """The first `shown` options, with their prices, in text, JSON and Slack."""
     options = found.remedies[:shown]
     assert options and all(r.monthly_cost is not None for r in options)
-    text = report.render(result.snapshot, result.findings, "text")
-    document = json.loads(report.render(result.snapshot, result.findings, "json"))
+    text = report.render(result.snapshot, result.readings, result.findings, "text")
+    document = json.loads(report.render(result.snapshot, result.readings, result.findings, "json"))
     [row] = [
         f
         for f in document["findings"]

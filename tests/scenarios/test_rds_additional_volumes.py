@@ -54,7 +54,7 @@ def test_additional_volumes_add_to_what_the_storage_carries(beside: bool) -> Non
     db = replace(PRIMARY, additional_volumes=(DATA2,)) if beside else PRIMARY
     result = replay(db)
     rules_fired = [f.rule for f in result.findings]
-    row = resource_row(result.snapshot.get("us-east-1", "erp"), result.snapshot)
+    row = resource_row(result.reading("us-east-1", "erp"))
     if beside:
         assert rules_fired == []
         assert row["iops"] == pytest.approx(10_000, rel=0.01)

@@ -49,8 +49,7 @@ def test_postgres_io1_at_937_mib_per_second_is_within_its_striped_storage(aws: N
     config = settings.load({"region": [account.region]})
     result = Analyzer(config, rules.load()).run(now)
     assert [f for f in result.findings if f.resource.resource_id == "ledger"] == []
-    [state] = [s for s in result.snapshot.resources if s.ref.resource_id == "ledger"]
-    row = resource_row(state, result.snapshot)
+    row = resource_row(result.reading(account.region, "ledger"))
     assert row["status"] == "ok"
     assert row["storage_throughput_limit_bytes_per_second"] == 2_000 * MIB
     assert row["throughput_bytes_per_second"] == 937.5 * MIB

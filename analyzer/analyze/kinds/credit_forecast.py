@@ -40,7 +40,7 @@ from analyzer.analyze.record import LEAST_DRAINS, Chance, drains, record_of
 from analyzer.collect.past import REFRESH_S
 from analyzer.collect.window import floor_to
 from analyzer.model import units
-from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Finding, Severity
+from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Credit, Finding, Severity
 from analyzer.model.layers import Bucket
 from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
@@ -127,12 +127,17 @@ class CreditForecast(RuleBase):
         """A finding about `bucket`. A warning carries the level it holds until
         (`clear_balance`) and the balance read against it: the alert book keeps it firing
         while that balance stays below."""
-        if (severity or self.severity).rank >= Severity.WARNING.rank:
-            fields["evidence"] = {
-                **fields.get("evidence", {}),
-                HOLDS_UNTIL: self.clear_balance,
-                HOLDS_BALANCE: bucket.balance.value,
-            }
+        evidence = dict(fields.get("evidence", {}))
+        holds = (severity or self.severity).rank >= Severity.WARNING.rank
+        if holds:
+            evidence |= {HOLDS_UNTIL: self.clear_balance, HOLDS_BALANCE: bucket.balance.value}
+        credit = Credit(
+            bucket.balance,
+            balance_percent=evidence.get("balance_percent"),
+            holds_until_percent=self.clear_balance if holds else None,
+            charged_rate=evidence.get("charged_rate"),
+        )
+        fields |= {"evidence": evidence, "credit": credit}
         return self.finding(state, bucket.bottleneck, window_s, severity, **fields)
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.profile import days_alike
-from analyzer.model.findings import TREND_HORIZON, Finding
+from analyzer.model.findings import TREND_HORIZON, Credit, Finding
 from analyzer.model.layers import buckets_of
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceType
@@ -102,6 +102,7 @@ class CreditTrend(RuleBase):
                     "days_to_empty": round(days, 1),
                     TREND_HORIZON: self.within,
                 },
+                credit=Credit(bucket.balance, horizon_s=self.within),
             )
         return None
 

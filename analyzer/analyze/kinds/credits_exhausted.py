@@ -12,7 +12,13 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
-from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, RATE_BEFORE_EMPTY, Finding
+from analyzer.model.findings import (
+    HOLDS_BALANCE,
+    HOLDS_UNTIL,
+    RATE_BEFORE_EMPTY,
+    Credit,
+    Finding,
+)
 from analyzer.model.layers import Bucket
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceType
@@ -105,6 +111,13 @@ class CreditsExhausted(RuleBase):
                 HOLDS_UNTIL: self.clear_balance,
                 HOLDS_BALANCE: bucket.balance.value,
             },
+            credit=Credit(
+                bucket.balance,
+                balance_percent=current,
+                holds_until_percent=self.clear_balance,
+                empty=True,
+                rate_before_empty=before,
+            ),
         )
 
     def _before_empty(self, state: ResourceState, bucket: Bucket, at: datetime) -> float | None:

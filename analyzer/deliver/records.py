@@ -1,0 +1,284 @@
+"""A finding as JSON, both ways, spelled once: the JSON report's row, and the state file's
+record, which is the same row with what the alert book weighs after a restart (the window its
+rates were read over, its bucket typed, the rates its fixes were sized for, the forecast it
+held with).
+
+State files written before findings carried those typed fields keep them in the evidence
+instead; `_from_evidence` reads them from there, once, when such a file loads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from analyzer.model.findings import (
+    HOLDS_BALANCE,
+    HOLDS_UNTIL,
+    RATE_BEFORE_EMPTY,
+    TREND_HORIZON,
+    Bottleneck,
+    Change,
+    Credit,
+    Finding,
+    NextBottleneck,
+    Remedy,
+    Severity,
+)
+from analyzer.model.metrics import Measure
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import Unit
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Next(_Record):
+    bottleneck: Bottleneck
+    limit: float
+    unit: Unit
+    resource_id: str
+    headroom: float | None = None
+
+
+class _Change(_Record):
+    resource_type: ResourceType
+    resource_id: str
+    from_: dict[str, Any] = Field(default_factory=dict, alias="from")
+    to: dict[str, Any] = Field(default_factory=dict)
+
+
+class _Remedy(_Record):
+    action: str
+    monthly_cost: float | None = None
+    monthly_cost_delta: float | None = None
+    currency: str = "USD"
+    change: _Change | None = None
+    changes: list[_Change] = Field(default_factory=list)
+    """Every resource it changes, `change` first."""
+
+
+class _Credit(_Record):
+    balance: Measure
+    balance_percent: float | None = None
+    holds_until_percent: float | None = None
+    empty: bool = False
+    rate_before_empty: float | None = None
+    charged_rate: float | None = None
+    horizon_seconds: float | None = None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or _number(value)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _rates(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, dict) and all(_number(rate) for rate in value.values())
+    )
+
+
+EARLIER_EVIDENCE: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    HOLDS_UNTIL: ("a number", _number_or_none),
+    HOLDS_BALANCE: ("a string", _text_or_none),
+    "balance_percent": ("a number", _number_or_none),
+    "held_summary": ("a string", _text_or_none),
+    "fix_sized_for": ("an object of numbers", _rates),
+    "window_seconds": ("a number", _number_or_none),
+    RATE_BEFORE_EMPTY: ("a number", _number_or_none),
+    "charged_rate": ("a number", _number_or_none),
+    TREND_HORIZON: ("a number", _number_or_none),
+}
+"""The evidence a state file written before findings carried typed fields holds them in, and
+the type each is read as: a value of another type would load, then fail every cycle that
+weighs the alert (a comparison, a subtraction), and with it every alert."""
+
+STORED_ONLY = frozenset({"window_seconds", "credit", "sized_for", "held"})
+"""What the state file's record holds beyond the report's row."""
+
+
+class FindingRecord(_Record):
+    rule: str
+    severity: Severity
+    resource_type: ResourceType
+    resource_id: str
+    region: str
+    bottleneck: Bottleneck
+    summary: str
+    observed: float
+    limit: float
+    unit: Unit
+    seconds_to_empty: float | None = None
+    next_bottleneck: _Next | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    remedies: list[_Remedy] = Field(default_factory=list)
+    window_seconds: float | None = None
+    credit: _Credit | None = None
+    sized_for: dict[str, float] | None = None
+    held: str | None = None
+
+    @field_validator("evidence")
+    @classmethod
+    def _typed_as_read(cls, evidence: dict[str, Any]) -> dict[str, Any]:
+        for key, (kind, fits) in EARLIER_EVIDENCE.items():
+            if key in evidence and not fits(evidence[key]):
+                raise ValueError(f"{key} is not {kind}: {type(evidence[key]).__name__}")
+        return evidence
+
+    @classmethod
+    def of(cls, f: Finding) -> FindingRecord:
+        nxt, credit = f.next_bottleneck, f.credit
+        return cls(
+            rule=f.rule,
+            severity=f.severity,
+            resource_type=f.resource.resource_type,
+            resource_id=f.resource.resource_id,
+            region=f.resource.region,
+            bottleneck=f.bottleneck,
+            summary=f.summary,
+            observed=f.observed,
+            limit=f.limit,
+            unit=f.unit,
+            seconds_to_empty=(
+                round(f.seconds_to_empty, 1) if f.seconds_to_empty is not None else None
+            ),
+            next_bottleneck=None
+            if nxt is None
+            else _Next(
+                bottleneck=nxt.bottleneck,
+                limit=nxt.limit,
+                unit=nxt.unit,
+                resource_id=nxt.resource_id,
+                headroom=nxt.headroom,
+            ),
+            evidence=dict(f.evidence),
+            remedies=[
+                _Remedy(
+                    action=r.action,
+                    monthly_cost=r.monthly_cost,
+                    monthly_cost_delta=r.monthly_delta,
+                    currency=r.currency,
+                    change=_change_record(r.change),
+                    changes=[_Change.model_validate(c.as_dict()) for c in r.changes],
+                )
+                for r in f.remedies
+            ],
+            window_seconds=f.window_s,
+            credit=None
+            if credit is None
+            else _Credit(
+                balance=credit.balance,
+                balance_percent=credit.balance_percent,
+                holds_until_percent=credit.holds_until_percent,
+                empty=credit.empty,
+                rate_before_empty=credit.rate_before_empty,
+                charged_rate=credit.charged_rate,
+                horizon_seconds=credit.horizon_s,
+            ),
+            sized_for=dict(f.sized_for) if f.sized_for is not None else None,
+            held=f.held,
+        )
+
+    def finding(self) -> Finding:
+        nxt = self.next_bottleneck
+        earlier = self.credit is None and self.sized_for is None and self.held is None
+        credit, sized_for, held = (
+            _from_evidence(self.evidence) if earlier else (self.credit, self.sized_for, self.held)
+        )
+        window = self.window_seconds
+        if window is None:  # files written before findings kept their window
+            window = float(self.evidence.get("window_seconds") or 0.0)
+        return Finding(
+            rule=self.rule,
+            severity=self.severity,
+            resource=ResourceRef(self.resource_type, self.resource_id, self.region),
+            bottleneck=self.bottleneck,
+            summary=self.summary,
+            observed=self.observed,
+            limit=self.limit,
+            unit=self.unit,
+            seconds_to_empty=self.seconds_to_empty,
+            next_bottleneck=None
+            if nxt is None
+            else NextBottleneck(nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom),
+            evidence={k: v for k, v in self.evidence.items() if k != "held_summary"},
+            remedies=tuple(
+                Remedy(
+                    r.action,
+                    r.monthly_cost,
+                    r.monthly_cost_delta,
+                    r.currency,
+                    _change(r.change),
+                    tuple(c for c in map(_change, r.changes[1:]) if c is not None),
+                )
+                for r in self.remedies
+            ),
+            window_s=window,
+            credit=None
+            if credit is None
+            else Credit(
+                credit.balance,
+                balance_percent=credit.balance_percent,
+                holds_until_percent=credit.holds_until_percent,
+                empty=credit.empty,
+                rate_before_empty=credit.rate_before_empty,
+                charged_rate=credit.charged_rate,
+                horizon_s=credit.horizon_seconds,
+            ),
+            sized_for=sized_for,
+            held=held,
+        )
+
+
+def _from_evidence(
+    evidence: dict[str, Any],
+) -> tuple[_Credit | None, dict[str, float] | None, str | None]:
+    """What a finding stored before it carried typed fields kept in its evidence: its bucket,
+    the rates its fixes were sized for, the forecast it held with."""
+    credit = None
+    balance = evidence.get(HOLDS_BALANCE)
+    if balance in {m.value for m in Measure}:
+        credit = _Credit(
+            balance=Measure(balance),
+            balance_percent=evidence.get("balance_percent"),
+            holds_until_percent=evidence.get(HOLDS_UNTIL),
+            empty="pinned_datapoints" in evidence,
+            rate_before_empty=evidence.get(RATE_BEFORE_EMPTY),
+            charged_rate=evidence.get("charged_rate"),
+            horizon_seconds=evidence.get(TREND_HORIZON),
+        )
+    return credit, evidence.get("fix_sized_for"), evidence.get("held_summary")
+
+
+def _change_record(change: Change | None) -> _Change | None:
+    if change is None:
+        return None
+    return _Change.model_validate(change.as_dict())
+
+
+def _change(record: _Change | None) -> Change | None:
+    if record is None:
+        return None
+    return Change(record.resource_type, record.resource_id, record.from_, record.to)
+
+
+def finding_row(f: Finding) -> dict[str, Any]:
+    """A finding as the JSON report gives it."""
+    return FindingRecord.of(f).model_dump(mode="json", by_alias=True, exclude=set(STORED_ONLY))
+
+
+def finding_stored(f: Finding) -> dict[str, Any]:
+    """A finding as the state file keeps it: its row, and what the alert book weighs."""
+    return FindingRecord.of(f).model_dump(mode="json", by_alias=True)
