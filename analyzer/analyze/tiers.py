@@ -11,6 +11,9 @@
 
 An idle resource stays idle while it is quiet even though its balance is no longer read: with
 no drain, a full bucket stays full. Data that failed leaves the tier as it was.
+
+The time to empty is the resource's outlook (`outlook.with_outlook`), worked out over the
+windows of the rule that applies to it: the one the rules read, not a second opinion.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from analyzer.analyze.outlook import outlook
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.series import Status, recent
 from analyzer.model.state import ResourceState
@@ -90,7 +92,8 @@ def classify(
     policy: TierPolicy,
     at: datetime,
 ) -> Tier:
-    """The tier `state` belongs in with the data complete by `at`."""
+    """The tier `state` belongs in with the data complete by `at`, its outlook worked out at
+    `at`."""
     if alerted:
         return Tier.HOT
     if state.status is Status.ERROR:
@@ -98,7 +101,7 @@ def classify(
     load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
     utilization = _utilization(state, load, at)
     balances = _balances(state, at)
-    found = outlook(state, at, at)
+    found = state.outlook
     if (
         utilization >= policy.hot_utilization
         or (found is not None and found.seconds_to_empty <= policy.hot_empty_within_s)

@@ -196,6 +196,7 @@ class Analyzer:
                 cadence=self._cadence(),
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
                 past=PastDays() if self.rules.reads_past() else None,
+                windows=self.rules.forecast_windows,
             )
         return self._pollers[region]
 

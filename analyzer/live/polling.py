@@ -12,12 +12,13 @@ full data the cycle its operations show it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from analyzer.analyze import states
+from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.tiers import TierPolicy, classify
 from analyzer.collect import cloudwatch, queries
 from analyzer.collect.history import History
@@ -27,6 +28,7 @@ from analyzer.collect.regions import Region
 from analyzer.collect.window import aligned
 from analyzer.model.costs import Cadence
 from analyzer.model.metrics import Tier
+from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Inventory
 from analyzer.model.state import FetchStats, ResourceState
 
@@ -58,6 +60,8 @@ class RegionPoller:
     reads); None: over all of it."""
     past: PastDays | None = None
     """The balances' daily minima, fetched a few times a day beside the polls."""
+    windows: Callable[[ResourceState], ForecastWindows] = lambda _: ForecastWindows()
+    """The windows a resource's outlook is worked out over: its forecast rule's."""
     _dated: dict[str, tuple[ResourceState, int, ResourceState]] = field(default_factory=dict)
     """By resource id: the state as polled, the past's version, and the state with its past."""
     _inventory: Inventory | None = None
@@ -174,7 +178,8 @@ class RegionPoller:
             if rid not in polled:
                 continue
             previous = self.tiers.get(rid)
-            tier = classify(state, previous, rid in alerted, self.policy, at)
+            judged = with_outlook(state, self.windows(state), at, at)
+            tier = classify(judged, previous, rid in alerted, self.policy, at)
             if tier.rank > (previous or Tier.IDLE).rank:
                 raised.add(rid)
             if tier is not previous:
