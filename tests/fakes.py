@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
@@ -85,3 +88,29 @@ class FakeMetricData:
             points = [(t, v) for t in stamps if (v := self.value(query, t)) is not None]
             out[query] = Series.of(points, query.period_s)
         return out, stats
+
+
+@dataclass
+class Interruptible:
+    """A CloudWatch client stand-in (`CloudWatch` takes one with `get_metric_data`): the
+    answers of `client`, except while `fault` is set, which each call runs instead, to raise
+    or to hang as a failing endpoint would."""
+
+    client: Any
+    fault: Callable[[], object] | None = None
+
+    def get_metric_data(self, **kwargs: Any) -> Any:
+        if self.fault is not None:
+            self.fault()
+        return self.client.get_metric_data(**kwargs)
+
+
+def internal_failure() -> None:
+    """GetMetricData's answer in a CloudWatch outage: HTTP 500, InternalFailure."""
+    raise ClientError(
+        {
+            "Error": {"Code": "InternalFailure", "Message": "(500)"},
+            "ResponseMetadata": {"HTTPStatusCode": 500},
+        },
+        "GetMetricData",
+    )
