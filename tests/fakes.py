@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
@@ -126,3 +129,29 @@ def reads(*found: Reading) -> Callable[[str, str], Reading | None]:
     """A cycle's readings as the alert book asks for them."""
     by_id = {(r.ref.region, r.ref.resource_id): r for r in found}
     return lambda region, resource_id: by_id.get((region, resource_id))
+
+
+@dataclass
+class Interruptible:
+    """A CloudWatch client stand-in (`CloudWatch` takes one with `get_metric_data`): the
+    answers of `client`, except while `fault` is set, which each call runs instead, to raise
+    or to hang as a failing endpoint would."""
+
+    client: Any
+    fault: Callable[[], object] | None = None
+
+    def get_metric_data(self, **kwargs: Any) -> Any:
+        if self.fault is not None:
+            self.fault()
+        return self.client.get_metric_data(**kwargs)
+
+
+def internal_failure() -> None:
+    """GetMetricData's answer in a CloudWatch outage: HTTP 500, InternalFailure."""
+    raise ClientError(
+        {
+            "Error": {"Code": "InternalFailure", "Message": "(500)"},
+            "ResponseMetadata": {"HTTPStatusCode": 500},
+        },
+        "GetMetricData",
+    )

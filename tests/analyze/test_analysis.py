@@ -1,16 +1,21 @@
 """The analysis stage across cycles: a resource judged quiet on the same data is not judged
 again; anything found, pending or counting down is judged every cycle."""
 
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from analyzer.analyze import engine, prices
+from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
 from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.rules import LoadedRule, RuleSet
 from analyzer.analyze.states import build
+from analyzer.model.findings import Finding
 from analyzer.model.metrics import Measure
+from analyzer.model.state import ResourceState, Snapshot
 from tests.helpers import T0, series, shop_volume, volume_state
 
 
@@ -26,18 +31,36 @@ def quiet_volume(volume_id="vol-quiet"):
     )
 
 
+@dataclass
+class Judge:
+    """A rule that applies to everything and finds nothing: it notes the id of each resource
+    it judges, and raises instead while `broken`."""
+
+    id: str = "judge"
+    for_: float = 0.0
+    enabled: bool = True
+    broken: bool = False
+    judged: list[str] = field(default_factory=list)
+
+    def applies_to(self, state: ResourceState) -> bool:
+        return True
+
+    def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
+        self.judged.append(state.ref.resource_id)
+        if self.broken:
+            raise RuntimeError("boom")
+        return None
+
+
+def with_judge(judge: Judge) -> RuleSet:
+    """The shipped rules, and `judge` after them."""
+    shipped = rule_files.load()
+    return RuleSet((*shipped.loaded, LoadedRule(judge, Path("judge.yaml"))))
+
+
 @pytest.fixture
-def judged(monkeypatch):
-    """The resource ids each `_evaluate_one` call judged, in order."""
-    seen: list[str] = []
-    original = engine._evaluate_one
-
-    def spy(rule, state, snapshot):
-        seen.append(state.ref.resource_id)
-        return original(rule, state, snapshot)
-
-    monkeypatch.setattr(engine, "_evaluate_one", spy)
-    return seen
+def judge():
+    return Judge()
 
 
 def cycle(states, minute, memo, ruleset):
@@ -46,8 +69,8 @@ def cycle(states, minute, memo, ruleset):
     return analyze(snap, ruleset, Catalog(prices.load()), memo)
 
 
-def test_a_quiet_resource_is_judged_once_per_new_data(judged):
-    ruleset, memo = rule_files.load(), Judgements()
+def test_a_quiet_resource_is_judged_once_per_new_data(judge):
+    ruleset, memo, judged = with_judge(judge), Judgements(), judge.judged
     quiet = quiet_volume()
     first = cycle([quiet], 0, memo, ruleset)
     assert "vol-quiet" in judged and first.firing == []
@@ -60,8 +83,8 @@ def test_a_quiet_resource_is_judged_once_per_new_data(judged):
     assert "vol-quiet" in judged
 
 
-def test_what_fires_or_counts_down_is_judged_every_cycle(judged):
-    ruleset, memo = rule_files.load(), Judgements()
+def test_what_fires_or_counts_down_is_judged_every_cycle(judge):
+    ruleset, memo, judged = with_judge(judge), Judgements(), judge.judged
     shop = shop_volume()
     first = cycle([shop], 0, memo, ruleset)
     assert [f.rule for f in first.firing] == ["gp2-burst-exhaustion"]
@@ -75,27 +98,22 @@ def test_what_fires_or_counts_down_is_judged_every_cycle(judged):
     assert after.seconds_to_empty == pytest.approx(before.seconds_to_empty - 60)
 
 
-def test_other_rules_judge_everything_again(judged):
-    memo = Judgements()
+def test_other_rules_judge_everything_again(judge):
+    memo, judged = Judgements(), judge.judged
     quiet = quiet_volume()
-    cycle([quiet], 0, memo, rule_files.load())
+    cycle([quiet], 0, memo, with_judge(judge))
     judged.clear()
-    cycle([quiet], 1, memo, rule_files.load())
+    cycle([quiet], 1, memo, with_judge(judge))
     assert "vol-quiet" in judged
 
 
-def test_a_resource_a_rule_failed_on_is_not_taken_as_quiet(monkeypatch):
-    ruleset, memo = rule_files.load(), Judgements()
+def test_a_resource_a_rule_failed_on_is_not_taken_as_quiet():
+    judge = Judge(broken=True)
+    ruleset, memo = with_judge(judge), Judgements()
     quiet = quiet_volume()
-    original = engine._evaluate_one
-
-    def broken(rule, state, snapshot):
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(engine, "_evaluate_one", broken)
     cycle([quiet], 0, memo, ruleset)
     assert memo.unchanged(quiet) is None
-    monkeypatch.setattr(engine, "_evaluate_one", original)
+    judge.broken = False
     cycle([quiet], 1, memo, ruleset)
     assert memo.unchanged(quiet) is not None
 

@@ -5,8 +5,11 @@ included)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -14,9 +17,11 @@ from structlog.testing import capture_logs
 
 from analyzer import settings
 from analyzer.analyze import rules
+from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_instance_type
 from analyzer.collect.regions import connect
+from analyzer.deliver.notify import Channel
 from analyzer.errors import ConfigError
 from analyzer.live import daemon
 from analyzer.model.resources import Volume
@@ -24,6 +29,7 @@ from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.workloads import Demand, steps
+from tests.fakes import Interruptible, internal_failure
 from tests.receiver import Receiver
 
 START = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
@@ -46,7 +52,13 @@ def receiver():
 
 
 @pytest.fixture
-def account(aws):
+def cloudwatch():
+    """The account's CloudWatch client: the simulator's answers, unless a fault is set."""
+    return Interruptible(None)
+
+
+@pytest.fixture
+def account(aws, cloudwatch):
     """A gp3 volume whose load exceeds its 125 MiB/s from 2 h to 7.5 h."""
     ec2 = boto3.client("ec2", region_name="us-east-1")
     instance = ec2.run_instances(
@@ -62,7 +74,7 @@ def account(aws):
     load = Demand(steps((0, 200), (2 * HOUR, 2_000), (7.5 * HOUR, 100)), 128 * KIB)
     model = Volume(volume, "us-east-1", "gp3", 100, "in-use", 3_000, 125, instance)
     sim = Simulation(SimInstance(instance, type_info, [SimVolume(model, load)]), START)
-    cloudwatch = SimulatedCloudWatch(sim.run(8 * 60), attachments=sim.attachments)
+    cloudwatch.client = SimulatedCloudWatch(sim.run(8 * 60), attachments=sim.attachments)
     return volume, (
         lambda region: connect(region, Clients.for_region(region, cloudwatch=cloudwatch))
     )
@@ -291,22 +303,16 @@ def test_a_state_file_that_cannot_be_moved_aside_still_lets_the_daemon_start(
     assert event["moved_to"] is None and event["move_error"] == "Permission denied"
 
 
-def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, monkeypatch):
+def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, cloudwatch):
     """Every GetMetricData call failing is a failed cycle, in the metrics, the log and
     /readyz; one failing among others is a partial one."""
-    from analyzer.collect import cloudwatch
-    from analyzer.errors import AwsCallError
-
     _, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
     process = build(tmp_path, receiver, clients, clock)
     assert process.cycle()
     assert process.ready() == (True, "ready")
 
-    def down(*_args, **_kwargs):
-        raise AwsCallError("cloudwatch:GetMetricData in us-east-1: InternalFailure: (500)")
-
-    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", down)
+    cloudwatch.fault = internal_failure
     with capture_logs() as logs:
         for minute in range(1, 6):
             clock.now += timedelta(minutes=1)
@@ -326,25 +332,23 @@ def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, monkeypatch):
 
 
 def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
-    tmp_path, receiver, account, monkeypatch
+    tmp_path, receiver, account, cloudwatch, monkeypatch
 ):
     """A GetMetricData that hangs kept the process alive 179 s after SIGTERM; Kubernetes
     kills it after 30. The cycle is abandoned, the state saved, and the process exits 0."""
     import threading
     import time
 
-    from analyzer.collect import cloudwatch
-
     _, clients = account
     hung = threading.Event()
     released = threading.Event()
 
-    def hang(*_args, **_kwargs):
+    def hang():
         hung.set()
         released.wait(60)
         raise RuntimeError("released")
 
-    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", hang)
+    cloudwatch.fault = hang
     monkeypatch.setattr(daemon, "STOP_GRACE_S", 1.0)
     config = settings.load(
         {
@@ -505,51 +509,69 @@ def test_a_stored_value_that_still_fails_a_cycle_is_set_aside(tmp_path, receiver
     assert json.loads((tmp_path / "state.json").read_text())["alerts"][0]["last_sent"]
 
 
-def test_a_failing_delivery_is_a_failed_cycle_and_the_next_one_runs(
-    tmp_path, receiver, account, monkeypatch
-):
+@dataclass
+class Refusing:
+    """A channel in front of the daemon's own that raises what no channel should (a KeyError,
+    not a DeliveryError) while `refusing`."""
+
+    channel: Channel
+    refusing: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.channel.name
+
+    def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
+        if self.refusing:
+            raise KeyError("blocks")
+        self.channel.send(message, alerts, now)
+
+
+def test_a_failing_delivery_is_a_failed_cycle_and_the_next_one_runs(tmp_path, receiver, account):
     """Not only the alert book: whatever raises while a cycle concludes fails that cycle
     alone. A book that did not come from the state file is kept, and so is the file."""
-    from analyzer.deliver import notify
-
     _, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
     process = build(tmp_path, receiver, clients, clock)
-    real = notify.Dispatcher.deliver
-
-    def broken(*_args, **_kwargs):
-        raise KeyError("blocks")
-
-    monkeypatch.setattr(notify.Dispatcher, "deliver", broken)
+    channel = Refusing(process.dispatcher.channel)
+    process.dispatcher.channel = channel
     with capture_logs() as logs:
         assert not process.cycle()
     [failed] = [e for e in logs if e["event"] == "cycle.failed"]
     assert failed["step"] == "delivering"
     assert not any(e["event"] == "state.unreadable" for e in logs)
     assert [a.outbox.value for a in process.book.owed()] == ["firing"]
-    monkeypatch.setattr(notify.Dispatcher, "deliver", real)
+    channel.refusing = False
     clock.now += timedelta(minutes=1)
     assert process.cycle()
     assert len(receiver.requests) == 1
     assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
 
 
-def test_cycles_whose_conclusion_keeps_failing_fail_liveness(
-    tmp_path, receiver, account, monkeypatch
-):
+class Unpublishable(AlertBook):
+    """An alert book whose firing alerts, which the cycle publishes, cannot be read while
+    `broken`."""
+
+    broken = False
+
+    def firing(self) -> list[Alert]:
+        if self.broken:
+            raise ValueError("cannot publish")
+        return super().firing()
+
+
+def test_cycles_whose_conclusion_keeps_failing_fail_liveness(tmp_path, receiver, account):
     """A cycle that fails reading AWS ends as planned; one whose conclusion raises does not:
     when that goes on for ten intervals and half an hour, /livez fails and the pod restarts."""
-    from analyzer.deliver import exporter
-
     _, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
     process = build(tmp_path, receiver, clients, clock)
+    config = process.settings
+    book = Unpublishable(config.repeat_interval, config.resolve_after, config.notify_severity)
+    process.book = book
     assert process.cycle()
 
-    def broken(*_args, **_kwargs):
-        raise ValueError("cannot publish")
-
-    monkeypatch.setattr(exporter.Published, "of", broken)
+    book.broken = True
     for _ in range(31):
         clock.now += timedelta(minutes=1)
         assert not process.cycle()

@@ -2,8 +2,8 @@
 
 An io1/io2 volume may be attached to up to 16 Nitro instances at once. It used to keep only
 its first attachment, and was asked for the exceeded checks, which AWS does not publish for
-Multi-Attach volumes. moto keeps one attachment per volume, so DescribeVolumes' answer is
-given the second one AWS would list.
+Multi-Attach volumes. moto keeps one attachment per volume, so a botocore `after-call` handler
+on the analyzer's EC2 client gives DescribeVolumes' answer the second one AWS would list.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import pytest
 
 from analyzer import settings
 from analyzer.analyze import rules
-from analyzer.collect import describe, queries
+from analyzer.collect import queries
+from analyzer.collect.aws import Clients
+from analyzer.collect.regions import connect
 from analyzer.live.cycle import Analyzer
 from analyzer.model.resources import Instance, Volume
 from analyzer.model.units import KIB
@@ -26,31 +28,26 @@ START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def shared(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Account, str, str, str]]:
+def shared(aws: None) -> Iterator[tuple[Account, str, str, str, Clients]]:
+    """The volume on two instances, and clients whose DescribeVolumes answer lists both."""
     account = Account()
     first, second = account.instance("m5.large"), account.instance("m5.large")
     volume = account.volume("io2", 100, first, Iops=4_000, MultiAttachEnabled=True)
-    pages = describe.Ec2Rds._pages
+    clients = account.clients
 
-    def with_second_attachment(
-        self: describe.Ec2Rds, service: str, operation: str, **kwargs: Any
-    ) -> list[dict[str, Any]]:
-        out = pages(self, service, operation, **kwargs)
-        if operation == "describe_volumes":
-            for page in out:
-                for v in page["Volumes"]:
-                    if v["VolumeId"] == volume:
-                        v["Attachments"].append({**v["Attachments"][0], "InstanceId": second})
-        return out
+    def with_second_attachment(parsed: dict[str, Any], **_: Any) -> None:
+        for v in parsed.get("Volumes", []):
+            if v["VolumeId"] == volume:
+                v["Attachments"].append({**v["Attachments"][0], "InstanceId": second})
 
-    monkeypatch.setattr(describe.Ec2Rds, "_pages", with_second_attachment)
-    yield account, volume, first, second
+    clients.ec2.meta.events.register("after-call.ec2.DescribeVolumes", with_second_attachment)
+    yield account, volume, first, second, clients
 
 
 def test_a_multi_attach_volume_belongs_to_every_instance_it_is_attached_to(
-    shared: tuple[Account, str, str, str],
+    shared: tuple[Account, str, str, str, Clients],
 ) -> None:
-    account, volume, first, second = shared
+    account, volume, first, second, clients = shared
     minutes = [START + timedelta(minutes=m) for m in range(40)]
     ops = 4_000 * 20  # at its 4,000 IOPS for 20 s of each minute, from both instances
     account.put(
@@ -61,7 +58,8 @@ def test_a_multi_attach_volume_belongs_to_every_instance_it_is_attached_to(
         }
     )
     config = settings.load({"region": [account.region]})
-    result = Analyzer(config, rules.load()).run(START + timedelta(minutes=40, seconds=130))
+    analyzer = Analyzer(config, rules.load(), connect=lambda name: connect(name, clients))
+    result = analyzer.run(START + timedelta(minutes=40, seconds=130))
     states = {s.ref.resource_id: s for s in result.snapshot.resources}
 
     shared_volume = states[volume].resource

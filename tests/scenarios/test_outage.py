@@ -7,24 +7,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from structlog.testing import capture_logs
 
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.analyze.alerts import AlertBook, AlertState, Owed
-from analyzer.collect import cloudwatch
-from analyzer.errors import AwsCallError
+from analyzer.collect.aws import Clients
+from analyzer.collect.regions import connect
 from analyzer.live.cycle import Analyzer
 from analyzer.sim.workloads import Demand, constant
 from tests.account import Account
+from tests.fakes import Interruptible, internal_failure
 
 START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
-def watching(account: Account) -> tuple[AlertBook, Callable[[float], None]]:
-    """An alert book, and a cycle of the analyzer into it at a minute of the replay."""
+def watching(
+    account: Account, cloudwatch: Interruptible | None = None
+) -> tuple[AlertBook, Callable[[float], None]]:
+    """An alert book, and a cycle of the analyzer into it at a minute of the replay (reading
+    metrics through `cloudwatch`, where given)."""
     analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    if cloudwatch is not None:
+        analyzer.connect = lambda name: connect(
+            name, Clients.for_region(name, cloudwatch=cloudwatch)
+        )
     book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
 
     def cycle(minute: float) -> None:
@@ -35,26 +42,20 @@ def watching(account: Account) -> tuple[AlertBook, Callable[[float], None]]:
     return book, cycle
 
 
-def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
-    aws: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(aws: None) -> None:
     account = Account()
     instance = account.instance("m5.large")
     volume = account.volume("gp3", 200, instance)  # 3,000 IOPS
     account.put(account.simulation(instance, {volume: Demand(constant(5_000))}, START).run(60))
-    book, cycle = watching(account)
+    cloudwatch = Interruptible(account.clients.cloudwatch)
+    book, cycle = watching(account, cloudwatch)
 
     cycle(30)
     [alert] = [a for a in book if a.resource_id == volume]
     assert alert.state is AlertState.FIRING
     book.delivered(book.owed(), START)
 
-    pages = cloudwatch.CloudWatch._pages
-
-    def down(*_args: object, **_kwargs: object) -> None:
-        raise AwsCallError("cloudwatch:GetMetricData in us-east-1: InternalFailure: (500)")
-
-    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", down)
+    cloudwatch.fault = internal_failure
     with capture_logs() as logs:
         for minute in range(31, 38):  # 6.5 minutes of failed calls, one cycle a minute
             cycle(minute)
@@ -63,7 +64,7 @@ def test_a_cloudwatch_outage_neither_resolves_nor_refires_an_alert(
     [said] = [e for e in logs if e["event"] == "alert.unknown"]
     assert said["resource"] == volume
 
-    monkeypatch.setattr(cloudwatch.CloudWatch, "_pages", pages)
+    cloudwatch.fault = None
     cycle(38)
     assert alert.state is AlertState.FIRING
     assert alert.outbox is None  # no second "Firing"
