@@ -10,48 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import reduce
 from importlib.resources import as_file, files
+from operator import or_
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
+from analyzer.analyze.kinds import KINDS
+from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
-from analyzer.analyze.kinds.credit_trend import CreditTrend
-from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
-from analyzer.analyze.kinds.impaired import IoImpaired
-from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.errors import ConfigError
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.state import ResourceState
 from analyzer.yamlfile import UNKNOWN_KEY, Location, dotted, explain, read_yaml
 
-Rule = Annotated[
-    CreditForecast
-    | CreditTrend
-    | CreditsExhausted
-    | IopsCap
-    | ThroughputCap
-    | MemoryPressure
-    | IoImpaired,
-    Field(discriminator="kind"),
-]
+Rule = RuleBase
+"""A rule of any kind in `KINDS`."""
 
-KINDS = {
-    cls.model_fields["kind"].default: cls
-    for cls in (
-        CreditForecast,
-        CreditTrend,
-        CreditsExhausted,
-        IopsCap,
-        ThroughputCap,
-        MemoryPressure,
-        IoImpaired,
-    )
-}
-
-_RULE = TypeAdapter(Rule)
+_ANY_KIND: Any = Annotated[reduce(or_, KINDS.values()), Field(discriminator="kind")]
+_RULE: TypeAdapter[Rule] = TypeAdapter(_ANY_KIND)
+"""A rule as a rule file gives it, its class picked by its `kind`."""
 
 
 class _RuleFile(BaseModel):
