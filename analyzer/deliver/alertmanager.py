@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from analyzer.analyze.alerts import Alert, AlertBook, AlertKey
+from analyzer.deliver import labels
 from analyzer.deliver.auth import AlertmanagerUrl, alertmanager_endpoint
 from analyzer.deliver.notify import Record
 from analyzer.model import units
@@ -36,11 +37,6 @@ RESEND_INTERVALS = 4
 """`endsAt` lies this many cycle intervals ahead (Prometheus: four resend delays)."""
 RESOLVED_FOR_S = 15 * 60.0
 """A resolved alert is posted again for this long (as Prometheus does)."""
-ID_LABELS = {
-    ResourceType.VOLUME: "volume_id",
-    ResourceType.INSTANCE: "instance_id",
-    ResourceType.DB_INSTANCE: "db_instance_id",
-}
 
 
 def _stamp(moment: datetime) -> str:
@@ -54,17 +50,17 @@ def labels_of(alert: Alert, snapshot: Snapshot | None) -> dict[str, str]:
     ref = finding.resource
     out = {
         "alertname": finding.rule,
-        "severity": finding.severity.value,
-        "bottleneck": finding.bottleneck.value,
-        "resource_type": ref.resource_type.value,
-        "resource_id": ref.resource_id,
-        "region": ref.region,
-        ID_LABELS[ref.resource_type]: ref.resource_id,
+        labels.SEVERITY: finding.severity.value,
+        labels.BOTTLENECK: finding.bottleneck.value,
+        labels.RESOURCE_TYPE: ref.resource_type.value,
+        labels.RESOURCE_ID: ref.resource_id,
+        labels.REGION: ref.region,
+        labels.ID_LABELS[ref.resource_type]: ref.resource_id,
     }
     if ref.resource_type is ResourceType.VOLUME and snapshot is not None:
         state = snapshot.get(ref.region, ref.resource_id)
         if state is not None and state.related:
-            out["instance_id"] = state.related[0]
+            out[labels.INSTANCE_ID] = state.related[0]
     return out
 
 

@@ -18,8 +18,19 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
+from analyzer.deliver.labels import (
+    BOTTLENECK,
+    ID_LABELS,
+    INSTANCE_ID,
+    REGION,
+    RESOURCE_ID,
+    RESOURCE_TYPE,
+    RULE,
+    SEVERITY,
+)
 from analyzer.deliver.rows import resource_row
 from analyzer.deliver.telemetry import Telemetry
+from analyzer.model.resources import ResourceType
 from analyzer.model.state import Snapshot
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -182,7 +193,7 @@ HAD_DATA = frozenset({"ok", "model_mismatch", "impaired", "initializing"})
 
 
 def _volume_families(rows: list[Row]) -> Iterator[Metric]:
-    labels = ("region", "volume_id", "volume_type", "instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.VOLUME], "volume_type", INSTANCE_ID)
 
     def ids(r: Row) -> tuple[str, ...]:
         return (r["region"], r["resource_id"], r["volume_type"], r["attached_to"] or "")
@@ -199,7 +210,7 @@ def _volume_families(rows: list[Row]) -> Iterator[Metric]:
 
 
 def _instance_families(rows: list[Row]) -> Iterator[Metric]:
-    labels = ("region", "instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.INSTANCE])
 
     def ids(r: Row) -> tuple[str, ...]:
         return (r["region"], r["resource_id"])
@@ -216,7 +227,7 @@ def _instance_families(rows: list[Row]) -> Iterator[Metric]:
 
 
 def _db_families(rows: list[Row]) -> Iterator[Metric]:
-    labels = ("region", "db_instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.DB_INSTANCE])
 
     def ids(r: Row) -> tuple[str, ...]:
         return (r["region"], r["resource_id"])
@@ -299,7 +310,7 @@ def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
     family = GaugeMetricFamily(
         "ebs_analyzer_finding",
         "1 while a finding is active (firing).",
-        labels=["rule", "severity", "resource_type", "resource_id", "bottleneck"],
+        labels=[RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK],
     )
     for alert in sorted(firing, key=lambda a: a.key):
         family.add_metric(
