@@ -45,7 +45,7 @@ from analyzer.deliver.slack import webhook_problem
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
-from analyzer.yamlfile import read_yaml
+from analyzer.yamlfile import Location, explain, read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"
 
@@ -314,18 +314,14 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
     try:
         loaded = cls(**given)
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            name = str(error["loc"][0]) if error["loc"] else "settings"
-            inner = ".".join(str(part) for part in error["loc"][1:])
-            message = (
-                "unknown setting"
-                if error["type"] == "extra_forbidden"
-                else error["msg"].removeprefix("Value error, ")
-            )
-            where = _origin(name, given, config_file)
-            problems.append(f"{where}{'.' + inner if inner else ''}: {message}")
-        raise ConfigError(redaction.scrub("; ".join(problems))) from None
+
+        def place(location: Location) -> str:
+            """A setting by where it was given (`--flag`, `EBS_ANALYZER_…`, `file: key`)."""
+            where = _origin(str(location[0]) if location else "settings", given, config_file)
+            return ".".join([where, *(str(part) for part in location[1:])])
+
+        message = explain(exc, place, {"extra_forbidden": "unknown setting"})
+        raise ConfigError(redaction.scrub(message)) from None
     _check_secrets(loaded)
     if loaded.forecast_window is not None:
         log.warning(

@@ -1,9 +1,12 @@
-"""Reading a YAML file the user wrote: its document, or one line saying where it is broken."""
+"""Reading a YAML file the user wrote: its document, or one line saying where it is broken;
+and that line for any document a pydantic model refuses."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import yaml
@@ -107,6 +110,37 @@ def read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
 
 
+Location = tuple[int | str, ...]
+"""Where in a document pydantic found a problem: keys and list indexes, outermost first."""
+
+UNKNOWN_KEY: Mapping[str, str] = MappingProxyType({"extra_forbidden": "unknown key"})
+"""The reasons worded for people rather than as pydantic words them, by pydantic's error type."""
+
+
+def dotted(location: Iterable[int | str]) -> str:
+    """A location as a user writes it: `volumes.gp2.per_gb`, `alerts.0.since`."""
+    return ".".join(str(part) for part in location)
+
+
+def explain(
+    error: ValidationError,
+    place: Callable[[Location], str] = dotted,
+    reasons: Mapping[str, str] = UNKNOWN_KEY,
+    *,
+    first: bool = False,
+) -> str:
+    """Each problem pydantic found, as `where: why`, joined by `; ` (only the first with
+    `first`). `place` names where from pydantic's location; a problem it places nowhere (the
+    empty string) is its reason alone. The reason is `reasons`' for the error's type, or
+    pydantic's message without the `Value error, ` it puts before a validator's own words."""
+    problems = []
+    for problem in error.errors()[:1] if first else error.errors():
+        where = place(problem["loc"])
+        why = reasons.get(problem["type"]) or problem["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {why}" if where else why)
+    return "; ".join(problems)
+
+
 Model = TypeVar("Model", bound=BaseModel)
 
 
@@ -118,9 +152,4 @@ def read_model(path: Path, model: type[Model]) -> Model:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'])}: "
-            f"{'unknown key' if e['type'] == 'extra_forbidden' else e['msg']}"
-            for e in exc.errors()
-        ]
-        raise ConfigError(f"{path}: {'; '.join(problems)}") from None
+        raise ConfigError(f"{path}: {explain(exc)}") from None

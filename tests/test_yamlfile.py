@@ -1,5 +1,6 @@
 """Configuration and rule files: refused in one line when too large, or when their aliases
-expand past what any real file holds, before anything waits on them."""
+expand past what any real file holds, before anything waits on them; and the one line every
+refused document is explained in."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.cli import main
 from analyzer.errors import ConfigError
-from analyzer.yamlfile import MAX_FILE_BYTES, MAX_NODES, read_yaml
+from analyzer.yamlfile import MAX_FILE_BYTES, MAX_NODES, dotted, explain, read_model, read_yaml
 
 RULE = (
     "rules:\n  - id: mine\n    kind: iops_cap\n    resource_types: [volume]\n"
@@ -119,3 +121,60 @@ def test_anchors_and_merge_keys_within_the_limits_still_work(tmp_path: Path) -> 
         {"severity": "warning", "window": "15m", "id": "a"},
         {"severity": "warning", "window": "1h", "id": "b"},
     ]
+
+
+class _Inner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    size: int
+
+    @field_validator("size")
+    @classmethod
+    def _positive(cls, size: int) -> int:
+        if size <= 0:
+            raise ValueError("must be > 0")
+        return size
+
+
+class _Outer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    items: list[_Inner]
+
+
+def _refusal(document: object) -> ValidationError:
+    with pytest.raises(ValidationError) as caught:
+        _Outer.model_validate(document)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("location", "text"), [((), ""), (("items",), "items"), (("items", 0, "size"), "items.0.size")]
+)
+def test_a_location_reads_dotted(location: tuple[int | str, ...], text: str) -> None:
+    assert dotted(location) == text
+
+
+def test_each_problem_is_where_and_why_in_words_a_user_reads() -> None:
+    error = _refusal({"items": [{"size": 0}, {"size": 1, "colour": "red"}], "x": 1})
+    assert explain(error) == (
+        "items.0.size: must be > 0; items.1.colour: unknown key; x: unknown key"
+    )
+
+
+def test_the_place_and_the_reasons_can_be_worded_by_the_caller() -> None:
+    error = _refusal({"items": [{"size": 0}], "x": 1})
+
+    def place(location: tuple[int | str, ...]) -> str:
+        return "file: " + dotted(location)
+
+    assert explain(error, place, {"extra_forbidden": "unknown setting"}) == (
+        "file: items.0.size: must be > 0; file: x: unknown setting"
+    )
+    assert explain(error, place, first=True) == "file: items.0.size: must be > 0"
+
+
+def test_a_problem_placed_nowhere_is_its_reason_alone(tmp_path: Path) -> None:
+    assert explain(_refusal(None)) == "Input should be a valid dictionary or instance of _Outer"
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    with pytest.raises(ConfigError, match=r"^\S+empty.yaml: Input should be a valid dict"):
+        read_model(empty, _Outer)

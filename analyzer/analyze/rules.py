@@ -8,50 +8,30 @@ already loaded from an earlier directory replaces it, so a user directory can ov
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import reduce
 from importlib.resources import as_file, files
+from operator import or_
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
+from analyzer.analyze.kinds import KINDS
+from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
-from analyzer.analyze.kinds.credit_trend import CreditTrend
-from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
-from analyzer.analyze.kinds.impaired import IoImpaired
-from analyzer.analyze.kinds.memory import MemoryPressure
 from analyzer.errors import ConfigError
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.state import ResourceState
-from analyzer.yamlfile import read_yaml
+from analyzer.yamlfile import UNKNOWN_KEY, Location, dotted, explain, read_yaml
 
-Rule = Annotated[
-    CreditForecast
-    | CreditTrend
-    | CreditsExhausted
-    | IopsCap
-    | ThroughputCap
-    | MemoryPressure
-    | IoImpaired,
-    Field(discriminator="kind"),
-]
+Rule = RuleBase
+"""A rule of any kind in `KINDS`."""
 
-KINDS = {
-    cls.model_fields["kind"].default: cls
-    for cls in (
-        CreditForecast,
-        CreditTrend,
-        CreditsExhausted,
-        IopsCap,
-        ThroughputCap,
-        MemoryPressure,
-        IoImpaired,
-    )
-}
-
-_RULE = TypeAdapter(Rule)
+_ANY_KIND: Any = Annotated[reduce(or_, KINDS.values()), Field(discriminator="kind")]
+_RULE: TypeAdapter[Rule] = TypeAdapter(_ANY_KIND)
+"""A rule as a rule file gives it, its class picked by its `kind`."""
 
 
 class _RuleFile(BaseModel):
@@ -122,27 +102,21 @@ def rule_files(directory: Path) -> list[Path]:
     return found
 
 
-def _field_path(loc: Sequence[int | str], kind: object) -> str:
-    """Drop pydantic's union tag from an error location: `horizon`, not `kind_name.horizon`."""
-    parts = [str(p) for p in loc if p != kind]
-    return ".".join(parts)
-
-
 def _explain(error: ValidationError, kind: object) -> str:
-    messages = []
-    for e in error.errors():
-        where = _field_path(e["loc"], kind)
-        message = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif e["type"] == "union_tag_invalid":
-            allowed = ", ".join(sorted(KINDS))
-            message = f"unknown kind {kind!r} (known kinds: {allowed})"
-            where = "kind"
-        elif e["type"] == "union_tag_not_found":
-            where, message = "kind", "missing (one of: " + ", ".join(sorted(KINDS)) + ")"
-        messages.append(f"{where}: {message}" if where else message)
-    return "; ".join(messages)
+    """The problems of a rule (of `kind`, as given) or of a file. pydantic places a field under
+    the kind's union tag (`kind_name.horizon`): the field is named without it. A problem placed
+    at the rule itself is the tag's: its kind is unknown or missing."""
+    known = ", ".join(sorted(KINDS))
+
+    def place(location: Location) -> str:
+        return dotted([part for part in location if part != kind]) if location else "kind"
+
+    reasons = {
+        **UNKNOWN_KEY,
+        "union_tag_invalid": f"unknown kind {kind!r} (known kinds: {known})",
+        "union_tag_not_found": f"missing (one of: {known})",
+    }
+    return explain(error, place, reasons)
 
 
 def parse_file(path: Path, earlier: Mapping[str, Rule] | None = None) -> list[Rule]:

@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from analyzer.analyze.alerts import Alert, AlertBook, AlertKey, Read
+from analyzer.deliver import labels
 from analyzer.deliver.auth import AlertmanagerUrl, alertmanager_endpoint
 from analyzer.deliver.notify import Record
 from analyzer.model import units
@@ -35,11 +36,6 @@ RESEND_INTERVALS = 4
 """`endsAt` lies this many cycle intervals ahead (Prometheus: four resend delays)."""
 RESOLVED_FOR_S = 15 * 60.0
 """A resolved alert is posted again for this long (as Prometheus does)."""
-ID_LABELS = {
-    ResourceType.VOLUME: "volume_id",
-    ResourceType.INSTANCE: "instance_id",
-    ResourceType.DB_INSTANCE: "db_instance_id",
-}
 
 
 def _stamp(moment: datetime) -> str:
@@ -53,17 +49,17 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
     ref = finding.resource
     out = {
         "alertname": finding.rule,
-        "severity": finding.severity.value,
-        "bottleneck": finding.bottleneck.value,
-        "resource_type": ref.resource_type.value,
-        "resource_id": ref.resource_id,
-        "region": ref.region,
-        ID_LABELS[ref.resource_type]: ref.resource_id,
+        labels.SEVERITY: finding.severity.value,
+        labels.BOTTLENECK: finding.bottleneck.value,
+        labels.RESOURCE_TYPE: ref.resource_type.value,
+        labels.RESOURCE_ID: ref.resource_id,
+        labels.REGION: ref.region,
+        labels.ID_LABELS[ref.resource_type]: ref.resource_id,
     }
     if ref.resource_type is ResourceType.VOLUME and read is not None:
         reading = read(ref.region, ref.resource_id)
         if reading is not None and reading.attached_to:
-            out["instance_id"] = reading.attached_to
+            out[labels.INSTANCE_ID] = reading.attached_to
     return out
 
 

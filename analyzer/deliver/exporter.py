@@ -18,6 +18,16 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
+from analyzer.deliver.labels import (
+    BOTTLENECK,
+    ID_LABELS,
+    INSTANCE_ID,
+    REGION,
+    RESOURCE_ID,
+    RESOURCE_TYPE,
+    RULE,
+    SEVERITY,
+)
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.reading import DbDetails, InstanceDetails, Reading, VolumeDetails
 from analyzer.model.resources import ResourceType
@@ -175,7 +185,7 @@ def _family(
 
 
 def _volume_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = ("region", "volume_id", "volume_type", "instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.VOLUME], "volume_type", INSTANCE_ID)
 
     def ids(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, VolumeDetails)
@@ -193,7 +203,7 @@ def _volume_families(rows: Sequence[Reading]) -> Iterator[Metric]:
 
 
 def _instance_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = ("region", "instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
         return (r.ref.region, r.ref.resource_id)
@@ -214,7 +224,7 @@ def _instance_families(rows: Sequence[Reading]) -> Iterator[Metric]:
 
 
 def _db_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = ("region", "db_instance_id")
+    labels = (REGION, ID_LABELS[ResourceType.DB_INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
         return (r.ref.region, r.ref.resource_id)
@@ -288,7 +298,7 @@ def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
     family = GaugeMetricFamily(
         "ebs_analyzer_finding",
         "1 while a finding is active (firing).",
-        labels=["rule", "severity", "resource_type", "resource_id", "bottleneck"],
+        labels=[RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK],
     )
     for alert in sorted(firing, key=lambda a: a.key):
         family.add_metric(

@@ -37,6 +37,7 @@ from pydantic import (
 from analyzer.analyze.alerts import Alert, AlertState, Owed
 from analyzer.deliver.records import FindingRecord, finding_stored
 from analyzer.model.findings import Severity
+from analyzer.yamlfile import dotted, explain
 
 STATE_VERSION = 1
 """Version 1: alerts with their finding in the JSON report's form (plus its window), and the
@@ -167,9 +168,10 @@ def read_state(document: Any) -> tuple[State, list[str]]:
 
 
 def _why(exc: ValidationError, prefix: str = "") -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in (*([prefix] if prefix else []), *first["loc"]))
-    return f"{where or 'document'}: {first['msg']}"
+    """The first problem, placed in the whole document (`alerts.3.since`, or `document`)."""
+    return explain(
+        exc, lambda loc: dotted((prefix, *loc) if prefix else loc) or "document", first=True
+    )
 
 
 def _alerts(records: list[_Alert]) -> list[Alert]:

@@ -1,0 +1,28 @@
+"""The label names /metrics and Alertmanager both use. An alert carries the labels of the
+series of its resource, so a dashboard, a silence or an inhibition can match one with the
+other; spelled here once, they cannot drift apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from analyzer.model.resources import ResourceType
+
+REGION = "region"
+RESOURCE_TYPE = "resource_type"
+RESOURCE_ID = "resource_id"
+RULE = "rule"
+SEVERITY = "severity"
+BOTTLENECK = "bottleneck"
+INSTANCE_ID = "instance_id"
+"""An instance's id: the instance's own series, and a volume's the instance it is attached to."""
+
+ID_LABELS: Mapping[ResourceType, str] = MappingProxyType(
+    {
+        ResourceType.VOLUME: "volume_id",
+        ResourceType.INSTANCE: INSTANCE_ID,
+        ResourceType.DB_INSTANCE: "db_instance_id",
+    }
+)
+"""The label a resource's id goes by in its own series, by its type."""
