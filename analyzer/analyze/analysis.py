@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
-from analyzer.analyze import advice, engine
+from analyzer.analyze import engine
+from analyzer.analyze.advice.volume import remedies, sized_for
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
@@ -310,8 +311,8 @@ def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:
         finding = _binding_together(finding, found.together)
-    finding = replace(finding, remedies=advice.remedies(finding, snapshot, catalog))
-    sized = advice.sized_for(finding, snapshot)
+    finding = replace(finding, remedies=remedies(finding, snapshot, catalog))
+    sized = sized_for(finding, snapshot)
     if sized is None:
         return finding
     return replace(finding, evidence={**finding.evidence, "fix_sized_for": sized})

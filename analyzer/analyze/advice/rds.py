@@ -14,7 +14,7 @@ from collections.abc import Container
 from dataclasses import replace
 from datetime import datetime
 
-from analyzer.analyze.advice_instance import lifted, option, rates
+from analyzer.analyze.advice.instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from analyzer.analyze.advice_instance import for_instance, to_nitro
-from analyzer.analyze.advice_joint import joint
-from analyzer.analyze.advice_rds import for_db
+from analyzer.analyze.advice.instance import for_instance, to_nitro
+from analyzer.analyze.advice.joint import joint
+from analyzer.analyze.advice.rds import for_db
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units

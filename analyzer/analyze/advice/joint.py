@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from analyzer.analyze.advice_instance import (
+from analyzer.analyze.advice.instance import (
     GROWTH_CAP,
     STOP_START,
     ec2_candidates,
