@@ -11,7 +11,8 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import engine
-from analyzer.analyze.advice.volume import remedies, sized_for
+from analyzer.analyze.advice.fixes import remedies
+from analyzer.analyze.advice.sizing import sized_for
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches

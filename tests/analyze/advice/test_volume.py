@@ -3,7 +3,6 @@ from datetime import timedelta
 import pytest
 
 from analyzer.analyze import prices
-from analyzer.analyze.advice.volume import nice_up
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
@@ -128,14 +127,6 @@ def test_instance_caps_name_what_a_new_type_must_carry():
     assert "more than 3,125 MB/s of EBS throughput" in fix.action
     # Without the region's list of types, none is named, and nothing is priced.
     assert fix.monthly_delta is None and fix.cost_text() == "unpriced"
-
-
-@pytest.mark.parametrize(
-    ("need", "figure"),
-    [(3_560, 3_600), (19_050, 19_500), (1_192, 1_200), (64_000, 64_000), (573, 580), (7, 7)],
-)
-def test_fixes_are_rounded_up_to_two_significant_figures(need, figure):
-    assert nice_up(need) == figure
 
 
 def _modified(*modifications):
