@@ -19,7 +19,7 @@ import pytest
 from analyzer.analyze.alerts import AlertBook
 from analyzer.deliver.alertmanager import Alertmanager, annotations_of, labels_of
 from analyzer.model.findings import Remedy
-from tests.deliver.test_alerts import WARNING
+from tests.analyze.test_alerts import WARNING
 from tests.helpers import external
 from tests.test_cli import free_port, wait_for
 
