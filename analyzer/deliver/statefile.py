@@ -221,6 +221,7 @@ def _finding(record: _Finding) -> Finding:
                 r.currency,
                 _change(r.change),
                 tuple(c for c in map(_change, r.changes[1:]) if c is not None),
+                kind=None,  # not kept: only fresh advice reads it
             )
             for r in record.remedies
         ),

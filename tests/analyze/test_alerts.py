@@ -10,7 +10,7 @@ import pytest
 
 from analyzer.analyze.alerts import AlertBook, AlertState, Owed
 from analyzer.deliver import statefile
-from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
+from analyzer.model.findings import Bottleneck, Finding, Remedy, RemedyKind, Severity
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
 from tests.helpers import T0
@@ -258,7 +258,7 @@ def _sized(iops: float, action: str) -> Finding:
     return replace(
         WARNING,
         evidence={"fix_sized_for": {"iops": iops, "mib_per_second": iops * 16 / 1024}},
-        remedies=(Remedy(action, 100.0, 10.0),),
+        remedies=(Remedy(action, 100.0, 10.0, kind=RemedyKind.MODIFY),),
     )
 
 

@@ -12,7 +12,7 @@ from analyzer.analyze.advice.rds import for_db
 from analyzer.analyze.advice.sizing import bounded_by
 from analyzer.analyze.advice.volume import for_volume, to_nitro_in_words
 from analyzer.analyze.catalog import Catalog
-from analyzer.model.findings import Finding, Remedy
+from analyzer.model.findings import Finding, Remedy, RemedyKind
 from analyzer.model.resources import Instance, ResourceType, Volume
 from analyzer.model.state import ResourceState, Snapshot
 
@@ -73,8 +73,8 @@ def _for_volume(
         replace(
             o,
             # A limit of the volume as it is does not bind a volume of another type or a set.
-            action=(o.action if own and o.action.startswith(NEW_VOLUME) else o.action + suffix)
-            + ("" if o.action.startswith(NOT_A_MODIFICATION) else context),
+            action=(o.action if own and o.kind in NEW_VOLUME else o.action + suffix)
+            + ("" if o.kind in NOT_A_MODIFICATION else context),
         )
         for o in options
     ]
@@ -86,11 +86,11 @@ def _for_volume(
         # in place of the sentence that names none.
         named = to_nitro(volume, instance, snapshot, catalog)
         if named:
-            found = named + [o for o in found if not o.action.startswith(unnamed.action)]
+            found = named + [o for o in found if o.kind is not RemedyKind.INSTANCE]
     return _with_joint(found, finding, state, instance, snapshot, catalog)
 
 
-NEW_VOLUME = ("Move to io2", "Stripe over")
+NEW_VOLUME = frozenset({RemedyKind.PAST_CEILING, RemedyKind.STRIPE})
 """Fixes that replace the volume's type or the volume itself."""
-NOT_A_MODIFICATION = ("Stripe over", "Move i-")
+NOT_A_MODIFICATION = frozenset({RemedyKind.STRIPE, RemedyKind.INSTANCE})
 """Fixes that do not modify the volume: a new set of volumes, another instance."""

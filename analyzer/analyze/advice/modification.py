@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from analyzer.analyze.prices import PriceList
-from analyzer.model.findings import Change, Remedy
+from analyzer.model.findings import Change, Remedy, RemedyKind
 from analyzer.model.limits import volume_envelope
 from analyzer.model.resources import ResourceType, Volume
 from analyzer.model.units import MIB
@@ -21,6 +21,7 @@ def priced(
     size: int,
     iops: float | None = None,
     mibps: float | None = None,
+    kind: RemedyKind = RemedyKind.MODIFY,
 ) -> Remedy:
     """A volume modification, priced, with the change it makes in fields a program reads."""
     cost = prices.monthly(volume_type, size, iops, mibps)
@@ -32,7 +33,7 @@ def priced(
         iops=int(iops) if iops is not None else None,
         throughput_mibps=int(mibps) if mibps is not None else None,
     )
-    return Remedy(action, cost, delta, change=volume_change(volume, after))
+    return Remedy(action, cost, delta, change=volume_change(volume, after), kind=kind)
 
 
 def _config(volume: Volume) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from analyzer.analyze.advice.modification import priced, volume_change
 from analyzer.analyze.advice.sizing import Need, nice_up
 from analyzer.analyze.prices import PriceList
 from analyzer.model import units
-from analyzer.model.findings import Remedy
+from analyzer.model.findings import Remedy, RemedyKind
 from analyzer.model.limits import (
     GP3_INCLUDED_IOPS,
     GP3_INCLUDED_MIBPS,
@@ -50,6 +50,7 @@ def to_io2(
         "io2",
         size,
         target,
+        kind=RemedyKind.PAST_CEILING,
     )
 
 
@@ -101,6 +102,7 @@ def stripe(
         cost,
         delta,
         change=volume_change(volume, each_volume, n),
+        kind=RemedyKind.STRIPE,
     )
 
 

@@ -16,7 +16,7 @@ from analyzer.analyze.advice.past_ceiling import stripe, to_io2
 from analyzer.analyze.advice.sizing import Need, needed, nice_up
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units
-from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Finding, Remedy
+from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Finding, Remedy, RemedyKind
 from analyzer.model.limits import (
     GP3_INCLUDED_IOPS,
     GP3_INCLUDED_MIBPS,
@@ -122,6 +122,7 @@ def _refill_now(
         volume,
         "gp2",
         size,
+        kind=RemedyKind.STOPGAP,
     )
 
 
@@ -133,7 +134,8 @@ def to_nitro_in_words(volume: Volume, state: ResourceState) -> Remedy | None:
     return Remedy(
         f"Move {volume.attached_to} to an instance type built on Nitro: off Nitro "
         f"{volume.volume_type} delivers at most {units.iops(XEN_MAX_IOPS)}, on Nitro the "
-        f"{units.iops(volume.iops)} provisioned (and already paid for)"
+        f"{units.iops(volume.iops)} provisioned (and already paid for)",
+        kind=RemedyKind.INSTANCE,
     )
 
 

@@ -6,6 +6,7 @@ from analyzer.analyze import prices
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
+from analyzer.model.findings import RemedyKind
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.units import KIB, MB
@@ -49,6 +50,11 @@ def test_the_shop_volume_is_cheaper_on_gp3():
     # 1,500 IOPS with a fifth more room: 1,800 IOPS of baseline needs 600 GiB.
     assert grow.action.startswith("Grow to 600 GiB (1,800 IOPS baseline")
     assert (grow.monthly_cost, grow.monthly_delta) == (60.0, 55.0)
+    assert [o.kind for o in (gp3, refill, grow)] == [
+        RemedyKind.MODIFY,
+        RemedyKind.STOPGAP,
+        RemedyKind.MODIFY,
+    ]
 
 
 def test_an_exhausted_volume_unseen_before_is_sized_for_the_burst_it_lost():
