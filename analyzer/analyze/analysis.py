@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
-from analyzer.analyze import advice, engine
+from analyzer.analyze import engine
+from analyzer.analyze.advice.fixes import remedies
+from analyzer.analyze.advice.sizing import sized_for
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
@@ -317,8 +319,8 @@ def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:
         finding = _binding_together(finding, found.together)
-    finding = replace(finding, remedies=advice.remedies(finding, snapshot, catalog))
-    sized = advice.sized_for(finding, snapshot)
+    finding = replace(finding, remedies=remedies(finding, snapshot, catalog))
+    sized = sized_for(finding, snapshot)
     if sized is None:
         return finding
     evidence = {**finding.evidence, "fix_sized_for": sized}

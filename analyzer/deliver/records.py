@@ -26,6 +26,7 @@ from analyzer.model.findings import (
     Finding,
     NextBottleneck,
     Remedy,
+    RemedyKind,
     Severity,
 )
 from analyzer.model.metrics import Measure
@@ -60,6 +61,8 @@ class _Remedy(_Record):
     change: _Change | None = None
     changes: list[_Change] = Field(default_factory=list)
     """Every resource it changes, `change` first."""
+    kind: RemedyKind | None = None
+    """Kept in the state file only; absent from files written before fixes kept it."""
 
 
 class _Credit(_Record):
@@ -106,7 +109,7 @@ the type each is read as: a value of another type would load, then fail every cy
 weighs the alert (a comparison, a subtraction), and with it every alert."""
 
 STORED_ONLY = frozenset({"window_seconds", "credit", "sized_for", "held"})
-"""What the state file's record holds beyond the report's row."""
+"""What the state file's record holds beyond the report's row (and each fix's kind)."""
 
 
 class FindingRecord(_Record):
@@ -172,6 +175,7 @@ class FindingRecord(_Record):
                     currency=r.currency,
                     change=_change_record(r.change),
                     changes=[_Change.model_validate(c.as_dict()) for c in r.changes],
+                    kind=r.kind,
                 )
                 for r in f.remedies
             ],
@@ -222,6 +226,7 @@ class FindingRecord(_Record):
                     r.currency,
                     _change(r.change),
                     tuple(c for c in map(_change, r.changes[1:]) if c is not None),
+                    kind=r.kind,
                 )
                 for r in self.remedies
             ),
@@ -276,7 +281,9 @@ def _change(record: _Change | None) -> Change | None:
 
 def finding_row(f: Finding) -> dict[str, Any]:
     """A finding as the JSON report gives it."""
-    return FindingRecord.of(f).model_dump(mode="json", by_alias=True, exclude=set(STORED_ONLY))
+    stored_only: dict[str, Any] = dict.fromkeys(STORED_ONLY, True)
+    stored_only["remedies"] = {"__all__": {"kind"}}
+    return FindingRecord.of(f).model_dump(mode="json", by_alias=True, exclude=stored_only)
 
 
 def finding_stored(f: Finding) -> dict[str, Any]:

@@ -109,6 +109,24 @@ class Change:
         }
 
 
+class RemedyKind(StrEnum):
+    """What a fix does to the resource: what the advice reads where it words and orders fixes
+    (the action says the same in words)."""
+
+    MODIFY = "modify"
+    """The resource modified in place: ModifyVolume, or ModifyDBInstance for its storage."""
+    PAST_CEILING = "past_ceiling"
+    """The volume modified to io2, past its type's own ceiling: its own limits no longer bind."""
+    STRIPE = "stripe"
+    """A new set of volumes striped together, the data copied over: the volume is not modified."""
+    STOPGAP = "stopgap"
+    """Now, to buy time: a modification that refills a bucket while the lasting fix waits."""
+    INSTANCE = "instance"
+    """Another instance type or DB class: a stop and start, or a restart."""
+    BOTH = "both"
+    """The volume and its instance changed together."""
+
+
 @dataclass(frozen=True, slots=True)
 class Remedy:
     """One way to lift a finding's limit, with the resource's monthly price after it."""
@@ -121,6 +139,10 @@ class Remedy:
     """The same fix in fields a script can act on; None where it is advice in words only."""
     also: tuple[Change, ...] = ()
     """A joint fix's other changes (the instance, where `change` is the volume)."""
+    kind: RemedyKind | None = field(kw_only=True, compare=False)
+    """None where it was read back from the state file, which keeps what a fix says and
+    changes, not its kind: only fresh advice reads it. Not compared, so that a fix read back
+    equals the fix saved."""
 
     @property
     def changes(self) -> tuple[Change, ...]:

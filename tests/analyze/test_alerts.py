@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.analyze.alerts import AlertBook, AlertState, Owed
 from analyzer.deliver import statefile
-from analyzer.model.findings import Bottleneck, Credit, Finding, Remedy, Severity
+from analyzer.model.findings import Bottleneck, Credit, Finding, Remedy, RemedyKind, Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.reading import Reading
 from analyzer.model.resources import ResourceRef, ResourceType
@@ -265,7 +265,7 @@ def _sized(iops: float, action: str) -> Finding:
         WARNING,
         evidence={"fix_sized_for": {"iops": iops, "mib_per_second": iops * 16 / 1024}},
         sized_for={"iops": iops, "mib_per_second": iops * 16 / 1024},
-        remedies=(Remedy(action, 100.0, 10.0),),
+        remedies=(Remedy(action, 100.0, 10.0, kind=RemedyKind.MODIFY),),
     )
 
 

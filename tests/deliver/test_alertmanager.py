@@ -18,7 +18,7 @@ import pytest
 
 from analyzer.analyze.alerts import AlertBook
 from analyzer.deliver.alertmanager import Alertmanager, annotations_of, labels_of
-from analyzer.model.findings import Remedy
+from analyzer.model.findings import Remedy, RemedyKind
 from tests.analyze.test_alerts import WARNING
 from tests.fakes import reading, reads
 from tests.helpers import external
@@ -85,7 +85,7 @@ def firing_book(now: datetime) -> AlertBook:
 
 def test_labels_carry_the_metrics_names_and_annotations_what_to_do() -> None:
     now = datetime.now(UTC)
-    fixed = Remedy("Move to gp3: 3,000 IOPS without credits", 4.0, -1.0)
+    fixed = Remedy("Move to gp3: 3,000 IOPS without credits", 4.0, -1.0, kind=RemedyKind.MODIFY)
     book = AlertBook(4 * 3600, 300)
     book.update(now, [replace(WARNING, remedies=(fixed,))], [])
     [alert] = book.firing()

@@ -14,10 +14,17 @@ from collections.abc import Container
 from dataclasses import replace
 from datetime import datetime
 
-from analyzer.analyze.advice_instance import lifted, option, rates
+from analyzer.analyze.advice.instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
-from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
+from analyzer.model.findings import (
+    RATE_BEFORE_EMPTY,
+    Bottleneck,
+    Change,
+    Finding,
+    Remedy,
+    RemedyKind,
+)
 from analyzer.model.limits import GP2_IOPS_PER_GIB, Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.rds_storage import (
@@ -139,7 +146,9 @@ def _priced(action: str, db: DbInstance, catalog: Catalog, storage_type: str, si
     now = _storage(db, catalog, db.storage_type, db.allocated_gib)
     cost = _storage(db, catalog, storage_type, size)
     delta = round(cost - now, 2) if cost is not None and now is not None else None
-    return Remedy(action, cost, delta, change=_storage_change(db, storage_type, size))
+    return Remedy(
+        action, cost, delta, change=_storage_change(db, storage_type, size), kind=RemedyKind.MODIFY
+    )
 
 
 def _gp2_size_for(db: DbInstance, wanted: float) -> tuple[int, Envelope | None]:
@@ -213,7 +222,8 @@ def _without_log_volume(finding: Finding, state: ResourceState, at: datetime) ->
     return Remedy(
         f"Turn off the Dedicated Log Volume (fixed at {LOG_VOLUME_IOPS:,} IOPS) with "
         f"ModifyDBInstance --no-dedicated-log-volume, so that the logs share the storage; "
-        f"{carry}"
+        f"{carry}",
+        kind=RemedyKind.MODIFY,
     )
 
 
@@ -230,7 +240,8 @@ def for_db(
             return found or [
                 Remedy(
                     f"Move to a class with at least {MORE_MEMORY:g}× the memory {RDS_CLASS}: "
-                    "reads the working set serves from memory never reach storage"
+                    "reads the working set serves from memory never reach storage",
+                    kind=RemedyKind.INSTANCE,
                 )
             ]
         case (
@@ -242,7 +253,8 @@ def for_db(
             return found or [
                 Remedy(
                     f"Move to a class with more EBS bandwidth {RDS_CLASS}; "
-                    f"{db.instance_class} caps all its storage I/O"
+                    f"{db.instance_class} caps all its storage I/O",
+                    kind=RemedyKind.INSTANCE,
                 )
             ]
         case Bottleneck.BURST_CREDITS if db.storage_type == "gp2":
@@ -252,6 +264,7 @@ def for_db(
     return [
         Remedy(
             f"Provision more IOPS and throughput on the {db.storage_type} storage "
-            f"(gp3, io1 or io2) {RDS_MODIFY}"
+            f"(gp3, io1 or io2) {RDS_MODIFY}",
+            kind=RemedyKind.MODIFY,
         )
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analyze.advice_instance import MIN_LIFT, beyond, lifted
+from analyzer.analyze.advice.instance import MIN_LIFT, beyond, lifted
 from analyzer.model.findings import Bottleneck, Finding, NextBottleneck, Severity
 from analyzer.model.resources import InstanceType, ResourceRef, ResourceType
 from analyzer.model.units import MB, Unit

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from analyzer.analyze.advice_instance import (
+from analyzer.analyze.advice.instance import (
     GROWTH_CAP,
     STOP_START,
     ec2_candidates,
@@ -24,7 +24,7 @@ from analyzer.analyze.advice_instance import (
 )
 from analyzer.analyze.candidates import less_than_today
 from analyzer.analyze.catalog import Catalog
-from analyzer.model.findings import Finding, NextBottleneck, Remedy
+from analyzer.model.findings import Finding, NextBottleneck, Remedy, RemedyKind
 from analyzer.model.limits import XEN_MAX_IOPS
 from analyzer.model.resources import Instance, ResourceType, Volume
 from analyzer.model.state import ResourceState, Snapshot
@@ -93,7 +93,7 @@ def joint(
     fixes = [
         f
         for f in volume_fixes(own, volume, instance)
-        if f.change is not None and not f.action.startswith(("Now", "Stripe"))
+        if f.change is not None and f.kind not in (RemedyKind.STOPGAP, RemedyKind.STRIPE)
     ]
     if not fixes:
         return None
@@ -134,4 +134,4 @@ def joint(
     cost = round(sum(p for p in parts if p is not None), 2) if None not in parts else None
     delta = round(sum(d for d in deltas if d is not None), 2) if None not in deltas else None
     also = (moved.change,) if moved.change is not None else ()
-    return Remedy(action, cost, delta, change=fix.change, also=also)
+    return Remedy(action, cost, delta, change=fix.change, also=also, kind=RemedyKind.BOTH)

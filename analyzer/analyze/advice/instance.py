@@ -15,7 +15,14 @@ from typing import Any
 from analyzer.analyze.candidates import Candidate, Wanted, candidates, less_than_today, sustained
 from analyzer.analyze.catalog import Catalog
 from analyzer.model import units
-from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Change, Finding, Remedy
+from analyzer.model.findings import (
+    RATE_BEFORE_EMPTY,
+    Bottleneck,
+    Change,
+    Finding,
+    Remedy,
+    RemedyKind,
+)
 from analyzer.model.limits import XEN_MAX_IOPS
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, InstanceType, ResourceType, Volume
@@ -132,7 +139,7 @@ def option(
         {**describe_type(today), "instance_type": f"{unit}{today.name}"},
         {**describe_type(info), "instance_type": f"{unit}{info.name}"},
     )
-    return Remedy(action, cost, delta, change=change)
+    return Remedy(action, cost, delta, change=change, kind=RemedyKind.INSTANCE)
 
 
 def ec2_candidates(
@@ -214,7 +221,8 @@ def _unnamed(finding: Finding, instance: Instance) -> Remedy:
     if finding.bottleneck is Bottleneck.INSTANCE_BURST_CREDITS:
         return Remedy(
             f"Move to an instance type whose EBS baseline covers the load: "
-            f"{instance.instance_type} sustains only its baseline once its EBS burst is spent"
+            f"{instance.instance_type} sustains only its baseline once its EBS burst is spent",
+            kind=RemedyKind.INSTANCE,
         )
     what = "IOPS" if finding.bottleneck is Bottleneck.INSTANCE_IOPS else "throughput"
     limit = units.iops(finding.limit) if what == "IOPS" else units.mbps(finding.limit)
@@ -222,5 +230,6 @@ def _unnamed(finding: Finding, instance: Instance) -> Remedy:
     return Remedy(
         f"Move to an instance type with more than {limit} of EBS {what} "
         f"(larger {family} sizes, or an EBS-optimized family such as the *n/*bn "
-        f"types); the instance cap is shared by all its volumes"
+        f"types); the instance cap is shared by all its volumes",
+        kind=RemedyKind.INSTANCE,
     )

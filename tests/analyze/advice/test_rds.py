@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.analyze import prices
-from analyzer.analyze.advice_rds import _gp2_fixes, _offered
+from analyzer.analyze.advice.rds import _gp2_fixes, _offered
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.resources import DbInstance, ResourceRef, ResourceType
