@@ -83,6 +83,7 @@ def _bucket_outlook(
         "burst": bucket.burst,
     }
     model = bucket.model
+    typed: dict[str, Any] = {}
     if model is not None:
         forecast = bucket_forecast(
             model,
@@ -103,21 +104,26 @@ def _bucket_outlook(
             drain_per_second=forecast.drain,
             rate_read_from=forecast.read_from.isoformat() if forecast.read_from else None,
         )
+        typed["charged_rate"] = forecast.consumption
         if forecast.read_from is not None and rates.timestamps[0] < forecast.read_from:
             # The load changed within the window: the drain is read from the new load.
-            evidence["rate_since_change"] = rates.between(forecast.read_from, at).mean()
+            since = rates.between(forecast.read_from, at).mean()
+            evidence["rate_since_change"] = since
+            typed |= {"read_from": forecast.read_from, "rate_since_change": since}
         seconds = forecast.seconds_to_empty
         if forecast.charge_range is not None:
             at_most = model.seconds_to_empty(forecast.balance_percent, forecast.charge_range[1])
             elapsed = (reference - forecast.balance_at).total_seconds()
+            unmerged = max(at_most - elapsed, 0.0) if at_most else None
             evidence.update(
                 charged_rate_range=list(forecast.charge_range),
-                seconds_to_empty_if_unmerged=max(at_most - elapsed, 0.0) if at_most else None,
+                seconds_to_empty_if_unmerged=unmerged,
             )
+            typed["seconds_if_unmerged"] = unmerged
     else:
         trend = trend_forecast(balance, at, reference, windows.trend_s)
         if trend is None or trend.seconds_to_empty is None:
             return None
         evidence.update(model="trend", slope_percent_per_minute=trend.slope_percent_per_s * 60)
         seconds = trend.seconds_to_empty
-    return Outlook(seconds, bucket, rate, current, evidence)
+    return Outlook(seconds, bucket, rate, current, evidence, **typed)

@@ -139,10 +139,9 @@ class Remedy:
     """The same fix in fields a script can act on; None where it is advice in words only."""
     also: tuple[Change, ...] = ()
     """A joint fix's other changes (the instance, where `change` is the volume)."""
-    kind: RemedyKind | None = field(kw_only=True, compare=False)
-    """None where it was read back from the state file, which keeps what a fix says and
-    changes, not its kind: only fresh advice reads it. Not compared, so that a fix read back
-    equals the fix saved."""
+    kind: RemedyKind | None = field(kw_only=True)
+    """None only where it was read back from a state file written before fixes kept their
+    kind."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -230,6 +229,11 @@ class Finding:
     @property
     def is_credits(self) -> bool:
         return self.bottleneck.is_credits
+
+    @property
+    def rate_before_empty(self) -> float | None:
+        """An empty bucket's rate before it ran out (`Credit.rate_before_empty`)."""
+        return self.credit.rate_before_empty if self.credit is not None else None
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -40,6 +41,16 @@ class Outlook:
     """The mean of the bucket's rate (IOPS or bytes/s) over the rate window."""
     balance_percent: float
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    """The same, and how it was worked out, for the report."""
+    charged_rate: float | None = None
+    """The rate the bucket is charged at, where AWS's counting makes it more than the rate."""
+    read_from: datetime | None = None
+    """Where the load changed within the window: the drain is read from here on."""
+    rate_since_change: float | None = None
+    """The mean rate since `read_from`."""
+    seconds_if_unmerged: float | None = None
+    """st1/sc1 where the data cannot tell merged from random I/O: the time to empty if the I/O
+    is random and unmerged."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))

@@ -16,7 +16,6 @@ from analyzer.analyze.candidates import Candidate, Wanted, candidates, less_than
 from analyzer.analyze.catalog import Catalog
 from analyzer.model import units
 from analyzer.model.findings import (
-    RATE_BEFORE_EMPTY,
     Bottleneck,
     Change,
     Finding,
@@ -50,12 +49,8 @@ def rates(state: ResourceState, at: datetime) -> tuple[float, float]:
 def growth(finding: Finding) -> float:
     """How far the fix must carry today's rates."""
     if finding.bottleneck.is_credits:
-        before = finding.evidence.get(RATE_BEFORE_EMPTY)
-        behind = (
-            before / finding.observed
-            if isinstance(before, int | float) and finding.observed > 0
-            else 1.0
-        )
+        before = finding.rate_before_empty
+        behind = before / finding.observed if before is not None and finding.observed > 0 else 1.0
         return max(behind, 1.0) * BURST_ROOM
     nxt = finding.next_bottleneck
     return max(min(nxt.headroom, GROWTH_CAP), 1.0) if nxt and nxt.headroom else GROWTH_CAP

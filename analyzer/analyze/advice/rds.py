@@ -18,7 +18,6 @@ from analyzer.analyze.advice.instance import lifted, option, rates
 from analyzer.analyze.candidates import Wanted, candidates
 from analyzer.analyze.catalog import Catalog
 from analyzer.model.findings import (
-    RATE_BEFORE_EMPTY,
     Bottleneck,
     Change,
     Finding,
@@ -166,8 +165,8 @@ def _gp2_size_for(db: DbInstance, wanted: float) -> tuple[int, Envelope | None]:
 
 
 def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remedy]:
-    before = finding.evidence.get(RATE_BEFORE_EMPTY)
-    demand = max(finding.observed, before if isinstance(before, int | float) else 0.0)
+    before = finding.rate_before_empty
+    demand = max(finding.observed, before if before is not None else 0.0)
     wanted = demand * 1.2
     threshold = STRIPED_FROM_GIB.get(family(db.engine))
     if wanted > 3_000 and threshold is not None and db.allocated_gib < threshold:

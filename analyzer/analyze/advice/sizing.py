@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Finding
+from analyzer.model.findings import Bottleneck, Finding
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Volume
 from analyzer.model.series import recent
@@ -61,16 +61,16 @@ def needed(finding: Finding, state: ResourceState, at: datetime) -> Need:
         envelope = state.envelope
         if finding.seconds_to_empty == 0 and envelope is not None:
             io_size = bps / iops if iops else 16 * KIB
-            before = finding.evidence.get(RATE_BEFORE_EMPTY)
-            if isinstance(before, int | float) and before > 0:
+            before = finding.rate_before_empty
+            if before is not None and before > 0:
                 wanted = before * 1.2
                 if finding.unit is Unit.IOPS:
                     return Need(max(iops, wanted), max(mibps, wanted * io_size / MIB))
                 return Need(max(iops, wanted / io_size), max(mibps, wanted / MIB))
             burst_iops = min(envelope.iops, envelope.throughput_bps / io_size)
             return Need(max(iops, burst_iops), max(mibps, burst_iops * io_size / MIB))
-        charged = finding.evidence.get("charged_rate")
-        charge_mibps = charged / MIB if isinstance(charged, int | float) else 0.0
+        charged = finding.credit.charged_rate if finding.credit is not None else None
+        charge_mibps = charged / MIB if charged is not None else 0.0
         if finding.unit is not Unit.BYTES_PER_SECOND:
             charge_mibps = 0.0
         return Need(iops * 1.2, mibps * 1.2, charge_mibps * 1.2)
@@ -85,7 +85,7 @@ def needed(finding: Finding, state: ResourceState, at: datetime) -> Need:
 
 
 def sized_for(finding: Finding, snapshot: Snapshot) -> dict[str, float] | None:
-    """The rates a volume finding's fixes were sized for (its `fix_sized_for` evidence): what
+    """The rates a volume finding's fixes were sized for (`Finding.sized_for`): what
     tells a fix that must change from one that only wobbled. None where no fix is sized."""
     state = snapshot.get(finding.resource.region, finding.resource.resource_id)
     if state is None or not isinstance(state.resource, Volume) or not finding.remedies:

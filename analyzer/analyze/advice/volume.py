@@ -16,7 +16,7 @@ from analyzer.analyze.advice.past_ceiling import stripe, to_io2
 from analyzer.analyze.advice.sizing import Need, needed, nice_up
 from analyzer.analyze.prices import PriceList
 from analyzer.model import limits, units
-from analyzer.model.findings import RATE_BEFORE_EMPTY, Bottleneck, Finding, Remedy, RemedyKind
+from analyzer.model.findings import Bottleneck, Finding, Remedy, RemedyKind
 from analyzer.model.limits import (
     GP3_INCLUDED_IOPS,
     GP3_INCLUDED_MIBPS,
@@ -100,10 +100,10 @@ def _refill_now(
     bucket = limits.gp2(size).bucket
     if bucket is None:
         return None
-    before = finding.evidence.get(RATE_BEFORE_EMPTY)
-    if isinstance(before, int | float):
-        rate = float(before)
-    elif "pinned_datapoints" in finding.evidence:
+    before = finding.rate_before_empty
+    if before is not None:
+        rate = before
+    elif finding.credit is not None and finding.credit.empty:
         rate = bucket.burst  # throttled, its demand unseen: at most a full burst
     else:
         rate = finding.observed

@@ -122,10 +122,13 @@ class CreditForecast(RuleBase):
         bucket: Bucket,
         window_s: float,
         severity: Severity | None = None,
+        *,
+        balance: float | None,
+        charged: float | None = None,
         **fields: Any,
     ) -> Finding:
-        """A finding about `bucket`. A warning carries the level it holds until
-        (`clear_balance`) and the balance read against it: the alert book keeps it firing
+        """A finding about `bucket`, its `balance` now. A warning carries the level it holds
+        until (`clear_balance`) and the balance read against it: the alert book keeps it firing
         while that balance stays below."""
         evidence = dict(fields.get("evidence", {}))
         holds = (severity or self.severity).rank >= Severity.WARNING.rank
@@ -133,9 +136,9 @@ class CreditForecast(RuleBase):
             evidence |= {HOLDS_UNTIL: self.clear_balance, HOLDS_BALANCE: bucket.balance.value}
         credit = Credit(
             bucket.balance,
-            balance_percent=evidence.get("balance_percent"),
+            balance_percent=balance,
             holds_until_percent=self.clear_balance if holds else None,
-            charged_rate=evidence.get("charged_rate"),
+            charged_rate=charged,
         )
         fields |= {"evidence": evidence, "credit": credit}
         return self.finding(state, bucket.bottleneck, window_s, severity, **fields)
@@ -275,7 +278,7 @@ class CreditForecast(RuleBase):
             f"{units.duration(found.seconds_to_empty)} at "
             f"{_rate_read(found)}; "
             f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
-            f"{_if_unmerged(found.evidence)}{_below(reaches, self.low_balance)}"
+            f"{_if_unmerged(found)}{_below(reaches, self.low_balance)}"
             f"{_went_on(judged)}."
         )
         evidence: dict[str, Any] = {**found.evidence, "forecast": "physics"}
@@ -293,6 +296,8 @@ class CreditForecast(RuleBase):
             unit=bucket.unit,
             seconds_to_empty=found.seconds_to_empty,
             evidence=evidence,
+            balance=found.balance_percent,
+            charged=found.charged_rate,
         )
 
     def _low(
@@ -322,6 +327,7 @@ class CreditForecast(RuleBase):
             summary,
             None,
             {"forecast": "floor", "balance_percent": balance, "balance_at_most_percent": most},
+            balance=balance,
         )
 
     def _eased(
@@ -362,6 +368,8 @@ class CreditForecast(RuleBase):
                 **evidence,
                 "physics_seconds_to_empty": found.seconds_to_empty,
             },
+            balance=found.balance_percent,
+            charged=found.charged_rate,
         )
 
     def _profiled(
@@ -388,7 +396,14 @@ class CreditForecast(RuleBase):
             f"{format_rate(bucket.baseline, bucket.unit, kind)}."
         )
         return self._read_off(
-            state, bucket, at, self.profile_window, summary, seconds, _profile_evidence(day)
+            state,
+            bucket,
+            at,
+            self.profile_window,
+            summary,
+            seconds,
+            _profile_evidence(day),
+            balance=day.balance,
         )
 
     def _read_off(
@@ -400,6 +415,8 @@ class CreditForecast(RuleBase):
         summary: str,
         seconds_to_empty: float | None,
         evidence: Mapping[str, Any],
+        *,
+        balance: float | None,
         **more: Any,
     ) -> Finding:
         """A finding read off the bucket itself rather than a physics outlook: its observed
@@ -415,6 +432,7 @@ class CreditForecast(RuleBase):
             unit=bucket.unit,
             seconds_to_empty=seconds_to_empty,
             evidence={**evidence, "baseline": bucket.baseline, "burst": bucket.burst, **more},
+            balance=balance,
         )
 
 
@@ -492,10 +510,10 @@ def _record_evidence(judged: Chance, needs: float) -> dict[str, Any]:
     }
 
 
-def _if_unmerged(evidence: Mapping[str, object]) -> str:
+def _if_unmerged(found: Outlook) -> str:
     """st1/sc1 where the data cannot tell merged from random I/O: the other end of the range."""
-    seconds = evidence.get("seconds_to_empty_if_unmerged")
-    if not isinstance(seconds, int | float):
+    seconds = found.seconds_if_unmerged
+    if seconds is None:
         return ""
     return f" (in {units.duration(seconds)} if the I/O is random and unmerged)"
 
@@ -511,22 +529,21 @@ WHY_CHARGED = {
 def _rate(found: Outlook) -> float:
     """The rate the drain was read at: since the load changed within the window, or its
     mean."""
-    since = found.evidence.get("rate_since_change")
-    return since if isinstance(since, int | float) else found.rate
+    since = found.rate_since_change
+    return since if since is not None else found.rate
 
 
 def _rate_read(found: Outlook) -> str:
     """The rate the drain was read at: the window's mean, or the rate since the load changed
     within it; and what the bucket is charged, where AWS's counting makes that more."""
     unit, kind = found.bucket.unit, found.bucket.owner
-    since = found.evidence.get("rate_since_change")
-    read_from = found.evidence.get("rate_read_from")
+    since, read_from = found.rate_since_change, found.read_from
     rate, text = found.rate, format_rate(found.rate, unit, kind)
-    if isinstance(since, int | float) and isinstance(read_from, str):
-        changed = datetime.fromisoformat(read_from).astimezone(UTC)
+    if since is not None and read_from is not None:
+        changed = read_from.astimezone(UTC)
         rate, text = since, f"{format_rate(since, unit, kind)} since {changed:%H:%M} UTC"
-    charged = found.evidence.get("charged_rate")
-    if isinstance(charged, int | float) and charged > CHARGED_ABOVE * rate:
+    charged = found.charged_rate
+    if charged is not None and charged > CHARGED_ABOVE * rate:
         why = WHY_CHARGED.get(unit, "as AWS counts its I/O")
         text += f", charged as {format_rate(charged, unit, kind)} ({why})"
     return text
