@@ -24,7 +24,7 @@ from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
-from analyzer.collect.window import Window, aligned
+from analyzer.collect.window import Window, aligned, data_end
 from analyzer.errors import ConfigError
 from analyzer.live.polling import RegionPoller
 from analyzer.model.costs import Cadence, Projection
@@ -204,9 +204,8 @@ class Analyzer:
         for region, inv in inventories.items():
             mine = {rid for r, rid in alerted if r == region}
             resources.extend(self._poller(region).poll(inv, now, mine, stats))
-        data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
         asked = {region: self._poller(region).asked_until() for region in inventories}
-        snap = states.build(now, data_end, resources, stats, asked)
+        snap = states.build(now, data_end(now, self.settings.settle_delay), resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(

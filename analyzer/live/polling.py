@@ -24,7 +24,7 @@ from analyzer.collect.history import History
 from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
-from analyzer.collect.window import aligned
+from analyzer.collect.window import data_end
 from analyzer.model.costs import Cadence
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
@@ -110,14 +110,10 @@ class RegionPoller:
         """By resource id, the end of the latest window CloudWatch answered for it."""
         return self.history.asked_until()
 
-    def _data_end(self, now: datetime) -> datetime:
-        """The end of the newest complete, settled period at `now`."""
-        return aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
-
     def _since(self, now: datetime) -> datetime | None:
         if self.span_s is None:
             return None
-        return self._data_end(now) - timedelta(seconds=self.span_s)
+        return data_end(now, self.settle_s) - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so
@@ -167,7 +163,7 @@ class RegionPoller:
         self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
     ) -> set[str]:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
-        at = self._data_end(now)
+        at = data_end(now, self.settle_s)
         raised = set()
         for state in found:
             rid = state.ref.resource_id
