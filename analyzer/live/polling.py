@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.tiers import TierPolicy, classify
-from analyzer.collect import cloudwatch, queries
+from analyzer.collect import queries
+from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
@@ -30,9 +30,6 @@ from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
 from analyzer.model.state import FetchStats, ResourceState
 
-FETCHES_IN_FLIGHT = 4
-"""GetMetricData calls at once in one region: far below CloudWatch's request quota, and a
-throttled call is retried by botocore's standard retry mode."""
 MAX_ROUNDS = 3
 """idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
 FULL = "full"
@@ -179,22 +176,12 @@ class RegionPoller:
         return raised
 
     def _fetch(self, wanted: list[MetricQuery], now: datetime, stats: FetchStats) -> None:
-        """Fetch what is planned, a few calls in flight at once: each call mostly waits for
-        CloudWatch. The answers are taken into the history in the order planned."""
-        tier_of = {q: self._tier_label(q.resource_id) for q in wanted}
-        calls = [
-            (window, list(batch))
-            for window, group in self.history.plan(wanted, now)
-            for batch in cloudwatch.batches(group)
-        ]
-        with ThreadPoolExecutor(FETCHES_IN_FLIGHT, thread_name_prefix="fetch") as pool:
-            answers = [pool.submit(self.region.metrics.fetch, b, w) for w, b in calls]
-            for (window, batch), answer in zip(calls, answers, strict=True):
-                fetched, batch_stats = answer.result()
-                for query in batch:
-                    batch_stats.by_tier[tier_of[query]] += 1
-                stats.merge(batch_stats)
-                self.history.merge(window, fetched)
+        """Fetch what the history lacks of `wanted`, and take the answers in as planned."""
+        plan = self.history.plan(wanted, now)
+        for _, group in plan:
+            stats.by_tier.update(self._tier_label(q.resource_id) for q in group)
+        for window, fetched in fetch(self.region.metrics, plan, stats):
+            self.history.merge(window, fetched)
 
     def _tier_label(self, rid: str) -> str:
         return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL
