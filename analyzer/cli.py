@@ -19,7 +19,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect import progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
-from analyzer.collect.window import aligned
+from analyzer.collect.window import data_end
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
@@ -138,7 +138,7 @@ def _live_history(args: argparse.Namespace, analyzer: Analyzer) -> recording.Rec
     if stats.outcome == "failed":
         reason = stats.errors[0] if stats.errors else "unknown"
         raise AwsCallError(f"no metric could be read: {reason}")
-    end = aligned(until, 60, 0, settings.settle_delay).end
+    end = data_end(until, settings.settle_delay)
     start = end - timedelta(seconds=since_s)
     # The days before, as the daemon would have read them at the first replayed minute.
     before: dict[str, dict[str, dict[str, Series]]] = {}

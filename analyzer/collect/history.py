@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from analyzer.collect.queries import MetricQuery
-from analyzer.collect.window import Window, floor_to
+from analyzer.collect.window import Window, aligned, data_end, floor_to
 from analyzer.model.series import Series, Status
 
 
@@ -42,10 +42,10 @@ class History:
         groups: dict[tuple[datetime, datetime, int], list[MetricQuery]] = {}
         for query in queries:
             period = query.period_s
-            end = floor_to(now - timedelta(seconds=self.settle_s), period)
+            end = data_end(now, self.settle_s, period)
             known = self._until.get(query)
             if known is None:
-                start = floor_to(end - timedelta(seconds=max(self.lookback_s, period)), period)
+                start = aligned(now, period, self.lookback_s, self.settle_s).start
             elif end <= known:
                 continue
             else:

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from analyzer.collect import cloudwatch, queries
+from analyzer.collect import queries
 from analyzer.collect.boundaries import MetricData
+from analyzer.collect.fetch import fetch
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import aligned
 from analyzer.model import metrics
@@ -37,9 +38,6 @@ PROFILE_SPAN_S = (DAYS + 1) * DAY_S
 """Fourteen days back from now, and the hours before the same moment of the oldest of them."""
 DRAINED_BELOW = 98.0
 """Percent: a bucket whose daily minimum never fell below this has no drain worth a profile."""
-POINTS_PER_CALL = 100_800
-"""GetMetricData answers at most this many datapoints a call: profile requests are batched to
-fit one page each."""
 
 
 def _balances() -> dict[str, Measure]:
@@ -122,9 +120,7 @@ class PastDays:
         next cycle)."""
         window = aligned(now, DAY_S, self.days * DAY_S, 0.0)
         answered = set()
-        for batch in cloudwatch.batches(due):
-            fetched, batch_stats = metrics.fetch(batch, window)
-            stats.merge(batch_stats)
+        for _, fetched in fetch(metrics, [(window, due)], stats):
             for query, series in fetched.items():
                 if series.status is Status.ERROR:
                     continue
@@ -147,9 +143,7 @@ class PastDays:
             else:
                 self._profiles.get(query.resource_id, {}).pop(measure, None)
         window = aligned(now, PROFILE_PERIOD_S, PROFILE_SPAN_S, 0.0)
-        for batch in cloudwatch.batches(drained, max(POINTS_PER_CALL // window.periods, 1)):
-            fetched, batch_stats = metrics.fetch(batch, window)
-            stats.merge(batch_stats)
+        for _, fetched in fetch(metrics, [(window, drained)], stats):
             for query, series in fetched.items():
                 if series.status is Status.ERROR:
                     continue

@@ -28,14 +28,22 @@ def floor_to(moment: datetime, period_s: int) -> datetime:
     return datetime.fromtimestamp(epoch - epoch % period_s, UTC)
 
 
-def aligned(now: datetime, period_s: int, lookback_s: float, settle_s: float) -> Window:
-    """The newest minute is often incomplete, so the window stops `settle_s` before `now`.
+MINUTE_S = 60
+"""The finest period asked for: the data of a cycle ends with the newest settled minute."""
 
-    Both ends fall on multiples of `period_s` (CloudWatch aligns periods to the epoch), and the
-    window always covers at least one period.
-    """
+
+def data_end(now: datetime, settle_s: float, period_s: int = MINUTE_S) -> datetime:
+    """The end of the newest complete period at `now`. The newest minute is often incomplete,
+    so the data stops `settle_s` before `now`, on a multiple of `period_s` (CloudWatch aligns
+    periods to the epoch)."""
     if period_s <= 0:
         raise ValueError("period must be positive")
-    end = floor_to(now - timedelta(seconds=settle_s), period_s)
+    return floor_to(now - timedelta(seconds=settle_s), period_s)
+
+
+def aligned(now: datetime, period_s: int, lookback_s: float, settle_s: float) -> Window:
+    """The last `lookback_s` of whole periods up to the end of the data at `now`: both ends
+    fall on multiples of `period_s`, and the window always covers at least one period."""
+    end = data_end(now, settle_s, period_s)
     start = floor_to(end - timedelta(seconds=max(lookback_s, period_s)), period_s)
     return Window(start, end, period_s)

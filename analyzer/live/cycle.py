@@ -15,8 +15,9 @@ from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import cloudwatch, inventory, queries
+from analyzer.collect import inventory, queries
 from analyzer.collect.aws import default_region
+from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
 from analyzer.collect.offers import AwsOffers
@@ -24,7 +25,7 @@ from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
-from analyzer.collect.window import Window, aligned
+from analyzer.collect.window import aligned, data_end
 from analyzer.errors import ConfigError
 from analyzer.live.polling import RegionPoller
 from analyzer.model.costs import Cadence, Projection
@@ -37,15 +38,6 @@ from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
-
-HISTORY_POINTS_PER_CALL = 100_800
-"""GetMetricData returns at most this many datapoints a call (a page)."""
-
-
-def history_batch(window: Window) -> int:
-    """Queries a call over `window` carries so that it answers in one page, at least one."""
-    return max(1, min(cloudwatch.MAX_QUERIES, HISTORY_POINTS_PER_CALL // max(window.periods, 1)))
-
 
 LOOKBACK_MARGIN_S = 600.0
 """History kept beyond what the rules read: late datapoints and a few missed cycles."""
@@ -155,20 +147,23 @@ class Analyzer:
     def history(
         self, wanted: dict[str, list[MetricQuery]], since_s: float, now: datetime
     ) -> tuple[dict[str, dict[str, dict[str, Series]]], FetchStats]:
-        """These metrics over the last `since_s`, each at its own period, in one pass: by
-        region, then resource id, then metric name."""
+        """These metrics over the last `since_s` up to the end of the data at `now`, each at
+        its own period, fetched as the daemon fetches: by region, then resource id, then metric
+        name."""
         raw: dict[str, dict[str, dict[str, Series]]] = {}
         stats = FetchStats()
         for region, found in wanted.items():
+            plan = [
+                (
+                    aligned(now, period, since_s, self.settings.settle_delay),
+                    [q for q in found if q.period_s == period],
+                )
+                for period in sorted({q.period_s for q in found})
+            ]
             mine: dict[str, dict[str, Series]] = {}
-            for period in sorted({q.period_s for q in found}):
-                window = aligned(now, period, since_s, self.settings.settle_delay)
-                group = [q for q in found if q.period_s == period]
-                for batch in cloudwatch.batches(group, history_batch(window)):
-                    fetched, batch_stats = self._for(region).metrics.fetch(batch, window)
-                    stats.merge(batch_stats)
-                    for query, series in fetched.items():
-                        mine.setdefault(query.resource_id, {})[query.metric] = series
+            for _, fetched in fetch(self._for(region).metrics, plan, stats):
+                for query, series in fetched.items():
+                    mine.setdefault(query.resource_id, {})[query.metric] = series
             raw[region] = mine
         return raw, stats
 
@@ -217,9 +212,8 @@ class Analyzer:
         for region, inv in inventories.items():
             mine = {rid for r, rid in alerted if r == region}
             resources.extend(self._poller(region).poll(inv, now, mine, stats))
-        data_end = aligned(now, queries.VOLUME_PERIOD_S, 0, self.settings.settle_delay).end
         asked = {region: self._poller(region).asked_until() for region in inventories}
-        snap = states.build(now, data_end, resources, stats, asked)
+        snap = states.build(now, data_end(now, self.settings.settle_delay), resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(

@@ -13,28 +13,25 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.tiers import TierPolicy, classify
-from analyzer.collect import cloudwatch, queries
+from analyzer.collect import queries
+from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
-from analyzer.collect.window import aligned
+from analyzer.collect.window import data_end
 from analyzer.model.costs import Cadence
 from analyzer.model.metrics import Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Inventory
 from analyzer.model.state import FetchStats, ResourceState
 
-FETCHES_IN_FLIGHT = 4
-"""GetMetricData calls at once in one region: far below CloudWatch's request quota, and a
-throttled call is retried by botocore's standard retry mode."""
 MAX_ROUNDS = 3
 """idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
 FULL = "full"
@@ -114,14 +111,10 @@ class RegionPoller:
         """By resource id, the end of the latest window CloudWatch answered for it."""
         return self.history.asked_until()
 
-    def _data_end(self, now: datetime) -> datetime:
-        """The end of the newest complete, settled period at `now`."""
-        return aligned(now, queries.VOLUME_PERIOD_S, 0, self.settle_s).end
-
     def _since(self, now: datetime) -> datetime | None:
         if self.span_s is None:
             return None
-        return self._data_end(now) - timedelta(seconds=self.span_s)
+        return data_end(now, self.settle_s) - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so
@@ -171,7 +164,7 @@ class RegionPoller:
         self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
     ) -> set[str]:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
-        at = self._data_end(now)
+        at = data_end(now, self.settle_s)
         raised = set()
         for state in found:
             rid = state.ref.resource_id
@@ -188,22 +181,12 @@ class RegionPoller:
         return raised
 
     def _fetch(self, wanted: list[MetricQuery], now: datetime, stats: FetchStats) -> None:
-        """Fetch what is planned, a few calls in flight at once: each call mostly waits for
-        CloudWatch. The answers are taken into the history in the order planned."""
-        tier_of = {q: self._tier_label(q.resource_id) for q in wanted}
-        calls = [
-            (window, list(batch))
-            for window, group in self.history.plan(wanted, now)
-            for batch in cloudwatch.batches(group)
-        ]
-        with ThreadPoolExecutor(FETCHES_IN_FLIGHT, thread_name_prefix="fetch") as pool:
-            answers = [pool.submit(self.region.metrics.fetch, b, w) for w, b in calls]
-            for (window, batch), answer in zip(calls, answers, strict=True):
-                fetched, batch_stats = answer.result()
-                for query in batch:
-                    batch_stats.by_tier[tier_of[query]] += 1
-                stats.merge(batch_stats)
-                self.history.merge(window, fetched)
+        """Fetch what the history lacks of `wanted`, and take the answers in as planned."""
+        plan = self.history.plan(wanted, now)
+        for _, group in plan:
+            stats.by_tier.update(self._tier_label(q.resource_id) for q in group)
+        for window, fetched in fetch(self.region.metrics, plan, stats):
+            self.history.merge(window, fetched)
 
     def _tier_label(self, rid: str) -> str:
         return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL

@@ -17,9 +17,9 @@ from structlog.testing import capture_logs
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.analyze.alerts import AlertBook
+from analyzer.collect import fetch
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
-from analyzer.live import polling
 from analyzer.live.cycle import Analyzer
 from analyzer.model.limits import volume_envelope
 from analyzer.model.metrics import Tier
@@ -228,7 +228,7 @@ def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.Mon
     analyzer, metrics = fleet.analyzer()
     at_once = {"now": 0, "most": 0}
     lock = threading.Lock()
-    fetch = metrics.fetch
+    answer = metrics.fetch
 
     def slow_fetch(queries, window):  # type: ignore[no-untyped-def]
         with lock:
@@ -236,7 +236,7 @@ def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.Mon
             at_once["most"] = max(at_once["most"], at_once["now"])
         time.sleep(0.05)  # CloudWatch's answer on its way
         try:
-            return fetch(queries, window)
+            return answer(queries, window)
         finally:
             with lock:
                 at_once["now"] -= 1
@@ -244,7 +244,7 @@ def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.Mon
     metrics.fetch = slow_fetch  # type: ignore[method-assign]
     result = analyzer.run(START + timedelta(hours=4, seconds=5))
     assert at_once["most"] > 1
-    monkeypatch.setattr(polling, "FETCHES_IN_FLIGHT", 1)
+    monkeypatch.setattr(fetch, "FETCHES_IN_FLIGHT", 1)
     serial, _ = fleet.analyzer()
     again = serial.run(START + timedelta(hours=4, seconds=5))
     assert result.snapshot.stats.metrics_requested == again.snapshot.stats.metrics_requested
