@@ -210,3 +210,44 @@ def test_delivery_names_the_analysis_types_and_calls_none_of_its_code() -> None:
             assert inspect.isclass(found) or get_origin(found) is not None, (
                 f"{where} imports {source}.{name}, which is not a type"
             )
+
+
+EVIDENCE_READERS = {
+    "analyzer.deliver.records": "state files written before findings carried typed fields",
+}
+"""Where a finding's evidence may be read by key outside the rule kinds that write it."""
+
+
+def _evidence_reads(source: str) -> Iterator[int]:
+    """Lines that read a key of something's `evidence`: `x.evidence[k]`, `x.evidence.get(k)`,
+    `k in x.evidence`."""
+
+    def is_evidence(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "evidence"
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript) and is_evidence(node.value):
+            if isinstance(node.ctx, ast.Load):
+                yield node.lineno
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "get" and is_evidence(node.func.value):
+                yield node.lineno
+        elif isinstance(node, ast.Compare) and any(is_evidence(c) for c in node.comparators):
+            yield node.lineno
+
+
+def test_evidence_is_read_by_key_only_by_the_rule_that_wrote_it() -> None:
+    """Evidence is what a finding shows of how it was worked out; what another stage weighs
+    (how long an alert holds, what a fix is sized for) is a typed field."""
+    for module in sorted(MODULES):
+        if module.startswith("analyzer.analyze.kinds.") or module in EVIDENCE_READERS:
+            continue
+        lines = list(_evidence_reads(MODULES[module].read_text(encoding="utf-8")))
+        where = MODULES[module].relative_to(PACKAGE.parent)
+        assert not lines, f"{where}:{lines[0] if lines else ''} reads evidence by key"
+
+
+def test_an_evidence_read_would_be_caught() -> None:
+    source = "def f(x):\n    return x.evidence.get('k'), x.evidence['k'], 'k' in x.evidence\n"
+    assert len(list(_evidence_reads(source))) == 3
+    assert list(_evidence_reads("def f(x):\n    x.evidence['k'] = 1\n")) == []
