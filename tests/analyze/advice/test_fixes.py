@@ -1,0 +1,61 @@
+from datetime import timedelta
+
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.model.metrics import Measure
+from analyzer.model.units import KIB
+from tests.helpers import evaluate, series, volume_state
+
+
+def fixes(rule, state, *others):
+    finding = evaluate(rule, state, *others)
+    assert finding is not None
+    return finding, finding.remedies
+
+
+def gp2(iops, balance, size=50, io=4 * KIB):
+    return volume_state(
+        "gp2",
+        size,
+        {
+            Measure.IOPS: series([iops] * 30),
+            Measure.THROUGHPUT: series([iops * io] * 30),
+            Measure.BURST_BALANCE: series([balance] * 30),
+        },
+    )
+
+
+def _modified(*modifications):
+    from dataclasses import replace
+
+    state = gp2(1_500, 40.0)
+    return replace(state, resource=replace(state.resource, modifications=modifications))
+
+
+def test_a_fix_says_a_modification_is_under_way():
+    from analyzer.model.resources import Modification
+    from tests.helpers import T0
+
+    started = T0 - timedelta(minutes=20)
+    state = _modified(Modification("optimizing", started, 40, "gp3 50 GiB 3,000 IOPS"))
+    rule = CreditForecast(id="f", resource_types=["volume"], severity="warning")
+    _, options = fixes(rule, state)
+    assert all(
+        "a modification is under way (optimizing, 40 %, to gp3 50 GiB 3,000 IOPS, since "
+        in o.action
+        for o in options
+    )
+
+
+def test_a_fix_says_when_the_days_modifications_are_spent():
+    from analyzer.model.resources import Modification
+    from tests.helpers import T0
+
+    day = [Modification("completed", T0 - timedelta(hours=h), 100) for h in (1, 5, 9, 20)]
+    rule = CreditForecast(id="f", resource_types=["volume"], severity="warning")
+    _, options = fixes(rule, _modified(*day))
+    assert all(
+        "its 4 modifications in 24 h are spent: the next is possible from" in o.action
+        for o in options
+    )
+    _, options = fixes(rule, _modified(*day[:3]))
+    assert all("1 of its 4 modifications in 24 h left" in o.action for o in options)
