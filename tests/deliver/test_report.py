@@ -5,7 +5,6 @@ import pytest
 from analyzer.deliver import report
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
-from analyzer.model.series import Status
 from analyzer.model.units import MB
 from tests.helpers import (
     analyze,
@@ -81,41 +80,6 @@ def test_json_report_follows_the_contract():
     assert {"bottleneck", "limit", "unit"} <= finding["next_bottleneck"].keys()
 
 
-def test_text_report_reads_at_a_glance():
-    snap, findings = shop()
-    text = report.to_text(snap.generated_at, readings_of(snap), findings)
-    assert "FINDINGS (1)" in text
-    assert "WARNING   gp2-burst-exhaustion" in text
-    assert "BurstBalance 40% → 0 in 24 min at 1,500 IOPS; then throttled to 150 IOPS." in text
-    assert "next: volume iops 3,000 IOPS on vol-1" in text
-    assert "1,500 / 3,000 IOPS" in text
-    assert "gp2 50 GiB" in text
-
-
-def test_no_findings_says_so():
-    snap = snapshot_of(volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000))
-    assert "No findings: no storage limit is holding back the 1 resource(s) with data." in (
-        report.to_text(snap.generated_at, readings_of(snap), [])
-    )
-
-
-def test_no_findings_is_no_verdict_about_resources_without_data():
-    quiet = volume_state("gp3", 100, {Measure.IOPS: series([10] * 30)}, iops=3_000)
-    silent = volume_state("gp3", 100, {}, iops=3_000, volume_id="vol-2", status=Status.NO_DATA)
-    failed = volume_state("gp3", 100, {}, volume_id="vol-3", status=Status.ERROR)
-    snap = snapshot_of(quiet, silent, failed)
-    text = report.to_text(snap.generated_at, readings_of(snap), [])
-    assert (
-        "No findings: no storage limit is holding back the 1 resource(s) with data. Nothing is "
-        "said about the others: 1 had no data (detached, stopped or not reporting) and 1 could "
-        "not be read (see below)." in text
-    )
-    snap = snapshot_of(silent)
-    text = report.to_text(snap.generated_at, readings_of(snap), [])
-    assert "No verdict: none of the 1 resource(s) could be judged: 1 had no data" in text
-    assert "No findings" not in text
-
-
 def test_a_refilling_bucket_says_when_it_is_full_again():
     refilling = volume_state(
         "gp2",
@@ -131,19 +95,3 @@ def test_a_refilling_bucket_says_when_it_is_full_again():
     assert row["seconds_to_empty"] is None
     assert row["seconds_to_full"] == pytest.approx(16_200, abs=1)
     assert "full in 4 h 30 min" in report.to_text(snap.generated_at, readings_of(snap), [])
-
-
-def test_a_credit_finding_on_a_refilling_bucket_says_when_its_credits_are_back():
-    low = volume_state(
-        "gp2",
-        100,
-        {
-            Measure.IOPS: series([100] * 30),
-            Measure.THROUGHPUT: series([100 * 16 * 1024] * 30),
-            Measure.BURST_BALANCE: series([10.0] * 30),
-        },
-    )
-    result = analyze(low)
-    assert [f.bottleneck.value for f in result.firing] == ["burst_credits"]
-    text = report.to_text(result.snapshot.generated_at, result.readings.all(), result.firing)
-    assert "refilling: credits full again in 6 h 45 min at the present rate" in text
