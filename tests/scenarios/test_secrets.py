@@ -17,7 +17,7 @@ from prometheus_client import generate_latest
 from analyzer import logs, settings
 from analyzer.analyze import rules
 from analyzer.live import daemon
-from tests.live.test_daemon import START, Clock, account  # noqa: F401 (a fixture)
+from tests.live.test_daemon import START, Clock, account, cloudwatch  # noqa: F401 (fixtures)
 from tests.test_cli import free_port
 
 PASSWORD = "Pa55:w0rd/from-url"
