@@ -1,0 +1,177 @@
+"""A recording played back as an account: each Describe* call answers the recorded inventory,
+GetMetricData the recorded datapoints, under the dimensions AWS publishes them with."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.recording import Recording
+from analyzer.collect.window import Window
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Inventory,
+    Modification,
+    Volume,
+)
+from analyzer.model.series import Series
+from analyzer.model.units import MB
+from analyzer.sim.playback import KEEP_S, RecordedAccount, RecordedDescriber
+from tests.helpers import T0
+
+REGION = "us-east-1"
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
+R5 = InstanceType("r5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
+CHANGE = Modification("optimizing", T0, 40, "gp3 100 GiB")
+FETCHING = Initialization(30, 600)
+INVENTORY = Inventory(
+    REGION,
+    volumes=(
+        Volume("vol-a", REGION, "gp2", 100, "in-use", attached_to="i-a", modifications=(CHANGE,)),
+        Volume(
+            "vol-m",
+            REGION,
+            "io2",
+            100,
+            "in-use",
+            iops=3_000,
+            attached_to="i-a",
+            multi_attach=True,
+            also_attached_to=("i-b",),
+            initialization=FETCHING,
+        ),
+    ),
+    instances=(Instance("i-a", REGION, "m5.large", "running", True, ("vol-a",), M5),),
+    db_instances=(
+        DbInstance("db-a", REGION, "mysql", "db.r5.large", "gp2", 200, "available", class_info=R5),
+    ),
+)
+
+
+def _series(values: list[float]) -> Series:
+    return Series.of([(T0 + timedelta(minutes=i), v) for i, v in enumerate(values)], 60)
+
+
+RECORDING = Recording(
+    T0,
+    T0 + timedelta(minutes=10),
+    {REGION: INVENTORY},
+    {
+        REGION: {
+            "vol-a": {
+                "VolumeReadOps": _series([1, 2, 3, 4, 5, 6]),
+                "VolumeIOPSExceededCheck": _series([0, 1, 0]),
+            },
+            "vol-m": {"VolumeIOPSExceededCheck": _series([1, 1])},
+            "db-a": {"BurstBalance": _series([90, 80, 70])},
+        }
+    },
+)
+
+
+def test_the_describe_calls_answer_the_recorded_inventory() -> None:
+    describe = RecordedDescriber(INVENTORY)
+    assert describe.region == REGION
+    assert describe.volumes() == list(INVENTORY.volumes)
+    assert describe.instances() == list(INVENTORY.instances)
+    assert describe.db_instances() == list(INVENTORY.db_instances)
+    assert describe.volume_modifications() == {"vol-a": [CHANGE], "vol-m": []}
+    assert describe.volume_initializations() == {"vol-m": FETCHING}
+
+
+@pytest.mark.parametrize(
+    ("asked", "known"),
+    [
+        (["m5.large"], ["m5.large"]),
+        (["r5.large", "m5.large"], ["m5.large", "r5.large"]),  # a class's type too
+        (["c5.large"], []),
+        ([], []),
+    ],
+)
+def test_only_recorded_instance_types_are_described(asked: list[str], known: list[str]) -> None:
+    found = RecordedDescriber(INVENTORY).instance_types(asked)
+    assert sorted(t.name for t in found) == known
+
+
+def test_no_other_type_or_class_is_offered() -> None:
+    describe = RecordedDescriber(INVENTORY)
+    assert describe.offered_instance_types() == []
+    assert describe.orderable_db_classes("mysql") == set()
+
+
+def _fetch(account: RecordedAccount, query: MetricQuery, end_after_s: float = 600) -> list[float]:
+    window = Window(T0, T0 + timedelta(seconds=end_after_s), query.period_s)
+    found, _ = account.region(REGION).metrics.fetch([query], window)
+    return list(found[query].values)
+
+
+VOL_A = (("VolumeId", "vol-a"),)
+
+
+@pytest.mark.parametrize(
+    ("query", "values"),
+    [
+        (MetricQuery("vol-a", "AWS/EBS", "VolumeReadOps", VOL_A, "Sum", 60), [1, 2, 3, 4, 5, 6]),
+        (MetricQuery("vol-a", "AWS/EBS", "VolumeReadOps", VOL_A, "Sum", 300), [15, 6]),
+        (MetricQuery("vol-a", "AWS/EBS", "VolumeReadOps", VOL_A, "Maximum", 300), [5, 6]),
+        (
+            MetricQuery(
+                "db-a",
+                "AWS/RDS",
+                "BurstBalance",
+                (("DBInstanceIdentifier", "db-a"),),
+                "Minimum",
+                300,
+            ),
+            [70],
+        ),
+        # Per attachment: under the instance and the volume together, not the volume alone.
+        (
+            MetricQuery(
+                "vol-a",
+                "AWS/EBS",
+                "VolumeIOPSExceededCheck",
+                (("InstanceId", "i-a"), ("VolumeId", "vol-a")),
+                "Maximum",
+                60,
+            ),
+            [0, 1, 0],
+        ),
+        (MetricQuery("vol-a", "AWS/EBS", "VolumeIOPSExceededCheck", VOL_A, "Maximum", 60), []),
+        # A Multi-Attach volume's per-attachment series is no one instance's.
+        (
+            MetricQuery(
+                "vol-m",
+                "AWS/EBS",
+                "VolumeIOPSExceededCheck",
+                (("InstanceId", "i-a"), ("VolumeId", "vol-m")),
+                "Maximum",
+                60,
+            ),
+            [],
+        ),
+    ],
+)
+def test_metrics_are_answered_from_the_recorded_points(
+    query: MetricQuery, values: list[float]
+) -> None:
+    assert _fetch(RecordedAccount(RECORDING), query) == values
+
+
+def test_the_points_stay_answerable_however_far_the_clock_runs() -> None:
+    account = RecordedAccount(RECORDING)
+    query = MetricQuery("vol-a", "AWS/EBS", "VolumeReadOps", VOL_A, "Sum", 86_400)
+    assert _fetch(account, query, KEEP_S - 86_400) == [21]
+
+
+def test_each_region_is_built_once_and_an_unrecorded_one_is_empty() -> None:
+    account = RecordedAccount(RECORDING)
+    assert account.region(REGION) is account.region(REGION)
+    other = account.region("eu-west-1")
+    assert other.name == "eu-west-1"
+    assert other.describe.volumes() == [] and other.describe.db_instances() == []
