@@ -251,3 +251,28 @@ def test_an_evidence_read_would_be_caught() -> None:
     source = "def f(x):\n    return x.evidence.get('k'), x.evidence['k'], 'k' in x.evidence\n"
     assert len(list(_evidence_reads(source))) == 3
     assert list(_evidence_reads("def f(x):\n    x.evidence['k'] = 1\n")) == []
+
+
+TESTED_ELSEWHERE = {
+    "analyzer/analyze/advice/joint.py": "tests/scenarios/test_priced_decisions.py (incident 4)",
+}
+"""Modules whose tests are whole stories rather than a file of their own: where."""
+
+
+def _test_file(module: Path) -> Path:
+    relative = module.relative_to(PACKAGE)
+    return PACKAGE.parent / "tests" / relative.parent / f"test_{relative.name}"
+
+
+def test_every_module_has_a_test_file_of_its_own() -> None:
+    """Tests mirror the package: `analyzer/x/y.py` is tested in `tests/x/test_y.py`."""
+    missing = [
+        str(path.relative_to(PACKAGE.parent))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("__init__.py", "__main__.py")
+        and not _test_file(path).exists()
+        and str(path.relative_to(PACKAGE.parent)) not in TESTED_ELSEWHERE
+    ]
+    assert missing == [], "modules without tests/<folder>/test_<module>.py"
+    for module, where in TESTED_ELSEWHERE.items():
+        assert (PACKAGE.parent / where.split()[0]).exists(), f"{module}: {where} is gone"
