@@ -37,9 +37,11 @@ def run(
     listen: str,
     rules: list[str] | None,
     source: Path | None = None,
+    now: datetime | None = None,
 ) -> int:
     """The daemon on simulated time `speed` times faster than real time, or with `once`, one
-    report on stdout; over the built-in account, or over the recording at `source`."""
+    report on stdout; over the built-in account (its present `now`, the wall clock's unless
+    given), or over the recording at `source`."""
     if not 0 < speed <= MAX_SPEED:
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
     if source is not None:
@@ -57,7 +59,7 @@ def run(
     ruleset = rule_files.load(settings.rule_dirs)
     if not once or fmt == "text":
         print("Simulating an AWS account and four hours of its history…", flush=True)
-    with account(datetime.now(UTC)) as simulated:
+    with account(now or datetime.now(UTC)) as simulated:
         if not once:
             clock = SimulatedClock(simulated.now, speed)
             process, server = daemon.build(

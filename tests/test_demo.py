@@ -4,8 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from analyzer import demo as demo_command
 from analyzer import settings
 from analyzer.analyze import rules
+from analyzer.arguments import build_parser
 from analyzer.cli import main
 from analyzer.live.cycle import Analyzer
 from analyzer.model.findings import Bottleneck
@@ -115,7 +117,12 @@ def test_simulated_cloudwatch_aggregates_like_cloudwatch():
 
 
 def test_demo_once_prints_the_stories_then_the_report(capsys):
-    assert main(["demo", "--once"]) == 0
+    """At a fixed present: the stories run on the last four hours, and the instance's EBS
+    burst story gives no finding in the first hours of a UTC day."""
+    args = build_parser().parse_args(["demo", "--once"])
+    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    run = demo_command.run
+    assert run(args.once, args.format, args.speed, args.listen, args.rules, now=present) == 0
     out = capsys.readouterr().out
     assert out.startswith("Simulating an AWS account")
     assert "shop-web" in out
