@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 
 from tests.receiver import QuietServer
 
-FAULTS = ("none", "http500", "throttle", "garbage", "hang")
+FAULTS = ("none", "http500", "throttle", "garbage", "hang", "ec2-denied")
+EC2_DENIED = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+    b"<Code>UnauthorizedOperation</Code>"
+    b"<Message>You are not authorized to perform this operation.</Message>"
+    b"</Error></Errors><RequestID>5f0c1a4e-0000-4000-8000-000000000000</RequestID></Response>"
+)
 
 
 class FaultProxy:
@@ -36,6 +42,10 @@ class FaultProxy:
                     return self._answer(500, b'{"__type": "InternalFailure"}')
                 if fault == "throttle":
                     return self._answer(400, b'{"__type": "ThrottlingException"}')
+                if fault == "ec2-denied":
+                    # EC2's query-protocol error for an action the identity may not call (EC2
+                    # API Reference, "Error codes": UnauthorizedOperation, HTTP 403).
+                    return self._answer(403, EC2_DENIED, "text/xml")
                 if fault == "garbage":
                     return self._answer(200, b"\xff\xfe\x00 not an answer", "application/cbor")
                 if fault == "hang":

@@ -157,7 +157,7 @@ class Clients:
                 config = client_config(validate=service != "cloudwatch")
                 self._cache[service] = self._session.client(service, config=config)
             except NoRegionError:
-                raise ConfigError("no AWS region: pass --region or set AWS_REGION") from None
+                raise ConfigError(NO_REGION) from None
         return self._cache[service]
 
     @property
@@ -226,6 +226,46 @@ def malformed_text(exc: BaseException) -> str:
     return _one_line(f"{type(exc).__name__}: {exc}")
 
 
+NO_REGION = (
+    "no AWS region: pass --region, or set EBS_ANALYZER_REGION, AWS_REGION or "
+    "AWS_DEFAULT_REGION (or `region` in the AWS profile)"
+)
+
+POLICY = "deploy/iam-policy.json"
+"""The IAM policy shipped beside the analyzer: every action it calls, read-only."""
+
+CREDENTIALS_HINT = (
+    "set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an "
+    f"instance or pod role; the permissions it needs are in {POLICY}"
+)
+
+
+def next_step(operation: str, code: str | None, exc: BaseException | None = None) -> str:
+    """What to do about a refused or unreachable call, to follow its error on the same line."""
+    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+        return CREDENTIALS_HINT
+    if isinstance(exc, TokenRetrievalError):
+        return "the SSO session has ended: run `aws sso login` for this profile"
+    if isinstance(exc, EndpointConnectionError):
+        return "check the region's name and the network (and AWS_ENDPOINT_URL, if set)"
+    if code in {"ExpiredToken", "ExpiredTokenException"}:
+        return "the session's credentials have expired: renew them (or the role's session)"
+    if code in {"InvalidClientTokenId", "UnrecognizedClientException", "AuthFailure"}:
+        return "AWS does not know these credentials: check the access key and the profile"
+    if code == "SignatureDoesNotMatch":
+        return "the secret access key does not match its key id: check AWS_SECRET_ACCESS_KEY"
+    if code == "OptInRequired":
+        return "the region is not enabled for this account: enable it, or drop it from --region"
+    if code is not None:
+        return f"grant {operation} to this identity ({POLICY} lists every action it calls)"
+    return ""
+
+
+def _refused(where: str, operation: str, reason: str, code: str | None, exc: BaseException) -> str:
+    step = next_step(operation, code, exc)
+    return f"{where}: {reason}: {step}" if step else f"{where}: {reason}"
+
+
 @contextmanager
 def calling(operation: str, region: str) -> Iterator[None]:
     """Name the call in whatever escapes: `ec2:DescribeVolumes in us-east-1: AccessDenied: …`."""
@@ -233,11 +273,13 @@ def calling(operation: str, region: str) -> Iterator[None]:
     try:
         yield
     except ClientError as exc:
-        if error_code(exc) in ACCESS_CODES:
-            raise AwsAccessError(f"{where}: {error_text(exc)}", error_code(exc)) from None
-        raise AwsCallError(f"{where}: {error_text(exc)}", error_code(exc)) from None
+        code = error_code(exc)
+        if code in ACCESS_CODES:
+            message = _refused(where, operation, error_text(exc), code, exc)
+            raise AwsAccessError(message, code) from None
+        raise AwsCallError(f"{where}: {error_text(exc)}", code) from None
     except UNREACHABLE as exc:
-        raise AwsAccessError(f"{where}: {error_text(exc)}") from None
+        raise AwsAccessError(_refused(where, operation, error_text(exc), None, exc)) from None
     except BotoCoreError as exc:
         raise AwsCallError(f"{where}: {error_text(exc)}") from None
     except MALFORMED as exc:

@@ -158,10 +158,12 @@ class Telemetry:
         for tier in Tier:
             self.projected.labels(tier.value).set(round(projection.dollars(tier), 4))
 
-    def cycle_failed(self) -> None:
-        """A cycle that raised: nothing was analyzed."""
+    def cycle_failed(self, metrics: bool = True) -> None:
+        """A cycle that raised: nothing was analyzed. `metrics`: whether its metrics failed
+        (not where the inventory could not be described, which its own counter tells)."""
         self.cycles.labels("failed").inc()
-        self.failed_share.set(1.0)
+        if metrics:
+            self.failed_share.set(1.0)
 
     def inventory_refreshed(self, ok: bool) -> None:
         self.inventories.labels("success" if ok else "error").inc()

@@ -16,7 +16,7 @@ from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
 from analyzer.collect import inventory, queries
-from analyzer.collect.aws import default_region
+from analyzer.collect.aws import NO_REGION, default_region
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
@@ -100,9 +100,7 @@ class Analyzer:
             return list(dict.fromkeys(self.settings.region))
         region = default_region()
         if not region:
-            raise ConfigError(
-                "no AWS region: pass --region, or set EBS_ANALYZER_REGION or AWS_REGION"
-            )
+            raise ConfigError(NO_REGION)
         return [region]
 
     def offering(self) -> Analyzer:

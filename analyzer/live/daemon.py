@@ -177,6 +177,14 @@ class Daemon:
 
     def _cycle(self) -> bool:
         now = self.clock()
+        if not self.analyzer.inventories():
+            # No inventory yet (the first cycle, or every refresh so far failed): a Describe
+            # failure is the inventory's, counted and alerted as such, not CloudWatch's.
+            error = self.refresh_inventory()
+            if error is not None:
+                self._failed(StepFailed("describing the inventory", error), exc_info=False)
+                self._last_end = self._ticks()
+                return False
         try:
             alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
             result = self.analyzer.run(now, alerted)
@@ -199,7 +207,7 @@ class Daemon:
         """One log line and one count for a cycle that failed, and the reason `/readyz`
         gives (the step and the error's type: its text, which may quote a URL, stays in the
         log)."""
-        self.telemetry.cycle_failed()
+        self.telemetry.cycle_failed(metrics=failed.step != "describing the inventory")
         self._failure = f"{failed.step} ({type(failed.error).__name__})"
         log.error(
             "cycle.failed",
@@ -285,14 +293,16 @@ class Daemon:
         self._saved_not_before = not_before
         self.telemetry.state_saved(ok=True)
 
-    def refresh_inventory(self) -> None:
+    def refresh_inventory(self) -> Exception | None:
+        """Describe every region again, counted by outcome; the error, if it failed."""
         try:
             self.analyzer.refresh_inventory()
         except Exception as exc:
             self.telemetry.inventory_refreshed(ok=False)
             log.error("inventory.failed", error=str(exc) or type(exc).__name__)
-            return
+            return exc
         self.telemetry.inventory_refreshed(ok=True)
+        return None
 
     # --- running --------------------------------------------------------------------------
 

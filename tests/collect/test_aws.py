@@ -1,28 +1,61 @@
+import json
+import re
+from pathlib import Path
+
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
 from analyzer.collect.aws import calling, client_config
 from analyzer.errors import AwsAccessError, AwsCallError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def client_error(code: str, message: str = "nope") -> ClientError:
     return ClientError({"Error": {"Code": code, "Message": message}}, "DescribeVolumes")
 
 
+GRANT = "grant ec2:DescribeVolumes to this identity (deploy/iam-policy.json lists every action"
+
+
 @pytest.mark.parametrize(
-    "code",
+    ("code", "step"),
     [
-        "AccessDenied",
-        "UnauthorizedOperation",
-        "AuthFailure",
-        "ExpiredToken",
-        "InvalidClientTokenId",
+        ("AccessDenied", GRANT),
+        ("UnauthorizedOperation", GRANT),
+        ("AuthFailure", "AWS does not know these credentials"),
+        ("ExpiredToken", "the session's credentials have expired"),
+        ("InvalidClientTokenId", "AWS does not know these credentials"),
+        ("SignatureDoesNotMatch", "check AWS_SECRET_ACCESS_KEY"),
+        ("OptInRequired", "the region is not enabled for this account"),
     ],
 )
-def test_access_errors_are_fatal_and_name_the_call(code):
+def test_access_errors_are_fatal_name_the_call_and_say_what_to_do(code, step):
     with pytest.raises(AwsAccessError) as info, calling("ec2:DescribeVolumes", "us-east-1"):
         raise client_error(code, "You are not authorized")
-    assert str(info.value) == f"ec2:DescribeVolumes in us-east-1: {code}: You are not authorized"
+    said = str(info.value)
+    assert said.startswith(f"ec2:DescribeVolumes in us-east-1: {code}: You are not authorized: ")
+    assert step in said and "\n" not in said
+
+
+def test_no_credentials_names_the_variables_and_the_policy():
+    with pytest.raises(AwsAccessError) as info, calling("ec2:DescribeVolumes", "us-east-1"):
+        raise NoCredentialsError()
+    assert str(info.value) == (
+        "ec2:DescribeVolumes in us-east-1: Unable to locate credentials: set AWS_PROFILE, or "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an instance or pod role; the "
+        "permissions it needs are in deploy/iam-policy.json"
+    )
+
+
+def test_every_action_called_is_in_the_shipped_policy():
+    """An access error sends the operator to the policy: it must hold what is called."""
+    policy = json.loads((ROOT / "deploy" / "iam-policy.json").read_text())
+    granted = {a for s in policy["Statement"] for a in s["Action"]}
+    called = set()
+    for path in (ROOT / "analyzer").rglob("*.py"):
+        called |= set(re.findall(r'calling\(\s*"([a-z0-9]+:[A-Za-z]+)"', path.read_text()))
+    assert called and called <= granted
 
 
 def test_unreachable_endpoint_is_an_access_error():

@@ -232,11 +232,14 @@ def test_a_cycle_that_fails_keeps_the_daemon_up(tmp_path, receiver):
     process = build(tmp_path, receiver, unreachable, clock)
     with capture_logs() as logs:
         assert not process.cycle()
-    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["cycle.failed"]
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == [
+        "inventory.failed",
+        "cycle.failed",
+    ]
     assert process.ready() == (
         False,
-        "not ready: no cycle has produced usable data yet; the last cycle failed reading AWS "
-        "(RuntimeError)",
+        "not ready: no cycle has produced usable data yet; the last cycle failed describing "
+        "the inventory (RuntimeError)",
     )
     assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 1
     # Failing cycles still end: alive (a CloudWatch outage is no reason to restart).

@@ -144,6 +144,32 @@ def test_the_inventory_failing_keeps_the_last_one_and_is_counted(world: dict[str
     assert sample(process, "ebs_analyzer_cycles_total", outcome="success") == 3
 
 
+def test_a_describe_refused_from_the_start_is_an_inventory_failure(world: dict[str, Any]) -> None:
+    """Not a CloudWatch one: the shipped "inventory failing" alert fires, the "CloudWatch
+    failing" one does not, and the line says which action to grant."""
+    process = world["daemon"]
+    world["ec2"].fault = "ec2-denied"
+    with capture_logs() as logs:
+        assert not process.cycle()
+        cycles(world, 1)
+    assert sample(process, "ebs_analyzer_inventory_refreshes_total", outcome="error") == 2
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="failed") == 2
+    assert sample(process, "ebs_analyzer_last_cycle_failed_metrics_ratio") == 0
+    assert world["cloudwatch"].seen == 0
+    (failed, *_) = [e for e in logs if e["event"] == "inventory.failed"]
+    assert failed["error"].startswith("ec2:DescribeVolumes in us-east-1: UnauthorizedOperation")
+    assert "grant ec2:DescribeVolumes" in failed["error"]
+    assert process.ready() == (
+        False,
+        "not ready: no cycle has produced usable data yet; "
+        "the last cycle failed describing the inventory (AwsAccessError)",
+    )
+    world["ec2"].fault = "none"
+    cycles(world, 1)
+    assert sample(process, "ebs_analyzer_inventory_refreshes_total", outcome="success") == 1
+    assert sample(process, "ebs_analyzer_cycles_total", outcome="success") == 1
+
+
 @pytest.mark.parametrize(
     ("answers", "deferred"),
     [
