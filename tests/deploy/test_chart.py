@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import runpy
 import subprocess
 import tomllib
 from pathlib import Path
@@ -15,6 +17,7 @@ import yaml
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.live.daemon import STOP_GRACE_S
+from analyzer.model.units import parse_duration
 from tests.helpers import external
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,6 +255,100 @@ def test_a_mistake_in_the_values_fails_the_install_and_says_where(tmp_path, valu
     result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+# --- the settings' schema -------------------------------------------------------------------
+
+SCHEMA_SCRIPT = ROOT / "scripts" / "chart-schema"
+
+# Every kind of setting: durations as text and as seconds, an enum, a bounded number, a nested
+# object, a path and a flag.
+SETTINGS = {
+    "interval": "5m",
+    "inventory_interval": 900,
+    "lookback": "1.5h",
+    "settle_delay": "90s",
+    "polling": "full",
+    "hot_utilization": 0.8,
+    "budget": 50,
+    "notify_severity": "critical",
+    "repeat_interval": "1d",
+    "alertmanager_basic_auth": {"username": "ebs", "password_file": "/etc/am/password"},
+    "prices": "/etc/ebs-analyzer/prices.yaml",
+    "dry_run": True,
+    "runbook_url": "https://wiki.example.com/ebs-analyzer#alerts",
+    "log_format": "console",
+}
+
+
+def test_the_settings_schema_is_the_one_the_settings_model_writes():
+    """values.schema.json's `settings` is written by scripts/chart-schema from the settings
+    model: after a change to the settings, run it and commit the schema."""
+    written = runpy.run_path(str(SCHEMA_SCRIPT))["values_schema"]()
+    assert (CHART / "values.schema.json").read_text() == written, "run scripts/chart-schema"
+
+
+def test_the_schema_names_every_setting_and_no_other():
+    schema = json.loads((CHART / "values.schema.json").read_text())["properties"]["settings"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["properties"]) == set(settings.Settings.model_fields)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["60", "60s", "5m", "1h", "1.5h", "2d", "500ms", " 15m ", "15 m",
+     "1h30m", "soon", "5M", "-5m", "m", "1.m", "", "5 minutes"],
+)  # fmt: skip
+def test_the_schemas_duration_reads_what_the_analyzer_reads(text):
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    [_, as_text] = schema["properties"]["settings"]["properties"]["interval"]["anyOf"]
+    try:
+        parse_duration(text)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+    assert bool(re.search(as_text["pattern"], text)) is accepted
+
+
+def test_valid_settings_lint_and_are_what_the_analyzer_loads(tmp_path):
+    values = {"settings": SETTINGS}
+    result = helm("lint", "--strict", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        render(tmp_path, values)["ConfigMap/ebs-ebs-bottleneck-analyzer"]["data"]["config.yaml"]
+    )
+    loaded = settings.load({}, config)
+    assert loaded.interval == 300
+    assert loaded.lookback == 5400
+    assert loaded.alertmanager_basic_auth is not None
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("settings.intervall=60", "settings: Additional property intervall is not allowed"),
+        ("settings.interval=soon", "settings.interval: Does not match pattern"),
+        ("settings.interval=1h30m", "settings.interval: Does not match pattern"),
+        ("settings.interval=0", "settings.interval: Must be greater than or equal to 1"),
+        ("settings.polling=sometimes", "settings.polling must be one of the following"),
+        ("settings.hot_utilization=2", "settings.hot_utilization: Must be less than or equal"),
+        ("settings.dry_run=maybe", "settings.dry_run: Invalid type"),
+        ("settings.alertmanager_basic_auth.user=ebs", "Additional property user is not allowed"),
+    ],
+)
+def test_helm_lint_rejects_a_setting_the_analyzer_would_reject(setting, message):
+    result = helm("lint", "--strict", str(CHART), "--set", setting)
+    assert result.returncode != 0
+    assert message in result.stdout
+
+
+@pytest.mark.parametrize("setting", ["settings.intervall=60", "settings.interval=soon"])
+def test_so_does_helm_template(setting):
+    result = helm("template", "ebs", str(CHART), "--set", setting)
+    assert result.returncode != 0
+    assert setting.partition("=")[0].partition(".")[2] in result.stderr
 
 
 def test_the_chart_runs_the_packages_version():
