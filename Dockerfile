@@ -1,6 +1,8 @@
 # ebs-bottleneck-analyzer: the daemon (`ebs-analyzer run`), small and non-root.
-#   docker build -t ebs-bottleneck-analyzer .
-#   docker run -p 9877:9877 -e AWS_REGION=us-east-1 ebs-bottleneck-analyzer
+#   docker build -t ebs-bottleneck-analyzer:0.1.0 .
+#   docker run -p 9877:9877 -e AWS_REGION=us-east-1 ebs-bottleneck-analyzer:0.1.0
+# The tag and the version label are the package's version (pyproject.toml), which the Helm
+# chart's appVersion and the Kubernetes base name too; tests/deploy holds them together.
 # EXTRAS=demo adds what `ebs-analyzer demo` needs (see deploy/docker-compose.yml).
 
 ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
@@ -16,6 +18,7 @@ RUN python -m venv /opt/venv \
 
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="ebs-bottleneck-analyzer" \
+      org.opencontainers.image.version="0.1.0" \
       org.opencontainers.image.description="Warns before an EBS volume's or an EC2 instance's storage limit holds a workload back."
 COPY --from=build /opt/venv /opt/venv
 RUN useradd --system --uid 10001 --home-dir /var/lib/ebs-analyzer --shell /usr/sbin/nologin analyzer \

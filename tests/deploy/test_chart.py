@@ -4,7 +4,11 @@ is what the analyzer reads (helm from the Go module proxy; .ci/run installs it).
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import re
+import runpy
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -15,6 +19,7 @@ import yaml
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.live.daemon import STOP_GRACE_S
+from analyzer.model.units import parse_duration
 from tests.helpers import external
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +60,11 @@ def helm(*args: str, values: dict | None = None, tmp: Path | None = None):
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
-def render(tmp_path: Path, values: dict | None = None) -> dict[str, dict]:
+def render(
+    tmp_path: Path, values: dict | None = None, release: str = "ebs", chart: Path = CHART
+) -> dict[str, dict]:
     result = helm(
-        "template", "ebs", str(CHART), "--namespace", "monitoring",
+        "template", release, str(chart), "--namespace", "monitoring",
         values=values or {}, tmp=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -69,7 +76,7 @@ def render(tmp_path: Path, values: dict | None = None) -> dict[str, dict]:
 
 
 def pod_of(found: dict[str, dict]) -> dict:
-    return found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+    return found["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
 
 
 # --- lint and render --------------------------------------------------------------------
@@ -94,7 +101,7 @@ def test_by_default_it_renders_only_what_any_cluster_accepts(tmp_path):
 def test_the_pod_is_locked_down_and_probed(tmp_path):
     for values in ({}, EVERYTHING):
         found = render(tmp_path, values)
-        deployment = found["Deployment/ebs-ebs-bottleneck-analyzer"]
+        deployment = found["Deployment/ebs-bottleneck-analyzer"]
         assert deployment["spec"]["replicas"] == 1
         assert deployment["spec"]["strategy"]["type"] == "Recreate"
         pod = pod_of(found)
@@ -122,15 +129,75 @@ def test_labels_follow_the_recommended_set_and_selectors_hold_no_version(tmp_pat
         assert labels["app.kubernetes.io/instance"] == "ebs", name
         assert labels["app.kubernetes.io/managed-by"] == "Helm", name
         assert labels["app.kubernetes.io/version"] == package_version(), name
-    selector = found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["selector"]["matchLabels"]
+    selector = found["Deployment/ebs-bottleneck-analyzer"]["spec"]["selector"]["matchLabels"]
     assert selector == {
         "app.kubernetes.io/name": "ebs-bottleneck-analyzer",
         "app.kubernetes.io/instance": "ebs",
     }
-    assert found["Service/ebs-ebs-bottleneck-analyzer"]["spec"]["selector"] == selector
-    monitor = found["ServiceMonitor/ebs-ebs-bottleneck-analyzer"]
+    assert found["Service/ebs-bottleneck-analyzer"]["spec"]["selector"] == selector
+    monitor = found["ServiceMonitor/ebs-bottleneck-analyzer"]
     assert monitor["spec"]["selector"]["matchLabels"] == selector
     assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+
+
+# --- names -------------------------------------------------------------------------------
+
+RELEASES = [
+    ("ebs", "ebs-bottleneck-analyzer"),
+    ("prod", "prod-ebs-bottleneck-analyzer"),
+    ("ebs-bottleneck-analyzer-prod", "ebs-bottleneck-analyzer-prod"),
+]
+
+
+@pytest.mark.parametrize(("release", "fullname"), RELEASES)
+def test_objects_are_named_after_the_release_with_no_word_said_twice(tmp_path, release, fullname):
+    found = render(tmp_path, EVERYTHING, release=release)
+    for key in found:
+        name = key.partition("/")[2]
+        assert name in {fullname, f"{fullname}-rules", f"{fullname}-slack"}, key
+        words = name.split("-")
+        assert all(a != b for a, b in itertools.pairwise(words)), key
+
+
+@pytest.mark.parametrize(("release", "fullname"), RELEASES)
+def test_every_name_the_objects_refer_to_is_an_object_of_the_release(tmp_path, release, fullname):
+    found = render(tmp_path, EVERYTHING, release=release)
+    pod = found[f"Deployment/{fullname}"]["spec"]["template"]["spec"]
+    assert f"ServiceAccount/{pod['serviceAccountName']}" in found
+    for volume in pod["volumes"]:
+        if "configMap" in volume:
+            assert f"ConfigMap/{volume['configMap']['name']}" in found
+        if "persistentVolumeClaim" in volume:
+            assert f"PersistentVolumeClaim/{volume['persistentVolumeClaim']['claimName']}" in found
+    [container] = pod["containers"]
+    for env in container["env"]:
+        if "secretKeyRef" in env.get("valueFrom", {}):
+            assert f"Secret/{env['valueFrom']['secretKeyRef']['name']}" in found
+    service = found[f"Service/{fullname}"]
+    monitor = found[f"ServiceMonitor/{fullname}"]["spec"]
+    assert monitor["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["endpoints"][0]["port"] in {port["name"] for port in service["spec"]["ports"]}
+    assert f"PrometheusRule/{fullname}" in found
+
+
+@pytest.mark.parametrize(("release", "fullname"), RELEASES)
+def test_the_notes_name_the_service(tmp_path, release, fullname):
+    """NOTES.txt, rendered as `helm install` shows it (helm template leaves it out)."""
+    chart = tmp_path / "chart"
+    shutil.copytree(CHART, chart)
+    notes = (chart / "templates" / "NOTES.txt").read_text()
+    (chart / "templates" / "NOTES.txt").unlink()
+    (chart / "templates" / "_notes.tpl").write_text(
+        f'{{{{- define "notes" -}}}}{notes}{{{{- end }}}}'
+    )
+    (chart / "templates" / "notes.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n"
+        '    {{- include "notes" . | nindent 4 }}\n'
+    )
+    found = render(tmp_path, release=release, chart=chart)
+    text = found["ConfigMap/notes"]["data"]["notes"]
+    assert f"port-forward svc/{fullname} 9877" in text
+    assert f"Service/{fullname}" in found
 
 
 # --- what the values turn into ----------------------------------------------------------
@@ -139,7 +206,7 @@ def test_labels_follow_the_recommended_set_and_selectors_hold_no_version(tmp_pat
 def test_the_rendered_settings_and_rules_are_what_the_analyzer_loads(tmp_path, monkeypatch):
     found = render(tmp_path, EVERYTHING)
     config = tmp_path / "config.yaml"
-    config.write_text(found["ConfigMap/ebs-ebs-bottleneck-analyzer"]["data"]["config.yaml"])
+    config.write_text(found["ConfigMap/ebs-bottleneck-analyzer"]["data"]["config.yaml"])
     loaded = settings.load({}, config)
     assert loaded.region == ("us-east-1", "eu-west-1")
     assert loaded.tag == ("team=db", "monitored")
@@ -151,7 +218,7 @@ def test_the_rendered_settings_and_rules_are_what_the_analyzer_loads(tmp_path, m
 
     directory = tmp_path / "rules"
     directory.mkdir()
-    for name, text in found["ConfigMap/ebs-ebs-bottleneck-analyzer-rules"]["data"].items():
+    for name, text in found["ConfigMap/ebs-bottleneck-analyzer-rules"]["data"].items():
         (directory / name).write_text(text)
     in_force = {r.id: r for r in rules.load([Path("builtin"), directory]).rules}
     assert in_force["gp2-burst-exhaustion"].horizon == 7200
@@ -169,17 +236,17 @@ def test_the_rendered_settings_and_rules_are_what_the_analyzer_loads(tmp_path, m
 
 def test_the_slack_webhook_lives_in_a_secret(tmp_path):
     found = render(tmp_path, EVERYTHING)
-    secret = found["Secret/ebs-ebs-bottleneck-analyzer-slack"]
+    secret = found["Secret/ebs-bottleneck-analyzer-slack"]
     url = base64.b64decode(secret["data"]["webhook-url"]).decode()
     assert url == EVERYTHING["slack"]["webhookUrl"]
     [container] = pod_of(found)["containers"]
     slack = next(e for e in container["env"] if e["name"] == "SLACK_WEBHOOK_URL")
     assert slack["valueFrom"]["secretKeyRef"] == {
-        "name": "ebs-ebs-bottleneck-analyzer-slack",
+        "name": "ebs-bottleneck-analyzer-slack",
         "key": "webhook-url",
     }
     # The webhook never reaches the settings ConfigMap.
-    assert url not in json.dumps(found["ConfigMap/ebs-ebs-bottleneck-analyzer"])
+    assert url not in json.dumps(found["ConfigMap/ebs-bottleneck-analyzer"])
 
 
 def test_an_existing_secret_is_used_as_it_is(tmp_path):
@@ -199,16 +266,16 @@ def test_without_slack_no_secret_is_referenced(tmp_path):
 
 def test_irsa_image_and_persistence(tmp_path):
     found = render(tmp_path, EVERYTHING)
-    account = found["ServiceAccount/ebs-ebs-bottleneck-analyzer"]
+    account = found["ServiceAccount/ebs-bottleneck-analyzer"]
     assert account["metadata"]["annotations"] == EVERYTHING["serviceAccount"]["annotations"]
     pod = pod_of(found)
-    assert pod["serviceAccountName"] == "ebs-ebs-bottleneck-analyzer"
+    assert pod["serviceAccountName"] == "ebs-bottleneck-analyzer"
     [container] = pod["containers"]
     assert container["image"] == "123456789012.dkr.ecr.us-east-1.amazonaws.com/ebs:9.9.9"
-    claim = found["PersistentVolumeClaim/ebs-ebs-bottleneck-analyzer"]
+    claim = found["PersistentVolumeClaim/ebs-bottleneck-analyzer"]
     assert claim["spec"]["storageClassName"] == "gp3"
     state = next(v for v in pod["volumes"] if v["name"] == "state")
-    assert state["persistentVolumeClaim"]["claimName"] == "ebs-ebs-bottleneck-analyzer"
+    assert state["persistentVolumeClaim"]["claimName"] == "ebs-bottleneck-analyzer"
 
     digest = "sha256:" + "a" * 64
     pinned = render(tmp_path, {"image": {"repository": "r/ebs", "digest": digest}})
@@ -221,7 +288,7 @@ def test_irsa_image_and_persistence(tmp_path):
 def test_a_changed_setting_restarts_the_pod(tmp_path):
     def checksum(values):
         found = render(tmp_path, values)
-        metadata = found["Deployment/ebs-ebs-bottleneck-analyzer"]["spec"]["template"]
+        metadata = found["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]
         return metadata["metadata"]["annotations"]["checksum/config"]
 
     assert checksum({}) != checksum({"settings": {"interval": "5m"}})
@@ -230,7 +297,7 @@ def test_a_changed_setting_restarts_the_pod(tmp_path):
 def test_the_prometheus_rule_is_the_shipped_rules_file(tmp_path):
     plain = ROOT / "deploy" / "prometheus" / "ebs-analyzer.rules.yml"
     assert (CHART / "files" / "ebs-analyzer.rules.yml").read_text() == plain.read_text()
-    rule = render(tmp_path, EVERYTHING)["PrometheusRule/ebs-ebs-bottleneck-analyzer"]
+    rule = render(tmp_path, EVERYTHING)["PrometheusRule/ebs-bottleneck-analyzer"]
     assert rule["spec"] == yaml.safe_load(plain.read_text())
     assert rule["metadata"]["labels"]["release"] == "monitoring"
 
@@ -252,6 +319,100 @@ def test_a_mistake_in_the_values_fails_the_install_and_says_where(tmp_path, valu
     result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+# --- the settings' schema -------------------------------------------------------------------
+
+SCHEMA_SCRIPT = ROOT / "scripts" / "chart-schema"
+
+# Every kind of setting: durations as text and as seconds, an enum, a bounded number, a nested
+# object, a path and a flag.
+SETTINGS = {
+    "interval": "5m",
+    "inventory_interval": 900,
+    "lookback": "1.5h",
+    "settle_delay": "90s",
+    "polling": "full",
+    "hot_utilization": 0.8,
+    "budget": 50,
+    "notify_severity": "critical",
+    "repeat_interval": "1d",
+    "alertmanager_basic_auth": {"username": "ebs", "password_file": "/etc/am/password"},
+    "prices": "/etc/ebs-analyzer/prices.yaml",
+    "dry_run": True,
+    "runbook_url": "https://wiki.example.com/ebs-analyzer#alerts",
+    "log_format": "console",
+}
+
+
+def test_the_settings_schema_is_the_one_the_settings_model_writes():
+    """values.schema.json's `settings` is written by scripts/chart-schema from the settings
+    model: after a change to the settings, run it and commit the schema."""
+    written = runpy.run_path(str(SCHEMA_SCRIPT))["values_schema"]()
+    assert (CHART / "values.schema.json").read_text() == written, "run scripts/chart-schema"
+
+
+def test_the_schema_names_every_setting_and_no_other():
+    schema = json.loads((CHART / "values.schema.json").read_text())["properties"]["settings"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["properties"]) == set(settings.Settings.model_fields)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["60", "60s", "5m", "1h", "1.5h", "2d", "500ms", " 15m ", "15 m",
+     "1h30m", "soon", "5M", "-5m", "m", "1.m", "", "5 minutes"],
+)  # fmt: skip
+def test_the_schemas_duration_reads_what_the_analyzer_reads(text):
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    [_, as_text] = schema["properties"]["settings"]["properties"]["interval"]["anyOf"]
+    try:
+        parse_duration(text)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+    assert bool(re.search(as_text["pattern"], text)) is accepted
+
+
+def test_valid_settings_lint_and_are_what_the_analyzer_loads(tmp_path):
+    values = {"settings": SETTINGS}
+    result = helm("lint", "--strict", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        render(tmp_path, values)["ConfigMap/ebs-bottleneck-analyzer"]["data"]["config.yaml"]
+    )
+    loaded = settings.load({}, config)
+    assert loaded.interval == 300
+    assert loaded.lookback == 5400
+    assert loaded.alertmanager_basic_auth is not None
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("settings.intervall=60", "settings: Additional property intervall is not allowed"),
+        ("settings.interval=soon", "settings.interval: Does not match pattern"),
+        ("settings.interval=1h30m", "settings.interval: Does not match pattern"),
+        ("settings.interval=0", "settings.interval: Must be greater than or equal to 1"),
+        ("settings.polling=sometimes", "settings.polling must be one of the following"),
+        ("settings.hot_utilization=2", "settings.hot_utilization: Must be less than or equal"),
+        ("settings.dry_run=maybe", "settings.dry_run: Invalid type"),
+        ("settings.alertmanager_basic_auth.user=ebs", "Additional property user is not allowed"),
+    ],
+)
+def test_helm_lint_rejects_a_setting_the_analyzer_would_reject(setting, message):
+    result = helm("lint", "--strict", str(CHART), "--set", setting)
+    assert result.returncode != 0
+    assert message in result.stdout
+
+
+@pytest.mark.parametrize("setting", ["settings.intervall=60", "settings.interval=soon"])
+def test_so_does_helm_template(setting):
+    result = helm("template", "ebs", str(CHART), "--set", setting)
+    assert result.returncode != 0
+    assert setting.partition("=")[0].partition(".")[2] in result.stderr
 
 
 def test_the_chart_runs_the_packages_version():

@@ -226,6 +226,41 @@ def test_the_base_names_the_image_a_local_build_tags():
     assert labels["app.kubernetes.io/version"] == package_version()
 
 
+def test_one_version_names_the_image_everywhere():
+    """The package's version (pyproject.toml) is the image's: the tag the Dockerfile says to
+    build and its version label, the chart's appVersion (its default tag), the Kubernetes
+    base's tag and version label, and every tag a comment or the README gives."""
+    found: dict[str, str] = {}
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    label = re.search(r'org\.opencontainers\.image\.version="([^"]+)"', dockerfile)
+    assert label, "Dockerfile: label the image with org.opencontainers.image.version"
+    found["Dockerfile: org.opencontainers.image.version"] = label.group(1)
+    chart = DEPLOY / "helm" / "ebs-bottleneck-analyzer"
+    found["Chart.yaml: appVersion"] = yaml.safe_load((chart / "Chart.yaml").read_text())[
+        "appVersion"
+    ]
+    tag = yaml.safe_load((chart / "values.yaml").read_text())["image"]["tag"]
+    if tag:
+        found["values.yaml: image.tag"] = tag
+    base = yaml.safe_load((K8S / "base" / "kustomization.yaml").read_text())
+    [image] = base["images"]
+    found["kustomization.yaml: newTag"] = image["newTag"]
+    for pairs in base["labels"]:
+        if "app.kubernetes.io/version" in pairs["pairs"]:
+            found["kustomization.yaml: version label"] = pairs["pairs"]["app.kubernetes.io/version"]
+    texts = [ROOT / "Dockerfile", ROOT / "README.md"]
+    texts += [p for p in DEPLOY.rglob("*") if p.suffix in {".yaml", ".yml", ".tpl", ".txt", ".md"}]
+    tagged = 0
+    for path in texts:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for version in re.findall(r"ebs-bottleneck-analyzer:(\d[\w.+-]*)", line):
+                found[f"{path.relative_to(ROOT)}:{number}"] = version
+                tagged += path.name == "Dockerfile"
+    assert tagged, "Dockerfile: `docker build -t ebs-bottleneck-analyzer:VERSION .`"
+    version = package_version()
+    assert {where: v for where, v in found.items() if v != version} == {}, version
+
+
 def package_version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 

@@ -3,7 +3,10 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* Objects are named after the release, unless the release already names the chart. */}}
+{{/* Objects are named release-chart, as the prometheus-community charts name them, with no
+word said twice: a release that already holds the chart's name gives its own name (release
+ebs-bottleneck-analyzer-prod), and a release that is the chart name's first word gives the
+chart's name (release ebs: ebs-bottleneck-analyzer, not ebs-ebs-bottleneck-analyzer). */}}
 {{- define "ebs-analyzer.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
@@ -11,6 +14,8 @@
 {{- $name := default .Chart.Name .Values.nameOverride }}
 {{- if contains $name .Release.Name }}
 {{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else if hasPrefix (printf "%s-" .Release.Name) $name }}
+{{- $name | trunc 63 | trimSuffix "-" }}
 {{- else }}
 {{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
 {{- end }}
