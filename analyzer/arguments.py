@@ -116,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     _rules_command(commands)
     _backtest_command(commands)
     _record_command(commands)
+    commands.add_parser(
+        "recordings",
+        help="list the shipped recordings, by the name --from takes",
+        description="Lists the recordings shipped with the analyzer: `backtest --from NAME` "
+        "and `demo --from NAME` replay them without credentials.",
+    )
     return parser
 
 
@@ -148,9 +154,9 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     backtest.add_argument(
         "--from",
         dest="source",
-        type=Path,
-        metavar="FILE",
-        help="replay a recording (ebs-analyzer record) instead of fetching: no AWS needed",
+        metavar="FILE|NAME",
+        help="replay a recording instead of fetching, no AWS needed: a file `record` wrote, "
+        "or a shipped one by name (`ebs-analyzer recordings` lists them)",
     )
     _format(backtest)
     _common(backtest)
@@ -253,10 +259,9 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     demo.add_argument(
         "--from",
         dest="source",
-        type=Path,
-        metavar="FILE",
-        help="play a recording (ebs-analyzer record, or a shipped incident) instead of the "
-        "built-in account",
+        metavar="FILE|NAME",
+        help="play a recording instead of the built-in account: a file `record` wrote, or a "
+        "shipped one by name (`ebs-analyzer recordings` lists them)",
     )
     _format(demo)
     demo.add_argument(
@@ -286,14 +291,15 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rules_cmd = commands.add_parser("rules", help="validate, list or test rule files")
     rules_sub = rules_cmd.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
-    check = rules_sub.add_parser("check", help="validate rule files; exit 2 on the first error")
-    check.add_argument(
-        "dirs",
-        nargs="*",
-        metavar="DIR",
-        type=Path,
-        help="rule directories or files (default: the shipped rules)",
+    check = rules_sub.add_parser(
+        "check",
+        help="validate rule files; exit 2 on the first error",
+        description="Validates rule directories or files. They are layered on the shipped "
+        "rules, as `run --rules builtin --rules DIR` loads them, so an override that changes "
+        "only a shipped rule's keys checks as it runs; --alone checks them as a complete set, "
+        "as `run --rules DIR` loads them.",
     )
+    _rule_dirs(check, "rule directories or files")
     testing = rules_sub.add_parser(
         "test",
         help="run rule tests (input series, expected alerts); exit 1 on a mismatch",
@@ -307,11 +313,26 @@ def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="DIR",
         help="rule directories to test (repeatable; default: the shipped rules)",
     )
-    listing = rules_sub.add_parser("list", help="list the rules in force")
-    listing.add_argument(
+    listing = rules_sub.add_parser(
+        "list",
+        help="list the rules in force",
+        description="Lists the rules in force: the shipped rules, with the directories given "
+        "layered on them (later ids override earlier ones); --alone lists the directories' "
+        "rules only.",
+    )
+    _rule_dirs(listing, "rule directories")
+
+
+def _rule_dirs(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
         "dirs",
         nargs="*",
         metavar="DIR",
         type=Path,
-        help="rule directories (default: the shipped rules)",
+        help=f"{what}, layered on the shipped rules (none: the shipped rules alone)",
+    )
+    parser.add_argument(
+        "--alone",
+        action="store_true",
+        help="without the shipped rules beneath: the directories as a complete set",
     )

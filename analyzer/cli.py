@@ -165,7 +165,7 @@ def _backtest(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     if args.source is not None:
-        history = recording.read(args.source)
+        history = recording.read(recording.resolve(args.source))
     else:
         history = _live_history(args, Analyzer(settings, ruleset))
     # The last --since of the history is replayed; what comes before it is the past the rules
@@ -217,7 +217,7 @@ def _demo(args: argparse.Namespace) -> int:
         speed=args.speed,
         listen=args.listen,
         rules=args.rules,
-        source=args.source,
+        source=recording.resolve(args.source) if args.source is not None else None,
     )
 
 
@@ -231,8 +231,20 @@ def _run(args: argparse.Namespace) -> int:
     return process.run(server)
 
 
+def _rule_layers(args: argparse.Namespace) -> list[Path] | None:
+    """The directories `rules check` and `rules list` load: layered on the shipped rules unless
+    --alone, or unless the shipped rules are named among them (`builtin my-rules/`)."""
+    dirs: list[Path] = args.dirs or []
+    if getattr(args, "alone", False) or any(str(d) == rules.BUILTIN for d in dirs):
+        return dirs or None
+    return [Path(rules.BUILTIN), *dirs]
+
+
 def _rules(args: argparse.Namespace) -> int:
-    ruleset = rules.load(args.dirs or None)
+    if args.rules_command == "test":
+        ruleset = rules.load(args.dirs or None)
+    else:
+        ruleset = rules.load(_rule_layers(args))
     if args.rules_command == "test":
         outcome = rule_tests.run_files(args.files, ruleset)
         for line in outcome.failures:
@@ -245,7 +257,11 @@ def _rules(args: argparse.Namespace) -> int:
         return 0
     if args.rules_command == "check":
         enabled = len(ruleset.rules)
-        print(f"{len(ruleset)} rule(s) valid ({enabled} enabled)")
+        layers = [
+            "the shipped rules" if str(d) == rules.BUILTIN else str(d)
+            for d in _rule_layers(args) or [Path(rules.BUILTIN)]
+        ]
+        print(f"{len(ruleset)} rule(s) valid ({enabled} enabled): {' + '.join(layers)}")
         return 0
     print(f"{'RULE':<34} {'KIND':<18} {'SEVERITY':<8} {'APPLIES TO':<16} FILE")
     for loaded in ruleset.loaded:
@@ -255,6 +271,19 @@ def _rules(args: argparse.Namespace) -> int:
         print(
             f"{rule.id:<34} {rule.kind:<18} {rule.severity.value:<8} {types:<16} "
             f"{loaded.source.name}{state}"
+        )
+    return 0
+
+
+def _recordings(args: argparse.Namespace) -> int:
+    """The shipped recordings, by the name `--from` takes."""
+    for name, path in recording.shipped().items():
+        found = recording.read(path)
+        span = units.duration((found.end - found.start).total_seconds())
+        count = found.resources()
+        print(
+            f"{name}  {found.start:%Y-%m-%d %H:%M} → {found.end:%Y-%m-%d %H:%M} UTC ({span}), "
+            f"{count} resource{'' if count == 1 else 's'} in {', '.join(sorted(found.inventories))}"
         )
     return 0
 
@@ -276,6 +305,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "backtest": _backtest,
     "record": _record,
+    "recordings": _recordings,
 }
 
 

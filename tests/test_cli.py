@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from moto.server import ThreadedMotoServer
 
+from analyzer.analyze import rules
 from analyzer.cli import main
 from analyzer.model.units import KIB
 from analyzer.sim.workloads import Demand, steps
@@ -84,7 +85,7 @@ def test_files_that_are_not_utf_8_exit_2_with_one_line(tmp_path, capsys, monkeyp
 def test_rules_with_none_in_force_exit_2(tmp_path, capsys):
     """A directory holding only an empty file used to run with zero rules and exit 0."""
     (tmp_path / "empty.yaml").write_text("")
-    assert main(["rules", "check", str(tmp_path)]) == 2
+    assert main(["rules", "check", "--alone", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no rule in force" in err
 
@@ -416,3 +417,55 @@ def test_once_exits_3_in_one_line_when_cloudwatch_answers_off_its_contract(
         "malformed answer: "
     )
     assert "No verdict" in result.stdout
+
+
+OVERRIDE = "rules:\n  - id: gp2-burst-exhaustion\n    horizon: 2h\n"
+"""A partial override as users write it: a shipped rule's id and the one key it changes."""
+
+
+def test_rules_check_layers_a_directory_on_the_shipped_rules(tmp_path, capsys):
+    (tmp_path / "mine.yaml").write_text(OVERRIDE)
+    shipped = len(rules.load())
+    assert main(["rules", "check", str(tmp_path)]) == 0
+    assert main(["rules", "check", "builtin", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == out[1] and out[0].startswith(f"{shipped} rule(s) valid")
+
+
+def test_rules_check_alone_checks_a_complete_set_and_says_how_to_layer(tmp_path, capsys):
+    (tmp_path / "mine.yaml").write_text(OVERRIDE)
+    assert main(["rules", "check", "--alone", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "'gp2-burst-exhaustion' is a shipped rule's id" in err
+    assert f"--rules builtin --rules {tmp_path}" in err
+
+
+def test_rules_list_shows_the_override_in_force(tmp_path, capsys):
+    (tmp_path / "mine.yaml").write_text(OVERRIDE)
+    assert main(["rules", "list", str(tmp_path)]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "gp2-burst-exhaustion" in x]
+    assert "mine.yaml" in line
+
+
+def test_recordings_lists_the_shipped_ones_by_the_name_from_takes(capsys):
+    assert main(["recordings"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("incident-3-fortnight  2026-11-02 00:03 → 2026-11-13 20:03 UTC")
+    assert "1 resource in us-east-1" in line
+
+
+def test_backtest_replays_a_shipped_recording_by_name_and_logs_no_alert(capsys):
+    """The replay's alerts are its report: none of them is logged on stderr beside it."""
+    assert main(["backtest", "--from", "incident-3-fortnight", "--since", "2d"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Backtest ")
+    assert err == ""
+
+
+def test_from_a_name_neither_a_file_nor_shipped_lists_the_shipped_ones(capsys):
+    assert main(["backtest", "--from", "tuesday.json.gz"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "tuesday.json.gz: no such file, nor a shipped recording" in err
+    assert "incident-3-fortnight" in err

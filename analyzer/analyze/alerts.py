@@ -19,7 +19,7 @@ from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -35,6 +35,18 @@ FIX_MOVES = 0.2
 by more than this share: one fix an operator can act on, not a new one every cycle."""
 
 log = structlog.get_logger(__name__)
+
+
+class _Silent:
+    """A logger that says nothing."""
+
+    def info(self, event: str, **fields: object) -> None:
+        pass
+
+    warning = info
+
+
+SILENT = _Silent()
 
 AlertKey = tuple[str, str, str]
 """(rule, region, resource id)."""
@@ -187,6 +199,8 @@ class AlertBook:
     cleared: list[Alert] = field(default_factory=list)
     """Alerts whose "Resolved" is still owed although they have fired again since: queued
     ahead of the new firing, never overwritten by it."""
+    log: Any = field(default=log, repr=False, compare=False)
+    """Where the lifecycle is logged: `SILENT` for a replay, whose report tells it."""
 
     def restore(self, alerts: Iterable[Alert]) -> None:
         """Take in alerts as the state file kept them: an owed resolution of an alert that
@@ -311,7 +325,7 @@ class AlertBook:
             alert.state = AlertState.FIRING
             alert.firing_since = now
             alert.outbox = Owed.FIRING if heard else None
-            log.info(
+            self.log.info(
                 "alert.firing",
                 rule=alert.rule,
                 resource=alert.resource_id,
@@ -327,9 +341,8 @@ class AlertBook:
             alert.outbox = Owed.FIRING if heard else None
             self._changed(alert)
 
-    @staticmethod
-    def _changed(alert: Alert) -> None:
-        log.info(
+    def _changed(self, alert: Alert) -> None:
+        self.log.info(
             "alert.changed",
             rule=alert.rule,
             resource=alert.resource_id,
@@ -338,7 +351,7 @@ class AlertBook:
 
     def _end(self, alert: Alert, now: datetime, ended: str) -> None:
         """The inventory ended it (deleted, detached, moved, stopped): resolved at once."""
-        log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id, reason=ended)
+        self.log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id, reason=ended)
         if alert.state is AlertState.PENDING or (
             not alert.notified and alert.outbox is not Owed.FIRING
         ):
@@ -354,7 +367,7 @@ class AlertBook:
         alert.absent_since, alert.absent_cycles = None, 0
         if alert.unknown_since is None and alert.state is not AlertState.RESOLVED:
             alert.unknown_since = now
-            log.warning(
+            self.log.warning(
                 "alert.unknown",
                 rule=alert.rule,
                 resource=alert.resource_id,
@@ -376,7 +389,7 @@ class AlertBook:
         gone_for = (now - alert.absent_since).total_seconds()
         if alert.absent_cycles < MIN_ABSENT_CYCLES or gone_for < self.resolve_after_s:
             return
-        log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id)
+        self.log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id)
         if not alert.notified and alert.outbox is not Owed.FIRING:
             del self.alerts[alert.key]
             return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import reduce
+from functools import cache, reduce
 from importlib.resources import as_file, files
 from operator import or_
 from pathlib import Path
@@ -146,6 +146,12 @@ def parse_file(path: Path, earlier: Mapping[str, Rule] | None = None) -> list[Ru
                 f"{path}: {label}: kind: missing, and no earlier rule with this id to change "
                 "(a rule of its own needs a kind)"
             )
+        if base is None and "kind" not in raw and not earlier and str(name) in _shipped_ids():
+            raise ConfigError(
+                f"{path}: {label}: kind: missing; {name!r} is a shipped rule's id: to change "
+                "only the keys given, layer this file on the shipped rules "
+                f"(--rules {BUILTIN} --rules {path.parent})"
+            )
         try:
             rule = _RULE.validate_python(given)
         except ValidationError as exc:
@@ -159,6 +165,20 @@ def parse_file(path: Path, earlier: Mapping[str, Rule] | None = None) -> list[Ru
 
 BUILTIN = "builtin"
 """As a rules directory: the shipped rules (`--rules builtin --rules /etc/my-rules`)."""
+
+
+@cache
+def _shipped_ids() -> frozenset[str]:
+    """The ids of the shipped rules, read as plain YAML: for the hint that a rule without a
+    kind may mean to change one of them."""
+    ids: set[str] = set()
+    for path in rule_files(builtin_dir()):
+        document = read_yaml(path)
+        entries = document.get("rules") if isinstance(document, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and "id" in entry:
+                ids.add(str(entry["id"]))
+    return frozenset(ids)
 
 
 def load(directories: Iterable[Path] | None = None) -> RuleSet:

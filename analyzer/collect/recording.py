@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,10 @@ from analyzer.model.series import Series, Status
 
 FORMAT = "ebs-analyzer-recording"
 VERSION = 1
+
+SHIPPED = Path(str(files("analyzer") / "data" / "recordings"))
+"""The recordings the package ships (the image and the wheel hold them too)."""
+SUFFIX = ".json.gz"
 
 Raw = dict[str, dict[str, dict[str, Series]]]
 """By region, resource id, then metric name."""
@@ -158,6 +163,26 @@ def _read_series(raw: Mapping[str, Any]) -> Series:
         int(raw["period_s"]),
         Status(raw["status"]),
         raw.get("error"),
+    )
+
+
+def shipped() -> dict[str, Path]:
+    """The shipped recordings by name: `incident-3-fortnight`, without the suffix."""
+    return {p.name.removesuffix(SUFFIX): p for p in sorted(SHIPPED.glob(f"*{SUFFIX}"))}
+
+
+def resolve(source: str | Path) -> Path:
+    """The file `--from` names: a path, or else a shipped recording's name."""
+    path = Path(source)
+    if path.exists():
+        return path
+    found = shipped().get(str(source).removesuffix(SUFFIX))
+    if found is not None:
+        return found
+    names = ", ".join(shipped()) or "none"
+    raise ConfigError(
+        f"{source}: no such file, nor a shipped recording (shipped: {names}; "
+        "`ebs-analyzer recordings` lists them)"
     )
 
 

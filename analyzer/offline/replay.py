@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from analyzer.analyze.alerts import AlertBook, AlertState
+from analyzer.analyze.alerts import SILENT, AlertBook, AlertState
 from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
@@ -157,7 +157,7 @@ def replay(
 ) -> Replay:
     """Cycles every `step_s` from `start` to `end` (both included) over `states`; `before`:
     the days before their data, by resource id (`data_past`)."""
-    book = AlertBook(NEVER_REPEAT_S, resolve_after_s)
+    book = AlertBook(NEVER_REPEAT_S, resolve_after_s, log=SILENT)
     memo = Judgements()
     out = Replay()
     open_: dict[tuple[str, str, str], int] = {}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from analyzer.collect.recording import Recording, read, write
+import pytest
+
+from analyzer.collect.recording import SHIPPED, Recording, read, resolve, write
+from analyzer.errors import ConfigError
 from analyzer.model.resources import DbInstance, Instance, Inventory, Modification, Volume
 from analyzer.model.series import Series, Status
 from tests.fakes import M5, R5
@@ -66,3 +69,20 @@ def test_everything_comes_back_as_it_was(tmp_path) -> None:  # type: ignore[no-u
             )
     assert back.raw["eu-west-1"]["orders"]["BurstBalance"].status is Status.ERROR
     assert back.start.tzinfo is not None and back.start == datetime(2026, 11, 21, 12, tzinfo=UTC)
+
+
+def test_a_shipped_recording_resolves_by_name_with_or_without_its_suffix(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    shipped = resolve("incident-3-fortnight")
+    assert shipped.is_file() and shipped.parent == SHIPPED
+    assert resolve("incident-3-fortnight.json.gz") == shipped
+    mine = tmp_path / "incident-3-fortnight"
+    mine.write_bytes(b"")
+    assert resolve(mine) == mine  # a file of that name comes first
+
+
+def test_a_name_that_is_neither_says_what_is_shipped() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"nope: no such file, nor a shipped recording \(shipped: incident-3-fortnight",
+    ):
+        resolve("nope")
