@@ -152,12 +152,13 @@ def test_a_cycle_or_an_upward_arrow_would_be_caught() -> None:
     assert RANKS[_room("analyzer.deliver.report")] > RANKS[_room("analyzer.analyze.engine")]
 
 
-README = PACKAGE.parent / "README.md"
+TREE_DOC = PACKAGE.parent / "docs" / "development.md"
 
 
-def _readme_tree() -> set[str]:
-    """The modules the README's tree names: each line's leading names, nested by indentation."""
-    text = README.read_text(encoding="utf-8")
+def _documented_tree() -> set[str]:
+    """The modules the tree in docs/development.md names: each line's leading names, nested by
+    indentation."""
+    text = TREE_DOC.read_text(encoding="utf-8")
     block = text[text.index("```\nanalyzer/\n") + 4 :]
     block = block[: block.index("\nrules/ ")]
     folders: list[str] = []
@@ -174,15 +175,15 @@ def _readme_tree() -> set[str]:
     return named
 
 
-def test_the_readme_tree_names_every_module_and_only_those() -> None:
+def test_the_documented_tree_names_every_module_and_only_those() -> None:
     on_disk = {
         str(path.relative_to(PACKAGE.parent))
         for path in PACKAGE.rglob("*.py")
         if path.name not in ("__init__.py", "__main__.py")
     }
-    in_readme = _readme_tree()
-    assert on_disk - in_readme == set(), "modules the README's tree does not name"
-    assert in_readme - on_disk == set(), "names in the README's tree that are not modules"
+    documented = _documented_tree()
+    assert on_disk - documented == set(), "modules the tree in docs/development.md does not name"
+    assert documented - on_disk == set(), "names in docs/development.md's tree that are not modules"
 
 
 def _imported_names(module: str) -> Iterator[tuple[str, str, int]]:
