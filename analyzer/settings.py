@@ -45,7 +45,7 @@ from analyzer.deliver.slack import webhook_problem
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
-from analyzer.yamlfile import Location, explain, read_yaml
+from analyzer.yamlfile import Location, explain, keys_of, read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"
 
@@ -205,7 +205,11 @@ class Settings(BaseSettings):
     def _listen(cls, value: str) -> str:
         host, sep, port = value.rpartition(":")
         if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-            raise ValueError(f"{value!r} is not HOST:PORT")
+            raise ValueError(
+                f"{value!r} is not HOST:PORT: write the address and the port, such as "
+                f"0.0.0.0:{port if port.isdigit() else 9877} (every interface) or "
+                "127.0.0.1:9877"
+            )
         if ":" in host and not (host.startswith("[") and host.endswith("]")):
             raise ValueError(f"{value!r}: an IPv6 address is written in brackets, [::1]:9877")
         if host.startswith("["):
@@ -320,7 +324,9 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
             where = _origin(str(location[0]) if location else "settings", given, config_file)
             return ".".join([where, *(str(part) for part in location[1:])])
 
-        message = explain(exc, place, {"extra_forbidden": "unknown setting"})
+        message = explain(
+            exc, place, {"extra_forbidden": "unknown setting"}, known=keys_of(Settings)
+        )
         raise ConfigError(redaction.scrub(message)) from None
     _check_secrets(loaded)
     if loaded.forecast_window is not None:

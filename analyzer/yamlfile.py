@@ -3,7 +3,10 @@ and that line for any document a pydantic model refuses."""
 
 from __future__ import annotations
 
+import difflib
 import os
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -122,21 +125,61 @@ def dotted(location: Iterable[int | str]) -> str:
     return ".".join(str(part) for part in location)
 
 
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds, through `Model | None` and the like."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType, typing.Annotated):
+        for inner in typing.get_args(annotation):
+            found = _model_in(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def keys_of(model: type[BaseModel]) -> Callable[[Location], list[str]]:
+    """The keys `model` takes at a location: its own at the top, a nested model's below."""
+
+    def keys(location: Location) -> list[str]:
+        current: type[BaseModel] | None = model
+        for part in location:
+            field = current.model_fields.get(str(part)) if current else None
+            current = _model_in(field.annotation) if field else None
+        if current is None:
+            return []
+        return [f.alias or name for name, f in current.model_fields.items()]
+
+    return keys
+
+
+def nearest(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` is most likely a slip of (`intervall` for `interval`)."""
+    found = difflib.get_close_matches(name, list(known), n=1, cutoff=0.7)
+    return found[0] if found else None
+
+
 def explain(
     error: ValidationError,
     place: Callable[[Location], str] = dotted,
     reasons: Mapping[str, str] = UNKNOWN_KEY,
     *,
     first: bool = False,
+    known: Callable[[Location], Iterable[str]] | None = None,
 ) -> str:
     """Each problem pydantic found, as `where: why`, joined by `; ` (only the first with
     `first`). `place` names where from pydantic's location; a problem it places nowhere (the
     empty string) is its reason alone. The reason is `reasons`' for the error's type, or
-    pydantic's message without the `Value error, ` it puts before a validator's own words."""
+    pydantic's message without the `Value error, ` it puts before a validator's own words.
+    `known`: the keys valid where an unknown one was found, for a "did you mean"."""
     problems = []
     for problem in error.errors()[:1] if first else error.errors():
         where = place(problem["loc"])
         why = reasons.get(problem["type"]) or problem["msg"].removeprefix("Value error, ")
+        location = problem["loc"]
+        if problem["type"] == "extra_forbidden" and known is not None and location:
+            guess = nearest(str(location[-1]), known(location[:-1]))
+            if guess is not None:
+                why = f"{why} (did you mean {guess!r}?)"
         problems.append(f"{where}: {why}" if where else why)
     return "; ".join(problems)
 
@@ -152,4 +195,4 @@ def read_model(path: Path, model: type[Model]) -> Model:
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {explain(exc)}") from None
+        raise ConfigError(f"{path}: {explain(exc, known=keys_of(model))}") from None

@@ -469,3 +469,12 @@ def test_from_a_name_neither_a_file_nor_shipped_lists_the_shipped_ones(capsys):
     assert err.count("\n") == 1
     assert "tuesday.json.gz: no such file, nor a shipped recording" in err
     assert "incident-3-fortnight" in err
+
+
+def test_an_unknown_rule_key_suggests_the_kinds_own(tmp_path, capsys):
+    (tmp_path / "mine.yaml").write_text(
+        "rules:\n  - id: x\n    kind: iops_cap\n    resource_types: [volume]\n"
+        "    severity: warning\n    utilisation: 0.9\n"
+    )
+    assert main(["rules", "check", str(tmp_path)]) == 2
+    assert "utilisation: unknown key (did you mean 'utilization'?)" in capsys.readouterr().err

@@ -35,7 +35,27 @@ def test_flag_beats_environment_beats_file(tmp_path: Path, monkeypatch):
             None,
             "EBS_ANALYZER_LOOKBACK: '-5m' is not a duration",
         ),
-        ({}, {}, "lookbak: 1h\n", "config.yaml: lookbak: unknown setting"),
+        (
+            {},
+            {},
+            "lookbak: 1h\n",
+            "config.yaml: lookbak: unknown setting (did you mean 'lookback'?)",
+        ),
+        ({}, {}, "intervall: 60\n", "config.yaml: intervall: unknown setting (did you mean 'int"),
+        ({}, {}, "cadence_of_the_moon: 1\n", "cadence_of_the_moon: unknown setting"),
+        (
+            {},
+            {},
+            "alertmanager_basic_auth: {username: a, pasword: b}\n",
+            "alertmanager_basic_auth.pasword: unknown setting (did you mean 'password'?)",
+        ),
+        (
+            {"listen": "9877"},
+            {},
+            None,
+            "--listen: '9877' is not HOST:PORT: write the address and the port, such as "
+            "0.0.0.0:9877 (every interface) or 127.0.0.1:9877",
+        ),
         ({}, {}, "lookback: 30d\n", "config.yaml: lookback: Input should be less than"),
         ({}, {}, "- a list\n", "config.yaml: expected a mapping of settings"),
         ({}, {}, "region: [unclosed\n", "config.yaml: line 2: invalid YAML"),

@@ -24,7 +24,7 @@ from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.errors import ConfigError
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.state import ResourceState
-from analyzer.yamlfile import UNKNOWN_KEY, Location, dotted, explain, read_yaml
+from analyzer.yamlfile import UNKNOWN_KEY, Location, dotted, explain, keys_of, read_yaml
 
 Rule = RuleBase
 """A rule of any kind in `KINDS`."""
@@ -116,7 +116,15 @@ def _explain(error: ValidationError, kind: object) -> str:
         "union_tag_invalid": f"unknown kind {kind!r} (known kinds: {known})",
         "union_tag_not_found": f"missing (one of: {known})",
     }
-    return explain(error, place, reasons)
+
+    def keys(location: Location) -> list[str]:
+        model = KINDS.get(str(kind)) if kind is not None else _RuleFile
+        if model is None:
+            return []
+        inner = location[1:] if location and location[0] == kind else location
+        return keys_of(model)(inner)
+
+    return explain(error, place, reasons, known=keys)
 
 
 def parse_file(path: Path, earlier: Mapping[str, Rule] | None = None) -> list[Rule]:
