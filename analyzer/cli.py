@@ -263,15 +263,17 @@ def _rules(args: argparse.Namespace) -> int:
         ]
         print(f"{len(ruleset)} rule(s) valid ({enabled} enabled): {' + '.join(layers)}")
         return 0
-    print(f"{'RULE':<34} {'KIND':<18} {'SEVERITY':<8} {'APPLIES TO':<16} FILE")
+    from analyzer.deliver.text import print_table
+
+    rows = [["RULE", "KIND", "SEVERITY", "APPLIES TO", "FILE"]]
     for loaded in ruleset.loaded:
         rule = loaded.rule
         state = "" if rule.enabled else "  (disabled)"
         types = ",".join(t.value for t in rule.resource_types)
-        print(
-            f"{rule.id:<34} {rule.kind:<18} {rule.severity.value:<8} {types:<16} "
-            f"{loaded.source.name}{state}"
+        rows.append(
+            [rule.id, rule.kind, rule.severity.value, types, f"{loaded.source.name}{state}"]
         )
+    print_table(rows, sys.stdout)
     return 0
 
 

@@ -390,6 +390,31 @@ def test_rules_list_has_a_header(capsys):
     assert first.split() == ["RULE", "KIND", "SEVERITY", "APPLIES", "TO", "FILE"]
 
 
+def test_rules_list_keeps_its_columns_in_line_past_a_very_long_rule_id(tmp_path, capsys):
+    long_id = "volume-iops-cap-for-the-checkout-database-in-every-region-" * 2
+    (tmp_path / "mine.yaml").write_text(
+        f"rules:\n  - id: {long_id.rstrip('-')}\n    kind: iops_cap\n"
+        "    resource_types: [volume, instance, db_instance]\n    severity: critical\n"
+        "    utilization: 0.9\n    window: 15m\n    min_fraction: 0.8\n"
+    )
+    assert main(["rules", "list", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "\x1b" not in "".join(lines)  # no colour in a pipe
+    [mine] = [line for line in lines if line.startswith(long_id.rstrip("-"))]
+    assert mine.split() == [
+        long_id.rstrip("-"),
+        "iops_cap",
+        "critical",
+        "volume,instance,db_instance",
+        "mine.yaml",
+    ]
+    header = lines[0]
+    # Every row, the long one included, starts each cell where the header names its column.
+    starts = [header.index(column) for column in ("KIND", "SEVERITY", "APPLIES TO", "FILE")]
+    for line in lines[1:]:
+        assert all(line[i - 2 : i] == "  " and line[i] != " " for i in starts), line
+
+
 @pytest.fixture
 def malformed_endpoint() -> Iterator[str]:
     """An endpoint that answers every GetMetricData with an answer off its contract: a

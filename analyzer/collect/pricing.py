@@ -47,8 +47,8 @@ Key = tuple[str, ...]
 
 
 class OnDemandPrices:
-    """Hourly on-demand USD prices. `client` is a boto3 `pricing` client (or a stand-in with
-    the same `get_products`)."""
+    """Hourly on-demand USD prices. `client` is a boto3 `pricing` client, whose paginator
+    follows `NextToken`."""
 
     def __init__(self, client: Any, clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
@@ -149,15 +149,17 @@ class OnDemandPrices:
             "FormatVersion": "aws_v1",
         }
         documents: list[Mapping[str, Any]] = []
-        for _ in range(MAX_PAGES):
-            with calling("pricing:GetProducts", PRICING_REGION):
-                answer = Reply(self._client.get_products(**kwargs))
+        with calling("pricing:GetProducts", PRICING_REGION):
+            pages = self._client.get_paginator("get_products").paginate(**kwargs)
+            for number, page in enumerate(pages, start=1):
+                answer = Reply(page)
                 documents += [_document(d) for d in answer.texts("PriceList")]
+                # Checked before the paginator sends it back: a token off the contract fails
+                # this call here, in one line.
                 token = answer.text("NextToken", None)
-            if not token:
-                return documents
-            kwargs["NextToken"] = token
-        raise AwsCallError(f"pricing:GetProducts: more than {MAX_PAGES} pages")
+                if token and number >= MAX_PAGES:
+                    raise AwsCallError(f"pricing:GetProducts: more than {MAX_PAGES} pages")
+        return documents
 
 
 def _document(text: str) -> Mapping[str, Any]:

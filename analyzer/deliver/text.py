@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import io
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
+from typing import TextIO
+
+from rich.cells import cell_len
+from rich.console import Console, JustifyMethod
+from rich.table import Table
+from rich.text import Text
 
 from analyzer.deliver.rows import report_order
 from analyzer.model import units
@@ -34,12 +41,35 @@ def _describe(r: Reading) -> str:
     return f"{d.instance_class} {d.storage_type} {d.allocated_gib:,} GiB"
 
 
-def table(rows: list[list[str]]) -> list[str]:
-    """Rows of cells as aligned columns, two spaces apart."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
-    ]
+def _rich_table(rows: Sequence[Sequence[str]], right: Collection[int], wrap: bool) -> Table:
+    """The first row is the header. Cells are plain text: "[x]" is never markup."""
+    grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for i, name in enumerate(rows[0]):
+        justify: JustifyMethod = "right" if i in right else "left"
+        # On a narrow terminal a long cell folds within its column rather than being cut.
+        grid.add_column(Text(name), justify=justify, no_wrap=not wrap, overflow="fold")
+    for row in rows[1:]:
+        grid.add_row(*(Text(cell) for cell in row))
+    return grid
+
+
+def table(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
+    """Rows of cells as aligned columns, two spaces apart, one line a row; the first row is
+    the header, the columns numbered in `right` are justified right."""
+    # As wide as the widest cells: never a row broken in two, whatever their length.
+    width = sum(max(cell_len(r[i]) for r in rows) + 2 for i in range(len(rows[0])))
+    screen = io.StringIO()
+    console = Console(file=screen, width=width, color_system=None, highlight=False)
+    console.print(_rich_table(rows, right, wrap=False), crop=False)
+    return [line.rstrip() for line in screen.getvalue().splitlines()]
+
+
+def print_table(rows: Sequence[Sequence[str]], out: TextIO, right: Collection[int] = ()) -> None:
+    """`table` written to `out`: on a terminal, fitted to its width with a bold header."""
+    if not out.isatty():
+        out.write("".join(f"{line}\n" for line in table(rows, right)))
+        return
+    Console(file=out, highlight=False).print(_rich_table(rows, right, wrap=True))
 
 
 HEADER = (

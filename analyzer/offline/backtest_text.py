@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Collection
 from datetime import UTC, datetime
 
+from analyzer.deliver.text import table
 from analyzer.model import units
 from analyzer.offline.backtest import ALARM_PERCENT, Backtest, Episode
 
@@ -17,71 +19,113 @@ def _ahead(lead: float | None) -> str:
     return f"{units.duration(lead)} ahead" if lead is not None else "missed"
 
 
-def _episode(e: Episode, alarm: bool) -> str:
-    ours = (
-        f"warned {_at(e.warned_at)} ({_ahead(e.lead_seconds)})"
-        if e.warned_at is not None
-        else (f"detected {_at(e.detected_at)}" if e.detected_at is not None else "not warned")
+def _ours(e: Episode) -> str:
+    if e.warned_at is not None:
+        return f"warned {_at(e.warned_at)} ({_ahead(e.lead_seconds)})"
+    return f"detected {_at(e.detected_at)}" if e.detected_at is not None else "not warned"
+
+
+def _alarms(e: Episode) -> str:
+    return (
+        f"{_at(e.alarm_at)} ({_ahead(e.alarm_lead_seconds)})" if e.alarm_at is not None else "never"
     )
-    line = f"  {e.resource_id:<24} {e.what:<15} {_at(e.started_at)} → {_at(e.ended_at):<11}  {ours}"
+
+
+def _span(start: datetime | None, end: datetime | None) -> str:
+    return f"{_at(start)} → {_at(end)}"
+
+
+def _indented(rows: list[list[str]], right: Collection[int] = ()) -> list[str]:
+    return ["  " + line for line in table(rows, right)]
+
+
+def _episodes(episodes: list[Episode], alarm: bool) -> list[str]:
+    """One row an episode: when it ran, and who warned of it how far ahead."""
+    if not episodes:
+        return ["  none"]
+    header = ["RESOURCE", "WHAT", "STARTED → ENDED", "RULES"]
     if alarm:
-        theirs = (
-            f"{_at(e.alarm_at)} ({_ahead(e.alarm_lead_seconds)})"
-            if e.alarm_at is not None
-            else "never"
-        )
-        line += f"; BurstBalance < {ALARM_PERCENT:.0f} % alarm: {theirs}"
-    return line
+        header.append(f"BurstBalance < {ALARM_PERCENT:.0f} % ALARM")
+    rows = [header]
+    for e in episodes:
+        row = [e.resource_id, e.what, _span(e.started_at, e.ended_at), _ours(e)]
+        rows.append([*row, _alarms(e)] if alarm else row)
+    return _indented(rows)
 
 
 def render(result: Backtest) -> str:
     span = units.duration((result.end - result.start).total_seconds())
+    alerts = [["FIRED → RESOLVED", "SEVERITY", "RULE", "RESOURCE"]] + [
+        [_span(f.fired_at, f.resolved_at), f.severity.value, f.rule, f.resource_id]
+        for f in result.fired
+    ]
     lines = [
         f"Backtest {_at(result.start)} → {_at(result.end)} UTC ({span}), the rules replayed "
         "every minute",
         "",
         f"ALERTS ({len(result.fired)})",
     ]
-    lines += [
-        f"  {_at(f.fired_at)} → {_at(f.resolved_at):<11}  {f.severity.value:<8} "
-        f"{f.rule:<34} {f.resource_id}"
-        for f in result.fired
-    ] or ["  none"]
+    lines += _indented(alerts) if result.fired else ["  none"]
     lines += ["", f"EXHAUSTIONS ({len(result.exhaustions)}): a balance at 1 % or less"]
-    lines += [_episode(e, alarm=True) for e in result.exhaustions] or ["  none"]
+    lines += _episodes(result.exhaustions, alarm=True)
     lines += ["", f"SATURATIONS ({len(result.saturations)}): 95 % of a limit for 5 min or more"]
-    lines += [_episode(e, alarm=False) for e in result.saturations] or ["  none"]
+    lines += _episodes(result.saturations, alarm=False)
     lines += ["", *quality_table(result)]
     return "\n".join(lines) + "\n"
+
+
+QUALITY_HEADER = (
+    "QUALITY",
+    "resource",
+    "exhaustions",
+    "warned",
+    "lead",
+    "false",
+    "on",
+    "later",
+    "│ alarm",
+    "warned",
+    "lead",
+    "false",
+    "on",
+)
+NUMBERS = frozenset(range(2, 8)) | frozenset(range(9, 13))
+"""The columns of QUALITY_HEADER justified right: the counts and durations."""
 
 
 def quality_table(result: Backtest) -> list[str]:
     """Per resource and in total: the exhaustions, how many the rules warned of and how far
     ahead (the median), their false warnings, how long they were on, and the same for the
     alarm."""
-    header = (
-        f"QUALITY  {'':<24} {'exhaustions':>11}  {'warned':>6} {'lead':>8} {'false':>5} "
-        f"{'on':>10}  {'later':>5}  │ alarm {'warned':>6} {'lead':>8} {'false':>5} {'on':>10}"
-    )
     rows = [(rid, q) for rid, q in sorted(result.by_resource.items())]
     rows.append(("total", result.total()))
-    lines = [header]
-    for rid, q in rows:
-        lines.append(
-            f"         {rid:<24} {q.exhaustions:>11}  {q.warned:>6} {_lead(q.leads):>8} "
-            f"{q.false_warnings:>5} {_on(q.warning_seconds):>10}  {q.later_than_alarm:>5}  │ "
-            f"      {q.alarm_warned:>6} {_lead(q.alarm_leads):>8} {q.alarm_false_episodes:>5} "
-            f"{_on(q.alarm_seconds):>10}"
-        )
-    lines += [
-        "         warned: exhaustions with a warning active when they began; lead: the median "
-        "time ahead;",
-        "         false: warnings no exhaustion followed while active; on: how long a warning "
-        "was active;",
-        "         later: exhaustions the "
-        f"BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first",
+    cells = [list(QUALITY_HEADER)] + [
+        [
+            "",
+            rid,
+            str(q.exhaustions),
+            str(q.warned),
+            _lead(q.leads),
+            str(q.false_warnings),
+            _on(q.warning_seconds),
+            str(q.later_than_alarm),
+            "│",
+            str(q.alarm_warned),
+            _lead(q.alarm_leads),
+            str(q.alarm_false_episodes),
+            _on(q.alarm_seconds),
+        ]
+        for rid, q in rows
     ]
-    return lines
+    notes = " " * (len(QUALITY_HEADER[0]) + 2)
+    return [
+        *table(cells, NUMBERS),
+        f"{notes}warned: exhaustions with a warning active when they began; lead: the median "
+        "time ahead;",
+        f"{notes}false: warnings no exhaustion followed while active; on: how long a warning "
+        "was active;",
+        f"{notes}later: exhaustions the BurstBalance < {ALARM_PERCENT:.0f} % alarm warned of first",
+    ]
 
 
 def _on(seconds: float) -> str:

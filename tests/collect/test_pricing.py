@@ -84,15 +84,38 @@ def test_an_instance_price_is_read_once_and_kept(stubbed) -> None:
 
 
 def test_pages_are_followed(stubbed) -> None:
+    """Every page's products count: the cheapest on-demand line may come on any of them."""
     client, stubber = stubbed
     params = ec2_request("r6in.12xlarge")
     stubber.add_response("get_products", {"PriceList": [], "NextToken": "t1"}, params)
     stubber.add_response(
-        "get_products", {"PriceList": [product("4.1851200000")]}, {**params, "NextToken": "t1"}
+        "get_products",
+        {"PriceList": [product("4.5000000000", sku="DEDICATED")], "NextToken": "t2"},
+        {**params, "NextToken": "t1"},
+    )
+    stubber.add_response(
+        "get_products", {"PriceList": [product("4.1851200000")]}, {**params, "NextToken": "t2"}
     )
     assert OnDemandPrices(client).instance_hourly("r6in.12xlarge", "us-east-1") == pytest.approx(
         4.18512
     )
+
+
+def test_an_endless_run_of_pages_is_a_failed_lookup(monkeypatch) -> None:
+    from structlog.testing import capture_logs
+
+    from analyzer.collect import pricing
+
+    monkeypatch.setattr(pricing, "MAX_PAGES", 3)
+    pages = [{"PriceList": [], "NextToken": f"t{n}"} for n in range(10)]
+    client = answering(*pages)
+    with capture_logs() as logs:
+        assert (
+            OnDemandPrices(client, clock=lambda: 0.0).instance_hourly("m5.large", "us-east-1")
+            is None
+        )
+    [event] = logs
+    assert event["event"] == "pricing.failed" and "more than 3 pages" in event["error"]
 
 
 def test_an_rds_class_price_for_an_open_source_engine(stubbed) -> None:
@@ -184,14 +207,18 @@ def test_an_unreachable_price_list_is_tried_again_and_said_once_an_outage(stubbe
     assert prices.instance_hourly("m5.large", "us-east-1") == pytest.approx(0.096)
 
 
-class Answering:
-    """GetProducts answering `page` as it is: Stubber would refuse one off the contract."""
+def answering(*pages: object):
+    """A pricing client whose GetProducts answers `pages` as they are, one a call, through
+    botocore's own call path and paginator: Stubber would refuse an answer off the contract."""
+    from botocore.awsrequest import AWSResponse
 
-    def __init__(self, page: object) -> None:
-        self.page = page
-
-    def get_products(self, **_kwargs: object) -> object:
-        return self.page
+    client = boto3.client("pricing", region_name="us-east-1")
+    answers = iter(pages)
+    client.meta.events.register(
+        "before-call.pricing.GetProducts",
+        lambda **_: (AWSResponse("https://pricing", 200, {}, None), next(answers)),
+    )
+    return client
 
 
 @pytest.mark.parametrize(
@@ -209,7 +236,7 @@ def test_an_answer_off_the_contract_is_a_failed_lookup_said_in_one_line(page, wh
     """Not "no price" unsaid: the call failed, and it is logged and asked again later."""
     from structlog.testing import capture_logs
 
-    prices = OnDemandPrices(Answering(page), clock=lambda: 0.0)
+    prices = OnDemandPrices(answering(page), clock=lambda: 0.0)
     with capture_logs() as logs:
         assert prices.instance_hourly("m5.large", "us-east-1") is None
     [event] = logs

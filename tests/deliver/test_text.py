@@ -253,3 +253,45 @@ def test_a_model_mismatch_is_no_verdict():
         "No verdict: none of the 1 resource(s) could be judged: 1 showed more than their "
         "modelled limits (model_mismatch)." in text_of(contradicted)
     )
+
+
+def test_a_table_is_plain_text_one_line_a_row_whatever_its_cells():
+    """Cells are never markup, and off a terminal no cell is cut or folded onto a second line."""
+    from analyzer.deliver.text import table
+
+    long_id = "vol-" + "0" * 300
+    lines = table(
+        [["RESOURCE", "KIND [gp3]", "IOPS"], [long_id, "[bold]gp3[/]", "3,000"], ["x", "-", "5"]],
+        right={2},
+    )
+    width = len(long_id)
+    assert lines == [
+        f"{'RESOURCE':<{width}}  {'KIND [gp3]':<12}  {'IOPS':>5}",
+        f"{long_id}  [bold]gp3[/]  3,000",
+        f"{'x':<{width}}  {'-':<12}  {'5':>5}",
+    ]
+
+
+def test_on_a_terminal_a_table_fits_its_width_and_cuts_nothing(monkeypatch):
+    import io
+    import re
+
+    from analyzer.deliver.text import print_table
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    screen = Terminal()
+    long_id = "volume-iops-cap-for-the-checkout-database"
+    print_table([["RULE", "KIND"], [long_id, "iops_cap"]], screen)
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", screen.getvalue()).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    # The id folds within its column, onto the next line; the kind stays in its own.
+    assert [line.split() for line in lines] == [
+        ["RULE", "KIND"],
+        ["volume-iops-cap-for-the-checko", "iops_cap"],
+        ["ut-database"],
+    ]
