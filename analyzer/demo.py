@@ -57,13 +57,20 @@ def run(
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
+    # The address first: a busy port is said before seconds of simulation.
+    bound = None if once else daemon.bind(settings)
     if not once or fmt == "text":
         print("Simulating an AWS account and four hours of its history…", flush=True)
     with account(now or datetime.now(UTC)) as simulated:
-        if not once:
+        if bound is not None:
             clock = SimulatedClock(simulated.now, speed)
             process, server = daemon.build(
-                settings, ruleset, simulated.region, clock, fallback=ConsoleChannel()
+                settings,
+                ruleset,
+                simulated.region,
+                clock,
+                fallback=ConsoleChannel(),
+                server=bound,
             )
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)

@@ -1,5 +1,6 @@
 """The demo must show what the product is for, with the numbers the model gives."""
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -179,6 +180,21 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     assert "Alerts appear here as they fire and resolve." in text
     assert "FIRING    CRITICAL volume-burst-credits-exhausted" in text
     assert "RESOLVED  volume-throughput-cap" in text
+    assert re.search(r"^── \w{3} \d\d \w{3} \d{4} \(UTC\) ──$", text, re.MULTILINE)
+
+
+def test_a_busy_port_is_said_before_the_simulation(capsys):
+    """Not after seconds of simulating the account's history."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["demo", "--listen", f"127.0.0.1:{port}"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"ebs-analyzer: error: --listen 127.0.0.1:{port}: ")
 
 
 def test_the_demo_plays_a_shipped_recording_once(capsys):

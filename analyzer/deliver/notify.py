@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol, TextIO
 
 import structlog
@@ -35,16 +35,22 @@ class LogChannel:
 
 
 class ConsoleChannel:
-    """The demo: one readable line per alert on stdout as it fires, repeats or resolves."""
+    """The demo: one readable line per alert on stdout as it fires, repeats or resolves,
+    under the date of its day (at high speed, simulated days pass in minutes)."""
 
     name = "console"
 
     def __init__(self, out: TextIO | None = None) -> None:
         self._out = out
+        self._day: date | None = None
 
     def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
         out = self._out or sys.stdout
-        stamp = now.astimezone(UTC).strftime("%H:%M")
+        now = now.astimezone(UTC)
+        if alerts and now.date() != self._day:
+            self._day = now.date()
+            print(f"── {now:%a %d %b %Y} (UTC) ──", file=out)
+        stamp = now.strftime("%H:%M")
         for alert in alerts:
             finding = alert.finding
             if alert.outbox is Owed.RESOLVED:

@@ -207,6 +207,21 @@ class Server:
         self._wake_reader, self._wake_writer = socket.socketpair()
         self._thread = threading.Thread(target=self._serve, name="http", daemon=True)
 
+    @classmethod
+    def bound(cls, host: str, port: int) -> Server:
+        """The address taken before what it serves exists, so that a busy port is said
+        before anything runs; `answer_with` gives it its answers before it starts."""
+
+        def starting() -> tuple[bool, str]:
+            return False, "not ready: starting"
+
+        return cls(host, port, lambda: b"", starting, starting)
+
+    def answer_with(
+        self, exposition: Exposition, ready: Readiness, live: Readiness | None = None
+    ) -> None:
+        self._server.set_app(application(exposition, ready, live))
+
     @property
     def port(self) -> int:
         return int(self._server.server_port)

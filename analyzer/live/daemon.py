@@ -35,7 +35,7 @@ from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
-from analyzer.deliver.server import Server
+from analyzer.deliver.server import Exposition, Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
 from analyzer.live.cycle import Analyzer, CycleResult
@@ -397,8 +397,38 @@ def build(
     clock: Clock = utc_now,
     process_metrics: bool = True,
     fallback: Channel | None = None,
+    server: Server | None = None,
 ) -> tuple[Daemon, Server]:
-    """The daemon and its HTTP server, wired from the settings."""
+    """The daemon and its HTTP server, wired from the settings; `server`, if given, already
+    holds the address (`bind`). The address is taken first: a busy port is said before any
+    AWS call."""
+    server = server or bind(settings)
+    try:
+        daemon, exposition = _wire(settings, ruleset, connect, clock, process_metrics, fallback)
+    except BaseException:
+        server.stop()
+        raise
+    server.answer_with(exposition, daemon.ready, daemon.live)
+    return daemon, server
+
+
+def bind(settings: Settings) -> Server:
+    """The HTTP server on the settings' address, answering "starting" until wired."""
+    host, port = settings.listen_address
+    try:
+        return Server.bound(host, port)
+    except OSError as exc:
+        raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
+
+
+def _wire(
+    settings: Settings,
+    ruleset: RuleSet,
+    connect: Callable[[str], Region] | None,
+    clock: Clock,
+    process_metrics: bool,
+    fallback: Channel | None,
+) -> tuple[Daemon, Exposition]:
     price_list = prices.load(settings.prices)
     analyzer = Analyzer(
         settings, ruleset, price_list=price_list, adaptive=settings.polling == "adaptive"
@@ -439,9 +469,4 @@ def build(
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
     holder.append(daemon)
-    host, port = settings.listen_address
-    try:
-        server = Server(host, port, exposition, daemon.ready, daemon.live)
-    except OSError as exc:
-        raise ConfigError(f"--listen {settings.listen}: {exc.strerror or exc}") from None
-    return daemon, server
+    return daemon, exposition

@@ -3,6 +3,7 @@ after each message sent."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
@@ -10,7 +11,7 @@ from datetime import timedelta
 import pytest
 from structlog.testing import capture_logs
 
-from analyzer.deliver.notify import Dispatcher
+from analyzer.deliver.notify import ConsoleChannel, Dispatcher
 from analyzer.deliver.slack import SlackChannel
 from tests.deliver.test_slack import book_with_alerts
 from tests.receiver import Receiver
@@ -61,3 +62,23 @@ def test_the_book_is_saved_after_each_message_sent(receiver) -> None:
     assert dispatcher.deliver(book, now + timedelta(minutes=16), save) == 2
     # After the first message the second is still owed; after the second, nothing is.
     assert len(saves) == 2 and saves[0] != [] and saves[1] == []
+
+
+def test_the_console_says_each_new_day_before_its_alerts() -> None:
+    """The demo at --speed 1800 passes a simulated day in under a minute: its times alone
+    would blur the days."""
+    book, now = book_with_alerts()
+    out = io.StringIO()
+    console = ConsoleChannel(out)
+    alerts = book.owed()
+    console.send({}, alerts, now)
+    console.send({}, alerts, now + timedelta(hours=1))
+    console.send({}, [], now + timedelta(days=1))
+    console.send({}, alerts, now + timedelta(days=1, minutes=1))
+    lines = out.getvalue().splitlines()
+    days = [line for line in lines if line.startswith("── ")]
+    assert days == [
+        f"── {now:%a %d %b %Y} (UTC) ──",
+        f"── {now + timedelta(days=1):%a %d %b %Y} (UTC) ──",
+    ]
+    assert lines[0] == days[0] and lines[1].startswith(f"{now:%H:%M}  FIRING")
