@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import textwrap
 from pathlib import Path
 
 from analyzer import __version__
@@ -11,13 +12,34 @@ from analyzer import __version__
 PROG = "ebs-analyzer"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-EPILOG = """\
-exit codes: 0 success (whatever was found), 2 invalid configuration or rule files,
-3 AWS unreachable or access denied.
-Every option also reads an EBS_ANALYZER_<NAME> variable (lists comma-separated), e.g.
-EBS_ANALYZER_REGION=us-east-1,eu-west-1. AWS access uses the SDK's usual chain
-(AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL, instance and pod roles).
-"""
+EXIT_CODES = (
+    (0, "success, whatever was found"),
+    (1, "a rule test failed (rules test)"),
+    (2, "invalid configuration or rule files, or a command line refused"),
+    (3, "AWS unreachable or refusing access, or no metric could be read"),
+    (130, "interrupted"),
+)
+"""What each exit code means: said by every command's help, and in docs/cli.md."""
+
+EPILOG = (
+    "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES) + ".\n"
+    "Every option also reads an EBS_ANALYZER_<NAME> variable (lists comma-separated), e.g. "
+    "EBS_ANALYZER_REGION=us-east-1,eu-west-1.\n"
+    "AWS access uses the SDK's usual chain (AWS_PROFILE, AWS_REGION or AWS_DEFAULT_REGION, "
+    "AWS_ENDPOINT_URL, instance and pod roles); the permissions it needs are in "
+    "deploy/iam-policy.json.\n"
+)
+
+
+class Wrapped(argparse.HelpFormatter):
+    """Descriptions and epilogs wrapped to the terminal, each line of the text its own
+    paragraph (argparse's default joins them; its raw formatter wraps nothing)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(
+            textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+            for line in text.splitlines()
+        )
 
 
 def _format(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +94,7 @@ def _daemon_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--listen",
         metavar="HOST:PORT",
-        help="address for /metrics, /healthz, /readyz (default 0.0.0.0:9877)",
+        help="address for /metrics, /healthz, /readyz, /livez (default 0.0.0.0:9877)",
     )
     group.add_argument(
         "--interval",
@@ -105,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Warns before an EBS volume's or an EC2 instance's storage limit holds a "
         "workload back.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Wrapped,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -122,7 +144,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Lists the recordings shipped with the analyzer: `backtest --from NAME` "
         "and `demo --from NAME` replay them without credentials.",
     )
+    for sub in _parsers(parser):
+        sub.formatter_class = Wrapped
+        sub.epilog = sub.epilog or EPILOG
     return parser
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every (sub)command's below it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                found += _parsers(sub)
+    return found
 
 
 def subcommand(
@@ -148,7 +183,6 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "have, and reports the alerts, every bucket that ran empty and every limit held, with "
         "the lead time of the first warning, beside a BurstBalance < 20 % alarm's.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _span(backtest, "14d")
     backtest.add_argument(
@@ -185,7 +219,6 @@ def _record_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "printed before and after) and writes them to a gzip'd JSON file that "
         "`backtest --from FILE` replays without credentials.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _span(record, "3d")
     record.add_argument(
@@ -201,7 +234,6 @@ def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Discover resources, fetch their recent history from CloudWatch, analyze "
         "it and print the report on stdout. Logs go to stderr.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _format(once)
     _common(once)
@@ -212,11 +244,10 @@ def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "run",
         help="the daemon: analyze every --interval, serve /metrics, alert in Slack",
         description="Runs an analysis cycle every --interval seconds, serves the last one on "
-        "/metrics (with /healthz and /readyz), and sends alerts to Slack when "
+        "/metrics (with /healthz, /readyz and /livez), and sends alerts to Slack when "
         "SLACK_WEBHOOK_URL is set (to the log otherwise). SIGTERM lets the running "
         "cycle finish, then exits 0.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(run)
     _daemon_options(run)
@@ -231,7 +262,6 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "with every metric polled every interval. The daemon's bill lies between the "
         "all-idle and all-hot figures, by how many resources are busy.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _format(cost)
     _common(cost)
@@ -247,13 +277,18 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "demo",
         help="the daemon on a built-in simulated account that replays the incidents "
         "(no AWS account needed)",
-        description="Runs the daemon against a simulated AWS account held in memory: the shop "
-        "volume draining its burst credits, a gp2 volume grown online, the batch "
-        "job's three steps, healthy volumes beside them. Four hours of history are "
-        "simulated at start; then simulated time runs --speed times faster than "
-        "real time. Alerts print here as they fire and resolve (or go to Slack when "
-        "SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With --once, "
-        "prints one report and exits. No credentials, no network.",
+        description="Runs the daemon against a simulated AWS account held in memory, with "
+        "the incidents it exists for: the shop volume draining its gp2 burst credits, and its "
+        "database's at baseline once they are gone (shop-web, shop-db); a gp2 volume grown "
+        "online (reporting); a batch job's three steps, from a gp3 throughput cap to an "
+        "instance's EBS limit to io2's IOPS (batch-gp3, batch-io2, batch-io2-big); an ETL job "
+        "running out of its instance's EBS burst (etl); search indexing at its instance's IOPS "
+        "limit (search); an RDS replica draining gp2 credits (orders-replica); and healthy "
+        "volumes beside them (logs). Four hours of history are simulated at start; then "
+        "simulated time runs --speed times faster than real time. Alerts print here as they "
+        "fire and resolve, under each simulated day's date (or go to Slack when "
+        "SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With --once, prints one "
+        "report and exits. No credentials, no network.",
     )
     demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
     demo.add_argument(
@@ -275,7 +310,7 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--listen",
         metavar="HOST:PORT",
         default="127.0.0.1:9877",
-        help="address for /metrics, /healthz, /readyz (default 127.0.0.1:9877)",
+        help="address for /metrics, /healthz, /readyz, /livez (default 127.0.0.1:9877)",
     )
     demo.add_argument(
         "--rules",
@@ -284,7 +319,10 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="rule directory (default: the shipped rules)",
     )
     demo.add_argument(
-        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+        "--log-level",
+        default="warning",
+        choices=LOG_LEVELS,
+        help="log level on stderr (default: warning; the alerts print on stdout)",
     )
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import re
+from pathlib import Path
+
 import pytest
 
+from analyzer import arguments
 from analyzer.arguments import build_parser, subcommand
+from analyzer.sim.scenario import DATABASES, SCENARIO
 
-COMMANDS = ("once", "run", "cost", "demo", "rules", "backtest", "record")
+COMMANDS = ("once", "run", "cost", "demo", "rules", "backtest", "record", "recordings")
 
 
 def test_every_command_of_the_contract_is_there() -> None:
@@ -41,3 +47,34 @@ def test_an_unknown_option_is_refused_with_exit_code_2(capsys) -> None:
         build_parser().parse_args(["once", "--no-such-flag"])
     assert exit_.value.code == 2
     assert "--no-such-flag" in capsys.readouterr().err
+
+
+def _parsers() -> list[tuple[str, argparse.ArgumentParser]]:
+    return [(p.prog, p) for p in arguments._parsers(build_parser())]
+
+
+@pytest.mark.parametrize(("prog", "parser"), _parsers(), ids=str)
+def test_every_option_is_described_and_the_help_fits_the_terminal(
+    prog: str, parser: argparse.ArgumentParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            assert action.help, f"{prog} {'/'.join(action.option_strings) or action.dest}"
+    monkeypatch.setenv("COLUMNS", "80")
+    long = [line for line in parser.format_help().splitlines() if len(line) > 80]
+    # argparse leaves a usage's one long choice list as it is; every text wraps.
+    assert [line for line in long if "{" not in line] == [], prog
+    assert "exit codes: 0 " in parser.format_help(), prog
+
+
+def test_the_demo_help_names_every_workload_it_simulates() -> None:
+    demo = dict(_parsers())["ebs-analyzer demo"]
+    for workload in (*SCENARIO, *DATABASES):
+        assert f"{workload.name}" in (demo.description or ""), workload.name
+
+
+def test_the_exit_codes_are_the_ones_the_docs_give() -> None:
+    """docs/cli.md's table and the help's list: one set of codes."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    table = re.findall(r"^\| `(\d+)` \|", text, re.MULTILINE)
+    assert [int(c) for c in table] == [code for code, _ in arguments.EXIT_CODES]
