@@ -160,8 +160,8 @@ class Settings(BaseSettings):
     Slack, where set, still gets its messages. `http://user:password@host:9093` is sent as
     basic auth."""
     runbook_url: str | None = None
-    """Where the README is served for your team: alerts to Alertmanager link its Alerts
-    section."""
+    """Where docs/metrics.md is served for your team (a wiki, the repository's web view):
+    alerts to Alertmanager link its Alerts section (`#alerts`)."""
     log_format: Literal["auto", "json", "console"] = "auto"
     """auto: console on a terminal, JSON lines elsewhere."""
 

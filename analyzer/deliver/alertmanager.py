@@ -65,7 +65,7 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
 
 def annotations_of(alert: Alert, runbook_url: str | None) -> dict[str, str]:
     """What to read and do: the summary, the time to empty, the next bottleneck, the fix with
-    its price, and the README section."""
+    its price, and the docs' Alerts section."""
     finding = alert.finding
     out = {"summary": finding.summary}
     if finding.seconds_to_empty is not None:

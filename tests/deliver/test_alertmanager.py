@@ -98,11 +98,11 @@ def test_labels_carry_the_metrics_names_and_annotations_what_to_do() -> None:
         "region": "us-east-1",
         "volume_id": "vol-1",
     }
-    notes = annotations_of(alert, "https://wiki.example/ebs-analyzer/README.md")
+    notes = annotations_of(alert, "https://wiki.example/ebs-analyzer/docs/metrics.md")
     assert notes["summary"] == WARNING.summary
     assert notes["time_to_empty"] == "24 min"
     assert notes["fix"].startswith("Move to gp3: 3,000 IOPS without credits")
-    assert notes["runbook_url"] == "https://wiki.example/ebs-analyzer/README.md#alerts"
+    assert notes["runbook_url"] == "https://wiki.example/ebs-analyzer/docs/metrics.md#alerts"
 
 
 def test_firing_appears_resolving_ends_it_and_a_restart_does_not_duplicate(alertmanager) -> None:  # type: ignore[no-untyped-def]
