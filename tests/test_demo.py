@@ -2,6 +2,7 @@
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,19 @@ def test_a_recording_is_described_and_answered_as_recorded():
     lows = [round(v, 1) for v in found[daily].values]
     # The second week's minima, Monday to Thursday: what the daily `Minimum` request answers.
     assert lows == [14.8, 12.1, 9.6, 6.9]
+
+
+def test_the_readme_excerpt_is_what_the_demo_prints(capsys):
+    """README, "What it finds": each piece of the excerpt between its `…` is in the report the
+    demo prints at a fixed present (ids, random in the demo, are cut where they start)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    excerpt = readme.split("## What it finds\n\n```\n", 1)[1].split("```", 1)[0]
+    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    assert demo_command.run(True, "text", 30.0, "127.0.0.1:9877", None, now=present) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    pieces = [
+        re.sub(r"\b(vol|i|db)-[0-9a-f]*$", "", " ".join(piece.split())).strip(' "(),:;')
+        for line in excerpt.splitlines()
+        for piece in line.split("…")
+    ]
+    assert [p for p in pieces if len(p) >= 12 and p not in printed] == []

@@ -1,7 +1,7 @@
 """Faults injected between the daemon and AWS (a proxy in front of a moto server) and Slack (a
 receiver that answers 429, 500, slowly, or not at all). Each fault: no crash, no false
-"Resolved", no message lost or sent twice beyond what docs/reliability.md says, and the fault seen in
-the log and the metrics.
+"Resolved", no message lost or sent twice beyond what docs/reliability.md says, and the fault
+seen in the log and the metrics.
 
 The daemon runs in this process, one cycle at a time on a test clock, with real HTTP to the
 proxy and the receiver.
@@ -201,7 +201,8 @@ def test_slack_failing_loses_nothing(
         cycles(world, 1)
     assert process.book.owed() == []
     firing = [t for t in texts(world["receiver"]) if t == "1 storage bottleneck on AWS"]
-    # A receiver slower than the timeout took the first one too: the one message docs/reliability.md says may go twice.
+    # A receiver slower than the timeout took the first one too: the one message that
+    # docs/reliability.md says may go twice.
     assert len(firing) == (2 if answers[0][0] == 200 else len(answers) + 1)
 
 
