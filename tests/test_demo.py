@@ -168,6 +168,10 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
         _, metrics = wait_for(f"http://127.0.0.1:{port}/metrics")
         for bottleneck in ("burst_credits", "volume_throughput", "instance_throughput"):
             assert f'ebs_analyzer_finding{{bottleneck="{bottleneck}"' in metrics
+        # docs/performance.md gives the scrape's size the scrape benchmark serves.
+        performance = (Path(__file__).resolve().parents[1] / "docs" / "performance.md").read_text()
+        kb = int(re.search(r"`/metrics` \(about (\d+) KB\)", performance).group(1))
+        assert abs(len(metrics.encode()) / 1000 - kb) <= 0.25 * kb
         deadline = time.monotonic() + 60
         resolved = "RESOLVED  volume-throughput-cap"
         while time.monotonic() < deadline and not any(resolved in line for line in lines):
