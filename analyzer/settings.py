@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import botocore.session
 import structlog
 from pydantic import (
     AliasChoices,
@@ -45,7 +48,7 @@ from analyzer.deliver.slack import webhook_problem
 from analyzer.errors import ConfigError
 from analyzer.model.findings import Severity
 from analyzer.model.units import parse_duration
-from analyzer.yamlfile import Location, explain, keys_of, read_yaml
+from analyzer.yamlfile import Location, explain, keys_of, nearest, read_yaml
 
 ENV_PREFIX = "EBS_ANALYZER_"
 
@@ -178,6 +181,21 @@ class Settings(BaseSettings):
         credentials = _credentials(info.data)
         return tuple(alertmanager_endpoint(item, credentials) for item in value)
 
+    @field_validator("region")
+    @classmethod
+    def _regions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if not REGION.fullmatch(item):
+                raise ValueError(f"{item!r} is not an AWS region's name{_region_hint(item)}")
+            if item not in _known_regions():
+                # Well formed: a region newer than this botocore, or a slip (`eu-centrl-1`).
+                log.warning(
+                    "settings.region_unknown",
+                    region=item,
+                    reason=f"not a region this botocore knows{_region_hint(item)}",
+                )
+        return value
+
     @field_validator("tag")
     @classmethod
     def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -301,6 +319,57 @@ def _origin(name: str, flags: Mapping[str, Any], config_file: Path | None) -> st
     return name
 
 
+REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+"""An AWS region's name: `us-east-1`, `eu-central-2`, `us-gov-west-1`."""
+
+
+@cache
+def _known_regions() -> frozenset[str]:
+    """The regions botocore's endpoint data names for EC2, in every partition."""
+    session = botocore.session.get_session()
+    return frozenset(
+        region
+        for partition in session.get_available_partitions()
+        for region in session.get_available_regions("ec2", partition)
+    )
+
+
+def _region_hint(name: str) -> str:
+    """`(such as us-east-1; did you mean 'us-east-1'?)`, from the regions botocore knows."""
+    guess = nearest(name, sorted(_known_regions() - {name}))
+    return f" (such as us-east-1; did you mean {guess!r}?)" if guess else " (such as us-east-1)"
+
+
+BOUNDS = {
+    "less_than_equal": ("le", "at most"),
+    "less_than": ("lt", "below"),
+    "greater_than_equal": ("ge", "at least"),
+    "greater_than": ("gt", "above"),
+}
+
+
+def _bound_of_duration(problem: Any) -> str | None:
+    """A duration out of its bounds, said as one is written (`must be at most 15d`), not in
+    seconds alone."""
+    location: tuple[Any, ...] = tuple(problem.get("loc") or ())
+    field = Settings.model_fields.get(str(location[0])) if len(location) == 1 else None
+    if field is None or problem.get("type") not in BOUNDS:
+        return None
+    if not any(getattr(m, "func", None) is parse_duration for m in field.metadata):
+        return None
+    key, words = BOUNDS[problem["type"]]
+    bound = float(problem.get("ctx", {}).get(key, 0))
+    return f"must be {words} {_as_written(bound)} ({bound:,.0f} s)"
+
+
+def _as_written(seconds: float) -> str:
+    """A bound as a setting is written: `15d`, `1m`, `90s`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
 def _check_file(config_file: Path) -> None:
     document = read_yaml(config_file)
     if document is not None and not isinstance(document, dict):
@@ -325,7 +394,11 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
             return ".".join([where, *(str(part) for part in location[1:])])
 
         message = explain(
-            exc, place, {"extra_forbidden": "unknown setting"}, known=keys_of(Settings)
+            exc,
+            place,
+            {"extra_forbidden": "unknown setting"},
+            known=keys_of(Settings),
+            word=_bound_of_duration,
         )
         raise ConfigError(redaction.scrub(message)) from None
     _check_secrets(loaded)

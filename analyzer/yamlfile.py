@@ -165,16 +165,22 @@ def explain(
     *,
     first: bool = False,
     known: Callable[[Location], Iterable[str]] | None = None,
+    word: Callable[[Any], str | None] | None = None,
 ) -> str:
     """Each problem pydantic found, as `where: why`, joined by `; ` (only the first with
     `first`). `place` names where from pydantic's location; a problem it places nowhere (the
     empty string) is its reason alone. The reason is `reasons`' for the error's type, or
     pydantic's message without the `Value error, ` it puts before a validator's own words.
-    `known`: the keys valid where an unknown one was found, for a "did you mean"."""
+    `known`: the keys valid where an unknown one was found, for a "did you mean"; `word`: a
+    reason of the caller's for a problem (pydantic's error dict), or None for the usual."""
     problems = []
     for problem in error.errors()[:1] if first else error.errors():
         where = place(problem["loc"])
-        why = reasons.get(problem["type"]) or problem["msg"].removeprefix("Value error, ")
+        why = (
+            (word(problem) if word is not None else None)
+            or reasons.get(problem["type"])
+            or problem["msg"].removeprefix("Value error, ")
+        )
         location = problem["loc"]
         if problem["type"] == "extra_forbidden" and known is not None and location:
             guess = nearest(str(location[-1]), known(location[:-1]))

@@ -2,6 +2,7 @@ import re
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from analyzer import settings
 from analyzer.errors import ConfigError
@@ -56,7 +57,14 @@ def test_flag_beats_environment_beats_file(tmp_path: Path, monkeypatch):
             "--listen: '9877' is not HOST:PORT: write the address and the port, such as "
             "0.0.0.0:9877 (every interface) or 127.0.0.1:9877",
         ),
-        ({}, {}, "lookback: 30d\n", "config.yaml: lookback: Input should be less than"),
+        ({}, {}, "lookback: 30d\n", "config.yaml: lookback: must be at most 15d (1,296,000 s)"),
+        ({"repeat_interval": "10s"}, {}, None, "--repeat-interval: must be at least 1m (60 s)"),
+        (
+            {"region": ["us-east"]},
+            {},
+            None,
+            "--region: 'us-east' is not an AWS region's name (such as us-east-1; did you mean",
+        ),
         ({}, {}, "- a list\n", "config.yaml: expected a mapping of settings"),
         ({}, {}, "region: [unclosed\n", "config.yaml: line 2: invalid YAML"),
         ({"tag": ["=x"]}, {}, None, "--tag: '=x' is not Key=Value or Key"),
@@ -143,3 +151,11 @@ def test_run_with_a_bad_webhook_exits_2_in_one_line_without_it(monkeypatch, caps
         "ebs-analyzer: error: slack_webhook_url: not a usable Slack webhook: "
         "it holds a space or a control character (pasted with the secret?)\n"
     )
+
+
+def test_a_well_formed_region_botocore_does_not_know_is_a_warning_with_a_guess() -> None:
+    """A region newer than this botocore must still work; a slip is named."""
+    with capture_logs() as logs:
+        assert settings.load({"region": ["eu-centrl-1"]}).region == ("eu-centrl-1",)
+    (said,) = [e for e in logs if e["event"] == "settings.region_unknown"]
+    assert "did you mean 'eu-central-1'?" in said["reason"]
