@@ -266,3 +266,13 @@ def test_docs_cli_md_has_every_command() -> None:
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for path, _ in _docs_cli()._commands(build_parser()):
         assert f"\n## {' '.join(('ebs-analyzer', *path))}\n" in text
+
+
+def test_every_setting_has_its_row_in_the_configuration_table() -> None:
+    """docs/configuration.md's table and the settings model: one set of names."""
+    from analyzer.settings import Settings
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| (`[^|]*`) \|", text, re.MULTILINE)
+    documented = {name for cell in first_cells for name in re.findall(r"`([a-z_]+)`", cell)}
+    assert documented == set(Settings.model_fields)
