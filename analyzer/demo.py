@@ -20,7 +20,7 @@ from analyzer.errors import ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.model.units import duration
-from analyzer.sim.account import DemoAccount, account
+from analyzer.sim.account import DemoAccount, account, require_moto
 from analyzer.sim.clock import SimulatedClock
 from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
@@ -57,6 +57,7 @@ def run(
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
+    require_moto()
     # The address first: a busy port is said before seconds of simulation.
     bound = None if once else daemon.bind(settings)
     if not once or fmt == "text":

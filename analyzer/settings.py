@@ -218,6 +218,12 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("listen", mode="before")
+    @classmethod
+    def _port_alone(cls, value: Any) -> Any:
+        """`listen: 9877` in YAML is a number: checked as the text it was written as."""
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str) -> str:

@@ -257,3 +257,18 @@ def test_the_readme_excerpt_is_what_the_demo_prints(capsys):
         for piece in line.split("…")
     ]
     assert [p for p in pieces if len(p) >= 12 and p not in printed] == []
+
+
+def test_without_moto_the_demo_says_how_to_install_it_before_anything(capsys, monkeypatch):
+    from analyzer.sim import account as simulated
+
+    real = simulated.importlib.util.find_spec
+    monkeypatch.setattr(
+        simulated.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "moto" else real(name, *a),
+    )
+    assert main(["demo", "--once"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "pip install 'ebs-bottleneck-analyzer[demo]'" in err and err.count("\n") == 1

@@ -51,6 +51,12 @@ def test_flag_beats_environment_beats_file(tmp_path: Path, monkeypatch):
             "alertmanager_basic_auth.pasword: unknown setting (did you mean 'password'?)",
         ),
         (
+            {},
+            {},
+            "listen: 9877\n",
+            "config.yaml: listen: '9877' is not HOST:PORT: write the address and the port",
+        ),
+        (
             {"listen": "9877"},
             {},
             None,

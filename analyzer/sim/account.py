@@ -7,6 +7,7 @@ GetMetricData. No credentials and no network are needed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from typing import Any
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_db_instance, parse_instance_type
 from analyzer.collect.regions import Region, connect
-from analyzer.errors import AnalyzerError
+from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.sim import volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
@@ -174,6 +175,15 @@ def _build(
     return DemoAccount(now, cloudwatch, stories)
 
 
+def require_moto() -> None:
+    """moto, which simulates the account, is an extra: without it, say how to install it."""
+    if importlib.util.find_spec("moto") is None:
+        raise ConfigError(
+            "the demo needs moto to simulate an account: "
+            "pip install 'ebs-bottleneck-analyzer[demo]'"
+        )
+
+
 @contextmanager
 def account(
     now: datetime,
@@ -181,14 +191,10 @@ def account(
     databases: Sequence[DemoDatabase] = DATABASES,
 ) -> Iterator[DemoAccount]:
     """The simulated account, live for the duration of the `with` block."""
-    try:
-        import boto3
-        from moto import mock_aws
-    except ImportError:
-        raise AnalyzerError(
-            "the demo needs moto to simulate an account: "
-            "pip install 'ebs-bottleneck-analyzer[demo]'"
-        ) from None
+    require_moto()
+    import boto3
+    from moto import mock_aws
+
     volume_status.install()
     with _no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
