@@ -48,7 +48,8 @@ def _format(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, lookback: bool = True) -> None:
+    """The options every AWS command takes; `lookback` where a first analysis reads history."""
     group = parser.add_argument_group("common options")
     group.add_argument(
         "--config",
@@ -75,12 +76,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="append",
         help="only resources with this tag, and what they are attached to; repeatable",
     )
-    group.add_argument(
-        "--lookback",
-        metavar="DURATION",
-        help="history fetched for the first analysis, e.g. 3h (default 1h, and never less "
-        "than the rules read)",
-    )
+    if lookback:
+        group.add_argument(
+            "--lookback",
+            metavar="DURATION",
+            help="history fetched for the first analysis, e.g. 3h (default 1h, and never less "
+            "than the rules read)",
+        )
     group.add_argument(
         "--log-level",
         default=os.environ.get("EBS_ANALYZER_LOG_LEVEL"),
@@ -124,8 +126,8 @@ def _daemon_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Warns before an EBS volume's or an EC2 instance's storage limit holds a "
-        "workload back.",
+        description="Warns before a storage limit holds a workload back: an EBS volume's, an "
+        "EC2 instance's or an RDS instance's.",
         epilog=EPILOG,
         formatter_class=Wrapped,
     )
@@ -193,7 +195,7 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "or a shipped one by name (`ebs-analyzer recordings` lists them)",
     )
     _format(backtest)
-    _common(backtest)
+    _common(backtest, lookback=False)
 
 
 def _span(parser: argparse.ArgumentParser, default: str) -> None:
@@ -224,7 +226,7 @@ def _record_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     record.add_argument(
         "-o", "--output", type=Path, required=True, metavar="FILE", help="where to write it"
     )
-    _common(record)
+    _common(record, lookback=False)
 
 
 def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -264,7 +266,7 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         epilog=EPILOG,
     )
     _format(cost)
-    _common(cost)
+    _common(cost, lookback=False)
     cost.add_argument(
         "--interval",
         metavar="SECONDS",
@@ -316,7 +318,8 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--rules",
         metavar="DIR",
         action="append",
-        help="rule directory (default: the shipped rules)",
+        help="rule directory; repeat to layer directories, later ids override earlier ones, "
+        "e.g. --rules builtin --rules my-rules/ (default: the shipped rules)",
     )
     demo.add_argument(
         "--log-level",
@@ -341,6 +344,9 @@ def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     testing = rules_sub.add_parser(
         "test",
         help="run rule tests (input series, expected alerts); exit 1 on a mismatch",
+        description="Runs rule test files: each gives input series for a resource and the "
+        "alerts expected to fire and resolve at given minutes. Prints one line per mismatch "
+        "and exits 1 if there is any.",
     )
     testing.add_argument("files", nargs="+", metavar="FILE", type=Path, help="rule test files")
     testing.add_argument(
@@ -358,7 +364,7 @@ def _rules_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "layered on them (later ids override earlier ones); --alone lists the directories' "
         "rules only.",
     )
-    _rule_dirs(listing, "rule directories")
+    _rule_dirs(listing, "rule directories or files")
 
 
 def _rule_dirs(parser: argparse.ArgumentParser, what: str) -> None:

@@ -29,6 +29,7 @@ from analyzer.model.series import Series
 from analyzer.model.units import parse_duration
 from analyzer.offline import backtest, backtest_text, rule_tests
 from analyzer.offline.replay import PAST_STATS, past_name
+from analyzer.yamlfile import nearest
 
 
 def _settings(args: argparse.Namespace) -> settings_mod.Settings:
@@ -316,7 +317,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         # Said by the subcommand's parser, whose usage lists the options it does take.
-        subcommand(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+        taking = subcommand(parser, args)
+        options = [o for action in taking._actions for o in action.option_strings]
+        guesses = [
+            guess
+            for word in extra
+            if word.startswith("--") and (guess := nearest(word.split("=")[0], options))
+        ]
+        hint = f" (did you mean {' or '.join(guesses)}?)" if guesses else ""
+        taking.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     if getattr(args, "log_level", None) is None:
         args.log_level = "info" if args.command == "run" else "warning"
     if args.log_level not in LOG_LEVELS:

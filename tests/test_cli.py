@@ -43,7 +43,9 @@ def test_a_wrong_flag_exits_2_with_usage(capsys):
     with pytest.raises(SystemExit) as info:
         main(["once", "--formt", "json"])
     assert info.value.code == 2
-    assert "unrecognized arguments: --formt" in capsys.readouterr().err
+    assert "unrecognized arguments: --formt json (did you mean --format?)" in (
+        capsys.readouterr().err
+    )
 
 
 def test_rules_check_on_the_shipped_rules(capsys):
