@@ -27,7 +27,7 @@ EPILOG = (
     "EBS_ANALYZER_REGION=us-east-1,eu-west-1.\n"
     "AWS access uses the SDK's usual chain (AWS_PROFILE, AWS_REGION or AWS_DEFAULT_REGION, "
     "AWS_ENDPOINT_URL, instance and pod roles); the permissions it needs are in "
-    "deploy/iam-policy.json.\n"
+    "deploy/iam-policy.json (or ebs-analyzer iam-policy).\n"
 )
 
 
@@ -145,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="list the shipped recordings, by the name --from takes",
         description="Lists the recordings shipped with the analyzer: `backtest --from NAME` "
         "and `demo --from NAME` replay them without credentials.",
+    )
+    commands.add_parser(
+        "iam-policy",
+        help="print the IAM policy the analyzer needs (read-only)",
+        description="Prints the IAM policy that grants every action the analyzer calls, all "
+        "read-only: attach it to the role or user the analyzer runs as. The same policy is "
+        "deploy/iam-policy.json in the repository.",
     )
     for sub in _parsers(parser):
         sub.formatter_class = Wrapped

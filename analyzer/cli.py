@@ -17,7 +17,7 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
-from analyzer.collect import progress, recording
+from analyzer.collect import aws, progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import data_end
 from analyzer.deliver import report
@@ -291,6 +291,11 @@ def _recordings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _iam_policy(args: argparse.Namespace) -> int:
+    sys.stdout.write(json.dumps(aws.iam_policy(), indent=2) + "\n")
+    return 0
+
+
 def _unset_empty_profile() -> None:
     """An empty AWS_PROFILE (compose's `${AWS_PROFILE:-}`, an `env:` entry with no value) means
     no profile, not a profile named "": boto3 would stop at "The config profile () could not
@@ -309,6 +314,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "backtest": _backtest,
     "record": _record,
     "recordings": _recordings,
+    "iam-policy": _iam_policy,
 }
 
 

@@ -12,7 +12,17 @@ from analyzer import arguments
 from analyzer.arguments import build_parser, subcommand
 from analyzer.sim.scenario import DATABASES, SCENARIO
 
-COMMANDS = ("once", "run", "cost", "demo", "rules", "backtest", "record", "recordings")
+COMMANDS = (
+    "once",
+    "run",
+    "cost",
+    "demo",
+    "rules",
+    "backtest",
+    "record",
+    "recordings",
+    "iam-policy",
+)
 
 
 def test_every_command_of_the_contract_is_there() -> None:

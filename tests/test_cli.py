@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from moto.server import ThreadedMotoServer
@@ -505,3 +506,10 @@ def test_an_unknown_rule_key_suggests_the_kinds_own(tmp_path, capsys):
     )
     assert main(["rules", "check", str(tmp_path)]) == 2
     assert "utilisation: unknown key (did you mean 'utilization'?)" in capsys.readouterr().err
+
+
+def test_iam_policy_prints_the_shipped_policy(capsys):
+    assert main(["iam-policy"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    shipped = Path(__file__).resolve().parents[1] / "deploy" / "iam-policy.json"
+    assert printed == json.loads(shipped.read_text())

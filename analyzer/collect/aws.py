@@ -231,8 +231,38 @@ NO_REGION = (
     "AWS_DEFAULT_REGION (or `region` in the AWS profile)"
 )
 
-POLICY = "deploy/iam-policy.json"
-"""The IAM policy shipped beside the analyzer: every action it calls, read-only."""
+ACTIONS = (
+    "cloudwatch:GetMetricData",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeInstances",
+    "ec2:DescribeVolumeStatus",
+    "ec2:DescribeVolumes",
+    "ec2:DescribeVolumesModifications",
+    "pricing:GetProducts",
+    "rds:DescribeDBInstances",
+    "rds:DescribeOrderableDBInstanceOptions",
+)
+"""Every action the analyzer calls, all of them read-only."""
+
+
+def iam_policy() -> dict[str, Any]:
+    """The IAM policy that grants `ACTIONS`: deploy/iam-policy.json, and `ebs-analyzer
+    iam-policy` for those who installed the package alone."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "EbsBottleneckAnalyzerReadOnly",
+                "Effect": "Allow",
+                "Action": list(ACTIONS),
+                "Resource": "*",
+            }
+        ],
+    }
+
+
+POLICY = "deploy/iam-policy.json, or `ebs-analyzer iam-policy`"
+"""Where the policy is: in the repository, and printed by the program."""
 
 CREDENTIALS_HINT = (
     "set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an "
@@ -257,7 +287,7 @@ def next_step(operation: str, code: str | None, exc: BaseException | None = None
     if code == "OptInRequired":
         return "the region is not enabled for this account: enable it, or drop it from --region"
     if code is not None:
-        return f"grant {operation} to this identity ({POLICY} lists every action it calls)"
+        return f"grant {operation} to this identity (every action it calls: {POLICY})"
     return ""
 
 
