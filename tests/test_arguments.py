@@ -88,3 +88,10 @@ def test_the_exit_codes_are_the_ones_the_docs_give() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     table = re.findall(r"^\| `(\d+)` \|", text, re.MULTILINE)
     assert [int(c) for c in table] == [code for code, _ in arguments.EXIT_CODES]
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_the_serving_commands_name_every_endpoint(command: str) -> None:
+    text = dict(_parsers())[f"ebs-analyzer {command}"].format_help()
+    for path in ("/metrics", "/healthz", "/readyz", "/livez"):
+        assert path in text

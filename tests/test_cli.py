@@ -101,7 +101,9 @@ def test_once_with_broken_rules_exits_2_before_calling_aws(tmp_path, capsys):
 def test_no_region_exits_2(monkeypatch, capsys):
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     assert main(["once"]) == 2
-    assert "no AWS region" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no AWS region: pass --region, or set EBS_ANALYZER_REGION, AWS_REGION or" in err
+    assert "AWS_DEFAULT_REGION" in err
 
 
 def test_unreachable_aws_exits_3_naming_the_call():

@@ -725,3 +725,23 @@ def test_cycles_go_on_through_a_step_of_the_wall_clock(tmp_path, receiver, accou
     [stepped] = [e for e in logs if e["event"] == "clock.stepped"]
     assert stepped["direction"] == "back" and -3_700 < stepped["seconds"] < -3_500
     assert process.live()[0] and process.ready()[0]
+
+
+def test_a_busy_port_is_said_before_any_aws_call(tmp_path):
+    """`run` read the account's offers (Describe, the Price List) before binding."""
+    import socket
+
+    called = []
+
+    def connect(region):
+        called.append(region)
+        raise AssertionError("AWS called before the address was taken")
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = settings.load({"region": ["us-east-1"], "listen": f"127.0.0.1:{port}"})
+        with pytest.raises(ConfigError, match=f"--listen 127.0.0.1:{port}: "):
+            daemon.build(config, rules.load(), connect, process_metrics=False)
+    assert called == []
