@@ -120,12 +120,15 @@ def _restripes(db: DbInstance, size: int | None = None) -> str:
     )
 
 
-def _gp3_included(engine: str) -> str:
-    """What gp3 includes without credits for this engine (RDS's striping table)."""
-    threshold = STRIPED_FROM_GIB.get(family(engine))
+def _gp3_included(db: DbInstance) -> str:
+    """What gp3 includes without credits for this engine at this size (RDS's striping
+    table)."""
+    threshold = STRIPED_FROM_GIB.get(family(db.engine))
     if threshold is None:
         return "3,000 IOPS without credits"
-    return f"3,000 IOPS without credits (12,000 from {threshold} GiB on {engine})"
+    if db.allocated_gib >= threshold:
+        return f"12,000 IOPS without credits ({db.engine} from {threshold:,} GiB)"
+    return f"3,000 IOPS without credits (12,000 from {threshold:,} GiB on {db.engine})"
 
 
 def _storage(db: DbInstance, catalog: Catalog, storage_type: str, size: int) -> float | None:
@@ -181,7 +184,7 @@ def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remed
         )
     else:
         gp3 = _priced(
-            f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db.engine)}",
+            f"Move the storage to gp3 {RDS_MODIFY}: {_gp3_included(db)}",
             db,
             catalog,
             "gp3",

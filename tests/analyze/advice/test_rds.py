@@ -60,3 +60,12 @@ def test_gp2_storage_is_grown_only_as_far_as_rds_storage_model_carries_it():
     assert "3,612 IOPS of baseline" in grow.action
     fixes = _gp2_fixes(drain(20_000 / 1.2), db("sqlserver-se", 1_000), DEMO)
     assert not [f for f in fixes if f.action.startswith("Grow")]
+
+
+def test_gp3_at_or_past_the_striping_threshold_says_the_12000_iops_it_includes():
+    """An 800 GiB MySQL replica read '3,000 IOPS without credits (12,000 from 400 GiB)'."""
+    gp3, _ = _gp2_fixes(drain(2_550), db(size=800), DEMO)
+    assert gp3.action.startswith("Move the storage to gp3 with ModifyDBInstance")
+    assert gp3.action.endswith(": 12,000 IOPS without credits (mysql from 400 GiB)")
+    small, _ = _gp2_fixes(drain(100), db(size=200), DEMO)
+    assert small.action.endswith(": 3,000 IOPS without credits (12,000 from 400 GiB on mysql)")
