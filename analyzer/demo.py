@@ -26,6 +26,16 @@ from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
 
 MAX_SPEED = 3600.0
+REPEAT_EVERY_REAL_S = 240.0
+"""At least this much real time between repeats of an unchanged alert on the console."""
+
+
+def repeat_interval(speed: float) -> float:
+    """The daemon's 4 hours between repeats, stretched at high speed: at 1800× they came every
+    8 real seconds and buried the alerts that changed."""
+    return max(4 * 3600.0, REPEAT_EVERY_REAL_S * speed)
+
+
 PROMETHEUS_FOR_S = 300.0
 """The `for:` of the shipped Prometheus rules on the forecasts."""
 
@@ -54,6 +64,7 @@ def run(
             # The simulated account's prices: a snapshot, labelled with its source and date.
             "prices": str(prices.DEMO),
             "pricing_api": False,
+            "repeat_interval": repeat_interval(speed),
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
@@ -104,6 +115,7 @@ def _playback(
             "listen": listen,
             "prices": str(prices.DEMO),
             "pricing_api": False,
+            "repeat_interval": repeat_interval(speed),
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)

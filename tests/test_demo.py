@@ -272,3 +272,8 @@ def test_without_moto_the_demo_says_how_to_install_it_before_anything(capsys, mo
     out, err = capsys.readouterr()
     assert out == ""
     assert "pip install 'ebs-bottleneck-analyzer[demo]'" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("speed", "hours"), [(1, 4), (30, 4), (1800, 120)])
+def test_repeats_come_no_oftener_than_every_four_real_minutes(speed, hours):
+    assert demo_command.repeat_interval(speed) == hours * 3600
