@@ -242,7 +242,19 @@ ACTIONS = (
     "rds:DescribeDBInstances",
     "rds:DescribeOrderableDBInstanceOptions",
 )
-"""Every action the analyzer calls, all of them read-only."""
+"""Every action the analyzer calls in a watched account, all of them read-only."""
+
+ORGANIZATION_ACTIONS = (
+    "organizations:ListAccounts",
+    "organizations:ListParents",
+    "organizations:ListTagsForResource",
+)
+"""What listing an Organization's accounts calls, in the management account (or a delegated
+administrator's), beside `sts:AssumeRole` on the member roles."""
+
+UNPERMISSIONED = ("sts:GetCallerIdentity",)
+"""Calls no policy needs to allow (STS API Reference, GetCallerIdentity: "No permissions are
+required to perform this operation")."""
 
 
 def iam_policy() -> dict[str, Any]:
