@@ -20,7 +20,7 @@ from analyzer.sim.workloads import Demand, steps
 from tests.account import Account
 
 
-def run_cli(*args, env=None, timeout=120):
+def run_cli(*args, env=None, timeout=120, cwd=None):
     environment = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "analyzer", *args],
@@ -29,6 +29,7 @@ def run_cli(*args, env=None, timeout=120):
         env=environment,
         timeout=timeout,
         check=False,
+        cwd=cwd,
     )
 
 

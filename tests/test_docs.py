@@ -15,14 +15,13 @@ import importlib.util
 import io
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from analyzer.arguments import build_parser
+from tests.test_cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -152,14 +151,7 @@ def test_a_command_that_needs_no_aws_runs_as_written(command: Command, workdir: 
     for word in command.argv:  # the shell would expand a glob
         matches = sorted(glob.glob(word, root_dir=workdir)) if "*" in word else []
         argv += [str(Path(m)) for m in matches] or [word]
-    done = subprocess.run(
-        [sys.executable, "-m", "analyzer", *argv],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    done = run_cli(*argv, cwd=workdir, timeout=RUN_TIMEOUT_S)
     # `rules test` exits 1 on a mismatch: a documented outcome of a user's own tests.
     allowed = {0, 1} if command.argv[:2] == ("rules", "test") else {0}
     assert done.returncode in allowed, (
