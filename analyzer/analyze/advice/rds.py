@@ -36,6 +36,7 @@ from analyzer.model.rds_storage import (
 from analyzer.model.resources import DbInstance, ResourceType
 from analyzer.model.series import recent
 from analyzer.model.state import ResourceState, Snapshot
+from analyzer.model.units import Unit
 
 RDS_MODIFY = "with ModifyDBInstance (storage changes: at most one per 6 h)"
 RDS_CLASS = "with ModifyDBInstance (the instance restarts, or fails over where Multi-AZ)"
@@ -168,11 +169,20 @@ def _gp2_size_for(db: DbInstance, wanted: float) -> tuple[int, Envelope | None]:
 
 
 def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remedy]:
+    """gp3, and gp2 grown until its baseline carries the demand with a fifth more room. The
+    demand is the finding's rate, or the rate before the bucket ran out; a finding that
+    measures no rate (a falling daily minimum, in percent) gives none, and storage is not
+    sized on it: only gp3, whose included IOPS need no sizing, is offered."""
     before = finding.rate_before_empty
-    demand = max(finding.observed, before if before is not None else 0.0)
-    wanted = demand * 1.2
+    rates = [r for r in (finding.observed if finding.unit is Unit.IOPS else None, before) if r]
+    wanted = max(rates) * 1.2 if rates else None
     threshold = STRIPED_FROM_GIB.get(family(db.engine))
-    if wanted > 3_000 and threshold is not None and db.allocated_gib < threshold:
+    if (
+        wanted is not None
+        and wanted > 3_000
+        and threshold is not None
+        and db.allocated_gib < threshold
+    ):
         # Below the threshold RDS gp3 is 3,000 IOPS, no more: from it, 12,000 included.
         gp3 = _priced(
             f"Move the storage to gp3 and grow to {threshold:,} GiB {RDS_MODIFY}: 12,000 IOPS "
@@ -191,6 +201,8 @@ def _gp2_fixes(finding: Finding, db: DbInstance, catalog: Catalog) -> list[Remed
             db.allocated_gib,
         )
     fixes = [gp3]
+    if wanted is None:
+        return fixes
     size, grown = _gp2_size_for(db, wanted)
     if grown is not None and grown.baseline_iops >= wanted:
         fixes.append(

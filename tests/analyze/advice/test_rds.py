@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.analyze import prices
 from analyzer.analyze.advice.rds import _gp2_fixes, _offered
 from analyzer.analyze.catalog import Catalog
@@ -69,3 +71,11 @@ def test_gp3_at_or_past_the_striping_threshold_says_the_12000_iops_it_includes()
     assert gp3.action.endswith(": 12,000 IOPS without credits (mysql from 400 GiB)")
     small, _ = _gp2_fixes(drain(100), db(size=200), DEMO)
     assert small.action.endswith(": 3,000 IOPS without credits (12,000 from 400 GiB on mysql)")
+
+
+def test_a_falling_daily_minimum_sizes_no_storage_on_its_percent():
+    """A trend finding's `observed` is a balance in percent: read as IOPS it sized the
+    replica's storage at 801 GiB, 'no credits needed'. Only gp3 is offered."""
+    trend = replace(drain(7.0), unit=Unit.PERCENT, rule="burst-daily-minimum-falling")
+    (gp3,) = _gp2_fixes(trend, db(size=800), DEMO)
+    assert gp3.action.endswith(": 12,000 IOPS without credits (mysql from 400 GiB)")
