@@ -18,6 +18,7 @@ import yaml
 
 from analyzer import settings
 from analyzer.analyze import rules
+from analyzer.collect.aws import UNPERMISSIONED, iam_policy
 from tests.helpers import GOLDEN, external, promtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,15 +132,21 @@ def test_what_the_dockerfile_copies_builds_a_complete_package(tmp_path):
 # --- AWS ----------------------------------------------------------------------------------
 
 
-def test_the_iam_policy_names_exactly_the_calls_the_code_makes():
+def test_the_iam_policies_name_exactly_the_calls_the_code_makes():
+    """deploy/iam-policy.json: the calls in a watched account; deploy/accounts/: those that
+    list an Organization, beside assuming the member roles. A call no policy needs
+    (sts:GetCallerIdentity) is in neither."""
     called = set()
     for path in (ROOT / "analyzer").rglob("*.py"):
         called |= set(re.findall(r'calling\(\s*"([a-z0-9]+:[A-Za-z]+)"', path.read_text()))
     policy = json.loads((DEPLOY / "iam-policy.json").read_text())
     [statement] = policy["Statement"]
     assert statement["Effect"] == "Allow"
-    assert set(statement["Action"]) == called
+    organization = json.loads((DEPLOY / "accounts" / "analyzer-role-policy.json").read_text())
+    _, listing = organization["Statement"]
+    assert set(statement["Action"]) | set(listing["Action"]) | set(UNPERMISSIONED) == called
     assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in called)
+    assert policy == iam_policy()  # what `ebs-analyzer iam-policy` prints
 
 
 # --- Kubernetes ---------------------------------------------------------------------------

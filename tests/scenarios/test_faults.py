@@ -62,8 +62,10 @@ def world(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH", cloudwatch.url)
     monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", ec2.url)
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
-    monkeypatch.setattr(aws, "READ_TIMEOUT_S", 1)
-    monkeypatch.setattr(aws, "CONNECT_TIMEOUT_S", 1)
+    # Short enough that a hung proxy (3 s) times out within a test, long enough that moto
+    # answering slowly on a busy machine does not.
+    monkeypatch.setattr(aws, "READ_TIMEOUT_S", 2)
+    monkeypatch.setattr(aws, "CONNECT_TIMEOUT_S", 2)
     config = settings.load(
         {
             "region": ["us-east-1"],
@@ -189,7 +191,7 @@ def test_slack_failing_loses_nothing(
     process.dispatcher.channel = slack.SlackChannel(world["receiver"].url)
     world["receiver"].answer(*answers)
     with capture_logs() as logs:
-        process.cycle()
+        assert process.cycle(), [e for e in logs if e["log_level"] == "error"]
     assert [a.outbox.value for a in process.book.owed()] == ["firing"]
     assert (
         sample(process, "ebs_analyzer_notifications_total", channel="slack", outcome="error") == 1
