@@ -206,3 +206,53 @@ def shop_volume(volume_id: str = "vol-1", attached_to: str = "i-1"):
         volume_id=volume_id,
         attached_to=attached_to,
     )
+
+
+def shop_analysis():
+    """Incident 1's volume on its m5.large at 1,500 IOPS, analyzed: (snapshot, firing)."""
+    from analyzer.model.metrics import Measure
+    from analyzer.model.resources import InstanceType
+    from analyzer.model.units import MB
+
+    instance = instance_state(
+        InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB),
+        {Measure.IOPS: series([1_500] * 30)},
+        volume_ids=("vol-1",),
+    )
+    analysis = analyze(shop_volume(), instance)
+    return analysis.snapshot, analysis.firing
+
+
+def steady_gp2(iops, balance, size=50, io=4096):
+    """A gp2 volume at a steady rate of `io`-byte I/O for 30 minutes, its balance steady."""
+    from analyzer.model.metrics import Measure
+
+    return volume_state(
+        "gp2",
+        size,
+        {
+            Measure.IOPS: series([iops] * 30),
+            Measure.THROUGHPUT: series([iops * io] * 30),
+            Measure.BURST_BALANCE: series([balance] * 30),
+        },
+    )
+
+
+def gp2_of(iops, balance, size=50, io=4096):
+    """A gp2 volume from a minute series of IOPS and of its balance (values, a Series, or
+    None for a balance AWS does not publish)."""
+    from analyzer.model.metrics import Measure
+
+    measures = {Measure.IOPS: series(iops), Measure.THROUGHPUT: series([v * io for v in iops])}
+    if balance is not None:
+        measures[Measure.BURST_BALANCE] = (
+            balance if isinstance(balance, Series) else series(balance)
+        )
+    return volume_state("gp2", size, measures)
+
+
+def fixes_of(rule, state, *others):
+    """The finding `rule` gives on `state`, which must give one, and its fixes."""
+    finding = evaluate(rule, state, *others)
+    assert finding is not None
+    return finding, finding.remedies

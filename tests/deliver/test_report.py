@@ -4,16 +4,14 @@ import pytest
 
 from analyzer.deliver import report
 from analyzer.model.metrics import Measure
-from analyzer.model.resources import InstanceType
-from analyzer.model.units import MB
 from tests.helpers import (
-    analyze,
-    instance_state,
     readings_of,
     series,
-    shop_volume,
     snapshot_of,
     volume_state,
+)
+from tests.helpers import (
+    shop_analysis as shop,
 )
 
 RESOURCE_KEYS = {
@@ -45,17 +43,6 @@ FINDING_KEYS = {
     "next_bottleneck",
     "evidence",
 }
-
-
-def shop():
-    volume = shop_volume()
-    instance = instance_state(
-        InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB),
-        {Measure.IOPS: series([1_500] * 30)},
-        volume_ids=("vol-1",),
-    )
-    analysis = analyze(volume, instance)
-    return analysis.snapshot, analysis.firing
 
 
 def test_json_report_follows_the_contract():

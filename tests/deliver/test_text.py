@@ -26,17 +26,9 @@ from tests.helpers import (
     snapshot_of,
     volume_state,
 )
-
-
-def shop():
-    volume = shop_volume()
-    instance = instance_state(
-        InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB),
-        {Measure.IOPS: series([1_500] * 30)},
-        volume_ids=("vol-1",),
-    )
-    analysis = analyze(volume, instance)
-    return analysis.snapshot, analysis.firing
+from tests.helpers import (
+    shop_analysis as shop,
+)
 
 
 def test_text_report_reads_at_a_glance():

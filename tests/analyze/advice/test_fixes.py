@@ -1,27 +1,8 @@
 from datetime import timedelta
 
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
-from analyzer.model.metrics import Measure
-from analyzer.model.units import KIB
-from tests.helpers import evaluate, series, volume_state
-
-
-def fixes(rule, state, *others):
-    finding = evaluate(rule, state, *others)
-    assert finding is not None
-    return finding, finding.remedies
-
-
-def gp2(iops, balance, size=50, io=4 * KIB):
-    return volume_state(
-        "gp2",
-        size,
-        {
-            Measure.IOPS: series([iops] * 30),
-            Measure.THROUGHPUT: series([iops * io] * 30),
-            Measure.BURST_BALANCE: series([balance] * 30),
-        },
-    )
+from tests.helpers import fixes_of as fixes
+from tests.helpers import steady_gp2 as gp2
 
 
 def _modified(*modifications):

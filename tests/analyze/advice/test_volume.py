@@ -8,27 +8,11 @@ from analyzer.model.findings import RemedyKind
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.units import KIB, MB
-from tests.helpers import evaluate, instance_state, series, volume_state
+from tests.helpers import fixes_of as fixes
+from tests.helpers import instance_state, series, volume_state
+from tests.helpers import steady_gp2 as gp2
 
 PRICES = prices.load()
-
-
-def fixes(rule, state, *others):
-    finding = evaluate(rule, state, *others)
-    assert finding is not None
-    return finding, finding.remedies
-
-
-def gp2(iops, balance, size=50, io=4 * KIB):
-    return volume_state(
-        "gp2",
-        size,
-        {
-            Measure.IOPS: series([iops] * 30),
-            Measure.THROUGHPUT: series([iops * io] * 30),
-            Measure.BURST_BALANCE: series([balance] * 30),
-        },
-    )
 
 
 def test_the_shop_volume_is_cheaper_on_gp3():

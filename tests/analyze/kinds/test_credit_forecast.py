@@ -24,6 +24,7 @@ from analyzer.model.resources import InstanceType
 from analyzer.model.series import Series
 from analyzer.model.units import KIB, MB, MIB, Unit
 from tests.helpers import T0, evaluate, instance_state, series, snapshot_of, volume_state
+from tests.helpers import gp2_of as gp2
 
 RULE = CreditForecast(id="forecast", resource_types=["volume"], severity="warning")
 CAPACITY = 5.4e6
@@ -31,15 +32,6 @@ NEAR_MISS = 2_400 + 0.93 * CAPACITY / (8 * 3600)
 """IOPS that take 93 points from 09:00 to 17:00 off gp2 800 GiB."""
 FORECAST = CreditForecast(id="forecast", resource_types=["volume", "instance"], severity="warning")
 M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
-
-
-def gp2(iops, balance, size=50, io=4 * KIB):
-    measures = {Measure.IOPS: series(iops), Measure.THROUGHPUT: series([v * io for v in iops])}
-    if balance is not None:
-        measures[Measure.BURST_BALANCE] = (
-            balance if isinstance(balance, Series) else series(balance)
-        )
-    return volume_state("gp2", size, measures)
 
 
 def simulated(

@@ -4,23 +4,15 @@ from analyzer.model.findings import Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Series
-from analyzer.model.units import KIB, MB, Unit
-from tests.helpers import evaluate, instance_state, series, volume_state
+from analyzer.model.units import MB, Unit
+from tests.helpers import evaluate, instance_state, series
+from tests.helpers import gp2_of as gp2
 
 FORECAST = CreditForecast(id="forecast", resource_types=["volume", "instance"], severity="warning")
 EXHAUSTED = CreditsExhausted(
     id="exhausted", resource_types=["volume", "instance"], severity="critical"
 )
 M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
-
-
-def gp2(iops, balance, size=50, io=4 * KIB):
-    measures = {Measure.IOPS: series(iops), Measure.THROUGHPUT: series([v * io for v in iops])}
-    if balance is not None:
-        measures[Measure.BURST_BALANCE] = (
-            balance if isinstance(balance, Series) else series(balance)
-        )
-    return volume_state("gp2", size, measures)
 
 
 def test_a_missing_burst_balance_never_fires():
