@@ -153,19 +153,19 @@ def build_parser() -> argparse.ArgumentParser:
         "read-only: attach it to the role or user the analyzer runs as. The same policy is "
         "deploy/iam-policy.json in the repository.",
     )
-    for sub in _parsers(parser):
+    for sub in every_parser(parser):
         sub.formatter_class = Wrapped
         sub.epilog = sub.epilog or EPILOG
     return parser
 
 
-def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+def every_parser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parser and every (sub)command's below it."""
     found = [parser]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in dict.fromkeys(action.choices.values()):
-                found += _parsers(sub)
+                found += every_parser(sub)
     return found
 
 

@@ -60,7 +60,7 @@ def test_an_unknown_option_is_refused_with_exit_code_2(capsys) -> None:
 
 
 def _parsers() -> list[tuple[str, argparse.ArgumentParser]]:
-    return [(p.prog, p) for p in arguments._parsers(build_parser())]
+    return [(p.prog, p) for p in arguments.every_parser(build_parser())]
 
 
 @pytest.mark.parametrize(("prog", "parser"), _parsers(), ids=str)

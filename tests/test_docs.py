@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.arguments import build_parser
+from analyzer.arguments import build_parser, every_parser
 from tests.test_cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,8 +256,8 @@ def test_docs_cli_md_is_what_the_script_writes_from_the_parser() -> None:
 
 def test_docs_cli_md_has_every_command() -> None:
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    for path, _ in _docs_cli()._commands(build_parser()):
-        assert f"\n## {' '.join(('ebs-analyzer', *path))}\n" in text
+    for parser in every_parser(build_parser()):
+        assert f"\n## {parser.prog}\n" in text
 
 
 def test_every_setting_has_its_row_in_the_configuration_table() -> None:
