@@ -74,6 +74,109 @@ class BasicAuth(BaseModel):
         return self
 
 
+ACCOUNT_ID = re.compile(r"\d{12}")
+ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::(\d{12}):role/[\w+=,.@/-]+")
+ROLE_NAME = re.compile(r"[\w+=,.@/-]{1,64}")
+
+
+def _account_id(value: Any) -> Any:
+    """Twelve digits, written as a string: YAML reads an unquoted id as a number, and one
+    that starts with 0 loses it (or turns octal)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if len(str(value)) == 12:
+            return str(value)
+        raise ValueError(f'{value} is not 12 digits: quote account ids ("011111111111")')
+    if not isinstance(value, str) or not ACCOUNT_ID.fullmatch(value):
+        raise ValueError(f"{value!r} is not an AWS account id (12 digits, quoted)")
+    return value
+
+
+AccountId = Annotated[str, BeforeValidator(_account_id)]
+
+
+def _region_names(value: tuple[str, ...]) -> tuple[str, ...]:
+    for item in value:
+        if not REGION.fullmatch(item):
+            raise ValueError(f"{item!r} is not an AWS region's name{_region_hint(item)}")
+        if item not in _known_regions():
+            # Well formed: a region newer than this botocore, or a slip (`eu-centrl-1`).
+            log.warning(
+                "settings.region_unknown",
+                region=item,
+                reason=f"not a region this botocore knows{_region_hint(item)}",
+            )
+    return value
+
+
+class AccountEntry(BaseModel):
+    """One account to watch, as `accounts:` lists it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: AccountId
+    name: str | None = None
+    """Shown beside the id (the `account_name` label)."""
+    role_arn: str | None = None
+    """The role assumed to read it; none for the account the daemon runs in."""
+    external_id: SecretStr | None = None
+    """Passed when assuming the role, as its trust policy requires. Never logged."""
+    regions: tuple[str, ...] = ()
+    """Empty: the top-level `region`."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Carried with the account (as an Organization's account tags are)."""
+    budget: float | None = Field(default=None, gt=0)
+    """This account's share of the monthly GetMetricData budget, in dollars."""
+
+    _check_regions = field_validator("regions")(_region_names)
+
+    @model_validator(mode="after")
+    def _role_of_this_account(self) -> AccountEntry:
+        if self.role_arn is None:
+            return self
+        match = ROLE_ARN.fullmatch(self.role_arn)
+        if match is None:
+            raise ValueError(
+                f"role_arn {self.role_arn!r} is not an IAM role's ARN "
+                f"(arn:aws:iam::{self.id}:role/NAME)"
+            )
+        if match.group(1) != self.id:
+            raise ValueError(f"role_arn names account {match.group(1)}, not this entry's {self.id}")
+        return self
+
+
+class MemberFilter(BaseModel):
+    """Which of an Organization's accounts an `include` or `exclude` names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ids: tuple[AccountId, ...] = ()
+    names: tuple[str, ...] = ()
+    ous: tuple[str, ...] = ()
+    """Organizational unit ids (`ou-…`): an account anywhere below one matches."""
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+class OrganizationSettings(BaseModel):
+    """Watch the active accounts of the AWS Organization the daemon's credentials can list
+    (the management account, or a delegated administrator)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role_name: str = "ebs-analyzer"
+    """The role assumed in each member account (deploy/accounts/ creates it)."""
+    external_id: SecretStr | None = None
+    include: MemberFilter = MemberFilter()
+    """Empty: every active account."""
+    exclude: MemberFilter = MemberFilter()
+
+    @field_validator("role_name")
+    @classmethod
+    def _role_name(cls, value: str) -> str:
+        if not ROLE_NAME.fullmatch(value) or value.startswith("arn:"):
+            raise ValueError(f"{value!r} is not an IAM role's name (the ARN goes in accounts:)")
+        return value
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
@@ -168,6 +271,17 @@ class Settings(BaseSettings):
     log_format: Literal["auto", "json", "console"] = "auto"
     """auto: console on a terminal, JSON lines elsewhere."""
 
+    # Accounts
+    accounts: tuple[AccountEntry, ...] = ()
+    """Accounts to watch, each through its role (see docs/configuration.md#accounts); none
+    and no `organization`: the account the daemon runs in."""
+    organization: OrganizationSettings | None = None
+    """Watch the Organization's active accounts the filters keep, through `role_name`; an
+    account also in `accounts` is read as that entry says."""
+    monitoring_account: bool = False
+    """The daemon runs in a CloudWatch monitoring account the watched accounts are linked to:
+    metrics are read there (AccountId in each query), Describe calls through the roles."""
+
     @field_validator("region", "tag", "rules", "alertmanager_url", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
@@ -184,16 +298,16 @@ class Settings(BaseSettings):
     @field_validator("region")
     @classmethod
     def _regions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if not REGION.fullmatch(item):
-                raise ValueError(f"{item!r} is not an AWS region's name{_region_hint(item)}")
-            if item not in _known_regions():
-                # Well formed: a region newer than this botocore, or a slip (`eu-centrl-1`).
-                log.warning(
-                    "settings.region_unknown",
-                    region=item,
-                    reason=f"not a region this botocore knows{_region_hint(item)}",
-                )
+        return _region_names(value)
+
+    @field_validator("accounts")
+    @classmethod
+    def _accounts_once(cls, value: tuple[AccountEntry, ...]) -> tuple[AccountEntry, ...]:
+        seen: set[str] = set()
+        for entry in value:
+            if entry.id in seen:
+                raise ValueError(f"account {entry.id} is listed twice")
+            seen.add(entry.id)
         return value
 
     @field_validator("tag")
@@ -421,7 +535,10 @@ def load(flags: Mapping[str, Any] | None = None, config_file: Path | None = None
 def _check_secrets(loaded: Settings) -> None:
     """Secrets given in the settings go to the log's redaction; secret files are read once,
     so that one that cannot be read fails the start rather than every post."""
-    for value in (loaded.slack_webhook_url, loaded.alertmanager_bearer_token):
+    external = [a.external_id for a in loaded.accounts]
+    if loaded.organization is not None:
+        external.append(loaded.organization.external_id)
+    for value in (loaded.slack_webhook_url, loaded.alertmanager_bearer_token, *external):
         if value is not None:
             redaction.secret(value.get_secret_value())
     basic = loaded.alertmanager_basic_auth

@@ -49,9 +49,9 @@ class _Silent:
 SILENT = _Silent()
 
 AlertKey = tuple[str, str, str]
-"""(rule, region, resource id)."""
+"""(rule, scope, resource id): `scope_of` an account's region."""
 Read = Callable[[str, str], Reading | None]
-"""(region, resource id) → its reading this cycle; None where the cycle holds none: what a
+"""(scope, resource id) → its reading this cycle; None where the cycle holds none: what a
 held alert weighs its balance against, and what a cleared one says of its refill."""
 
 
@@ -174,9 +174,9 @@ class Ending(Protocol):
 
     def __contains__(self, key: object) -> bool: ...
 
-    def attachment(self, region: str, resource_id: str) -> str | None: ...
+    def attachment(self, scope: str, resource_id: str) -> str | None: ...
 
-    def ended(self, region: str, resource_id: str, attached_to: str | None) -> str | None: ...
+    def ended(self, scope: str, resource_id: str, attached_to: str | None) -> str | None: ...
 
 
 def _ended(alert: Alert, ending: Ending | None) -> str | None:
@@ -184,8 +184,8 @@ def _ended(alert: Alert, ending: Ending | None) -> str | None:
     instance is noted in the cycle its alert is raised, to tell a move later)."""
     if ending is None or alert.state is AlertState.RESOLVED:
         return None
-    region, resource_id = alert.finding.resource.region, alert.resource_id
-    return ending.ended(region, resource_id, alert.attached_to)
+    scope, resource_id = alert.finding.resource.scope, alert.resource_id
+    return ending.ended(scope, resource_id, alert.attached_to)
 
 
 @dataclass
@@ -226,7 +226,7 @@ class AlertBook:
         read: Read | None = None,
     ) -> None:
         """Take in a cycle's findings. An alert whose resource is `unknown` this cycle,
-        (region, id), neither clears nor counts towards clearing: it keeps its state until data
+        (scope, id), neither clears nor counts towards clearing: it keeps its state until data
         shows the condition gone. A credit alert whose finding holds it until its bucket
         refills past a level (`Credit.holds_until_percent`) does not count towards clearing
         while its reading (`read`) shows the bucket below it."""
@@ -257,7 +257,7 @@ class AlertBook:
                 self._not_found(alert, now, unknown, read)
         for alert in self.alerts.values():
             if isinstance(unknown, Ending) and alert.attached_to is None:
-                where = (alert.finding.resource.region, alert.resource_id)
+                where = (alert.finding.resource.scope, alert.resource_id)
                 alert.attached_to = unknown.attachment(*where)
             if self._repeat_due(alert, now):
                 alert.outbox = Owed.REPEAT
@@ -281,7 +281,7 @@ class AlertBook:
                 pending.pop(alert.key, None)
         for found in (firing, pending):
             for key, finding in list(found.items()):
-                if ending.ended(finding.resource.region, finding.resource.resource_id, None):
+                if ending.ended(finding.resource.scope, finding.resource.resource_id, None):
                     del found[key]
 
     def _not_found(
@@ -293,7 +293,7 @@ class AlertBook:
     ) -> None:
         """An alert this cycle's findings do not hold: unknown (its data missing), or absent
         (towards clearing)."""
-        if (alert.finding.resource.region, alert.resource_id) in unknown:
+        if (alert.finding.resource.scope, alert.resource_id) in unknown:
             self._unknown(alert, now)
             return
         alert.unknown_since = None
@@ -398,7 +398,7 @@ class AlertBook:
         alert.state = AlertState.RESOLVED
         alert.outbox = Owed.RESOLVED
         if read is not None and alert.finding.is_credits:
-            reading = read(alert.finding.resource.region, alert.resource_id)
+            reading = read(alert.finding.resource.scope, alert.resource_id)
             alert.refill_s = reading.seconds_to_full if reading is not None else None
 
     # --- delivery -------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def _hold(alert: Alert, read: Read | None) -> Hold | None:
     credit = f.credit
     if read is None or credit is None or credit.holds_until_percent is None:
         return None
-    reading = read(f.resource.region, f.resource.resource_id)
+    reading = read(f.resource.scope, f.resource.resource_id)
     now = reading.balances.get(credit.balance) if reading is not None else None
     return Hold(credit.holds_until_percent, now) if now is not None else None
 

@@ -41,7 +41,7 @@ class Analysis:
     pending: list[Finding]
     """The condition holds now but not yet for the rule's `for`."""
     unknown: Container[tuple[str, str]]
-    """(region, id) of the resources whose condition is unknown this cycle: data missing,
+    """(scope, id) of the resources whose condition is unknown this cycle: data missing,
     stale or failed, no model of its limits, or a rule that failed on it. An alert on one
     keeps its state."""
     readings: Readings
@@ -50,7 +50,7 @@ class Analysis:
 
 @dataclass(frozen=True, slots=True)
 class Unjudged:
-    """The resources whose condition is unknown this cycle, by (region, id), as `Analysis`
+    """The resources whose condition is unknown this cycle, by (scope, id), as `Analysis`
     says. Asked only of the few resources with an alert, not worked out for the whole fleet
     every cycle."""
 
@@ -66,21 +66,21 @@ class Unjudged:
         state = self.snapshot.get(*key)
         return state is not None and not state.known_at(self.snapshot.data_end)
 
-    def attachment(self, region: str, resource_id: str) -> str | None:
+    def attachment(self, scope: str, resource_id: str) -> str | None:
         """The instance a volume is attached to now (its first, if Multi-Attach)."""
-        state = self.snapshot.get(region, resource_id)
+        state = self.snapshot.get(scope, resource_id)
         if state is None or not isinstance(state.resource, Volume):
             return None
         return state.resource.attached_to
 
-    def ended(self, region: str, resource_id: str, attached_to: str | None) -> str | None:
+    def ended(self, scope: str, resource_id: str, attached_to: str | None) -> str | None:
         """What the inventory says ended whatever was found of a resource: deleted,
         detached, moved from `attached_to` to another instance, stopped; None where it is
-        there as it was. Said only of a region whose inventory this cycle holds: a region
-        that could not be described says nothing of what is gone from it."""
-        state = self.snapshot.get(region, resource_id)
+        there as it was. Said only of a scope (an account's region) whose inventory this cycle
+        holds: one that could not be described says nothing of what is gone from it."""
+        state = self.snapshot.get(scope, resource_id)
         if state is None:
-            if region not in self._regions():
+            if scope not in self._scopes():
                 return None
             return f"{resource_id} is gone from the inventory (deleted)"
         resource = state.resource
@@ -95,8 +95,8 @@ class Unjudged:
             return f"{resource_id} is {resource.state}"
         return None
 
-    def _regions(self) -> frozenset[str]:
-        return frozenset(s.ref.region for s in self.snapshot.resources) | frozenset(
+    def _scopes(self) -> frozenset[str]:
+        return frozenset(s.ref.scope for s in self.snapshot.resources) | frozenset(
             self.snapshot.asked_until
         )
 
@@ -149,13 +149,13 @@ def floored(
     speaks of gets that rule's floor warning, in place of whatever milder word the rule had.
     A trend warning of the same resource already speaks of it."""
     warned = {
-        (f.resource.region, f.resource.resource_id)
+        (f.resource.scope, f.resource.resource_id)
         for f in evaluation.firing
         if f.is_credits and f.severity.rank >= Severity.WARNING.rank
     }
     floors: list[Finding] = []
     for state in states:
-        if (state.ref.region, state.ref.resource_id) in warned:
+        if (state.ref.scope, state.ref.resource_id) in warned:
             continue
         rule = ruleset.forecast_rule(state)
         if rule is None or not state.has_recent_data(snapshot.data_end):
@@ -174,7 +174,7 @@ def floored(
 
 
 def _where(f: Finding) -> tuple[str, str]:
-    return f.resource.region, f.resource.resource_id
+    return f.resource.scope, f.resource.resource_id
 
 
 def _held_back(
@@ -206,7 +206,7 @@ def impaired(evaluation: engine.Evaluation, snapshot: Snapshot) -> engine.Evalua
         silenced.add(_where(finding))
         state = snapshot.get(*_where(finding))
         if state is not None and not state.is_volume:
-            silenced.update((state.ref.region, volume) for volume in state.related)
+            silenced.update((state.ref.scope, volume) for volume in state.related)
     return _held_back(
         evaluation,
         silenced,
@@ -258,7 +258,7 @@ class Judgements:
     _quiet: dict[tuple[str, str], _Judged] = field(default_factory=dict)
     _ruleset: RuleSet | None = None
     _before_empty: dict[tuple[str, str, str], float] = field(default_factory=dict)
-    """(region, id, rule) of an empty bucket → its rate before it ran out, as a cycle saw it."""
+    """(scope, id, rule) of an empty bucket → its rate before it ran out, as a cycle saw it."""
 
     def use(self, ruleset: RuleSet) -> None:
         if ruleset is not self._ruleset:
@@ -266,7 +266,7 @@ class Judgements:
             self._ruleset = ruleset
 
     def unchanged(self, bare: ResourceState) -> ResourceState | None:
-        known = self._quiet.get((bare.ref.region, bare.ref.resource_id))
+        known = self._quiet.get((bare.ref.scope, bare.ref.resource_id))
         return known.judged if known is not None and known.bare is bare else None
 
     def recall_before_empty(self, evaluation: engine.Evaluation) -> engine.Evaluation:
@@ -278,7 +278,7 @@ class Judgements:
         firing: list[Finding] = []
         for found in evaluation.firing:
             finding = found
-            key = (finding.resource.region, finding.resource.resource_id, finding.rule)
+            key = (finding.resource.scope, finding.resource.resource_id, finding.rule)
             credit = finding.credit
             if credit is not None and credit.empty:
                 rate = credit.rate_before_empty
@@ -299,12 +299,12 @@ class Judgements:
         self, judged: Iterable[tuple[ResourceState, ResourceState]], evaluation: engine.Evaluation
     ) -> None:
         """Keep this cycle's quiet resources, each as (bare, judged); forget the others."""
-        loud = {(f.resource.region, f.resource.resource_id) for f in evaluation.firing}
-        loud |= {(f.resource.region, f.resource.resource_id) for f in evaluation.pending}
+        loud = {(f.resource.scope, f.resource.resource_id) for f in evaluation.firing}
+        loud |= {(f.resource.scope, f.resource.resource_id) for f in evaluation.pending}
         loud |= evaluation.failed
         self._quiet = {}
         for bare, state in judged:
-            key = (state.ref.region, state.ref.resource_id)
+            key = (state.ref.scope, state.ref.resource_id)
             if state.outlook is None and key not in loud:
                 self._quiet[key] = _Judged(bare, state)
 
@@ -312,7 +312,7 @@ class Judgements:
 def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     """The finding with the limit that binds once its own is lifted, and the fixes sized up to
     that limit."""
-    state = snapshot.get(finding.resource.region, finding.resource.resource_id)
+    state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
     found = ahead(state, snapshot, snapshot.data_end, finding.window_s, finding.bottleneck)

@@ -36,7 +36,7 @@ class Evaluation:
     firing: list[Finding]
     pending: list[Finding]
     failed: set[tuple[str, str]] = field(default_factory=set)
-    """(region, id) of the resources a rule raised on."""
+    """(scope, id) of the resources a rule raised on."""
 
 
 def _evaluate_one(
@@ -73,7 +73,7 @@ def evaluate_all(
                 outcome = _evaluate_one(rule, state, snapshot)
             except Exception:
                 log.exception("rule.failed", rule=rule.id, resource=state.ref.resource_id)
-                failed.add((state.ref.region, state.ref.resource_id))
+                failed.add((state.ref.scope, state.ref.resource_id))
                 continue
             if outcome is not None:
                 (firing if outcome[1] else pending).append(outcome[0])

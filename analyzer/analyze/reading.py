@@ -28,21 +28,21 @@ from analyzer.model.state import ResourceState, Snapshot
 
 
 class Readings:
-    """The readings of one analysed snapshot, by (region, id)."""
+    """The readings of one analysed snapshot, by (scope, id)."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self._kept: dict[tuple[str, str], Reading] = {}
 
-    def __call__(self, region: str, resource_id: str) -> Reading | None:
+    def __call__(self, scope: str, resource_id: str) -> Reading | None:
         """The reading of a resource; None where the snapshot does not hold it."""
-        kept = self._kept.get((region, resource_id))
+        kept = self._kept.get((scope, resource_id))
         if kept is not None:
             return kept
-        state = self.snapshot.get(region, resource_id)
+        state = self.snapshot.get(scope, resource_id)
         if state is None:
             return None
-        found = self._kept[(region, resource_id)] = read(state, self.snapshot)
+        found = self._kept[(scope, resource_id)] = read(state, self.snapshot)
         return found
 
     def all(self) -> tuple[Reading, ...]:
@@ -50,7 +50,7 @@ class Readings:
         return tuple(
             reading
             for s in self.snapshot.resources
-            if (reading := self(s.ref.region, s.ref.resource_id)) is not None
+            if (reading := self(s.ref.scope, s.ref.resource_id)) is not None
         )
 
 

@@ -123,9 +123,10 @@ def _epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
-def session(region: str) -> boto3.session.Session:
-    """A session of the standard chain whose clients parse timestamps to UTC directly."""
-    core = botocore.session.get_session()
+def session(region: str, core: botocore.session.Session | None = None) -> boto3.session.Session:
+    """A session of the standard chain (or of `core`, an account's assumed role) whose
+    clients parse timestamps to UTC directly."""
+    core = core or botocore.session.get_session()
     core.get_component("response_parser_factory").set_parser_defaults(
         timestamp_parser=utc_timestamp
     )

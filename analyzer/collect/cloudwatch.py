@@ -20,7 +20,7 @@ from analyzer.collect.aws import calling
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.reply import OffContract, Reply
 from analyzer.collect.window import Window
-from analyzer.errors import AwsCallError
+from analyzer.errors import AwsAccessError, AwsCallError
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats
 
@@ -38,18 +38,22 @@ def batches(
         yield queries[start : start + size]
 
 
-def arguments(ids: dict[str, MetricQuery], window: Window) -> dict[str, Any]:
-    """The GetMetricData call for these queries, keyed by their Ids, over `window`."""
+def arguments(
+    ids: dict[str, MetricQuery], window: Window, account_id: str | None = None
+) -> dict[str, Any]:
+    """The GetMetricData call for these queries, keyed by their Ids, over `window`; with
+    `account_id`, each query reads that source account's metrics from a CloudWatch monitoring
+    account (cross-account observability: `AccountId` in each MetricDataQuery)."""
     return {
-        "MetricDataQueries": [_query(q, i) for i, q in ids.items()],
+        "MetricDataQueries": [_query(q, i, account_id) for i, q in ids.items()],
         "StartTime": window.start,
         "EndTime": window.end,
         "ScanBy": "TimestampAscending",
     }
 
 
-def _query(query: MetricQuery, query_id: str) -> dict[str, Any]:
-    return {
+def _query(query: MetricQuery, query_id: str, account_id: str | None) -> dict[str, Any]:
+    found: dict[str, Any] = {
         "Id": query_id,
         "MetricStat": {
             "Metric": {
@@ -62,6 +66,9 @@ def _query(query: MetricQuery, query_id: str) -> dict[str, Any]:
         },
         "ReturnData": True,
     }
+    if account_id:
+        found["AccountId"] = account_id
+    return found
 
 
 def _utc(stamp: datetime) -> datetime:
@@ -109,11 +116,25 @@ def _series(parts: list[_Part], period_s: int) -> Series:
 
 class CloudWatch:
     """GetMetricData for one region. `client` is a boto3 CloudWatch client or a stand-in with
-    the same `get_metric_data` method."""
+    the same `get_metric_data` method. `region` names where it reads in messages (an account's
+    scope, `111111111111/us-east-1`, where there are accounts); `account_id` is the source
+    account to read from a monitoring account, None to read the client's own account."""
 
-    def __init__(self, client: Any, region: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        region: str,
+        account_id: str | None = None,
+        contain_refusals: bool = False,
+    ) -> None:
         self._client = client
         self.region = region
+        self.account_id = account_id
+        self._contained: tuple[type[Exception], ...] = (
+            (AwsCallError, AwsAccessError) if contain_refusals else (AwsCallError,)
+        )
+        """What fails a batch's metrics rather than the cycle: a refusal too, for one of
+        several accounts (its role denied or deleted), so that the others go on."""
 
     def fetch(
         self, queries: Sequence[MetricQuery], window: Window
@@ -134,7 +155,7 @@ class CloudWatch:
         stats.metrics_requested += len(batch)
         try:
             points, codes = self._pages(ids, window, stats)
-        except AwsCallError as exc:
+        except self._contained as exc:
             stats.requests["error"] += 1
             stats.errors.append(str(exc))
             stats.metrics_failed += len(batch)
@@ -164,7 +185,7 @@ class CloudWatch:
         """Every page of one call, per query Id: its parts of the answer, and its status."""
         points: dict[str, list[_Part]] = {i: [] for i in ids}
         codes: dict[str, str] = {}
-        kwargs = arguments(ids, window)
+        kwargs = arguments(ids, window, self.account_id)
         for _ in range(MAX_PAGES):
             with calling("cloudwatch:GetMetricData", self.region):
                 page = self._client.get_metric_data(**kwargs)

@@ -40,8 +40,10 @@ MAX_PAGES = 1_000
 class Ec2Rds:
     """`Describer` over boto3's EC2 and RDS clients of one region."""
 
-    def __init__(self, clients: Clients) -> None:
+    def __init__(self, clients: Clients, where: str | None = None) -> None:
         self._clients = clients
+        self.where = where or clients.region
+        """What messages name: the region, or an account's scope (`111111111111/us-east-1`)."""
 
     @property
     def region(self) -> str:
@@ -51,7 +53,7 @@ class Ec2Rds:
         """Every page of a Describe call, at most `MAX_PAGES` (more is a loop, not data)."""
         client = self._clients.client(service)
         pages = []
-        with progress.step(f"{operation} in {self.region}", unit="pages") as describing:
+        with progress.step(f"{operation} in {self.where}", unit="pages") as describing:
             for page in islice(client.get_paginator(operation).paginate(**kwargs), MAX_PAGES + 1):
                 pages.append(page)
                 describing.advance()
@@ -60,7 +62,7 @@ class Ec2Rds:
         return pages
 
     def volumes(self) -> list[Volume]:
-        with calling("ec2:DescribeVolumes", self.region):
+        with calling("ec2:DescribeVolumes", self.where):
             pages = self._pages("ec2", "describe_volumes")
             return [
                 parse_volume(v, self.region)
@@ -69,7 +71,7 @@ class Ec2Rds:
             ]
 
     def instances(self) -> list[Instance]:
-        with calling("ec2:DescribeInstances", self.region):
+        with calling("ec2:DescribeInstances", self.where):
             pages = self._pages("ec2", "describe_instances")
             return [
                 parse_instance(i, self.region)
@@ -87,7 +89,7 @@ class Ec2Rds:
 
     def _types(self, names: list[str]) -> list[InstanceType]:
         try:
-            with calling("ec2:DescribeInstanceTypes", self.region):
+            with calling("ec2:DescribeInstanceTypes", self.where):
                 pages = self._pages("ec2", "describe_instance_types", InstanceTypes=names)
                 return [parse_instance_type(t) for t in _entries(pages, "InstanceTypes")]
         except AwsCallError as exc:
@@ -98,7 +100,7 @@ class Ec2Rds:
         return [info for name in names for info in self._types([name])]
 
     def offered_instance_types(self) -> list[InstanceType]:
-        with calling("ec2:DescribeInstanceTypes", self.region):
+        with calling("ec2:DescribeInstanceTypes", self.where):
             pages = self._pages("ec2", "describe_instance_types")
             return [
                 parse_instance_type(t)
@@ -107,7 +109,7 @@ class Ec2Rds:
             ]
 
     def orderable_db_classes(self, engine: str) -> set[str]:
-        with calling("rds:DescribeOrderableDBInstanceOptions", self.region):
+        with calling("rds:DescribeOrderableDBInstanceOptions", self.where):
             pages = self._pages(
                 "rds",
                 "describe_orderable_db_instance_options",
@@ -120,7 +122,7 @@ class Ec2Rds:
             }
 
     def volume_modifications(self) -> dict[str, list[Modification]]:
-        with calling("ec2:DescribeVolumesModifications", self.region):
+        with calling("ec2:DescribeVolumesModifications", self.where):
             pages = self._pages("ec2", "describe_volumes_modifications")
             found: dict[str, list[Modification]] = {}
             for raw in _entries(pages, "VolumesModifications"):
@@ -130,7 +132,7 @@ class Ec2Rds:
         return found
 
     def volume_initializations(self) -> dict[str, Initialization]:
-        with calling("ec2:DescribeVolumeStatus", self.region):
+        with calling("ec2:DescribeVolumeStatus", self.where):
             pages = self._pages("ec2", "describe_volume_status")
             found: dict[str, Initialization] = {}
             for raw in _entries(pages, "VolumeStatuses"):
@@ -140,7 +142,7 @@ class Ec2Rds:
             return found
 
     def db_instances(self) -> list[DbInstance]:
-        with calling("rds:DescribeDBInstances", self.region):
+        with calling("rds:DescribeDBInstances", self.where):
             pages = self._pages("rds", "describe_db_instances")
             return [
                 parse_db_instance(d, self.region)

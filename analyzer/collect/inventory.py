@@ -73,7 +73,11 @@ class InstanceTypeCache:
 
 
 def discover_db(
-    describer: Describer, types: InstanceTypeCache, tag_filters: Sequence[TagFilter] = ()
+    describer: Describer,
+    types: InstanceTypeCache,
+    tag_filters: Sequence[TagFilter] = (),
+    account_id: str = "",
+    account_name: str = "",
 ) -> tuple[DbInstance, ...]:
     """RDS instances on EBS storage, each with its class's EBS limits and memory.
 
@@ -86,7 +90,15 @@ def discover_db(
         return ()
     dbs = [d for d in found if not tag_filters or tags_match(d.tags, tag_filters)]
     known = types.get(describer, {d.ec2_type for d in dbs})
-    with_class = [replace(d, class_info=known.get(d.ec2_type)) for d in dbs]
+    with_class = [
+        replace(
+            d,
+            class_info=known.get(d.ec2_type),
+            account_id=account_id,
+            account_name=account_name,
+        )
+        for d in dbs
+    ]
     return tuple(sorted(with_class, key=lambda d: d.db_instance_id))
 
 
@@ -131,8 +143,11 @@ def discover(
     types: InstanceTypeCache,
     tag_filters: Sequence[TagFilter] = (),
     with_rds: bool = True,
+    account_id: str = "",
+    account_name: str = "",
 ) -> Inventory:
-    """Volumes, instances and RDS instances of one region, within the tag filters."""
+    """Volumes, instances and RDS instances of one region, within the tag filters; each
+    resource marked with the account that owns it, where there are accounts."""
     volumes, instances = _in_scope(describer.volumes(), describer.instances(), tag_filters)
     if volumes:
         modified = _modifications(describer)
@@ -142,6 +157,8 @@ def discover(
                 v,
                 modifications=tuple(modified.get(v.volume_id, v.modifications)),
                 initialization=initializing.get(v.volume_id),
+                account_id=account_id,
+                account_name=account_name,
             )
             for v in volumes
         ]
@@ -155,6 +172,8 @@ def discover(
             i,
             volume_ids=tuple(sorted(by_instance.get(i.instance_id, []))),
             type_info=known.get(i.instance_type),
+            account_id=account_id,
+            account_name=account_name,
         )
         for i in instances
     ]
@@ -162,5 +181,7 @@ def discover(
         describer.region,
         tuple(sorted(volumes, key=lambda v: v.volume_id)),
         tuple(sorted(instances, key=lambda i: i.instance_id)),
-        discover_db(describer, types, tag_filters) if with_rds else (),
+        discover_db(describer, types, tag_filters, account_id, account_name) if with_rds else (),
+        account_id=account_id,
+        account_name=account_name,
     )

@@ -57,7 +57,7 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
         labels.ID_LABELS[ref.resource_type]: ref.resource_id,
     }
     if ref.resource_type is ResourceType.VOLUME and read is not None:
-        reading = read(ref.region, ref.resource_id)
+        reading = read(ref.scope, ref.resource_id)
         if reading is not None and reading.attached_to:
             out[labels.INSTANCE_ID] = reading.attached_to
     return out

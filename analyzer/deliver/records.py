@@ -118,6 +118,9 @@ class FindingRecord(_Record):
     resource_type: ResourceType
     resource_id: str
     region: str
+    account_id: str | None = None
+    """The account that owns the resource; None for the daemon's own account, unnamed."""
+    account_name: str | None = None
     bottleneck: Bottleneck
     summary: str
     observed: float
@@ -149,6 +152,8 @@ class FindingRecord(_Record):
             resource_type=f.resource.resource_type,
             resource_id=f.resource.resource_id,
             region=f.resource.region,
+            account_id=f.resource.account_id or None,
+            account_name=f.resource.account_name or None,
             bottleneck=f.bottleneck,
             summary=f.summary,
             observed=f.observed,
@@ -207,7 +212,13 @@ class FindingRecord(_Record):
         return Finding(
             rule=self.rule,
             severity=self.severity,
-            resource=ResourceRef(self.resource_type, self.resource_id, self.region),
+            resource=ResourceRef(
+                self.resource_type,
+                self.resource_id,
+                self.region,
+                self.account_id or "",
+                self.account_name or "",
+            ),
             bottleneck=self.bottleneck,
             summary=self.summary,
             observed=self.observed,

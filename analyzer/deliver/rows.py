@@ -26,6 +26,8 @@ def resource_row(r: Reading) -> dict[str, Any]:
         "resource_id": r.ref.resource_id,
         "name": r.name,
         "region": r.ref.region,
+        "account_id": r.ref.account_id or None,
+        "account_name": r.ref.account_name or None,
         "attached_to": r.attached_to,
         "iops": r.iops,
         "throughput_bytes_per_second": r.throughput_bytes_per_second,
@@ -112,9 +114,9 @@ def _initialization(found: Initialization | None) -> dict[str, Any] | None:
     }
 
 
-def report_order(r: Reading) -> tuple[str, int, str]:
+def report_order(r: Reading) -> tuple[str, str, int, str]:
     order = {ResourceType.VOLUME: 0, ResourceType.INSTANCE: 1, ResourceType.DB_INSTANCE: 2}
-    return r.ref.region, order[r.ref.resource_type], r.ref.resource_id
+    return r.ref.account_id, r.ref.region, order[r.ref.resource_type], r.ref.resource_id
 
 
 def to_dict(

@@ -107,6 +107,7 @@ def encode(alerts: list[Alert], not_before: datetime | None = None) -> dict[str,
             {
                 "rule": a.rule,
                 "region": a.finding.resource.region,
+                "account_id": a.finding.resource.account_id or None,
                 "resource_id": a.resource_id,
                 "resource_type": a.resource_type.value,
                 "severity": a.severity.value,

@@ -129,11 +129,11 @@ def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]
     if not findings:
         return [_no_findings(rows), ""]
     lines = [f"FINDINGS ({len(findings)})"]
-    by_id = {(r.ref.region, r.ref.resource_id): r for r in rows}
+    by_id = {(r.ref.scope, r.ref.resource_id): r for r in rows}
     for f in findings:
         lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
         lines.append(f"            {f.summary}")
-        row = by_id.get((f.resource.region, f.resource.resource_id))
+        row = by_id.get((f.resource.scope, f.resource.resource_id))
         if f.is_credits and row is not None and row.seconds_to_full is not None:
             full = units.duration(row.seconds_to_full)
             lines.append(f"            refilling: credits full again in {full} at the present rate")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import structlog
 
@@ -16,7 +16,8 @@ from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
 from analyzer.collect import inventory, queries
-from analyzer.collect.aws import NO_REGION, default_region
+from analyzer.collect.accounts import Account
+from analyzer.collect.aws import NO_REGION, Clients, default_region
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
@@ -24,15 +25,16 @@ from analyzer.collect.offers import AwsOffers
 from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
-from analyzer.collect.regions import Region, connect
+from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.collect.window import aligned, data_end
-from analyzer.errors import ConfigError
+from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.polling import RegionPoller
+from analyzer.live.watched import Watched, refusal_of
 from analyzer.model.costs import Cadence, Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
-from analyzer.model.resources import Inventory
+from analyzer.model.resources import Inventory, scope_of
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
@@ -55,18 +57,34 @@ class CycleResult:
     """The month's GetMetricData bill of watching these resources in the tiers they are in
     now, under the cadence in force (the budget's, where it binds)."""
     unknown: Container[tuple[str, str]] = frozenset()
-    """(region, id) of the resources whose condition is unknown this cycle (`Analysis`)."""
+    """(scope, id) of the resources whose condition is unknown this cycle (`Analysis`), and
+    every resource of a scope that could not be described (`Dark`)."""
     readings: tuple[Reading, ...] = ()
     """Each resource's reading: what the report, `/metrics` and the alert book show."""
 
     _by_id: dict[tuple[str, str], Reading] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        by_id = {(r.ref.region, r.ref.resource_id): r for r in self.readings}
+        by_id = {(r.ref.scope, r.ref.resource_id): r for r in self.readings}
         object.__setattr__(self, "_by_id", by_id)
 
-    def reading(self, region: str, resource_id: str) -> Reading | None:
-        return self._by_id.get((region, resource_id))
+    def reading(self, scope: str, resource_id: str) -> Reading | None:
+        return self._by_id.get((scope, resource_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Dark:
+    """What a cycle cannot tell: the analysis's unknown resources, and every resource of the
+    scopes (an account's regions) never described since the account stopped answering. An
+    alert there keeps its state: an account that stops answering resolves nothing."""
+
+    unknown: Container[tuple[str, str]]
+    scopes: frozenset[str]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, tuple) and key and key[0] in self.scopes:
+            return True
+        return key in self.unknown
 
 
 @dataclass
@@ -78,11 +96,19 @@ class Analyzer:
     rules: RuleSet
     connect: Callable[[str], Region] = connect
     """How a region is read: boto3's standard chain unless a test or the demo says else."""
+    connect_account: Callable[[Account, str], Region] | None = None
+    """How an account's region is read: through its role (`Watched.session`) unless a test
+    or the demo says else."""
+    watched: Watched | None = None
+    """The accounts of the settings and their health; made from the settings unless given."""
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
     offers: Offers = NO_OFFERS
     """What else AWS offers, and its prices: what turns a finding into priced options."""
     _regions: dict[str, Region] = field(default_factory=dict, repr=False)
+    """By scope."""
+    _dark: frozenset[str] = field(default=frozenset(), repr=False)
+    """Scopes of accounts that failed before any inventory of theirs was found."""
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     adaptive: bool = False
     """Poll each resource on the cadence and with the metrics of its tier (the daemon);
@@ -94,6 +120,15 @@ class Analyzer:
         default=None, repr=False
     )
     """The last projection, with the inventories and the tier moves it was worked out from."""
+
+    def __post_init__(self) -> None:
+        if self.watched is None:
+            self.watched = Watched(self.settings)
+
+    @property
+    def accounts(self) -> Watched:
+        assert self.watched is not None
+        return self.watched
 
     def regions(self) -> list[str]:
         if self.settings.region:
@@ -111,32 +146,130 @@ class Analyzer:
         self.offers = AwsOffers(lambda region: self._for(region).describe, pricing)
         return self
 
-    def _for(self, region: str) -> Region:
-        if region not in self._regions:
-            self._regions[region] = self.connect(region)
-        return self._regions[region]
+    def targets(self) -> list[tuple[Account | None, str]]:
+        """Every (account, region) to read: the daemon's own account (None) in each region
+        when no account is configured; else each account in its regions (or the top-level
+        ones)."""
+        regions = self.regions()
+        if not self.accounts.configured:
+            return [(None, r) for r in regions]
+        found = self.accounts.resolve(regions[0])
+        return [(a, r) for a in found for r in (a.regions or regions)]
+
+    def _for(self, region: str, account: Account | None = None) -> Region:
+        where = scope_of(account.id, region) if account else region
+        if where not in self._regions:
+            self._regions[where] = (
+                self.connect(region) if account is None else self._connect_account(account, region)
+            )
+        return self._regions[where]
+
+    def _connect_account(self, account: Account, region: str) -> Region:
+        if self.connect_account is not None:
+            return self.connect_account(account, region)
+        member = self.accounts.session(account, self.regions()[0])
+        monitoring = Clients.for_region(region) if self.settings.monitoring_account else None
+        return connect_as(account, region, member, monitoring)
+
+    def _discover(self, account: Account | None, region: str) -> Inventory:
+        tags = [TagFilter.parse(t) for t in self.settings.tag]
+        return inventory.discover(
+            self._for(region, account).describe,
+            self.types,
+            tags,
+            account_id=account.id if account else "",
+            account_name=(account.name or "") if account else "",
+        )
 
     def refresh_inventory(self) -> dict[str, Inventory]:
-        """Describe every region again; resources that are gone drop out of the next cycle."""
-        tags = [TagFilter.parse(t) for t in self.settings.tag]
-        fresh = {
-            r: inventory.discover(self._for(r).describe, self.types, tags) for r in self.regions()
-        }
-        self._inventories = fresh
+        """Describe every account's regions again; resources that are gone drop out of the
+        next cycle. Where there are accounts, one that fails keeps the inventory it had (its
+        alerts hold) and is described again on its own schedule (`retry_accounts`); the
+        refresh fails only when every account does."""
+        now = datetime.now(UTC)
+        fresh: dict[str, Inventory] = {}
+        failures: list[Exception] = []
+        by_account: dict[str, list[tuple[Account, str]]] = {}
+        for account, region in self.targets():
+            if account is None:
+                fresh[region] = self._discover(None, region)
+            else:
+                by_account.setdefault(account.id, []).append((account, region))
+        for pairs in by_account.values():
+            found = self._describe_account(pairs, now)
+            if isinstance(found, Exception):
+                failures.append(found)
+                continue
+            fresh.update(found)
+        if by_account and len(failures) == len(by_account):
+            raise failures[0]
+        self._swap(fresh, [s for pairs in by_account.values() for s in _scopes(pairs)])
         log.info(
             "inventory.refreshed",
             regions=len(fresh),
+            accounts=len(by_account) or None,
+            failed_accounts=len(failures) or None,
             volumes=sum(len(i.volumes) for i in fresh.values()),
             instances=sum(len(i.instances) for i in fresh.values()),
         )
-        return fresh
-
-    def inventories(self) -> dict[str, Inventory]:
-        """What the last refresh found, by region."""
         return self._inventories
 
+    def _describe_account(
+        self, pairs: list[tuple[Account, str]], now: datetime
+    ) -> dict[str, Inventory] | Exception:
+        """One account's regions, all or none: an account that fails in one region is
+        failing (its role, its permissions), and keeps what it had everywhere."""
+        account = pairs[0][0]
+        try:
+            found = {scope_of(a.id, r): self._discover(a, r) for a, r in pairs}
+        except (AwsAccessError, AwsCallError) as exc:
+            self.accounts.failed(account, exc, now)
+            return exc
+        self.accounts.answered(account)
+        return found
+
+    def _swap(self, fresh: dict[str, Inventory], scopes: list[str]) -> None:
+        """Take in a refresh: a scope it has replaces the one kept; one it lacks (its account
+        failed) keeps what it had, or is dark where it had nothing."""
+        old = self._inventories
+        kept = {s: old[s] for s in scopes if s not in fresh and s in old}
+        self._dark = frozenset(s for s in scopes if s not in fresh and s not in kept)
+        self._inventories = {**fresh, **kept}
+
+    def retry_accounts(self, now: datetime | None = None) -> list[str]:
+        """Describe again the failing accounts whose retry time has come; the ids of those
+        that answered."""
+        now = now or datetime.now(UTC)
+        due = self.accounts.due(now)
+        if not due:
+            return []
+        regions = self.regions()
+        fresh = dict(self._inventories)
+        back: list[str] = []
+        scopes: list[str] = []
+        for account in due:
+            pairs = [(account, r) for r in (account.regions or regions)]
+            scopes += _scopes(pairs)
+            found = self._describe_account(pairs, now)
+            if not isinstance(found, Exception):
+                fresh.update(found)
+                back.append(account.id)
+        if back:
+            self._inventories = fresh
+            self._dark = frozenset(s for s in self._dark if s not in fresh)
+        return back
+
+    def inventories(self) -> dict[str, Inventory]:
+        """What the last refresh found, by scope (the region where there are no accounts)."""
+        return self._inventories
+
+    def _at(self, where: str) -> Region:
+        """The region a scope is read through: connected when its inventory was described
+        (the daemon's own account's region is connected on first use)."""
+        return self._regions.get(where) or self._for(where)
+
     def history_queries(self) -> dict[str, list[MetricQuery]]:
-        """Per region, every metric of the inventory (described afresh), at its own period."""
+        """Per scope, every metric of the inventory (described afresh), at its own period."""
         return {
             region: [q for found in queries.for_inventory(inv, None).values() for q in found]
             for region, inv in self.refresh_inventory().items()
@@ -159,7 +292,7 @@ class Analyzer:
                 for period in sorted({q.period_s for q in found})
             ]
             mine: dict[str, dict[str, Series]] = {}
-            for _, fetched in fetch(self._for(region).metrics, plan, stats):
+            for _, fetched in fetch(self._at(region).metrics, plan, stats):
                 for query, series in fetched.items():
                     mine.setdefault(query.resource_id, {})[query.metric] = series
             raw[region] = mine
@@ -169,7 +302,7 @@ class Analyzer:
         if region not in self._pollers:
             s = self.settings
             self._pollers[region] = RegionPoller(
-                self._for(region),
+                self._at(region),
                 # Enough history for the rule that reads furthest back, whatever the setting.
                 History(
                     max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
@@ -207,10 +340,20 @@ class Analyzer:
         stats = FetchStats()
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
         inventories = self._inventories
-        for region, inv in inventories.items():
-            mine = {rid for r, rid in alerted if r == region}
-            resources.extend(self._poller(region).poll(inv, now, mine, stats))
-        asked = {region: self._poller(region).asked_until() for region in inventories}
+        accounts: dict[str, tuple[Account, FetchStats]] = {}
+        for where, inv in inventories.items():
+            mine = {rid for r, rid in alerted if r == where}
+            if not inv.account_id:
+                resources.extend(self._poller(where).poll(inv, now, mine, stats))
+                continue
+            account = self._at(where).account
+            assert account is not None
+            own = accounts.setdefault(account.id, (account, FetchStats()))[1]
+            resources.extend(self._poller(where).poll(inv, now, mine, own))
+        for account, own in accounts.values():
+            self._judge_metrics(account, own, now)
+            stats.merge(own)
+        asked = {where: self._poller(where).asked_until() for where in inventories}
         snap = states.build(now, data_end(now, self.settings.settle_delay), resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
@@ -235,19 +378,35 @@ class Analyzer:
             projected_dollars_per_month=round(projection.dollars(), 2),
             duration_s=round(duration, 3),
         )
+        unknown = Dark(analysis.unknown, self._dark) if self._dark else analysis.unknown
         return CycleResult(
             analysis.snapshot,
             analysis.firing,
             analysis.pending,
             duration,
             projection,
-            analysis.unknown,
+            unknown,
             readings,
         )
 
+    def _judge_metrics(self, account: Account, stats: FetchStats, now: datetime) -> None:
+        """An account whose every metric failed this cycle is failing (its role denied or
+        deleted, its calls throttled): counted as its outcome, its inventory retried on its
+        schedule. One that answered is back."""
+        if not stats.metrics_requested:
+            return
+        if stats.outcome != "failed":
+            self.accounts.answered(account)
+            return
+        reason = stats.errors[0] if stats.errors else "every metric failed"
+        known = self.accounts.health.get(account.id)
+        if known is not None and not known.up:
+            return  # already failing: its retry schedule stands
+        self.accounts.failed(account, refusal_of(reason), now)
+
     def _say_mismatches(self, snapshot: Snapshot) -> None:
         """Log a resource whose data contradicts a modelled limit once, when it starts to."""
-        now = {(s.ref.region, s.ref.resource_id): s for s in snapshot.resources if s.mismatches}
+        now = {(s.ref.scope, s.ref.resource_id): s for s in snapshot.resources if s.mismatches}
         for key in now.keys() - self._mismatched:
             state = now[key]
             log.warning(
@@ -319,6 +478,10 @@ class Analyzer:
 
     def _pollers_cadence(self) -> Cadence:
         return next((p.cadence for p in self._pollers.values()), self._cadence())
+
+
+def _scopes(pairs: list[tuple[Account, str]]) -> list[str]:
+    return [scope_of(a.id, r) for a, r in pairs]
 
 
 def _say_failures(stats: FetchStats) -> None:

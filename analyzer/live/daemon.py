@@ -186,7 +186,7 @@ class Daemon:
                 self._last_end = self._ticks()
                 return False
         try:
-            alerted = {(a.finding.resource.region, a.resource_id) for a in self.book}
+            alerted = {(a.finding.resource.scope, a.resource_id) for a in self.book}
             result = self.analyzer.run(now, alerted)
         except Exception as exc:
             self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))

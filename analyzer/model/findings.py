@@ -238,4 +238,4 @@ class Finding:
     @property
     def key(self) -> tuple[str, str, str]:
         """Alerts are keyed by rule and resource."""
-        return (self.rule, self.resource.region, self.resource.resource_id)
+        return (self.rule, self.resource.scope, self.resource.resource_id)

@@ -14,11 +14,28 @@ class ResourceType(StrEnum):
     DB_INSTANCE = "db_instance"
 
 
+def scope_of(account_id: str, region: str) -> str:
+    """Where a resource lives, as the analyzer keys it: `111111111111/us-east-1`, or the
+    region alone for the account the daemon runs in when no account is configured. Resource
+    ids repeat between accounts (an RDS instance's identifier is its owner's choice), so
+    every key of the inventories, the polling, the readings, the alerts and the state file
+    is (scope, id)."""
+    return f"{account_id}/{region}" if account_id else region
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceRef:
     resource_type: ResourceType
     resource_id: str
     region: str
+    account_id: str = ""
+    """The account that owns it; empty when the daemon watches its own account unnamed."""
+    account_name: str = field(default="", compare=False)
+    """Shown beside the id where known; not part of what the resource is."""
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.account_id, self.region)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +90,18 @@ class Volume:
     """Its modifications AWS still reports, newest first."""
     initialization: Initialization | None = None
     """Set while a volume created from a snapshot is still initializing."""
+    account_id: str = ""
+    account_name: str = ""
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.account_id, self.region)
 
     @property
     def ref(self) -> ResourceRef:
-        return ResourceRef(ResourceType.VOLUME, self.volume_id, self.region)
+        return ResourceRef(
+            ResourceType.VOLUME, self.volume_id, self.region, self.account_id, self.account_name
+        )
 
     @property
     def instance_ids(self) -> tuple[str, ...]:
@@ -130,10 +155,18 @@ class Instance:
     volume_ids: tuple[str, ...] = ()
     type_info: InstanceType | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    account_id: str = ""
+    account_name: str = ""
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.account_id, self.region)
 
     @property
     def ref(self) -> ResourceRef:
-        return ResourceRef(ResourceType.INSTANCE, self.instance_id, self.region)
+        return ResourceRef(
+            ResourceType.INSTANCE, self.instance_id, self.region, self.account_id, self.account_name
+        )
 
     @property
     def active(self) -> bool:
@@ -198,10 +231,22 @@ class DbInstance:
     dedicated_log_volume: bool = False
     """A Dedicated Log Volume (DLV) holds the database's transaction logs, apart from its
     storage, with limits of its own."""
+    account_id: str = ""
+    account_name: str = ""
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.account_id, self.region)
 
     @property
     def ref(self) -> ResourceRef:
-        return ResourceRef(ResourceType.DB_INSTANCE, self.db_instance_id, self.region)
+        return ResourceRef(
+            ResourceType.DB_INSTANCE,
+            self.db_instance_id,
+            self.region,
+            self.account_id,
+            self.account_name,
+        )
 
     @property
     def active(self) -> bool:
@@ -223,9 +268,15 @@ class DbInstance:
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    """What one region holds."""
+    """What one region of one account holds."""
 
     region: str
     volumes: tuple[Volume, ...] = ()
     instances: tuple[Instance, ...] = ()
     db_instances: tuple[DbInstance, ...] = ()
+    account_id: str = ""
+    account_name: str = ""
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.account_id, self.region)

@@ -256,17 +256,18 @@ class Snapshot:
     resources: tuple[ResourceState, ...]
     stats: FetchStats = field(default_factory=FetchStats)
     asked_until: Mapping[str, Mapping[str, datetime]] = field(default_factory=dict)
-    """By region, then resource id: the end of the latest window CloudWatch answered for the
-    resource. Each region's poller's own mapping, not a copy of the fleet's: read while the
-    cycle's report and series are built, before the next cycle's fetch moves it."""
+    """By scope (`scope_of`), then resource id: the end of the latest window CloudWatch
+    answered for the resource. Each scope's poller's own mapping, not a copy of the fleet's:
+    read while the cycle's report and series are built, before the next cycle's fetch moves
+    it."""
 
     @cached_property
     def _index(self) -> Mapping[tuple[str, str], ResourceState]:
         """Built on first use: most snapshots of a cycle are never looked up."""
-        return MappingProxyType({(r.ref.region, r.ref.resource_id): r for r in self.resources})
+        return MappingProxyType({(r.ref.scope, r.ref.resource_id): r for r in self.resources})
 
-    def get(self, region: str, resource_id: str) -> ResourceState | None:
-        return self._index.get((region, resource_id))
+    def get(self, scope: str, resource_id: str) -> ResourceState | None:
+        return self._index.get((scope, resource_id))
 
     def data_age_s(self, state: ResourceState) -> float | None:
         """How old its newest rate is at the data end (the end of that period); None
@@ -279,12 +280,12 @@ class Snapshot:
         was asked: CloudWatch did not have its data (late, left out, or a clock ahead). A
         resource on a quiet tier, not asked since, is as old as its cadence, not stale."""
         newest = state.newest_end()
-        asked = self.asked_until.get(state.ref.region, {}).get(state.ref.resource_id)
+        asked = self.asked_until.get(state.ref.scope, {}).get(state.ref.resource_id)
         if newest is None or asked is None:
             return False
         period = state.measure(Measure.IOPS).period_s
         return (asked - newest).total_seconds() > STALE_PERIODS * period
 
     def related(self, state: ResourceState) -> list[ResourceState]:
-        found = (self.get(state.ref.region, rid) for rid in state.related)
+        found = (self.get(state.ref.scope, rid) for rid in state.related)
         return [r for r in found if r is not None]

@@ -18,7 +18,7 @@ from analyzer.model.state import ResourceState, Snapshot
 
 
 def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Remedy, ...]:
-    state = snapshot.get(finding.resource.region, finding.resource.resource_id)
+    state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None:
         return ()
     if state.is_db:
@@ -26,7 +26,7 @@ def remedies(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> tuple[Re
     elif finding.bottleneck.owner is ResourceType.INSTANCE:
         found = for_instance(finding, state, snapshot, catalog)
         nxt = finding.next_bottleneck
-        volume = snapshot.get(state.ref.region, nxt.resource_id) if nxt is not None else None
+        volume = snapshot.get(state.ref.scope, nxt.resource_id) if nxt is not None else None
         if volume is not None:
             found = _with_joint(found, finding, volume, state, snapshot, catalog)
     else:

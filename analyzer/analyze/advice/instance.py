@@ -83,7 +83,7 @@ def beyond(finding: Finding) -> str:
 def needs_nitro(instance: Instance, snapshot: Snapshot) -> str:
     """Why the new type must be built on Nitro: the reason, or empty."""
     for volume_id in instance.volume_ids:
-        state = snapshot.get(instance.region, volume_id)
+        state = snapshot.get(instance.scope, volume_id)
         volume = state.resource if state is not None else None
         if (
             isinstance(volume, Volume)

@@ -87,7 +87,7 @@ def needed(finding: Finding, state: ResourceState, at: datetime) -> Need:
 def sized_for(finding: Finding, snapshot: Snapshot) -> dict[str, float] | None:
     """The rates a volume finding's fixes were sized for (`Finding.sized_for`): what
     tells a fix that must change from one that only wobbled. None where no fix is sized."""
-    state = snapshot.get(finding.resource.region, finding.resource.resource_id)
+    state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or not isinstance(state.resource, Volume) or not finding.remedies:
         return None
     need = needed(finding, state, snapshot.data_end)
