@@ -79,16 +79,14 @@ def _once(args: argparse.Namespace) -> int:
 
 def _cost(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    table = Analyzer(settings, rules.load(settings.rule_dirs)).costs()
+    analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
+    table = analyzer.costs()
+    names = analyzer.accounts.named()
     if args.format == "json":
-        document = {
-            region: {kind: round(p.dollars(), 2) for kind, p in row.items()}
-            for region, row in table.items()
-        }
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        sys.stdout.write(json.dumps(report.cost_document(table, names), indent=2) + "\n")
         return 0
     cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
-    sys.stdout.write(report.cost_table(table, *cadence))
+    sys.stdout.write(report.cost_table(table, *cadence, names=names))
     return 0
 
 

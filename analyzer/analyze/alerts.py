@@ -329,6 +329,7 @@ class AlertBook:
                 "alert.firing",
                 rule=alert.rule,
                 resource=alert.resource_id,
+                **_owner(alert),
                 severity=alert.severity.value,
                 summary=finding.summary,
             )
@@ -346,12 +347,19 @@ class AlertBook:
             "alert.changed",
             rule=alert.rule,
             resource=alert.resource_id,
+            **_owner(alert),
             severity=alert.severity.value,
         )
 
     def _end(self, alert: Alert, now: datetime, ended: str) -> None:
         """The inventory ended it (deleted, detached, moved, stopped): resolved at once."""
-        self.log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id, reason=ended)
+        self.log.info(
+            "alert.resolved",
+            rule=alert.rule,
+            resource=alert.resource_id,
+            **_owner(alert),
+            reason=ended,
+        )
         if alert.state is AlertState.PENDING or (
             not alert.notified and alert.outbox is not Owed.FIRING
         ):
@@ -371,6 +379,7 @@ class AlertBook:
                 "alert.unknown",
                 rule=alert.rule,
                 resource=alert.resource_id,
+                **_owner(alert),
                 state=alert.state.value,
                 reason="its data is missing, stale or failed: the alert keeps its state",
             )
@@ -389,7 +398,9 @@ class AlertBook:
         gone_for = (now - alert.absent_since).total_seconds()
         if alert.absent_cycles < MIN_ABSENT_CYCLES or gone_for < self.resolve_after_s:
             return
-        self.log.info("alert.resolved", rule=alert.rule, resource=alert.resource_id)
+        self.log.info(
+            "alert.resolved", rule=alert.rule, resource=alert.resource_id, **_owner(alert)
+        )
         if not alert.notified and alert.outbox is not Owed.FIRING:
             del self.alerts[alert.key]
             return
@@ -489,3 +500,10 @@ def _steady(before: Finding, now: Finding) -> Finding:
             return now
     evidence = {**now.evidence, "fix_sized_for": dict(old)}
     return replace(now, remedies=before.remedies, evidence=evidence, sized_for=old)
+
+
+def _owner(alert: Alert) -> dict[str, str]:
+    """The account an alert's resource belongs to, for its log lines, where there are
+    accounts."""
+    ref = alert.finding.resource
+    return {"account_id": ref.account_id} if ref.account_id else {}

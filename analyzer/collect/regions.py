@@ -4,6 +4,7 @@ the daemon runs in or in one it reaches through a role."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import botocore.session
 
@@ -48,14 +49,18 @@ def connect_as(
     name: str,
     member: botocore.session.Session | None,
     monitoring: Clients | None = None,
+    **overrides: Any,
 ) -> Region:
     """One account's region. `member`: the botocore session that assumes the account's role
     (None for the daemon's own account, read through the standard chain). With `monitoring`,
     the clients of the monitoring account in that region, the metrics are read there for the
-    account (`AccountId` in each query); only the Describe calls go through the role."""
+    account (`AccountId` in each query); only the Describe calls go through the role.
+    `overrides` stand in for services (cloudwatch=…), as `Clients.for_region` takes them."""
     where = scope_of(account.id, name)
     clients = (
-        Clients.for_region(name) if member is None else Clients(name, session(name, member), {})
+        Clients.for_region(name, **overrides)
+        if member is None
+        else Clients(name, session(name, member), dict(overrides))
     )
     if monitoring is not None:
         metrics = CloudWatch(

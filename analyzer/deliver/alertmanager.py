@@ -56,6 +56,10 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
         labels.REGION: ref.region,
         labels.ID_LABELS[ref.resource_type]: ref.resource_id,
     }
+    if ref.account_id:
+        out[labels.ACCOUNT_ID] = ref.account_id
+        if ref.account_name:
+            out[labels.ACCOUNT_NAME] = ref.account_name
     if ref.resource_type is ResourceType.VOLUME and read is not None:
         reading = read(ref.scope, ref.resource_id)
         if reading is not None and reading.attached_to:

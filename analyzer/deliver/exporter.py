@@ -19,6 +19,8 @@ from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
 from analyzer.deliver.labels import (
+    ACCOUNT_ID,
+    ACCOUNT_NAME,
     BOTTLENECK,
     ID_LABELS,
     INSTANCE_ID,
@@ -184,12 +186,22 @@ def _family(
     return family
 
 
-def _volume_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = (REGION, ID_LABELS[ResourceType.VOLUME], "volume_type", INSTANCE_ID)
+def _owned(owned: bool) -> tuple[str, ...]:
+    """The account labels, where there are accounts."""
+    return (ACCOUNT_ID, ACCOUNT_NAME) if owned else ()
+
+
+def _owner(r: Reading, owned: bool) -> tuple[str, ...]:
+    return (r.ref.account_id, r.ref.account_name) if owned else ()
+
+
+def _volume_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Metric]:
+    labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.VOLUME], "volume_type", INSTANCE_ID)
 
     def ids(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, VolumeDetails)
-        return (r.ref.region, r.ref.resource_id, r.details.volume_type, r.attached_to or "")
+        where = (r.ref.region, r.ref.resource_id, r.details.volume_type, r.attached_to or "")
+        return (*_owner(r, owned), *where)
 
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
@@ -202,11 +214,11 @@ def _volume_families(rows: Sequence[Reading]) -> Iterator[Metric]:
     )
 
 
-def _instance_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = (REGION, ID_LABELS[ResourceType.INSTANCE])
+def _instance_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Metric]:
+    labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
-        return (r.ref.region, r.ref.resource_id)
+        return (*_owner(r, owned), r.ref.region, r.ref.resource_id)
 
     def kind(r: Reading) -> str:
         assert isinstance(r.details, InstanceDetails)
@@ -223,11 +235,11 @@ def _instance_families(rows: Sequence[Reading]) -> Iterator[Metric]:
     )
 
 
-def _db_families(rows: Sequence[Reading]) -> Iterator[Metric]:
-    labels = (REGION, ID_LABELS[ResourceType.DB_INSTANCE])
+def _db_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Metric]:
+    labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.DB_INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
-        return (r.ref.region, r.ref.resource_id)
+        return (*_owner(r, owned), r.ref.region, r.ref.resource_id)
 
     def info(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, DbDetails)
@@ -246,10 +258,14 @@ def _snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iter
     of: dict[ResourceType, list[Reading]] = {kind: [] for kind in ResourceType}
     for r in rows:
         of[r.ref.resource_type].append(r)
-    yield from _volume_families(of[ResourceType.VOLUME])
-    yield from _instance_families(of[ResourceType.INSTANCE])
-    yield from _db_families(of[ResourceType.DB_INSTANCE])
-    yield _finding_family(firing)
+    # The account labels are on every series once any resource has an account: a dashboard's
+    # account variable then matches all of them.
+    owned = any(r.ref.account_id for r in rows)
+    owned = owned or any(a.finding.resource.account_id for a in firing)
+    yield from _volume_families(of[ResourceType.VOLUME], owned)
+    yield from _instance_families(of[ResourceType.INSTANCE], owned)
+    yield from _db_families(of[ResourceType.DB_INSTANCE], owned)
+    yield _finding_family(firing, owned)
 
 
 class _Fixed(Collector):
@@ -294,15 +310,17 @@ def _escaped(value: str) -> str:
     return value
 
 
-def _finding_family(firing: Sequence[Alert]) -> GaugeMetricFamily:
+def _finding_family(firing: Sequence[Alert], owned: bool = False) -> GaugeMetricFamily:
     family = GaugeMetricFamily(
         "ebs_analyzer_finding",
         "1 while a finding is active (firing).",
-        labels=[RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK],
+        labels=[*_owned(owned), RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK],
     )
     for alert in sorted(firing, key=lambda a: a.key):
+        ref = alert.finding.resource
         family.add_metric(
             [
+                *((ref.account_id, ref.account_name) if owned else ()),
                 alert.rule,
                 alert.severity.value,
                 alert.resource_type.value,

@@ -10,6 +10,9 @@ from types import MappingProxyType
 from analyzer.model.resources import ResourceType
 
 REGION = "region"
+ACCOUNT_ID = "account_id"
+ACCOUNT_NAME = "account_name"
+"""The account that owns a resource: on every series and alert where there are accounts."""
 RESOURCE_TYPE = "resource_type"
 RESOURCE_ID = "resource_id"
 RULE = "rule"

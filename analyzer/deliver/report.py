@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from analyzer.deliver.rows import to_dict
@@ -55,15 +55,77 @@ def watch_cost(snap: Snapshot, projection: Projection) -> dict[str, Any]:
     }
 
 
+COST_COLUMNS = ("idle", "active", "hot", "full")
+
+
+def _dollars(row: Mapping[str, Projection]) -> dict[str, float]:
+    return {kind: round(p.dollars(), 2) for kind, p in row.items()}
+
+
+def _by_account(
+    bills: Mapping[str, Mapping[str, Projection]],
+) -> dict[str, dict[str, Mapping[str, Projection]]]:
+    """Scope (`111111111111/us-east-1`) → bill, as account id → region → bill."""
+    out: dict[str, dict[str, Mapping[str, Projection]]] = {}
+    for where, row in bills.items():
+        account_id, _, region = where.rpartition("/")
+        out.setdefault(account_id, {})[region] = row
+    return out
+
+
+def _total(rows: Iterable[Mapping[str, Projection]]) -> dict[str, float]:
+    total = dict.fromkeys(COST_COLUMNS, 0.0)
+    for row in rows:
+        for kind in COST_COLUMNS:
+            total[kind] += row[kind].dollars()
+    return {kind: round(dollars, 2) for kind, dollars in total.items()}
+
+
+def cost_document(
+    bills: Mapping[str, Mapping[str, Projection]], names: Mapping[str, str]
+) -> dict[str, Any]:
+    """`ebs-analyzer cost --format json`: dollars a month by region under each assumption;
+    where there are accounts, by account, then region, each account with its total, and the
+    total of all."""
+    if not names:
+        return {region: _dollars(row) for region, row in bills.items()}
+    accounts = {
+        account_id: {
+            "name": names.get(account_id) or None,
+            "regions": {region: _dollars(row) for region, row in regions.items()},
+            "total": _total(regions.values()),
+        }
+        for account_id, regions in _by_account(bills).items()
+    }
+    return {"accounts": accounts, "total": _total(bills.values())}
+
+
 def cost_table(
-    bills: dict[str, dict[str, Projection]], interval_s: float, active_s: float, idle_s: float
+    bills: Mapping[str, Mapping[str, Projection]],
+    interval_s: float,
+    active_s: float,
+    idle_s: float,
+    names: Mapping[str, str] | None = None,
 ) -> str:
-    """`ebs-analyzer cost`: per region, the month's bill under each assumption."""
-    columns = ("idle", "active", "hot", "full")
+    """`ebs-analyzer cost`: per region (per account and region, where there are accounts,
+    with each account's total and the total of all), the month's bill under each
+    assumption."""
     header = ["REGION", "ALL IDLE", "ALL ACTIVE", "ALL HOT", "POLLING FULL"]
-    rows = [header] + [
-        [region, *(f"${row[c].dollars():,.2f}" for c in columns)] for region, row in bills.items()
-    ]
+
+    def cells(totals: Mapping[str, float]) -> list[str]:
+        return [f"${totals[c]:,.2f}" for c in COST_COLUMNS]
+
+    if not names:
+        rows = [header] + [[region, *cells(_dollars(row))] for region, row in bills.items()]
+    else:
+        rows = [["ACCOUNT", *header]]
+        for account_id, regions in _by_account(bills).items():
+            name = names.get(account_id)
+            label = f"{name} ({account_id})" if name else account_id
+            rows += [[label, r, *cells(_dollars(row))] for r, row in regions.items()]
+            if len(regions) > 1:
+                rows.append([label, "total", *cells(_total(regions.values()))])
+        rows.append(["all accounts", "total", *cells(_total(bills.values()))])
     lines = table(rows)
     return (
         f"GetMetricData a month for this inventory, polled every {interval_s:g} s when hot, "

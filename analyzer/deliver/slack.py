@@ -72,6 +72,8 @@ def _firing_section(alert: Alert, now: datetime) -> str:
     if f.seconds_to_empty is not None:
         empty = round(f.seconds_to_empty, 1)
         facts.append("*Empty:* now" if empty == 0 else f"*→ 0 in* {units.duration(empty)}")
+    if f.resource.account_id:
+        head += f" · account {f.resource.account}"
     lines = [head, f.summary, " · ".join(facts)]
     if f.next_bottleneck is not None:
         lines.append(f"*Next:* {f.next_bottleneck.text()}")
@@ -86,8 +88,10 @@ FIXES_SHOWN = 3
 
 
 def _resolved_section(alert: Alert, now: datetime) -> str:
+    ref = alert.finding.resource
+    account = f" · account {ref.account}" if ref.account_id else ""
     return (
-        f":white_check_mark: *Resolved* · `{alert.rule}`\n{alert.cleared(now)}\n"
+        f":white_check_mark: *Resolved* · `{alert.rule}`{account}\n{alert.cleared(now)}\n"
         f"was: {alert.finding.summary}"
     )
 

@@ -25,6 +25,8 @@ SECONDS_PER_MONTH = 30 * 86400
 
 OUTCOMES = ("success", "error")
 CYCLE_OUTCOMES = ("success", "partial", "failed")
+ACCOUNT_OUTCOMES = ("success", "denied", "throttled", "error")
+"""An account's outcome (`live.watched.OUTCOMES`)."""
 """A cycle is `partial` where some metrics failed, `failed` where all did or it raised."""
 
 
@@ -109,6 +111,8 @@ class Telemetry:
             ["tier"],
             registry=r,
         )
+        self._accounts: set[str] = set()
+        self._account_series: tuple[Gauge, Counter, Gauge] | None = None
         # Every series a counter will have, at zero from the start: an `increase()` over a
         # series that appears with its first event misses that event.
         for outcome in OUTCOMES:
@@ -164,6 +168,54 @@ class Telemetry:
         self.cycles.labels("failed").inc()
         if metrics:
             self.failed_share.set(1.0)
+
+    def _account_families(self) -> tuple[Gauge, Counter, Gauge]:
+        """The series by account, registered once there are accounts: none otherwise."""
+        with self._lock:
+            if self._account_series is None:
+                self._account_series = self._new_account_families()
+        return self._account_series
+
+    def _new_account_families(self) -> tuple[Gauge, Counter, Gauge]:
+        up = Gauge(
+            "ebs_analyzer_account_up",
+            "Where there are accounts: 1 while the account answers (its Describe calls and its "
+            "metrics), 0 while its role or its calls fail.",
+            ["account_id", "account_name"],
+            registry=self.registry,
+        )
+        checks = Counter(
+            "ebs_analyzer_account_checks",
+            "Where there are accounts: each account's inventory rounds and cycles, by outcome "
+            "(success, denied, throttled, error).",
+            ["account_id", "account_name", "outcome"],
+            registry=self.registry,
+        )
+        projected = Gauge(
+            "ebs_analyzer_account_projected_cost_dollars_per_month",
+            "Where there are accounts: what watching each account's region would cost a month "
+            "in GetMetricData, its resources in the tiers they are in now.",
+            ["account_id", "account_name", "region"],
+            registry=self.registry,
+        )
+        return up, checks, projected
+
+    def account_checked(self, account_id: str, account_name: str, outcome: str) -> None:
+        """An account answered (`success`) or failed (`denied`, `throttled`, `error`)."""
+        up, checks, _ = self._account_families()
+        if account_id not in self._accounts:
+            self._accounts.add(account_id)
+            for each in ACCOUNT_OUTCOMES:
+                checks.labels(account_id, account_name, each)
+        checks.labels(account_id, account_name, outcome).inc()
+        up.labels(account_id, account_name).set(1.0 if outcome == "success" else 0.0)
+
+    def account_bills(self, bills: dict[tuple[str, str, str], float]) -> None:
+        """(account id, name, region) → the month's projected GetMetricData dollars."""
+        projected = self._account_families()[2]
+        projected.clear()
+        for (account_id, name, region), dollars in bills.items():
+            projected.labels(account_id, name, region).set(round(dollars, 4))
 
     def inventory_refreshed(self, ok: bool) -> None:
         self.inventories.labels("success" if ok else "error").inc()

@@ -90,7 +90,17 @@ def to_text(
 ) -> str:
     rows = sorted(readings, key=report_order)
     lines = [_title(generated_at, rows), "", *_findings(findings, rows), "RESOURCES"]
-    lines += ["  " + line for line in table(_resource_table(rows))]
+    groups = _by_account(rows)
+    if not any(r.ref.account_id for r in rows):
+        lines += ["  " + line for line in table(_resource_table(rows))]
+    else:
+        # One table, its columns aligned across accounts, cut into a section per account.
+        grid = table(_resource_table(rows))
+        at = 1
+        for account, group in groups:
+            lines += [f"  ACCOUNT {account}", "  " + grid[0]]
+            lines += ["  " + line for line in grid[at : at + len(group)]]
+            at += len(group)
     lines += [f"  ! {r.ref.resource_id}: {r.error}" for r in rows if r.error]
     lines += [
         f"  ~ {r.ref.resource_id}: {_initializing(r.details.initialization)}"
@@ -110,6 +120,16 @@ def _initializing(found: Initialization) -> str:
     )
 
 
+def _by_account(rows: Sequence[Reading]) -> list[tuple[str, list[Reading]]]:
+    """Rows in report order, cut where the account changes."""
+    groups: list[tuple[str, list[Reading]]] = []
+    for r in rows:
+        if not groups or groups[-1][1][0].ref.account_id != r.ref.account_id:
+            groups.append((r.ref.account, []))
+        groups[-1][1].append(r)
+    return groups
+
+
 def _title(generated_at: datetime, rows: Sequence[Reading]) -> str:
     def count(kind: ResourceType) -> int:
         return sum(1 for r in rows if r.ref.resource_type is kind)
@@ -117,11 +137,13 @@ def _title(generated_at: datetime, rows: Sequence[Reading]) -> str:
     dbs = count(ResourceType.DB_INSTANCE)
     rds = f", {dbs} RDS instance(s)" if dbs else ""
     regions = sorted({r.ref.region for r in rows})
+    accounts = len({r.ref.account_id for r in rows if r.ref.account_id})
+    across = f" across {accounts} account(s)" if accounts else ""
     volumes, instances = count(ResourceType.VOLUME), count(ResourceType.INSTANCE)
     return (
         f"EBS bottleneck report · {generated_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC · "
         f"{volumes} volume(s), {instances} instance(s){rds} in "
-        f"{', '.join(regions) or 'no region'}"
+        f"{', '.join(regions) or 'no region'}{across}"
     )
 
 
@@ -131,7 +153,8 @@ def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]
     lines = [f"FINDINGS ({len(findings)})"]
     by_id = {(r.ref.scope, r.ref.resource_id): r for r in rows}
     for f in findings:
-        lines.append(f"  {f.severity.value.upper():<8}  {f.rule}")
+        account = f"  · account {f.resource.account}" if f.resource.account_id else ""
+        lines.append(f"  {f.severity.value.upper():<8}  {f.rule}{account}")
         lines.append(f"            {f.summary}")
         row = by_id.get((f.resource.scope, f.resource.resource_id))
         if f.is_credits and row is not None and row.seconds_to_full is not None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Collection, Container
+from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -101,6 +102,8 @@ class Analyzer:
     or the demo says else."""
     watched: Watched | None = None
     """The accounts of the settings and their health; made from the settings unless given."""
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
+    """What an account's retry schedule runs on: the daemon's clock."""
     types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
     offers: Offers = NO_OFFERS
@@ -108,6 +111,8 @@ class Analyzer:
     _regions: dict[str, Region] = field(default_factory=dict, repr=False)
     """By scope."""
     _dark: frozenset[str] = field(default=frozenset(), repr=False)
+    _swapping: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Held while a refresh or an account's retry swaps in the inventories."""
     """Scopes of accounts that failed before any inventory of theirs was found."""
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     adaptive: bool = False
@@ -120,6 +125,10 @@ class Analyzer:
         default=None, repr=False
     )
     """The last projection, with the inventories and the tier moves it was worked out from."""
+    bills: dict[str, float] = field(default_factory=dict, repr=False)
+    """The last projection's dollars a month, by scope."""
+    _budget_cadences: dict[str, Cadence] = field(default_factory=dict, repr=False)
+    """The cadence each budget (the total one under "") last set."""
 
     def __post_init__(self) -> None:
         if self.watched is None:
@@ -186,7 +195,7 @@ class Analyzer:
         next cycle. Where there are accounts, one that fails keeps the inventory it had (its
         alerts hold) and is described again on its own schedule (`retry_accounts`); the
         refresh fails only when every account does."""
-        now = datetime.now(UTC)
+        now = self.clock()
         fresh: dict[str, Inventory] = {}
         failures: list[Exception] = []
         by_account: dict[str, list[tuple[Account, str]]] = {}
@@ -231,32 +240,32 @@ class Analyzer:
     def _swap(self, fresh: dict[str, Inventory], scopes: list[str]) -> None:
         """Take in a refresh: a scope it has replaces the one kept; one it lacks (its account
         failed) keeps what it had, or is dark where it had nothing."""
-        old = self._inventories
-        kept = {s: old[s] for s in scopes if s not in fresh and s in old}
-        self._dark = frozenset(s for s in scopes if s not in fresh and s not in kept)
-        self._inventories = {**fresh, **kept}
+        with self._swapping:
+            old = self._inventories
+            kept = {s: old[s] for s in scopes if s not in fresh and s in old}
+            self._dark = frozenset(s for s in scopes if s not in fresh and s not in kept)
+            self._inventories = {**fresh, **kept}
 
     def retry_accounts(self, now: datetime | None = None) -> list[str]:
         """Describe again the failing accounts whose retry time has come; the ids of those
         that answered."""
-        now = now or datetime.now(UTC)
+        now = now or self.clock()
         due = self.accounts.due(now)
         if not due:
             return []
         regions = self.regions()
-        fresh = dict(self._inventories)
+        fresh: dict[str, Inventory] = {}
         back: list[str] = []
-        scopes: list[str] = []
         for account in due:
             pairs = [(account, r) for r in (account.regions or regions)]
-            scopes += _scopes(pairs)
             found = self._describe_account(pairs, now)
             if not isinstance(found, Exception):
                 fresh.update(found)
                 back.append(account.id)
         if back:
-            self._inventories = fresh
-            self._dark = frozenset(s for s in self._dark if s not in fresh)
+            with self._swapping:
+                self._inventories = {**self._inventories, **fresh}
+                self._dark = frozenset(s for s in self._dark if s not in fresh)
         return back
 
     def inventories(self) -> dict[str, Inventory]:
@@ -402,7 +411,7 @@ class Analyzer:
         known = self.accounts.health.get(account.id)
         if known is not None and not known.up:
             return  # already failing: its retry schedule stands
-        self.accounts.failed(account, refusal_of(reason), now)
+        self.accounts.failed(account, refusal_of(reason), self.clock())
 
     def _say_mismatches(self, snapshot: Snapshot) -> None:
         """Log a resource whose data contradicts a modelled limit once, when it starts to."""
@@ -450,34 +459,66 @@ class Analyzer:
         return projection
 
     def _project_afresh(self, inventories: dict[str, Inventory]) -> Projection:
+        """Each scope's bill in today's tiers; under the budgets, the cadences that keep to
+        them: the total budget stretches every scope alike, an account's own budget that
+        account's scopes, and each poller takes the longer of the two."""
         price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
-        wanted: dict[str, list[MetricQuery]] = {}
-        tiers: dict[str, Tier] = {}
-        for region, inv in inventories.items():
-            poller = self._poller(region)
-            for rid, found in poller.wanted(inv).items():
-                wanted[f"{region}/{rid}"] = found
-                tiers[f"{region}/{rid}"] = poller.tiers.get(rid, Tier.IDLE)
         base = self._cadence()
-        projection = billing.project(wanted, tiers, base, price)
-        budget = self.settings.budget
-        if budget is None or not self.adaptive:
-            return projection
-        cadence = billing.within(budget, projection, base)
-        if cadence != self._pollers_cadence():
-            log.warning(
-                "budget.binding" if cadence != base else "budget.released",
-                budget_dollars_per_month=budget,
-                unbounded_dollars_per_month=round(projection.dollars(), 2),
-                active_cadence_s=round(cadence.active_s),
-                idle_cadence_s=round(cadence.idle_s),
-            )
-            for poller in self._pollers.values():
-                poller.cadence = cadence
-        return billing.project(wanted, tiers, cadence, price)
+        asked: dict[str, tuple[dict[str, list[MetricQuery]], dict[str, Tier]]] = {}
+        for where, inv in inventories.items():
+            poller = self._poller(where)
+            wanted = poller.wanted(inv)
+            asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
+        unbounded = {w: billing.project(q, t, base, price) for w, (q, t) in asked.items()}
+        cadences = dict.fromkeys(asked, base)
+        if self.adaptive:
+            budget = self.settings.budget
+            if budget is not None:
+                whole = billing.within(budget, _summed(unbounded.values(), price), base)
+                self._say_budget("", budget, _summed(unbounded.values(), price), whole)
+                cadences = dict.fromkeys(asked, whole)
+            for account_id, own in self._account_budgets().items():
+                mine = [w for w, inv in inventories.items() if inv.account_id == account_id]
+                bill = _summed((unbounded[w] for w in mine), price)
+                cadence = billing.within(own, bill, base)
+                self._say_budget(account_id, own, bill, cadence)
+                for w in mine:
+                    cadences[w] = _longer(cadences[w], cadence)
+            for where in asked:
+                self._poller(where).cadence = cadences[where]
+        final = {w: billing.project(q, t, cadences[w], price) for w, (q, t) in asked.items()}
+        self.bills = {w: p.dollars() for w, p in final.items()}
+        return _summed(final.values(), price)
 
-    def _pollers_cadence(self) -> Cadence:
-        return next((p.cadence for p in self._pollers.values()), self._cadence())
+    def _account_budgets(self) -> dict[str, float]:
+        return {a.id: a.budget for a in self.settings.accounts if a.budget is not None}
+
+    def _say_budget(self, account_id: str, budget: float, bill: Projection, now: Cadence) -> None:
+        """Log a budget that starts or stops binding, once, when it does."""
+        if self._budget_cadences.get(account_id, self._cadence()) == now:
+            return
+        self._budget_cadences[account_id] = now
+        log.warning(
+            "budget.binding" if now != self._cadence() else "budget.released",
+            account_id=account_id or None,
+            budget_dollars_per_month=budget,
+            unbounded_dollars_per_month=round(bill.dollars(), 2),
+            active_cadence_s=round(now.active_s),
+            idle_cadence_s=round(now.idle_s),
+        )
+
+
+def _summed(bills: Iterable[Projection], price: float) -> Projection:
+    metrics = dict.fromkeys(Tier, 0.0)
+    for bill in bills:
+        for tier, count in bill.metrics.items():
+            metrics[tier] += count
+    return Projection(metrics, price)
+
+
+def _longer(one: Cadence, other: Cadence) -> Cadence:
+    """The slower of two cadences, tier by tier (the hot one is the interval in both)."""
+    return Cadence(one.interval_s, max(one.active_s, other.active_s), max(one.idle_s, other.idle_s))
 
 
 def _scopes(pairs: list[tuple[Account, str]]) -> list[str]:

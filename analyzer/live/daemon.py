@@ -31,6 +31,7 @@ import structlog
 from analyzer.analyze import prices
 from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.analyze.rules import RuleSet
+from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
@@ -132,6 +133,12 @@ class Daemon:
         """Where the firing alerts are posted after every cycle, beside the channel."""
         self.exit: Callable[[int], None] = os._exit
         """How a stop ends the process when a cycle it abandoned would hold the exit."""
+        if analyzer.accounts.configured:
+            analyzer.accounts.listeners.append(
+                lambda account, outcome: telemetry.account_checked(
+                    account.id, account.name or "", outcome
+                )
+            )
 
     # --- what the HTTP endpoints read -----------------------------------------------------
 
@@ -243,6 +250,8 @@ class Daemon:
         self.telemetry.cycle_done(stats, result.duration_s, now, backfill=self._cycles == 1)
         if result.projection is not None:
             self.telemetry.projected_bill(result.projection)
+            if self.analyzer.accounts.configured:
+                self._account_bills()
             if self._cycles == 1:
                 _log_bill(result.projection)
 
@@ -293,6 +302,23 @@ class Daemon:
         self._saved_not_before = not_before
         self.telemetry.state_saved(ok=True)
 
+    def _account_bills(self) -> None:
+        inventories = self.analyzer.inventories()
+        bills = {}
+        for where, dollars in self.analyzer.bills.items():
+            inv = inventories.get(where)
+            if inv is not None:
+                bills[(inv.account_id, inv.account_name, inv.region)] = dollars
+        self.telemetry.account_bills(bills)
+
+    def retry_accounts(self) -> None:
+        """Describe again the failing accounts whose time has come (their own schedule,
+        apart from the inventory's); a failure is that account's, counted and logged."""
+        try:
+            self.analyzer.retry_accounts()
+        except Exception as exc:
+            log.error("account.retry_failed", error=str(exc) or type(exc).__name__)
+
     def refresh_inventory(self) -> Exception | None:
         """Describe every region again, counted by outcome; the error, if it failed."""
         try:
@@ -331,6 +357,8 @@ class Daemon:
         every("cycle", interval, cycle, first, self._stop)
         inventory_s = self.settings.inventory_interval / speed
         every("inventory", inventory_s, self.refresh_inventory, inventory_s, self._stop)
+        if self.analyzer.accounts.configured:
+            every("accounts", interval, self.retry_accounts, interval, self._stop)
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self.stop)
         log.info(
@@ -398,13 +426,16 @@ def build(
     process_metrics: bool = True,
     fallback: Channel | None = None,
     server: Server | None = None,
+    connect_account: Callable[[Account, str], Region] | None = None,
 ) -> tuple[Daemon, Server]:
     """The daemon and its HTTP server, wired from the settings; `server`, if given, already
     holds the address (`bind`). The address is taken first: a busy port is said before any
     AWS call."""
     server = server or bind(settings)
     try:
-        daemon, exposition = _wire(settings, ruleset, connect, clock, process_metrics, fallback)
+        daemon, exposition = _wire(
+            settings, ruleset, connect, clock, process_metrics, fallback, connect_account
+        )
     except BaseException:
         server.stop()
         raise
@@ -428,6 +459,7 @@ def _wire(
     clock: Clock,
     process_metrics: bool,
     fallback: Channel | None,
+    connect_account: Callable[[Account, str], Region] | None = None,
 ) -> tuple[Daemon, Exposition]:
     price_list = prices.load(settings.prices)
     analyzer = Analyzer(
@@ -435,6 +467,9 @@ def _wire(
     )
     if connect is not None:
         analyzer.connect = connect
+    if connect_account is not None:
+        analyzer.connect_account = connect_account
+    analyzer.clock = clock
     analyzer.offering()
     analyzer.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.notify_severity)

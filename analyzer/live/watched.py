@@ -95,6 +95,8 @@ class Watched:
         self._accounts: list[Account] = []
         self._sessions: dict[str, botocore.session.Session | None] = {}
         self.health: dict[str, Health] = {}
+        self.listeners: list[Callable[[Account, str], None]] = []
+        """Told each outcome (`OUTCOMES`) of each account: the daemon's self-metrics."""
 
     @property
     def configured(self) -> bool:
@@ -182,6 +184,7 @@ class Watched:
             FIRST_RETRY_S * 2 ** (health.failures - 1), max(self.settings.inventory_interval, 60)
         )
         health.retry_at = now + timedelta(seconds=wait)
+        self._tell(account, health.outcome)
         log.error(
             "account.failed",
             account_id=account.id,
@@ -197,7 +200,12 @@ class Watched:
         if not health.up:
             log.info("account.restored", account_id=account.id, account_name=account.name)
         health.outcome, health.error, health.failures, health.retry_at = "success", None, 0, None
+        self._tell(account, "success")
         return health
+
+    def _tell(self, account: Account, outcome: str) -> None:
+        for listener in self.listeners:
+            listener(account, outcome)
 
     def due(self, now: datetime) -> list[Account]:
         """The failing accounts whose retry time has come."""

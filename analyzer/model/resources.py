@@ -37,6 +37,14 @@ class ResourceRef:
     def scope(self) -> str:
         return scope_of(self.account_id, self.region)
 
+    @property
+    def account(self) -> str:
+        """`prod (111111111111)`, the id alone, or empty for the daemon's own account
+        unnamed."""
+        if self.account_name:
+            return f"{self.account_name} ({self.account_id})"
+        return self.account_id
+
 
 @dataclass(frozen=True, slots=True)
 class Modification:
