@@ -126,10 +126,11 @@ def dotted(location: Iterable[int | str]) -> str:
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The model a field holds, through `Model | None` and the like."""
+    """The model a field holds, through `Model | None`, `tuple[Model, ...]` and the like."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType, typing.Annotated):
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated, tuple, list):
         for inner in typing.get_args(annotation):
             found = _model_in(inner)
             if found is not None:
@@ -143,6 +144,8 @@ def keys_of(model: type[BaseModel]) -> Callable[[Location], list[str]]:
     def keys(location: Location) -> list[str]:
         current: type[BaseModel] | None = model
         for part in location:
+            if isinstance(part, int):
+                continue  # an item of a list of models: the same model's keys
             field = current.model_fields.get(str(part)) if current else None
             current = _model_in(field.annotation) if field else None
         if current is None:

@@ -146,6 +146,18 @@ class Interruptible:
         return self.client.get_metric_data(**kwargs)
 
 
+def access_denied() -> None:
+    """What a call made with a deleted or denied role's credentials gets: HTTP 403,
+    AccessDenied."""
+    raise ClientError(
+        {
+            "Error": {"Code": "AccessDenied", "Message": "not authorized (role denied)"},
+            "ResponseMetadata": {"HTTPStatusCode": 403},
+        },
+        "GetMetricData",
+    )
+
+
 def internal_failure() -> None:
     """GetMetricData's answer in a CloudWatch outage: HTTP 500, InternalFailure."""
     raise ClientError(

@@ -256,3 +256,11 @@ def fixes_of(rule, state, *others):
     finding = evaluate(rule, state, *others)
     assert finding is not None
     return finding, finding.remedies
+
+
+def in_account(state, account_id: str, name: str = ""):
+    """A resource's state as it is found in another account."""
+    from dataclasses import replace
+
+    resource = replace(state.resource, account_id=account_id, account_name=name)
+    return replace(state, resource=resource, ref=resource.ref)

@@ -172,3 +172,17 @@ def test_the_shipped_inhibition_holds_back_the_volumes_of_an_instance_at_its_cap
                 held = [a["labels"]["resource_id"] for a in json.loads(answer.read())]
             time.sleep(0.2)
     assert held == ["vol-1"]
+
+
+def test_an_alert_of_an_account_carries_the_account_labels_of_its_series() -> None:
+    now = datetime.now(UTC)
+    owned = replace(
+        WARNING, resource=replace(WARNING.resource, account_id="111111111111", account_name="prod")
+    )
+    book = AlertBook(4 * 3600, 300)
+    book.update(now, [owned, WARNING], [])
+    by_account = {labels_of(a, None).get("account_id"): labels_of(a, None) for a in book.firing()}
+    # The same volume id in two accounts is two alerts, which Alertmanager keeps apart.
+    assert set(by_account) == {"111111111111", None}
+    assert by_account["111111111111"]["account_name"] == "prod"
+    assert "account_name" not in by_account[None]

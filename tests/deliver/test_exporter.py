@@ -20,6 +20,7 @@ from tests.helpers import (
     analyze,
     assert_golden,
     db_state,
+    in_account,
     instance_state,
     promtool,
     series,
@@ -166,3 +167,39 @@ def test_gauges_are_written_as_prometheus_client_writes_them(samples):
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed([family]))
     assert render([family]) == generate_latest(registry)
+
+
+def owned_published():
+    """Two accounts, each with an RDS instance named alike, and a volume."""
+    prod = in_account(replica(), "111111111111", "prod")
+    staging = in_account(replica(), "222222222222", "staging")
+    shop = in_account(shop_volume("vol-shop", "i-shop"), "111111111111", "prod")
+    analysis = analyze(prod, staging, shop)
+    book = AlertBook(4 * 3600, 300)
+    book.update(analysis.snapshot.generated_at, analysis.firing, [])
+    return Published.of(analysis.readings.all(), book.firing())
+
+
+def test_with_accounts_every_resource_series_and_finding_names_its_account():
+    text = exposition(owned_published())
+    samples = [line for line in text.splitlines() if line.startswith("ebs_analyzer_")]
+    resource = [
+        s
+        for s in samples
+        if s.startswith(("ebs_analyzer_volume", "ebs_analyzer_db_instance", "ebs_analyzer_finding"))
+    ]
+    assert resource
+    assert all('account_id="' in s and 'account_name="' in s for s in resource)
+    # The same RDS identifier in two accounts: two series, apart by their account.
+    up = [s for s in resource if s.startswith("ebs_analyzer_db_instance_burst_balance_ratio{")]
+    assert len(up) == 2
+    assert {'account_name="prod"' in s for s in up} == {True, False}
+    findings = [s for s in samples if s.startswith("ebs_analyzer_finding{")]
+    assert len({s.split('account_id="')[1][:12] for s in findings}) == 2
+    result = promtool("check", "metrics", stdin=text)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_without_accounts_no_series_has_an_account_label():
+    text = exposition(published())
+    assert "account_id" not in text and "ebs_analyzer_account_" not in text

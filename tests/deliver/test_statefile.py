@@ -334,3 +334,25 @@ def test_a_deadline_that_cannot_be_read_is_dropped_alone(tmp_path, value) -> Non
     assert state.not_before is None and len(state.alerts) == 1
     [event] = [e for e in logs if e["event"] == "state.entry_skipped"]
     assert event["error"].startswith("not_before")
+
+
+def test_alerts_of_two_accounts_with_one_id_do_not_collide(tmp_path) -> None:
+    """RDS identifiers are their owner's choice: `orders` in two accounts is two alerts, kept
+    apart in the book and in the file, each with its account."""
+    from tests.helpers import in_account
+
+    prod = in_account(shop_volume(), "111111111111", "prod")
+    staging = in_account(shop_volume(), "222222222222")
+    analysis = analyze(prod, staging)
+    book = AlertBook(4 * 3600, 300)
+    book.update(T0, analysis.firing, [])
+    assert len(book.alerts) == 2
+    path = tmp_path / "state.json"
+    statefile.save(list(book), path)
+    document = json.loads(path.read_text())
+    assert {a["account_id"] for a in document["alerts"]} == {"111111111111", "222222222222"}
+    loaded = statefile.load(path)
+    assert loaded == list(book.alerts.values())
+    owners = {(a.finding.resource.account_id, a.finding.resource.account_name) for a in loaded}
+    assert owners == {("111111111111", "prod"), ("222222222222", "")}
+    assert len({a.key for a in loaded}) == 2

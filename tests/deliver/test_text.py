@@ -287,3 +287,22 @@ def test_on_a_terminal_a_table_fits_its_width_and_cuts_nothing(monkeypatch):
         ["volume-iops-cap-for-the-checko", "iops_cap"],
         ["ut-database"],
     ]
+
+
+def test_with_accounts_the_resources_are_grouped_by_account_and_findings_name_theirs():
+    from tests.helpers import in_account
+
+    prod = in_account(shop_volume("vol-prod", "i-1"), "111111111111", "prod")
+    staging = in_account(shop_volume("vol-staging", "i-2"), "222222222222")
+    analysis = analyze(staging, prod)
+    text = to_text(analysis.snapshot.generated_at, analysis.readings.all(), analysis.firing)
+    lines = text.splitlines()
+    assert lines[0].endswith("in us-east-1 across 2 account(s)")
+    assert "  WARNING   gp2-burst-exhaustion  · account prod (111111111111)" in lines
+    first = lines.index("  ACCOUNT prod (111111111111)")
+    second = lines.index("  ACCOUNT 222222222222")
+    assert first < second
+    assert lines[first + 1].split() == lines[second + 1].split()  # each under its header
+    assert lines[first + 1].lstrip().startswith("RESOURCE")
+    assert lines[first + 2].lstrip().startswith("vol-prod")
+    assert lines[second + 2].lstrip().startswith("vol-staging")

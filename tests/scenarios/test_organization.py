@@ -14,7 +14,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
-from botocore.exceptions import ClientError
 from structlog.testing import capture_logs
 
 from analyzer import settings
@@ -28,7 +27,7 @@ from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.workloads import Demand, steps
-from tests.fakes import Interruptible
+from tests.fakes import Interruptible, access_denied
 
 START = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
 HOUR = 3600
@@ -44,17 +43,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-def access_denied(operation: str = "GetMetricData") -> None:
-    """What a call made with a deleted or denied role's credentials gets: AccessDenied."""
-    raise ClientError(
-        {
-            "Error": {"Code": "AccessDenied", "Message": "not authorized (role denied)"},
-            "ResponseMetadata": {"HTTPStatusCode": 403},
-        },
-        operation,
-    )
 
 
 @dataclass

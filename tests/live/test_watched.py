@@ -1,0 +1,157 @@
+"""The accounts a daemon watches, resolved from the settings against moto's Organizations, and
+each one's health: its outcome, and a retry schedule of its own."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from structlog.testing import capture_logs
+
+from analyzer import settings
+from analyzer.collect.accounts import Account
+from analyzer.errors import AwsAccessError, AwsCallError
+from analyzer.live.watched import Watched, outcome_of, refusal_of
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+OWN = "123456789012"
+
+
+def watched(**given) -> Watched:
+    return Watched(settings.load({"region": ["us-east-1"], **given}))
+
+
+@pytest.fixture
+def org(aws):
+    client = boto3.client("organizations", region_name="us-east-1")
+    client.create_organization(FeatureSet="ALL")
+    ids = {}
+    for name, tags in (("prod", {"env": "prod"}), ("staging", {"env": "staging"})):
+        made = client.create_account(
+            AccountName=name,
+            Email=f"{name}@example.com",
+            Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
+        )
+        ids[name] = made["CreateAccountStatus"]["AccountId"]
+    return ids
+
+
+def test_without_accounts_nothing_is_configured():
+    assert not watched().configured
+
+
+def test_the_listed_accounts_in_order_with_their_roles():
+    found = watched(
+        accounts=[
+            {
+                "id": "111111111111",
+                "name": "prod",
+                "role_arn": "arn:aws:iam::111111111111:role/ebs-analyzer",
+                "external_id": "s3cret",
+                "regions": ["eu-west-1"],
+                "tags": {"team": "db"},
+            },
+            {"id": "222222222222"},
+        ]
+    ).resolve("us-east-1")
+    assert found == [
+        Account(
+            "111111111111",
+            "prod",
+            "arn:aws:iam::111111111111:role/ebs-analyzer",
+            "s3cret",
+            ("eu-west-1",),
+            {"team": "db"},
+        ),
+        Account("222222222222"),
+    ]
+
+
+def test_an_organization_gives_its_active_members_through_the_role(org):
+    found = {a.id: a for a in watched(organization={"role_name": "reader"}).resolve("us-east-1")}
+    assert set(found) == {OWN, org["prod"], org["staging"]}
+    # The account the daemon runs in is read with its own credentials, not a role.
+    assert found[OWN].role_arn is None
+    assert found[org["prod"]].role_arn == f"arn:aws:iam::{org['prod']}:role/reader"
+    assert found[org["prod"]].name == "prod"
+    assert found[org["prod"]].tags == {"env": "prod"}
+
+
+def test_the_filters_keep_and_drop_members(org):
+    kept = watched(organization={"include": {"tags": {"env": "prod"}}}).resolve("us-east-1")
+    assert [a.id for a in kept] == [org["prod"]]
+    dropped = watched(organization={"exclude": {"names": ["master", "staging"]}})
+    assert [a.id for a in dropped.resolve("us-east-1")] == [org["prod"]]
+
+
+def test_a_listed_account_is_read_as_its_entry_says(org):
+    entry = {
+        "id": org["prod"],
+        "name": "production",
+        "role_arn": f"arn:aws:iam::{org['prod']}:role/custom",
+        "budget": 5,
+    }
+    found = {a.id: a for a in watched(accounts=[entry], organization={}).resolve("us-east-1")}
+    assert found[org["prod"]].name == "production"
+    assert found[org["prod"]].role_arn.endswith(":role/custom")
+    assert len(found) == 3
+
+
+def test_an_organization_that_cannot_be_listed_keeps_its_members(org, monkeypatch):
+    accounts = watched(organization={})
+    first = accounts.resolve("us-east-1")
+
+    def refused(*_args):
+        raise AwsAccessError("organizations:ListAccounts: AccessDenied: no", "AccessDenied")
+
+    monkeypatch.setattr(accounts, "_members", refused)
+    with capture_logs() as logs:
+        assert accounts.resolve("us-east-1") == first
+    assert [e["event"] for e in logs] == ["organization.list_failed"]
+    # With no members yet, the failure is the refresh's.
+    fresh = watched(organization={})
+    monkeypatch.setattr(fresh, "_members", refused)
+    with pytest.raises(AwsAccessError):
+        fresh.resolve("us-east-1")
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (AwsAccessError("x: AccessDenied: no", "AccessDenied"), "denied"),
+        (AwsAccessError("x: could not connect"), "error"),
+        (AwsCallError("x: Throttling: slow down", "Throttling"), "throttled"),
+        (AwsCallError("x: InternalFailure", "InternalFailure"), "error"),
+    ],
+)
+def test_an_outcome_by_the_error(error, outcome):
+    assert outcome_of(error) == outcome
+
+
+def test_a_failed_cycle_message_names_its_outcome():
+    assert outcome_of(refusal_of("cloudwatch:GetMetricData in 1/us-east-1: AccessDenied: no")) == (
+        "denied"
+    )
+    assert outcome_of(refusal_of("GetMetricData: Throttling: Rate exceeded")) == "throttled"
+    assert outcome_of(refusal_of("GetMetricData InternalError for VolumeReadOps")) == "error"
+
+
+def test_a_failing_account_is_retried_after_a_wait_that_doubles_up_to_the_inventory_interval():
+    accounts = watched(inventory_interval="10m")
+    account = Account("111111111111", "prod", "arn:aws:iam::111111111111:role/x")
+    heard: list[str] = []
+    accounts.listeners.append(lambda a, outcome: heard.append(outcome))
+    waits = []
+    now = NOW
+    for _ in range(6):
+        health = accounts.failed(account, AwsAccessError("AccessDenied", "AccessDenied"), now)
+        waits.append((health.retry_at - now).total_seconds())
+        assert accounts.due(now) == []
+        assert accounts.due(health.retry_at) == [account]
+        now = health.retry_at
+    assert waits == [60, 120, 240, 480, 600, 600]
+    assert not health.up and health.failures == 6
+    back = accounts.answered(account)
+    assert back.up and back.retry_at is None and accounts.due(now + timedelta(days=1)) == []
+    assert heard == ["denied"] * 6 + ["success"]
