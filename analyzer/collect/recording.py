@@ -152,6 +152,8 @@ def _inventory(raw: Mapping[str, Any]) -> Inventory:
         tuple(_volume(v) for v in raw.get("volumes", ())),
         tuple(_instance(i) for i in raw.get("instances", ())),
         tuple(_db(d) for d in raw.get("db_instances", ())),
+        account_id=raw.get("account_id", ""),
+        account_name=raw.get("account_name", ""),
     )
 
 

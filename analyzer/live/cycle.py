@@ -112,6 +112,8 @@ class Analyzer:
     """By scope."""
     _dark: frozenset[str] = field(default=frozenset(), repr=False)
     _swapping: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _monitoring: dict[str, Clients] = field(default_factory=dict, repr=False)
+    """The monitoring account's clients, by region, where metrics are read there."""
     """Held while a refresh or an account's retry swaps in the inventories."""
     """Scopes of accounts that failed before any inventory of theirs was found."""
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
@@ -177,7 +179,12 @@ class Analyzer:
         if self.connect_account is not None:
             return self.connect_account(account, region)
         member = self.accounts.session(account, self.regions()[0])
-        monitoring = Clients.for_region(region) if self.settings.monitoring_account else None
+        monitoring = None
+        if self.settings.monitoring_account:
+            # One CloudWatch client per region reads every account's metrics.
+            if region not in self._monitoring:
+                self._monitoring[region] = Clients.for_region(region)
+            monitoring = self._monitoring[region]
         return connect_as(account, region, member, monitoring)
 
     def _discover(self, account: Account | None, region: str) -> Inventory:

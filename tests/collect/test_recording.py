@@ -86,3 +86,19 @@ def test_a_name_that_is_neither_says_what_is_shipped() -> None:
         match=r"nope: no such file, nor a shipped recording \(shipped: incident-3-fortnight",
     ):
         resolve("nope")
+
+
+def test_the_accounts_come_back_with_their_resources(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    owned = {"account_id": "111111111111", "account_name": "prod"}
+    volume = Volume("vol-1", "eu-west-1", "gp3", 100, "in-use", **owned)
+    db = DbInstance(
+        "orders", "eu-west-1", "mysql", "db.r5.xlarge", "gp2", 200, "available", **owned
+    )
+    inventory = Inventory("eu-west-1", (volume,), (), (db,), **owned)
+    scope = inventory.scope
+    assert scope == "111111111111/eu-west-1"
+    path = tmp_path / "r.json.gz"
+    write(path, Recording(T0, T0 + timedelta(hours=1), {scope: inventory}, {}))
+    back = read(path).inventories[scope]
+    assert back == inventory
+    assert back.db_instances[0].ref.account == "prod (111111111111)"

@@ -279,3 +279,39 @@ def test_members_denied_at_start_leave_the_management_account_watched(tmp_path, 
     # The management account answers: the cycle goes on with it alone.
     assert process.cycle()
     assert set(firing(process)) == {MANAGEMENT}
+
+
+def test_a_monitoring_account_reads_the_members_metrics_with_their_account_id(
+    organization, monkeypatch
+):
+    """The daemon runs in the monitoring account: the members' Describe calls go through
+    their roles (moto's STS), their metrics are asked of the monitoring account's CloudWatch,
+    each query naming the member's account."""
+    from analyzer.collect.aws import Clients
+    from analyzer.live import cycle
+    from tests.collect.test_regions import Answers
+
+    asked = Answers()
+    made = Clients.for_region
+    monkeypatch.setattr(
+        cycle.Clients, "for_region", lambda region, **_: made(region, cloudwatch=asked)
+    )
+    prod = next(a for a, m in organization.items() if m.name == "prod")
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "accounts": [
+                {"id": prod, "name": "prod", "role_arn": f"arn:aws:iam::{prod}:role/{ROLE}"}
+            ],
+            "monitoring_account": True,
+        }
+    )
+    analyzer = cycle.Analyzer(config, rules.load())
+    result = analyzer.run(START + timedelta(hours=3))
+    volumes = {
+        s.ref.resource_id: s.ref.account_id for s in result.snapshot.resources if s.is_volume
+    }
+    assert volumes[organization[prod].volume] == prod
+    assert set(volumes.values()) == {prod}  # the member's own volumes, through its role
+    queries = [q for call in asked.calls for q in call["MetricDataQueries"]]
+    assert queries and {q["AccountId"] for q in queries} == {prod}
