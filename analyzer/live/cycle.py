@@ -178,6 +178,8 @@ class Analyzer:
     def _connect_account(self, account: Account, region: str) -> Region:
         if self.connect_account is not None:
             return self.connect_account(account, region)
+        if account.role_arn is None:
+            self.accounts.check_own(account, self.regions()[0])
         member = self.accounts.session(account, self.regions()[0])
         monitoring = None
         if self.settings.monitoring_account:

@@ -21,7 +21,7 @@ import structlog
 from analyzer.collect import accounts as organization
 from analyzer.collect.accounts import Account, Filter
 from analyzer.collect.aws import ACCESS_CODES, client_config
-from analyzer.errors import AwsAccessError, AwsCallError
+from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.settings import AccountEntry, MemberFilter, Settings
 
 log = structlog.get_logger(__name__)
@@ -94,6 +94,7 @@ class Watched:
         self._base: botocore.session.Session | None = None
         self._accounts: list[Account] = []
         self._sessions: dict[str, botocore.session.Session | None] = {}
+        self._own: str | None = None
         self.health: dict[str, Health] = {}
         self.listeners: list[Callable[[Account, str], None]] = []
         """Told each outcome (`OUTCOMES`) of each account: the daemon's self-metrics."""
@@ -151,11 +152,25 @@ class Watched:
         return organization.kept(organization.members(client), _filter(include), _filter(exclude))
 
     def _own_id(self, region: str) -> str | None:
-        try:
-            return organization.own_id(self.base(), region)
-        except (AwsAccessError, AwsCallError) as exc:
-            log.warning("account.own_id_unknown", error=str(exc))
-            return None
+        """The account of the daemon's own credentials (STS GetCallerIdentity, which needs no
+        permission), asked once; None where it cannot be told."""
+        if self._own is None:
+            try:
+                self._own = organization.own_id(self.base(), region)
+            except (AwsAccessError, AwsCallError) as exc:
+                log.warning("account.own_id_unknown", error=str(exc))
+                return None
+        return self._own
+
+    def check_own(self, account: Account, region: str) -> None:
+        """An account without a role is read with the daemon's own credentials: it must be
+        the account they belong to, or its resources would be another's, mislabelled."""
+        own = self._own_id(region)
+        if account.role_arn is None and own is not None and own != account.id:
+            raise ConfigError(
+                f"accounts: {account.id} has no role_arn, and the daemon's credentials are "
+                f"account {own}'s: give the role to assume in {account.id}"
+            )
 
     def session(self, account: Account, region: str) -> botocore.session.Session | None:
         """The session an account is read through, created once: its role assumed from the

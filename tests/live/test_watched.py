@@ -155,3 +155,13 @@ def test_a_failing_account_is_retried_after_a_wait_that_doubles_up_to_the_invent
     back = accounts.answered(account)
     assert back.up and back.retry_at is None and accounts.due(now + timedelta(days=1)) == []
     assert heard == ["denied"] * 6 + ["success"]
+
+
+def test_an_account_without_a_role_must_be_the_daemons_own(aws):
+    from analyzer.errors import ConfigError
+
+    accounts = watched()
+    accounts.check_own(Account(OWN), "us-east-1")
+    with pytest.raises(ConfigError, match="222222222222 has no role_arn, and the daemon's"):
+        accounts.check_own(Account("222222222222"), "us-east-1")
+    accounts.check_own(Account("222222222222", role_arn="arn:aws:iam::222222222222:role/x"), "")
