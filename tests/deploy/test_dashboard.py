@@ -1,5 +1,7 @@
 """Every query of the shipped Grafana dashboard returns data, asked of a real Prometheus
-(Debian's prometheus package; CI installs it) that scrapes the demo."""
+(Debian's prometheus package; CI installs it) that scrapes the demo. The demo watches one
+account with no `accounts:`, so its series have no account labels: the account filter must
+keep them."""
 
 from __future__ import annotations
 
@@ -29,6 +31,16 @@ READY = (
     "ebs_analyzer_db_instance_iops_limit",
 )
 """Scraped before any query is asked: cycles moving, and every kind of resource exported."""
+RESOURCE_SERIES = re.compile(r"(ebs_analyzer_(?:volume|instance|db_instance|finding|account)\w*)")
+"""The series of a resource or an account, which the account variable filters."""
+SELECTOR = re.compile(r"(ebs_analyzer_\w+)(\{[^}]*\})?")
+ACCOUNT_FILTER = 'account_id=~"$account"'
+ACCOUNTS_ONLY = "ebs_analyzer_account_"
+"""Served only where accounts are configured: nothing in the demo."""
+EMPTY_MULTI = "()"
+"""How Grafana writes a multi-value variable with no values in a Prometheus regex: `account`
+where no account is configured. `account_id=~"()"`, like `=~".*"`, matches a series without
+the label."""
 
 
 def dashboard() -> dict:
@@ -124,6 +136,9 @@ def variables(prometheus: Prometheus) -> dict[str, str]:
             continue
         selector, label = LABEL_VALUES.match(variable["definition"]).groups()
         found = prometheus.label_values(substitute(selector, values), label)
+        if variable["name"] == "account" and not found:  # no accounts configured
+            values["account"] = EMPTY_MULTI
+            continue
         assert found, f"variable {variable['name']}: {variable['definition']} has no values"
         values[variable["name"]] = "|".join(found)  # ids and regions: no regex characters
     return values
@@ -134,14 +149,40 @@ def substitute(expr: str, values: dict[str, str]) -> str:
 
 
 def test_every_template_variable_has_values(prometheus):
-    assert set(variables(prometheus)) == {"region", "volume", "instance", "db"}
+    chosen = variables(prometheus)
+    assert set(chosen) == {"account", "region", "volume", "instance", "db"}
+    assert chosen["account"] == EMPTY_MULTI  # the demo configures no accounts
+
+
+def test_the_account_variable_comes_first_and_filters_the_others():
+    """Each variable's values are read with the ones before it: the account's first."""
+    listed = [v for v in dashboard()["templating"]["list"] if v["type"] == "query"]
+    account = listed[0]
+    assert account["name"] == "account"
+    assert LABEL_VALUES.match(account["definition"]).group(2) == "account_id"
+    assert account["multi"] and account["includeAll"] and account["allValue"] == ".*"
+    for variable in listed[1:]:
+        assert ACCOUNT_FILTER in variable["definition"], variable["name"]
+
+
+@pytest.mark.parametrize(("title", "expr"), panel_queries())
+def test_every_resource_query_is_filtered_by_account(title, expr):
+    """Every selector of a resource's or an account's series carries the account filter; the
+    analyzer's own series (one daemon, whatever it watches) carry none."""
+    for name, selector in SELECTOR.findall(expr):
+        if RESOURCE_SERIES.fullmatch(name):
+            assert ACCOUNT_FILTER in selector, f"{title}: {name}{selector}"
+        else:
+            assert "account" not in selector, f"{title}: {name}{selector}"
 
 
 @pytest.mark.parametrize(("title", "expr"), panel_queries())
 def test_every_panel_query_returns_data_from_the_demo(prometheus, title, expr):
     chosen = variables(prometheus)
     for values in (chosen, dict.fromkeys(chosen, ".*")):  # each value chosen, and "All"
-        result = prometheus.query(substitute(expr, values))
+        result = prometheus.query(substitute(expr, values))  # a valid query, in any case
+        if ACCOUNTS_ONLY in expr:
+            continue  # the demo has no accounts: nothing to show
         assert result, f"{title}: {expr} returned nothing"
 
 

@@ -367,7 +367,7 @@ def served_metric_names() -> set[str]:
             names.add(name)
             if kind == "histogram":
                 names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
-    return names | served_with_a_budget()
+    return names | served_with_a_budget() | served_with_accounts()
 
 
 def served_with_a_budget() -> set[str]:
@@ -381,6 +381,25 @@ def served_with_a_budget() -> set[str]:
     text = prometheus_client.generate_latest(telemetry.registry).decode()
     assert "ebs_analyzer_cloudwatch_budget_dollars_per_month 25.0" in text
     return {"ebs_analyzer_cloudwatch_budget_dollars_per_month"}
+
+
+def served_with_accounts() -> set[str]:
+    """What a daemon with `accounts:` or `organization:` serves beside the golden exposition
+    (made without any): the series by account."""
+    import prometheus_client
+
+    from analyzer.deliver.exporter import exposition_for
+
+    _, telemetry = exposition_for(lambda: None, process_metrics=False)
+    telemetry.account_checked("111111111111", "prod", "denied")
+    telemetry.account_bills({("111111111111", "prod", "us-east-1"): 12.5})
+    text = prometheus_client.generate_latest(telemetry.registry).decode()
+    assert 'ebs_analyzer_account_up{account_id="111111111111",account_name="prod"} 0.0' in text
+    names = set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE ") and "_account_" in line:
+            names.add(line.split()[2])
+    return names
 
 
 def test_alert_rules_and_the_dashboard_use_only_metrics_the_exporter_serves():
