@@ -25,9 +25,9 @@ SECONDS_PER_MONTH = 30 * 86400
 
 OUTCOMES = ("success", "error")
 CYCLE_OUTCOMES = ("success", "partial", "failed")
+"""A cycle is `partial` where some metrics failed, `failed` where all did or it raised."""
 ACCOUNT_OUTCOMES = ("success", "denied", "throttled", "error")
 """An account's outcome (`live.watched.OUTCOMES`)."""
-"""A cycle is `partial` where some metrics failed, `failed` where all did or it raised."""
 
 
 @dataclass
