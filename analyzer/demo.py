@@ -97,9 +97,7 @@ def run(
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
-        analyzer = Analyzer(settings, ruleset, connect=simulated.region)
-        analyzer.connect_account = reading(simulated, lambda: analyzer.accounts)
-        result = analyzer.offering().run(simulated.now)
+        result = over(simulated, settings, ruleset).offering().run(simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
@@ -151,6 +149,15 @@ def _playback(
     )
     _live(settings, server.port, speed, process.dispatcher.channel.name)
     return process.run(server, speed=speed)
+
+
+def over(
+    simulated: DemoAccounts, settings: settings_mod.Settings, ruleset: rule_files.RuleSet
+) -> Analyzer:
+    """An analyzer of the simulated accounts, as `demo --once` runs it."""
+    analyzer = Analyzer(settings, ruleset, connect=simulated.region)
+    analyzer.connect_account = reading(simulated, lambda: analyzer.accounts)
+    return analyzer
 
 
 def reading(
