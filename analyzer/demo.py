@@ -24,8 +24,13 @@ from analyzer.live import daemon
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.live.watched import Watched
 from analyzer.model.units import duration
-from analyzer.sim.account import DemoAccounts, accounts, require_moto
-from analyzer.sim.accounts import ACCOUNTS
+from analyzer.sim.account import (
+    ACCOUNTS,
+    DemoAccounts,
+    accounts,
+    no_real_account,
+    require_moto,
+)
 from analyzer.sim.clock import SimulatedClock
 from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
@@ -61,14 +66,11 @@ def run(
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
     if source is not None:
         return _playback(recording.read(source), source, once, fmt, speed, listen, rules)
-    settings = settings_mod.load(
+    settings = _settings(
         {
             "region": [REGION],
             "rules": rules,
             "listen": listen,
-            # The simulated account's prices: a snapshot, labelled with its source and date.
-            "prices": str(prices.DEMO),
-            "pricing_api": False,
             "repeat_interval": repeat_interval(speed),
             # The demo's own account, then one reached through a role.
             "accounts": [spec.entry() for spec in ACCOUNTS],
@@ -117,13 +119,11 @@ def _playback(
 ) -> int:
     """The daemon (or one report) over a recording, its clock starting once the rules have
     the history they read, and running on past the recording's end only into silence."""
-    settings = settings_mod.load(
+    settings = _settings(
         {
             "region": sorted(recorded.inventories) or [REGION],
             "rules": rules,
             "listen": listen,
-            "prices": str(prices.DEMO),
-            "pricing_api": False,
             "repeat_interval": repeat_interval(speed),
         }
     )
@@ -149,6 +149,15 @@ def _playback(
     )
     _live(settings, server.port, speed, process.dispatcher.channel.name)
     return process.run(server, speed=speed)
+
+
+def _settings(given: dict[str, object]) -> settings_mod.Settings:
+    """The demo's settings, priced from the simulated accounts' snapshot of prices (labelled
+    with its source and date), never the Price List. Loaded with the user's AWS settings set
+    aside: the regions are the simulation's, and a profile meant for a real account (one that
+    is not there) is not read to check them."""
+    with no_real_account():
+        return settings_mod.load({**given, "prices": str(prices.DEMO), "pricing_api": False})
 
 
 def over(

@@ -16,7 +16,7 @@ from analyzer.cli import main
 from analyzer.live.cycle import Analyzer
 from analyzer.model.findings import Bottleneck
 from analyzer.sim import account as demo
-from analyzer.sim.accounts import ACCOUNTS, OWN_ID, STAGING_ID
+from analyzer.sim.account import ACCOUNTS, OWN_ID, STAGING_ID
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import fold
 from analyzer.sim.scenario import CYCLE_S, REGION

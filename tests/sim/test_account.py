@@ -107,7 +107,7 @@ def test_a_second_account_holds_its_resources_and_is_read_through_its_role() -> 
 
     from analyzer import settings
     from analyzer.live.watched import Watched
-    from analyzer.sim.accounts import OWN_ID, STAGING, DemoAccountSpec
+    from analyzer.sim.account import OWN_ID, STAGING, DemoAccountSpec
 
     own = DemoAccountSpec(OWN_ID, "prod", (), spare=True)
     staging = DemoAccountSpec(STAGING.id, STAGING.name, (WEB,), role_arn=STAGING.role_arn)
@@ -143,7 +143,7 @@ def test_a_second_account_holds_its_resources_and_is_read_through_its_role() -> 
 
 
 def test_the_staging_load_test_is_quiet_until_a_quarter_of_an_hour_ago() -> None:
-    from analyzer.sim.accounts import LOAD_TEST
+    from analyzer.sim.account import LOAD_TEST
     from analyzer.sim.scenario import ago
 
     assert LOAD_TEST(ago(16)) == 100 and LOAD_TEST(ago(15)) == LOAD_TEST(ago(0)) == 2_400
