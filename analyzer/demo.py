@@ -1,12 +1,13 @@
-"""`ebs-analyzer demo`: the daemon, or one report, over the built-in simulated account (or over
+"""`ebs-analyzer demo`: the daemon, or one report, over the built-in simulated accounts (or over
 a recording, `--from FILE`).
 
-The only product module that enters `sim/`: the account, its workloads and its clock.
+The only product module that enters `sim/`: the accounts, their workloads and the clock.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,13 +15,22 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
 from analyzer.collect import recording
+from analyzer.collect.accounts import Account
+from analyzer.collect.regions import Region
 from analyzer.deliver import report
 from analyzer.deliver.notify import ConsoleChannel
 from analyzer.errors import ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
+from analyzer.live.watched import Watched
 from analyzer.model.units import duration
-from analyzer.sim.account import DemoAccount, account, require_moto
+from analyzer.sim.account import (
+    ACCOUNTS,
+    DemoAccounts,
+    accounts,
+    no_real_account,
+    require_moto,
+)
 from analyzer.sim.clock import SimulatedClock
 from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
@@ -50,21 +60,20 @@ def run(
     now: datetime | None = None,
 ) -> int:
     """The daemon on simulated time `speed` times faster than real time, or with `once`, one
-    report on stdout; over the built-in account (its present `now`, the wall clock's unless
+    report on stdout; over the built-in accounts (their present `now`, the wall clock's unless
     given), or over the recording at `source`."""
     if not 0 < speed <= MAX_SPEED:
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
     if source is not None:
         return _playback(recording.read(source), source, once, fmt, speed, listen, rules)
-    settings = settings_mod.load(
+    settings = _settings(
         {
             "region": [REGION],
             "rules": rules,
             "listen": listen,
-            # The simulated account's prices: a snapshot, labelled with its source and date.
-            "prices": str(prices.DEMO),
-            "pricing_api": False,
             "repeat_interval": repeat_interval(speed),
+            # The demo's own account, then one reached through a role.
+            "accounts": [spec.entry() for spec in ACCOUNTS],
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
@@ -72,10 +81,11 @@ def run(
     # The address first: a busy port is said before seconds of simulation.
     bound = None if once else daemon.bind(settings)
     if not once or fmt == "text":
-        print("Simulating an AWS account and four hours of its history…", flush=True)
-    with account(now or datetime.now(UTC)) as simulated:
+        print("Simulating two AWS accounts and four hours of their history…", flush=True)
+    with accounts(now or datetime.now(UTC)) as simulated:
         if bound is not None:
             clock = SimulatedClock(simulated.now, speed)
+            watched: list[Watched] = []
             process, server = daemon.build(
                 settings,
                 ruleset,
@@ -83,12 +93,13 @@ def run(
                 clock,
                 fallback=ConsoleChannel(),
                 server=bound,
+                connect_account=reading(simulated, lambda: watched[0]),
             )
+            watched.append(process.analyzer.accounts)
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
-        analyzer = Analyzer(settings, ruleset, connect=simulated.region).offering()
-        result = analyzer.run(simulated.now)
+        result = over(simulated, settings, ruleset).offering().run(simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
@@ -108,13 +119,11 @@ def _playback(
 ) -> int:
     """The daemon (or one report) over a recording, its clock starting once the rules have
     the history they read, and running on past the recording's end only into silence."""
-    settings = settings_mod.load(
+    settings = _settings(
         {
             "region": sorted(recorded.inventories) or [REGION],
             "rules": rules,
             "listen": listen,
-            "prices": str(prices.DEMO),
-            "pricing_api": False,
             "repeat_interval": repeat_interval(speed),
         }
     )
@@ -142,10 +151,45 @@ def _playback(
     return process.run(server, speed=speed)
 
 
-def _banner(simulated: DemoAccount) -> None:
-    print("The simulated account (no credentials, no network):")
-    for name, story in simulated.stories.items():
-        print(f"  {name:<14} {story}")
+def _settings(given: dict[str, object]) -> settings_mod.Settings:
+    """The demo's settings, priced from the simulated accounts' snapshot of prices (labelled
+    with its source and date), never the Price List. Loaded with the user's AWS settings set
+    aside: the regions are the simulation's, and a profile meant for a real account (one that
+    is not there) is not read to check them."""
+    with no_real_account():
+        return settings_mod.load({**given, "prices": str(prices.DEMO), "pricing_api": False})
+
+
+def over(
+    simulated: DemoAccounts, settings: settings_mod.Settings, ruleset: rule_files.RuleSet
+) -> Analyzer:
+    """An analyzer of the simulated accounts, as `demo --once` runs it."""
+    analyzer = Analyzer(settings, ruleset, connect=simulated.region)
+    analyzer.connect_account = reading(simulated, lambda: analyzer.accounts)
+    return analyzer
+
+
+def reading(
+    simulated: DemoAccounts, watched: Callable[[], Watched]
+) -> Callable[[Account, str], Region]:
+    """How the analyzer reads each simulated account: as it reads a real one, through the
+    session `Watched` gives it (the role assumed in moto's STS by botocore's own fetcher; the
+    demo's own credentials for its own account), its metrics from that account's simulator."""
+
+    def connect_account(account: Account, region: str) -> Region:
+        member = watched().session(account, region)
+        return simulated[account.id].region_as(account, region, member)
+
+    return connect_account
+
+
+def _banner(simulated: DemoAccounts) -> None:
+    print("The simulated accounts (no credentials, no network):")
+    for one in simulated.accounts:
+        how = f"through the role {one.role_arn}" if one.role_arn else "the demo's own"
+        print(f"  {one.label}, {how}:")
+        for name, story in one.stories.items():
+            print(f"    {name:<14} {story}")
     print()
 
 

@@ -1,5 +1,7 @@
-"""The demo must show what the product is for, with the numbers the model gives."""
+"""The demo must show what the product is for, with the numbers the model gives, in the two
+accounts it simulates: its own, holding the incidents, and a staging one read through a role."""
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -7,36 +9,45 @@ from pathlib import Path
 import pytest
 
 from analyzer import demo as demo_command
-from analyzer import settings
+from analyzer import logs, settings
 from analyzer.analyze import rules
 from analyzer.arguments import build_parser
 from analyzer.cli import main
 from analyzer.live.cycle import Analyzer
 from analyzer.model.findings import Bottleneck
 from analyzer.sim import account as demo
+from analyzer.sim.account import ACCOUNTS, OWN_ID, STAGING_ID
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import fold
 from analyzer.sim.scenario import CYCLE_S, REGION
 from tests.helpers import T0
 
 
+def analyzer(simulated: demo.DemoAccounts) -> Analyzer:
+    """The demo's analyzer of both accounts, with the settings' defaults otherwise."""
+    config = settings.load({"region": [REGION], "accounts": [a.entry() for a in ACCOUNTS]})
+    return demo_command.over(simulated, config, rules.load())
+
+
 @pytest.fixture(scope="module")
 def result():
-    with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
-        config = settings.load({"region": [REGION]})
-        return Analyzer(config, rules.load(), connect=account.region).run(account.now)
+    with demo.accounts(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as simulated:
+        return analyzer(simulated).run(simulated.now)
 
 
-def by_name(result):
+def by_name(result, account: str = "prod"):
+    """The rules firing on each resource of one account, by the resource's Name tag."""
     out = {}
     for f in result.findings:
-        state = result.snapshot.get(f.resource.region, f.resource.resource_id)
+        if f.resource.account_name != account:
+            continue
+        state = result.snapshot.get(f.resource.scope, f.resource.resource_id)
         out.setdefault(state.resource.tags.get("Name"), set()).add(f.rule)
     return out
 
 
 def test_the_demo_replays_each_incident(result):
-    assert by_name(result) == {
+    assert by_name(result, "prod") == {
         "shop-data": {"gp2-burst-exhaustion"},
         "shop-db-data": {"volume-burst-credits-exhausted"},
         "reporting-data": {"gp2-burst-exhaustion"},
@@ -46,6 +57,24 @@ def test_the_demo_replays_each_incident(result):
         "orders-replica": {"rds-burst-exhaustion", "rds-memory-pressure"},
         "etl": {"instance-ebs-burst-exhaustion"},
         "search": {"instance-iops-cap"},
+    }
+    assert by_name(result, "staging") == {"staging-api-data": {"gp2-burst-exhaustion"}}
+
+
+def test_each_account_is_read_as_itself(result):
+    """Every resource and finding carries its account; the staging account's, read through its
+    role, are the ones its moto account holds, and no incident of prod's leaks into it."""
+    accounts = {(s.resource.account_id, s.resource.account_name) for s in result.snapshot.resources}
+    assert accounts == {(OWN_ID, "prod"), (STAGING_ID, "staging")}
+    staging = {
+        s.resource.tags.get("Name")
+        for s in result.snapshot.resources
+        if s.resource.account_id == STAGING_ID
+    }
+    assert staging == {"staging-api", "staging-api-data", "staging-api-root"}
+    assert {f.resource.account for f in result.findings} == {
+        "prod (123456789012)",
+        "staging (210987654321)",
     }
 
 
@@ -57,21 +86,28 @@ def test_every_bottleneck_kind_shows_and_the_jobs_come_back():
     tests/model/test_rds_storage.py hold one.)"""
     seen: set[Bottleneck] = set()
     timeline: list[set[tuple[str, str]]] = []
-    with demo.account(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as account:
-        analyzer = Analyzer(settings.load({"region": [REGION]}), rules.load(), account.region)
+    with demo.accounts(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as simulated:
+        watching = analyzer(simulated)
         for step in range(int(CYCLE_S // 300) + 1):
-            result = analyzer.run(account.now + timedelta(minutes=5 * step))
+            result = watching.run(simulated.now + timedelta(minutes=5 * step))
             seen |= {f.bottleneck for f in result.findings}
-            timeline.append(_pairs(result))
+            timeline.append(_pairs(result) | _pairs(result, "staging"))
     elsewhere = {Bottleneck.IMPAIRED, Bottleneck.LOG_VOLUME_IOPS, Bottleneck.LOG_VOLUME_THROUGHPUT}
     assert seen == set(Bottleneck) - elsewhere
     for pair in [("search", "instance-iops-cap"), ("batch-gp3-data", "volume-throughput-cap")]:
         present = [pair in active for active in timeline]
         assert present[0] and present[-1] and not all(present), pair
+    # Staging's load test: the forecast, then the exhaustion, then credits refilling in quiet.
+    load_test = [
+        {rule for name, rule in active if name == "staging-api-data"} for active in timeline
+    ]
+    assert load_test[0] == {"gp2-burst-exhaustion"}
+    assert {"volume-burst-credits-exhausted"} in load_test
+    assert load_test[-1] == set()
 
 
-def _pairs(result) -> set[tuple[str, str]]:
-    return {(name, rule) for name, found in by_name(result).items() for rule in found}
+def _pairs(result, account: str = "prod") -> set[tuple[str, str]]:
+    return {(name, rule) for name, found in by_name(result, account).items() for rule in found}
 
 
 def test_the_shop_volume_empties_in_27_minutes(result):
@@ -126,9 +162,40 @@ def test_demo_once_prints_the_stories_then_the_report(capsys):
     run = demo_command.run
     assert run(args.once, args.format, args.speed, args.listen, args.rules, now=present) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Simulating an AWS account")
+    assert out.startswith("Simulating two AWS accounts")
     assert "shop-web" in out
-    assert "FINDINGS (10)" in out
+    assert "staging (210987654321), through the role arn:aws:iam::210987654321:role/" in out
+    assert "FINDINGS (11)" in out
+    assert "across 2 account(s)" in out
+    prod, staging = (
+        out.index("  ACCOUNT prod (123456789012)\n"),
+        out.index("  ACCOUNT staging (210987654321)\n"),
+    )
+    assert prod < out.index("shop-data ") and staging < out.index("staging-api-data ")
+    assert "gp2-burst-exhaustion  · account staging (210987654321)" in out
+
+
+def test_demo_once_in_json_names_each_resources_account(capsys):
+    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    logs.configure("warning")  # as the command does: the log on stderr, the report alone on stdout
+    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
+    report = json.loads(capsys.readouterr().out)
+    accounts = {
+        row["name"]: (row["account_id"], row["account_name"]) for row in report["resources"]
+    }
+    assert accounts["staging-api-data"] == (STAGING_ID, "staging")
+    assert accounts["staging-api"] == (STAGING_ID, "staging")
+    assert accounts["shop-data"] == (OWN_ID, "prod")
+    assert {a for name, a in accounts.items() if not name.startswith("staging-")} == {
+        (OWN_ID, "prod")
+    }
+    found = {
+        (f["rule"], f["account_id"], f["account_name"])
+        for f in report["findings"]
+        if f["account_id"] == STAGING_ID
+    }
+    assert found == {("gp2-burst-exhaustion", STAGING_ID, "staging")}
+    assert sum(f["account_name"] == "prod" for f in report["findings"]) == 10
 
 
 def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
@@ -166,12 +233,14 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     try:
         assert wait_for(f"http://127.0.0.1:{port}/readyz")[0] == 200
         _, metrics = wait_for(f"http://127.0.0.1:{port}/metrics")
+        # Each series names its account: the incidents in prod, the load test in staging,
+        # which answered through its role.
+        prod = 'account_id="123456789012",account_name="prod"'
         for bottleneck in ("burst_credits", "volume_throughput", "instance_throughput"):
-            assert f'ebs_analyzer_finding{{bottleneck="{bottleneck}"' in metrics
-        # docs/performance.md gives the scrape's size the scrape benchmark serves.
-        performance = (Path(__file__).resolve().parents[1] / "docs" / "performance.md").read_text()
-        kb = int(re.search(r"`/metrics` \(about (\d+) KB\)", performance).group(1))
-        assert abs(len(metrics.encode()) / 1000 - kb) <= 0.25 * kb
+            assert f'ebs_analyzer_finding{{{prod},bottleneck="{bottleneck}"' in metrics
+        staging = 'account_id="210987654321",account_name="staging"'
+        assert f'ebs_analyzer_finding{{{staging},bottleneck="burst_credits"' in metrics
+        assert f"ebs_analyzer_account_up{{{staging}}} 1.0" in metrics
         deadline = time.monotonic() + 60
         resolved = "RESOLVED  volume-throughput-cap"
         while time.monotonic() < deadline and not any(resolved in line for line in lines):
@@ -186,6 +255,16 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     assert "FIRING    CRITICAL volume-burst-credits-exhausted" in text
     assert "RESOLVED  volume-throughput-cap" in text
     assert re.search(r"^── \w{3} \d\d \w{3} \d{4} \(UTC\) ──$", text, re.MULTILINE)
+
+
+def test_the_scrape_benchmark_serves_the_size_the_performance_notes_give():
+    """docs/performance.md gives the size of the exposition benchmarks/scrape.py serves: the
+    demo's own account alone, without account labels (the two-account demo serves more)."""
+    from benchmarks.scrape import demo_exposition
+
+    performance = (Path(__file__).resolve().parents[1] / "docs" / "performance.md").read_text()
+    kb = int(re.search(r"`/metrics` \(about (\d+) KB\)", performance).group(1))
+    assert abs(len(demo_exposition()) / 1000 - kb) <= 0.25 * kb
 
 
 def test_a_busy_port_is_said_before_the_simulation(capsys):

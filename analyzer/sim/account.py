@@ -1,8 +1,10 @@
-"""A built-in simulated account that replays the incidents, for `ebs-analyzer demo`.
+"""The built-in simulated accounts that replay the incidents, for `ebs-analyzer demo`.
 
 moto serves the inventory in-process (EC2 instances, volumes and the instance types' real EBS
 limits); the metric data comes from the simulator through a stand-in for CloudWatch's
-GetMetricData. No credentials and no network are needed.
+GetMetricData, one per account. The account the demo runs in is moto's default one; another is
+reached through a role that moto's STS lets be assumed, its resources created with that role's
+credentials so that moto holds them in that account. No credentials and no network are needed.
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ import importlib.util
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import botocore.session
+
+from analyzer.collect.accounts import Account
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_db_instance, parse_instance_type
-from analyzer.collect.regions import Region, connect
+from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
+from analyzer.model.units import KIB
 from analyzer.sim import volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
@@ -36,6 +42,58 @@ from analyzer.sim.scenario import (
     DemoVolume,
     ago,
 )
+from analyzer.sim.workloads import Demand, periodic
+
+OWN_ID = "123456789012"
+"""moto's default account: the one the demo's own credentials are in."""
+ROLE_NAME = "ebs-analyzer"
+
+
+@dataclass(frozen=True)
+class DemoAccountSpec:
+    """One simulated account: who it is, how it is reached, and what it holds."""
+
+    id: str
+    name: str
+    instances: tuple[DemoInstance, ...]
+    databases: tuple[DemoDatabase, ...] = ()
+    role_arn: str | None = None
+    """None: the account the demo runs in, read with its own credentials."""
+    spare: bool = False
+    """A detached gp3 volume beside the instances: a resource without data."""
+
+    def entry(self) -> dict[str, str]:
+        """Its `accounts:` entry in the settings."""
+        given = {"id": self.id, "name": self.name}
+        return given | ({"role_arn": self.role_arn} if self.role_arn else {})
+
+
+DAY_S = 86_400.0
+LOAD_TEST = periodic(2_400, 100, DAY_S, busy_s=3600.0, busy_from_s=ago(15))
+"""A nightly load test of 2,400 IOPS (below gp2's 3,000 IOPS burst) for an hour, started a
+quarter of an hour before now: a gp2 100 GiB volume (300 IOPS baseline, 5.4 million credits,
+full after a quiet day) drains in about 43 minutes of it, so the test outlasts the credits:
+the forecast now, the exhaustion half an hour into the live demo, credits that refill once
+the test ends."""
+
+STAGING_SCENARIO: tuple[DemoInstance, ...] = (
+    DemoInstance(
+        "staging-api",
+        "m5.large",
+        "A nightly load test drains a gp2 100 GiB volume's burst credits, as in incident 1",
+        (DemoVolume("staging-api-data", "gp2", 100, Demand(LOAD_TEST, 4 * KIB, 0.9)),),
+    ),
+)
+
+PROD = DemoAccountSpec(OWN_ID, "prod", SCENARIO, DATABASES, spare=True)
+STAGING_ID = "210987654321"
+STAGING = DemoAccountSpec(
+    STAGING_ID,
+    "staging",
+    STAGING_SCENARIO,
+    role_arn=f"arn:aws:iam::{STAGING_ID}:role/{ROLE_NAME}",
+)
+ACCOUNTS: tuple[DemoAccountSpec, ...] = (PROD, STAGING)
 
 
 @dataclass
@@ -46,10 +104,45 @@ class DemoAccount:
     cloudwatch: SimulatedCloudWatch
     stories: dict[str, str] = field(default_factory=dict)
     """Instance name → what it replays."""
+    id: str = OWN_ID
+    name: str = ""
+    role_arn: str | None = None
+    """None: the account the demo runs in."""
 
     def region(self, name: str) -> Region:
         """The simulated region: moto answers the Describe* calls, the simulator the metrics."""
         return connect(name, Clients.for_region(name, cloudwatch=self.cloudwatch))
+
+    def region_as(
+        self, account: Account, name: str, member: botocore.session.Session | None
+    ) -> Region:
+        """The region as the daemon reads a watched account: the Describe calls through
+        `member`, the session that assumes the account's role (None: the demo's own
+        credentials), the metrics from this account's simulator."""
+        return connect_as(account, name, member, cloudwatch=self.cloudwatch)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.id})" if self.name else self.id
+
+
+@dataclass
+class DemoAccounts:
+    """The simulated accounts, the demo's own first, all at the same present."""
+
+    now: datetime
+    accounts: tuple[DemoAccount, ...]
+
+    @property
+    def own(self) -> DemoAccount:
+        return self.accounts[0]
+
+    def __getitem__(self, account_id: str) -> DemoAccount:
+        return next(a for a in self.accounts if a.id == account_id)
+
+    def region(self, name: str) -> Region:
+        """The demo's own account's region: what AWS offers there, read through moto."""
+        return self.own.region(name)
 
 
 def _tags(name: str, resource_type: str) -> list[dict[str, Any]]:
@@ -157,6 +250,7 @@ def _build(
     now: datetime,
     scenario: Sequence[DemoInstance],
     databases: Sequence[DemoDatabase],
+    spare: bool = True,
 ) -> DemoAccount:
     start = now - timedelta(minutes=HISTORY_MIN)
     simulations: list[Simulation | DatabaseSimulation] = [
@@ -165,12 +259,13 @@ def _build(
     simulations += [_database(ec2, rds, spec, start) for spec in databases]
     cloudwatch = SimulatedCloudWatch(simulations=simulations)
     cloudwatch.advance(now)
-    ec2.create_volume(
-        AvailabilityZone=f"{REGION}a",
-        Size=100,
-        VolumeType="gp3",
-        TagSpecifications=_tags("spare", "volume"),
-    )
+    if spare:
+        ec2.create_volume(
+            AvailabilityZone=f"{REGION}a",
+            Size=100,
+            VolumeType="gp3",
+            TagSpecifications=_tags("spare", "volume"),
+        )
     stories = {s.name: s.story for s in scenario} | {d.name: d.story for d in databases}
     return DemoAccount(now, cloudwatch, stories)
 
@@ -196,10 +291,48 @@ def account(
     from moto import mock_aws
 
     volume_status.install()
-    with _no_real_account(), mock_aws():
+    with no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)
         yield _build(ec2, rds, now.replace(second=0, microsecond=0), scenario, databases)
+
+
+@contextmanager
+def accounts(now: datetime, specs: Sequence[DemoAccountSpec] = ACCOUNTS) -> Iterator[DemoAccounts]:
+    """The simulated accounts, live for the duration of the `with` block: each one's resources
+    created in moto with its own credentials (the role's, assumed through moto's STS, for an
+    account other than the demo's own)."""
+    require_moto()
+    import boto3
+    from moto import mock_aws
+
+    volume_status.install()
+    present = now.replace(second=0, microsecond=0)
+    with no_real_account(), mock_aws():
+        built = []
+        for spec in specs:
+            keys = _assumed(boto3.client("sts", region_name=REGION), spec.role_arn)
+            ec2 = boto3.client("ec2", region_name=REGION, **keys)
+            rds = boto3.client("rds", region_name=REGION, **keys)
+            found = _build(ec2, rds, present, spec.instances, spec.databases, spare=spec.spare)
+            built.append(replace(found, id=spec.id, name=spec.name, role_arn=spec.role_arn))
+        yield DemoAccounts(present, tuple(built))
+
+
+SETUP_SESSION = "ebs-analyzer-demo-setup"
+
+
+def _assumed(sts: Any, role_arn: str | None) -> dict[str, str]:
+    """The credentials an account's resources are created with: the role's, assumed in moto's
+    STS (moto keeps what they create in the role's account); none for the demo's own."""
+    if role_arn is None:
+        return {}
+    given = sts.assume_role(RoleArn=role_arn, RoleSessionName=SETUP_SESSION)["Credentials"]
+    return {
+        "aws_access_key_id": given["AccessKeyId"],
+        "aws_secret_access_key": given["SecretAccessKey"],
+        "aws_session_token": given["SessionToken"],
+    }
 
 
 AWS_SETTINGS = (
@@ -211,7 +344,7 @@ AWS_SETTINGS = (
 
 
 @contextmanager
-def _no_real_account() -> Iterator[None]:
+def no_real_account() -> Iterator[None]:
     """The simulated account needs no AWS settings, and the user's must not reach it: an
     endpoint, a profile or a config file meant for a real account are set aside meanwhile."""
     aside = {

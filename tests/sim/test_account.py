@@ -97,3 +97,54 @@ def test_without_moto_the_demo_says_what_to_install(monkeypatch: pytest.MonkeyPa
     wanted = r"pip install 'ebs-bottleneck-analyzer\[demo\]'"
     with pytest.raises(AnalyzerError, match=wanted), demo.account(NOW):
         pass
+
+
+def test_a_second_account_holds_its_resources_and_is_read_through_its_role() -> None:
+    """The second account's resources are created with its role's credentials, so moto holds
+    them there and not in the demo's own account; the analyzer's way in, `Watched.session`,
+    assumes the role through moto's STS, and its metrics come from its own simulator."""
+    import boto3
+
+    from analyzer import settings
+    from analyzer.live.watched import Watched
+    from analyzer.sim.account import OWN_ID, STAGING, DemoAccountSpec
+
+    own = DemoAccountSpec(OWN_ID, "prod", (), spare=True)
+    staging = DemoAccountSpec(STAGING.id, STAGING.name, (WEB,), role_arn=STAGING.role_arn)
+    with demo.accounts(NOW, specs=(own, staging)) as simulated:
+        assert [a.label for a in simulated.accounts] == [
+            "prod (123456789012)",
+            "staging (210987654321)",
+        ]
+        assert simulated.own.role_arn is None and simulated[STAGING.id].role_arn == STAGING.role_arn
+        mine = simulated.region(REGION).describe
+        assert mine.instances() == [] and [v.tags["Name"] for v in mine.volumes()] == ["spare"]
+
+        config = settings.load({"region": [REGION], "accounts": [own.entry(), staging.entry()]})
+        watched = Watched(config)
+        [prod, theirs] = watched.resolve(REGION)
+        assert watched.session(prod, REGION) is None  # the demo's own credentials
+        member = watched.session(theirs, REGION)
+        assert member is not None
+        caller = boto3.Session(botocore_session=member).client("sts", region_name=REGION)
+        identity = caller.get_caller_identity()
+        assert identity["Account"] == STAGING.id
+        assert ":assumed-role/ebs-analyzer/" in identity["Arn"]
+
+        region = simulated[STAGING.id].region_as(theirs, REGION, member)
+        assert region.scope == f"{STAGING.id}/{REGION}"
+        [instance] = region.describe.instances()
+        assert instance.tags["Name"] == "web"
+        assert {v.tags["Name"] for v in region.describe.volumes()} == {"web-root", "web-data"}
+        web_data = next(v for v in region.describe.volumes() if v.tags["Name"] == "web-data")
+        reads = _read_ops(simulated[STAGING.id], web_data.volume_id)
+        assert reads == pytest.approx([100 * 0.7 * 60] * HISTORY_MIN)
+        assert _read_ops(simulated.own, web_data.volume_id) == []
+
+
+def test_the_staging_load_test_is_quiet_until_a_quarter_of_an_hour_ago() -> None:
+    from analyzer.sim.account import LOAD_TEST
+    from analyzer.sim.scenario import ago
+
+    assert LOAD_TEST(ago(16)) == 100 and LOAD_TEST(ago(15)) == LOAD_TEST(ago(0)) == 2_400
+    assert LOAD_TEST(0) == 100  # the history starts after a quiet day: a full bucket
