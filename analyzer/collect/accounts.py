@@ -205,4 +205,6 @@ def assumed_session(
     )
     member = botocore.session.Session()
     member.register_component("credential_provider", CredentialResolver([_Assumed(refreshing)]))
+    # The service models, parsed once for the base session, are the same for every account.
+    member.register_component("data_loader", base.get_component("data_loader"))
     return member

@@ -111,11 +111,11 @@ class Analyzer:
     _regions: dict[str, Region] = field(default_factory=dict, repr=False)
     """By scope."""
     _dark: frozenset[str] = field(default=frozenset(), repr=False)
+    """Scopes of accounts that failed before any inventory of theirs was found."""
     _swapping: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Held while a refresh or an account's retry swaps in the inventories."""
     _monitoring: dict[str, Clients] = field(default_factory=dict, repr=False)
     """The monitoring account's clients, by region, where metrics are read there."""
-    """Held while a refresh or an account's retry swaps in the inventories."""
-    """Scopes of accounts that failed before any inventory of theirs was found."""
     _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     adaptive: bool = False
     """Poll each resource on the cadence and with the metrics of its tier (the daemon);
