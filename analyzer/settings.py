@@ -16,8 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import botocore.session
 import structlog
+from botocore.loaders import create_loader
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -445,13 +445,11 @@ REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 
 @cache
 def _known_regions() -> frozenset[str]:
-    """The regions botocore's endpoint data names for EC2, in every partition."""
-    session = botocore.session.get_session()
-    return frozenset(
-        region
-        for partition in session.get_available_partitions()
-        for region in session.get_available_regions("ec2", partition)
-    )
+    """The regions botocore's endpoint data names, in every partition: read from the data
+    itself, not through a session, which would read the AWS profile (and refuse a missing one
+    before the settings are even loaded)."""
+    endpoints = create_loader().load_data("endpoints")
+    return frozenset(region for p in endpoints["partitions"] for region in p["regions"])
 
 
 def _region_hint(name: str) -> str:

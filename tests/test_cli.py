@@ -356,6 +356,16 @@ def test_an_empty_aws_profile_is_no_profile(moto_server):
     assert "could not be found" not in result.stderr
 
 
+def test_a_missing_aws_profile_is_one_line_whatever_the_flags():
+    """The region's name is checked against botocore's data, not through a session, which
+    would stop at the missing profile before the settings are loaded."""
+    result = run_cli("once", "--region", "us-east-1", env={"AWS_PROFILE": "no-such-profile"})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "ebs-analyzer: error: AWS profile: The config profile (no-such-profile) could not be found"
+    ]
+
+
 def test_once_exits_3_when_no_metric_could_be_read(moto_server, failing_endpoint):
     """EC2 answers, every GetMetricData call fails: the report gives no verdict and the exit
     code says the data was not read, in one line."""
