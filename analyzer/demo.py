@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from analyzer.errors import ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.live.watched import Watched
+from analyzer.model.resources import scope_of
 from analyzer.model.units import duration
 from analyzer.sim.account import (
     ACCOUNTS,
@@ -119,18 +121,28 @@ def _playback(
 ) -> int:
     """The daemon (or one report) over a recording, its clock starting once the rules have
     the history they read, and running on past the recording's end only into silence."""
+    owners = recorded.accounts()
     settings = _settings(
         {
-            "region": sorted(recorded.inventories) or [REGION],
+            "region": recorded.regions() or [REGION],
             "rules": rules,
             "listen": listen,
             "repeat_interval": repeat_interval(speed),
+            # A recording made across accounts is played as those accounts, each scope as
+            # it was recorded.
+            "accounts": [{"id": i, "name": n or None} for i, n in sorted(owners.items())],
         }
     )
     ruleset = rule_files.load(settings.rule_dirs)
     played = RecordedAccount(recorded)
+
+    def recorded_account(account: Account, region: str) -> Region:
+        return replace(played.region(scope_of(account.id, region)), name=region, account=account)
+
     if once:
-        analyzer = Analyzer(settings, ruleset, connect=played.region).offering()
+        analyzer = Analyzer(
+            settings, ruleset, connect=played.region, connect_account=recorded_account
+        ).offering()
         result = analyzer.run(recorded.end)
         sys.stdout.write(
             report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
@@ -139,7 +151,12 @@ def _playback(
     start = recorded.start + timedelta(seconds=ruleset.reach() + LOOKBACK_MARGIN_S)
     clock = SimulatedClock(start, speed)
     process, server = daemon.build(
-        settings, ruleset, played.region, clock, fallback=ConsoleChannel()
+        settings,
+        ruleset,
+        played.region,
+        clock,
+        fallback=ConsoleChannel(),
+        connect_account=recorded_account,
     )
     count = recorded.resources()
     print(

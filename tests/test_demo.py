@@ -292,6 +292,44 @@ def test_the_demo_plays_a_shipped_recording_once(capsys):
     assert "orders-replica" in out
 
 
+def test_a_recording_made_across_accounts_plays_as_those_accounts(tmp_path, capsys):
+    """The same database recorded in two accounts: two rows and two findings, each with its
+    account, where a recording keyed by scope used to be refused as a region's name."""
+    import json
+    from dataclasses import replace
+
+    from analyzer.collect import recording
+    from tests.scenarios.test_incident_3_fortnight import SHIPPED
+
+    one = recording.read(SHIPPED)
+    [(region, inventory)] = one.inventories.items()
+    inventories, raw, past = {}, {}, {}
+    for account_id, name in (("111111111111", "prod"), ("222222222222", "")):
+        owned = replace(
+            inventory,
+            db_instances=tuple(
+                replace(d, account_id=account_id, account_name=name) for d in inventory.db_instances
+            ),
+            account_id=account_id,
+            account_name=name,
+        )
+        inventories[owned.scope] = owned
+        raw[owned.scope] = one.raw[region]
+        past[owned.scope] = one.past.get(region, {})
+    path = tmp_path / "two.json.gz"
+    recording.write(path, replace(one, inventories=inventories, raw=raw, past=past))
+    assert main(["demo", "--from", str(path), "--once", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    rows = [r for r in document["resources"] if r["resource_id"] == "orders-replica"]
+    assert {(r["account_id"], r["account_name"]) for r in rows} == {
+        ("111111111111", "prod"),
+        ("222222222222", None),
+    }
+    assert {r["region"] for r in rows} == {region}
+    trend = [f for f in document["findings"] if f["rule"] == "burst-daily-minimum-falling"]
+    assert {f["account_id"] for f in trend} == {"111111111111", "222222222222"}
+
+
 def test_a_recording_is_described_and_answered_as_recorded():
     from dataclasses import replace
     from datetime import timedelta

@@ -51,6 +51,15 @@ class Recording:
     """The days before `start`, as the daemon would have read them then: each balance's
     5-minute `Minimum` and `Average` (named `BurstBalance:Minimum`, …) over fifteen days."""
 
+    def regions(self) -> list[str]:
+        """The AWS regions it covers (its keys are scopes where it was made across
+        accounts)."""
+        return sorted({i.region for i in self.inventories.values()})
+
+    def accounts(self) -> dict[str, str]:
+        """The accounts it was made across, id → name; none for one account unnamed."""
+        return {i.account_id: i.account_name for i in self.inventories.values() if i.account_id}
+
     def resources(self) -> int:
         """How many volumes, instances and databases it holds, in every region."""
         return sum(
