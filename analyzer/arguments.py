@@ -91,6 +91,24 @@ def _common(parser: argparse.ArgumentParser, lookback: bool = True) -> None:
     )
 
 
+def _sharding(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("shards")
+    group.add_argument(
+        "--shard",
+        metavar="I",
+        type=int,
+        help="watch only shard I (from 0) of --total-shards; in a StatefulSet, its pod's "
+        "ordinal by default",
+    )
+    group.add_argument(
+        "--total-shards",
+        metavar="N",
+        type=int,
+        help="split the resources over N processes by a stable hash, an instance with its "
+        "volumes (default 1)",
+    )
+
+
 def _daemon_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("daemon options")
     group.add_argument(
@@ -246,6 +264,7 @@ def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _format(once)
     _common(once)
+    _sharding(once)
 
 
 def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -259,6 +278,7 @@ def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         epilog=EPILOG,
     )
     _common(run)
+    _sharding(run)
     _daemon_options(run)
 
 
@@ -274,6 +294,7 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _format(cost)
     _common(cost, lookback=False)
+    _sharding(cost)
     cost.add_argument(
         "--interval",
         metavar="SECONDS",

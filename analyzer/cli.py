@@ -47,6 +47,8 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
         "dry_run",
         "alertmanager_url",
         "log_format",
+        "shard",
+        "total_shards",
     )
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in names}
     return settings_mod.load(flags, config)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import socket
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -39,6 +40,7 @@ from pydantic_settings import (
 )
 
 from analyzer import redaction
+from analyzer.collect.shards import WHOLE, Shard, ordinal
 from analyzer.deliver.auth import (
     Credentials,
     alertmanager_endpoint,
@@ -278,6 +280,13 @@ class Settings(BaseSettings):
     organization: OrganizationSettings | None = None
     """Watch the Organization's active accounts the filters keep, through `role_name`; an
     account also in `accounts` is read as that entry says."""
+    # Shards
+    shard: int | None = Field(default=None, ge=0)
+    """This process's shard, from 0; unset with `total_shards` above 1, the ordinal of the
+    StatefulSet pod it runs in (the end of its host name)."""
+    total_shards: int = Field(default=1, ge=1, le=1000)
+    """Split the resources over this many processes by a stable hash: an instance with its
+    volumes, an RDS instance with its storage, each in one shard."""
     monitoring_account: bool = False
     """The daemon runs in a CloudWatch monitoring account the watched accounts are linked to:
     metrics are read there (AccountId in each query), Describe calls through the roles."""
@@ -331,6 +340,31 @@ class Settings(BaseSettings):
                 f"hot_utilization ({self.hot_utilization:g})"
             )
         return self
+
+    @model_validator(mode="after")
+    def _shard_in_total(self) -> Settings:
+        if self.shard is not None and self.shard >= self.total_shards:
+            raise ValueError(
+                f"shard ({self.shard}) must be below total_shards ({self.total_shards}): "
+                "shards count from 0"
+            )
+        return self
+
+    def sharding(self) -> Shard:
+        """The shard this process watches: the whole where there is one."""
+        if self.total_shards == 1:
+            return WHOLE
+        if self.shard is not None:
+            return Shard(self.shard, self.total_shards)
+        name = os.environ.get("POD_NAME") or socket.gethostname()
+        found = ordinal(name)
+        if found is None or found >= self.total_shards:
+            raise ConfigError(
+                f"total_shards is {self.total_shards} but no shard is given, and the host "
+                f"name {name!r} ends in no StatefulSet ordinal below it: set --shard "
+                "(EBS_ANALYZER_SHARD)"
+            )
+        return Shard(found, self.total_shards)
 
     @field_validator("listen", mode="before")
     @classmethod

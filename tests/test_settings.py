@@ -253,3 +253,21 @@ def test_a_wrong_account_setting_is_one_clear_line(tmp_path, text, message):
 def test_accounts_from_the_environment_as_json(monkeypatch):
     monkeypatch.setenv("EBS_ANALYZER_ACCOUNTS", '[{"id": "111111111111", "name": "prod"}]')
     assert settings.load().accounts[0].name == "prod"
+
+
+def test_one_shard_is_the_whole_and_a_shard_names_its_part(monkeypatch):
+    from analyzer.collect.shards import WHOLE, Shard
+
+    assert settings.load().sharding() is WHOLE
+    assert settings.load({"shard": 2, "total_shards": 3}).sharding() == Shard(2, 3)
+    monkeypatch.setenv("EBS_ANALYZER_TOTAL_SHARDS", "4")
+    monkeypatch.setenv("POD_NAME", "ebs-analyzer-3")
+    assert settings.load().sharding() == Shard(3, 4)
+
+
+def test_a_shard_beyond_the_total_or_no_ordinal_is_one_line(monkeypatch):
+    with pytest.raises(ConfigError, match=r"shard \(3\) must be below total_shards \(3\)"):
+        settings.load({"shard": 3, "total_shards": 3})
+    monkeypatch.setenv("POD_NAME", "analyzer")
+    with pytest.raises(ConfigError, match="ends in no StatefulSet ordinal below it: set --shard"):
+        settings.load({"total_shards": 2}).sharding()

@@ -16,7 +16,7 @@ from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import inventory, queries
+from analyzer.collect import inventory, queries, shards
 from analyzer.collect.accounts import Account
 from analyzer.collect.aws import NO_REGION, Clients, default_region
 from analyzer.collect.fetch import fetch
@@ -191,13 +191,14 @@ class Analyzer:
 
     def _discover(self, account: Account | None, region: str) -> Inventory:
         tags = [TagFilter.parse(t) for t in self.settings.tag]
-        return inventory.discover(
+        found = inventory.discover(
             self._for(region, account).describe,
             self.types,
             tags,
             account_id=account.id if account else "",
             account_name=(account.name or "") if account else "",
         )
+        return shards.kept(found, self.settings.sharding())
 
     def refresh_inventory(self) -> dict[str, Inventory]:
         """Describe every account's regions again; resources that are gone drop out of the

@@ -171,3 +171,32 @@ def test_cost_is_by_account_and_region() -> None:
     text = cost_table(bills, 60, 300, 600, names=names)
     assert "prod (111111111111)" in text and "staging (222222222222)" in text
     assert "all accounts" in text
+
+
+def test_three_shards_watch_the_fleet_once_between_them() -> None:
+    """Every resource in exactly one shard, and the three reports together are the one a
+    single process gives: the same readings and the same findings."""
+    volumes = [SHOP]
+    instances = [Instance("i-1", "us-east-1", "m5.large", "running")]
+    for n in range(2, 30):
+        instances.append(Instance(f"i-{n}", "us-east-1", "m5.large", "running"))
+        volumes += [
+            Volume(f"vol-{n}-{k}", "us-east-1", "gp2", 200, "in-use", attached_to=f"i-{n}")
+            for k in range(2)
+        ]
+    describer = FakeDescriber(found_volumes=volumes, found_instances=instances)
+
+    def report(**sharding: int) -> tuple[dict[str, object], set[tuple[str, str]]]:
+        config = settings.load({"region": ["us-east-1"], **sharding})
+        metrics = FakeMetricData(shop_metrics)
+        analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+        result = analyzer.run(T0)
+        readings = {r.ref.resource_id: r.status for r in result.readings}
+        return readings, {(f.rule, f.resource.resource_id) for f in result.findings}
+
+    whole, found = report()
+    parts = [report(shard=i, total_shards=3) for i in range(3)]
+    assert sum(len(readings) for readings, _ in parts) == len(whole)
+    assert {k: v for readings, _ in parts for k, v in readings.items()} == whole
+    assert set().union(*(f for _, f in parts)) == found
+    assert all(readings for readings, _ in parts)  # each shard has its share
