@@ -88,7 +88,9 @@ def _cost(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.cost_document(table, names), indent=2) + "\n")
         return 0
     cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
-    sys.stdout.write(report.cost_table(table, *cadence, names=names))
+    shard = settings.sharding()
+    part = None if shard.whole else (shard.index, shard.total)
+    sys.stdout.write(report.cost_table(table, *cadence, names=names, shard=part))
     return 0
 
 

@@ -106,10 +106,11 @@ def cost_table(
     active_s: float,
     idle_s: float,
     names: Mapping[str, str] | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> str:
     """`ebs-analyzer cost`: per region (per account and region, where there are accounts,
     with each account's total and the total of all), the month's bill under each
-    assumption."""
+    assumption; of one shard's resources where `shard` (index, total) is given."""
     header = ["REGION", "ALL IDLE", "ALL ACTIVE", "ALL HOT", "POLLING FULL"]
 
     def cells(totals: Mapping[str, float]) -> list[str]:
@@ -127,8 +128,11 @@ def cost_table(
                 rows.append([label, "total", *cells(_total(regions.values()))])
         rows.append(["all accounts", "total", *cells(_total(bills.values()))])
     lines = table(rows)
+    whose = (
+        "this inventory" if shard is None else f"the resources of shard {shard[0]} of {shard[1]}"
+    )
     return (
-        f"GetMetricData a month for this inventory, polled every {interval_s:g} s when hot, "
+        f"GetMetricData a month for {whose}, polled every {interval_s:g} s when hot, "
         f"{active_s / 60:g} min when active, {idle_s / 60:g} min when idle:\n\n"
         + "\n".join(lines)
         + "\n\nThe daemon's bill lies between the all-idle and the all-hot figures, by how many "

@@ -158,6 +158,17 @@ class Telemetry:
             registry=self.registry,
         ).set(dollars)
 
+    def sharded(self, shard: int, total: int) -> None:
+        """This process's shard of the fleet: exported only where there is more than one, so
+        that a rule can count the shards that answer against the shards there should be."""
+        Gauge(
+            "ebs_analyzer_shards",
+            "Where the fleet is split into shards: how many there are, labelled by the one this "
+            "process watches.",
+            ["shard"],
+            registry=self.registry,
+        ).labels(str(shard)).set(total)
+
     def projected_bill(self, projection: Projection) -> None:
         for tier in Tier:
             self.projected.labels(tier.value).set(round(projection.dollars(tier), 4))

@@ -487,6 +487,9 @@ def _wire(
     telemetry.price_per_metric = price_list.cloudwatch_per_1000_metrics / 1000
     if settings.budget is not None:
         telemetry.budget_set(settings.budget)
+    shard = settings.sharding()  # no ordinal to take a shard from: say so before starting
+    if not shard.whole:
+        telemetry.sharded(shard.index, shard.total)
     channel = channel_for(settings.webhook_url(), settings.dry_run, fallback, settings.interval)
     telemetry.expect_channel(channel.name)
     daemon = Daemon(
