@@ -79,3 +79,125 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $_ := set $settings "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) }}
 {{- toYaml $settings }}
 {{- end }}
+
+{{/* The analyzer's pod: its metadata and spec. Takes (dict "root" $). */}}
+{{- define "ebs-analyzer.podTemplate" -}}
+{{- $root := .root }}
+{{- with $root -}}
+metadata:
+  annotations:
+    # A changed setting or rule restarts the pod.
+    checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+    {{- with .Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  labels:
+    {{- include "ebs-analyzer.labels" . | nindent 4 }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "ebs-analyzer.serviceAccountName" . }}
+  # Nothing calls the Kubernetes API; IRSA's token is mounted by EKS regardless.
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  securityContext:
+    {{- toYaml .Values.podSecurityContext | nindent 4 }}
+  containers:
+    - name: analyzer
+      image: {{ include "ebs-analyzer.image" . | quote }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      {{- with .Values.extraArgs }}
+      args:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      env:
+        - name: EBS_ANALYZER_CONFIG
+          value: /etc/ebs-analyzer/config.yaml
+        {{- if include "ebs-analyzer.slackSecret" . }}
+        - name: SLACK_WEBHOOK_URL
+          valueFrom:
+            secretKeyRef:
+              name: {{ include "ebs-analyzer.slackSecret" . }}
+              key: {{ .Values.slack.existingSecretKey }}
+        {{- end }}
+        {{- with .Values.extraEnv }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      ports:
+        - name: metrics
+          containerPort: {{ .Values.service.port }}
+          protocol: TCP
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: metrics
+        initialDelaySeconds: 10
+        periodSeconds: 15
+        failureThreshold: 3
+      # /livez fails once no cycle has ended for ten intervals (30 min at least): a
+      # stuck scheduler or a hung cycle, which a restart mends.
+      livenessProbe:
+        httpGet:
+          path: /livez
+          port: metrics
+        initialDelaySeconds: 10
+        periodSeconds: 30
+        failureThreshold: 3
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+      securityContext:
+        {{- toYaml .Values.securityContext | nindent 8 }}
+      volumeMounts:
+        - name: state
+          mountPath: /var/lib/ebs-analyzer
+        - name: tmp
+          mountPath: /tmp
+        - name: config
+          mountPath: /etc/ebs-analyzer/config.yaml
+          subPath: config.yaml
+          readOnly: true
+        {{- if .Values.rules }}
+        - name: rules
+          mountPath: /etc/ebs-analyzer/rules
+          readOnly: true
+        {{- end }}
+  volumes:
+    - name: state
+      {{- if .Values.persistence.enabled }}
+      persistentVolumeClaim:
+        claimName: {{ default (include "ebs-analyzer.fullname" .) .Values.persistence.existingClaim }}
+      {{- else }}
+      emptyDir: {}
+      {{- end }}
+    - name: tmp
+      emptyDir: {}
+    - name: config
+      configMap:
+        name: {{ include "ebs-analyzer.fullname" . }}
+    {{- if .Values.rules }}
+    - name: rules
+      configMap:
+        name: {{ include "ebs-analyzer.fullname" . }}-rules
+    {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- end }}
