@@ -422,3 +422,230 @@ def test_the_chart_runs_the_packages_version():
 
 def package_version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+# --- shards and HA pairs ----------------------------------------------------------------------
+
+HA = {"shards": 3, "replicasPerShard": 2, "alertmanager": EVERYTHING["alertmanager"]}
+SHARD = "ebs-analyzer/shard"
+
+
+def of_kind(found: dict[str, dict], kind: str) -> dict[str, dict]:
+    return {name.partition("/")[2]: doc for name, doc in found.items() if name.startswith(kind)}
+
+
+def env_of(pod: dict) -> dict[str, dict]:
+    [container] = pod["containers"]
+    return {e["name"]: e for e in container["env"]}
+
+
+def notes_of(tmp_path: Path, values: dict) -> str:
+    """NOTES.txt as `helm install` shows it, rendered as test_the_notes_name_the_service does."""
+    chart = tmp_path / "chart"
+    shutil.copytree(CHART, chart)
+    notes = (chart / "templates" / "NOTES.txt").read_text()
+    (chart / "templates" / "NOTES.txt").unlink()
+    (chart / "templates" / "_notes.tpl").write_text(
+        f'{{{{- define "notes" -}}}}{notes}{{{{- end }}}}'
+    )
+    (chart / "templates" / "notes.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n"
+        '    {{- include "notes" . | nindent 4 }}\n'
+    )
+    return render(tmp_path, values, chart=chart)["ConfigMap/notes"]["data"]["notes"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [HA, {**EVERYTHING, **HA, "slack": {}}, {"shards": 3}],
+    ids=["ha", "ha-everything", "shards"],
+)
+def test_sharded_charts_lint_strictly(tmp_path, values):
+    result = helm("lint", "--strict", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_each_shard_is_a_statefulset_of_its_replicas(tmp_path):
+    found = render(tmp_path, HA)
+    assert not of_kind(found, "Deployment")
+    sets = of_kind(found, "StatefulSet")
+    assert sorted(sets) == [f"ebs-bottleneck-analyzer-shard-{i}" for i in range(3)]
+    shards = []
+    for name, workload in sets.items():
+        spec = workload["spec"]
+        assert spec["replicas"] == 2
+        assert f"Service/{spec['serviceName']}" in found
+        shard = spec["selector"]["matchLabels"][SHARD]
+        assert name.endswith(f"-{shard}")
+        assert (
+            spec["template"]["metadata"]["labels"].items()
+            >= spec["selector"]["matchLabels"].items()
+        )
+        env = env_of(spec["template"]["spec"])
+        assert env["EBS_ANALYZER_SHARD"]["value"] == shard
+        assert env["EBS_ANALYZER_TOTAL_SHARDS"]["value"] == "3"
+        assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+        shards.append(int(shard))
+    assert sorted(shards) == [0, 1, 2]
+
+
+def test_a_shards_pod_is_the_deployments_pod_with_its_shard(tmp_path):
+    single = pod_of(render(tmp_path, EVERYTHING))
+    values = {**EVERYTHING, **HA, "slack": {}, "persistence": {"enabled": False}}
+    workload = render(tmp_path, values)["StatefulSet/ebs-bottleneck-analyzer-shard-1"]
+    pod = workload["spec"]["template"]["spec"]
+    for key in ("serviceAccountName", "securityContext", "terminationGracePeriodSeconds"):
+        assert pod[key] == single[key], key
+    [container] = pod["containers"]
+    [expected] = single["containers"]
+    for key in ("image", "ports", "readinessProbe", "livenessProbe", "resources", "volumeMounts"):
+        assert container[key] == expected[key], key
+    shared = {k: v for k, v in env_of(pod).items() if k not in {"SLACK_WEBHOOK_URL"}}
+    added = {"EBS_ANALYZER_SHARD", "EBS_ANALYZER_TOTAL_SHARDS", "POD_NAME"}
+    assert set(shared) - added == set(env_of(single)) - {"SLACK_WEBHOOK_URL"}
+    assert {v["name"]: v for v in pod["volumes"]}["state"] == {"name": "state", "emptyDir": {}}
+
+
+def test_the_headless_service_and_the_monitor_reach_every_pod_once(tmp_path):
+    found = render(tmp_path, {**HA, "serviceMonitor": {"enabled": True}})
+    headless = found["Service/ebs-bottleneck-analyzer-headless"]
+    assert headless["spec"]["clusterIP"] == "None"
+    assert [p["name"] for p in headless["spec"]["ports"]] == ["metrics"]
+    for workload in of_kind(found, "StatefulSet").values():
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        assert headless["spec"]["selector"].items() <= labels.items()
+    selector = found["ServiceMonitor/ebs-bottleneck-analyzer"]["spec"]["selector"]["matchLabels"]
+    services = of_kind(found, "Service/")
+    scraped = [
+        n for n, s in services.items() if selector.items() <= s["metadata"]["labels"].items()
+    ]
+    assert scraped == ["ebs-bottleneck-analyzer-headless"]
+
+
+def test_each_pair_has_a_disruption_budget_and_keeps_apart(tmp_path):
+    found = render(tmp_path, HA)
+    budgets = of_kind(found, "PodDisruptionBudget")
+    assert len(budgets) == 3
+    for name, workload in of_kind(found, "StatefulSet").items():
+        selector = workload["spec"]["selector"]["matchLabels"]
+        assert budgets[name]["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": selector}}
+        anti = workload["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+        [preferred] = anti["preferredDuringSchedulingIgnoredDuringExecution"]
+        term = preferred["podAffinityTerm"]
+        assert term["labelSelector"]["matchLabels"] == selector
+        assert SHARD in selector
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+        assert "requiredDuringSchedulingIgnoredDuringExecution" not in anti
+
+
+def test_anti_affinity_can_be_required_and_joins_the_affinity_value(tmp_path):
+    zone = {"key": "zone", "operator": "In", "values": ["a"]}
+    user = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [zone]}]
+            }
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+            ]
+        },
+    }
+    values = {**HA, "affinity": user, "replicaAntiAffinity": {"type": "required"}}
+    found = render(tmp_path, values)
+    for workload in of_kind(found, "StatefulSet").values():
+        affinity = workload["spec"]["template"]["spec"]["affinity"]
+        assert affinity["nodeAffinity"] == user["nodeAffinity"]
+        theirs, ours = affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert (
+            theirs == user["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        )
+        assert ours["labelSelector"]["matchLabels"] == workload["spec"]["selector"]["matchLabels"]
+
+
+def test_shards_of_one_replica_have_no_budget_and_no_anti_affinity(tmp_path):
+    found = render(tmp_path, {"shards": 3})
+    assert not of_kind(found, "Deployment")
+    assert not of_kind(found, "PodDisruptionBudget")
+    sets = of_kind(found, "StatefulSet")
+    assert len(sets) == 3
+    for workload in sets.values():
+        assert workload["spec"]["replicas"] == 1
+        assert "affinity" not in workload["spec"]["template"]["spec"]
+    # One replica may send to Slack itself.
+    render(tmp_path, {"shards": 3, "slack": {"webhookUrl": "https://hooks.slack.com/x"}})
+
+
+def test_each_replica_claims_its_own_state(tmp_path):
+    found = render(tmp_path, {**HA, "persistence": {"enabled": True, "storageClass": "gp3"}})
+    assert not of_kind(found, "PersistentVolumeClaim")
+    for workload in of_kind(found, "StatefulSet").values():
+        [claim] = workload["spec"]["volumeClaimTemplates"]
+        assert claim["metadata"]["name"] == "state"
+        assert claim["spec"]["storageClassName"] == "gp3"
+        pod = workload["spec"]["template"]["spec"]
+        assert "state" not in {v["name"] for v in pod["volumes"]}
+        [container] = pod["containers"]
+        assert "state" in {m["name"] for m in container["volumeMounts"]}
+
+
+def test_one_shard_of_one_replica_renders_what_the_defaults_render(tmp_path):
+    assert render(tmp_path, {"shards": 1, "replicasPerShard": 1}) == render(tmp_path)
+    assert render(tmp_path, {**EVERYTHING, "shards": 1}) == render(tmp_path, EVERYTHING)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            {**HA, "slack": {"webhookUrl": "https://hooks.slack.com/x"}},
+            "replicasPerShard is 2: each replica would post every alert to Slack "
+            "(slack.webhookUrl)",
+        ),
+        (
+            {**HA, "slack": {"existingSecret": "team-slack"}},
+            "Slack (slack.existingSecret); unset it and send Slack from Alertmanager",
+        ),
+        (
+            {**HA, "extraEnv": [{"name": "SLACK_WEBHOOK_URL", "value": "https://x"}]},
+            "Slack (extraEnv SLACK_WEBHOOK_URL)",
+        ),
+        (
+            {"shards": 3, "replicasPerShard": 2},
+            "replicasPerShard is 2 and alertmanager.urls is empty: point every replica at "
+            "every Alertmanager",
+        ),
+    ],
+    ids=["slack", "slack-secret", "slack-env", "no-alertmanager"],
+)
+def test_a_pair_alerts_through_alertmanager_only(tmp_path, values, message):
+    result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("Error:")]
+    assert message in line
+
+
+def test_the_notes_say_how_many_shards_and_replicas(tmp_path):
+    assert "Installed 3 shards of 2 replicas each, 6 pods" in notes_of(tmp_path, HA)
+    (tmp_path / "default").mkdir()
+    assert "Installed 1 shard of 1 replica: the Deployment" in notes_of(tmp_path / "default", {})
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"shards": 0}, "shards: Must be greater than or equal to 1"),
+        ({"replicasPerShard": 0}, "replicasPerShard: Must be greater than or equal to 1"),
+        ({"settings": {"total_shards": 2}}, "settings.total_shards: set it with the chart's"),
+        (
+            {"shards": 2, "persistence": {"enabled": True, "existingClaim": "mine"}},
+            "persistence.existingClaim",
+        ),
+    ],
+)
+def test_a_mistake_in_the_shard_values_fails_the_install_and_says_where(tmp_path, values, message):
+    result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr
