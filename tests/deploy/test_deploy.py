@@ -367,7 +367,20 @@ def served_metric_names() -> set[str]:
             names.add(name)
             if kind == "histogram":
                 names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
-    return names | served_with_a_budget() | served_with_accounts()
+    return names | served_with_a_budget() | served_with_accounts() | served_by_a_shard()
+
+
+def served_by_a_shard() -> set[str]:
+    """What a shard of several serves beside the golden exposition (made whole)."""
+    import prometheus_client
+
+    from analyzer.deliver.exporter import exposition_for
+
+    _, telemetry = exposition_for(lambda: None, process_metrics=False)
+    telemetry.sharded(2, 3)
+    text = prometheus_client.generate_latest(telemetry.registry).decode()
+    assert 'ebs_analyzer_shards{shard="2"} 3.0' in text
+    return {"ebs_analyzer_shards"}
 
 
 def served_with_a_budget() -> set[str]:
