@@ -42,10 +42,10 @@ def fleet() -> Iterator[tuple[dict[str, str], set[str]]]:
     volume: the endpoints (EC2 in moto, CloudWatch from the simulator) and every id."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         _isolate(monkeypatch)
-        yield from _served()
+        yield from served_fleet()
 
 
-def _served() -> Iterator[tuple[dict[str, str], set[str]]]:
+def served_fleet() -> Iterator[tuple[dict[str, str], set[str]]]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
