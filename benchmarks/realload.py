@@ -21,6 +21,8 @@ Resources run in parallel, one process each; `--cache` keeps the simulated data 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import os
 import pickle
 import statistics
@@ -33,7 +35,7 @@ from pathlib import Path
 from analyzer import logs
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
-from analyzer.model import units
+from analyzer.model import resources, units
 from analyzer.model.resources import Inventory
 from analyzer.offline.backtest import Backtest, Quality, backtest
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
@@ -46,8 +48,16 @@ ALLOWED_FALSE = 2
 """A resource may have this many false warnings where the alarm has fewer."""
 
 
+def _shape() -> str:
+    """The fields of the pickled resource types: a cache written before one changed is not
+    read back (its objects would lack the new fields)."""
+    kinds = (resources.Volume, resources.Instance, resources.DbInstance, Inventory)
+    names = [f"{k.__name__}.{f.name}" for k in kinds for f in dataclasses.fields(k)]
+    return hashlib.blake2b(" ".join(names).encode(), digest_size=4).hexdigest()
+
+
 def simulated(driven: Driven, cache: str | None) -> tuple[Inventory, Datapoints]:
-    path = Path(cache) / f"{driven.name}.pickle" if cache else None
+    path = Path(cache) / f"{driven.name}-{_shape()}.pickle" if cache else None
     if path is not None and path.exists():
         with path.open("rb") as handle:
             found: tuple[Inventory, Datapoints] = pickle.load(handle)

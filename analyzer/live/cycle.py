@@ -165,7 +165,7 @@ class Analyzer:
         if not self.accounts.configured:
             return [(None, r) for r in regions]
         found = self.accounts.resolve(regions[0])
-        return [(a, r) for a in found for r in (a.regions or regions)]
+        return [pair for a in found for pair in _places(a, regions)]
 
     def _for(self, region: str, account: Account | None = None) -> Region:
         where = scope_of(account.id, region) if account else region
@@ -267,8 +267,7 @@ class Analyzer:
         fresh: dict[str, Inventory] = {}
         back: list[str] = []
         for account in due:
-            pairs = [(account, r) for r in (account.regions or regions)]
-            found = self._describe_account(pairs, now)
+            found = self._describe_account(_places(account, regions), now)
             if not isinstance(found, Exception):
                 fresh.update(found)
                 back.append(account.id)
@@ -370,7 +369,7 @@ class Analyzer:
             own = accounts.setdefault(account.id, (account, FetchStats()))[1]
             resources.extend(self._poller(where).poll(inv, now, mine, own))
         for account, own in accounts.values():
-            self._judge_metrics(account, own, now)
+            self._judge_metrics(account, own)
             stats.merge(own)
         asked = {where: self._poller(where).asked_until() for where in inventories}
         snap = states.build(now, data_end(now, self.settings.settle_delay), resources, stats, asked)
@@ -408,7 +407,7 @@ class Analyzer:
             readings,
         )
 
-    def _judge_metrics(self, account: Account, stats: FetchStats, now: datetime) -> None:
+    def _judge_metrics(self, account: Account, stats: FetchStats) -> None:
         """An account whose every metric failed this cycle is failing (its role denied or
         deleted, its calls throttled): counted as its outcome, its inventory retried on its
         schedule. One that answered is back."""
@@ -548,3 +547,8 @@ def _say_failures(stats: FetchStats) -> None:
         share=round(stats.failed_share, 3),
         reason=stats.errors[0] if stats.errors else "unknown",
     )
+
+
+def _places(account: Account, regions: list[str]) -> list[tuple[Account, str]]:
+    """Where an account is read: its own regions, or the top-level ones."""
+    return [(account, r) for r in (account.regions or regions)]

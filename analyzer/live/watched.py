@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import botocore.session
 import structlog
@@ -228,6 +227,6 @@ class Watched:
             h.account for h in self.health.values() if h.retry_at is not None and h.retry_at <= now
         ]
 
-    def named(self) -> dict[str, Any]:
+    def named(self) -> dict[str, str]:
         """Each account's id → name, for messages and labels."""
         return {a.id: a.name or "" for a in self._accounts}
