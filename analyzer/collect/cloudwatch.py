@@ -158,6 +158,9 @@ class CloudWatch:
         except self._contained as exc:
             stats.requests["error"] += 1
             stats.errors.append(str(exc))
+            code = getattr(exc, "code", None)
+            if code is not None:
+                stats.codes.append(code)
             stats.metrics_failed += len(batch)
             return {q: Series.failed(str(exc), q.period_s) for q in batch}
         out: dict[MetricQuery, Series] = {}

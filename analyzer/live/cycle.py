@@ -30,7 +30,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.collect.window import aligned, data_end
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.polling import RegionPoller
-from analyzer.live.watched import Watched, refusal_of
+from analyzer.live.watched import Watched, failure_of
 from analyzer.model.costs import Cadence, Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
@@ -420,7 +420,8 @@ class Analyzer:
         known = self.accounts.health.get(account.id)
         if known is not None and not known.up:
             return  # already failing: its retry schedule stands
-        self.accounts.failed(account, refusal_of(reason), self.clock())
+        code = stats.codes[0] if stats.codes else None
+        self.accounts.failed(account, failure_of(reason, code), self.clock())
 
     def _say_mismatches(self, snapshot: Snapshot) -> None:
         """Log a resource whose data contradicts a modelled limit once, when it starts to."""

@@ -43,15 +43,12 @@ def outcome_of(exc: Exception) -> str:
     return "error"
 
 
-def refusal_of(reason: str) -> Exception:
-    """A failure known only by its message (a cycle's failed metrics) as the error its code
-    names: `…: AccessDenied: …` is a refusal, `…: Throttling: …` a throttled call."""
-    for code in (*THROTTLING, *ACCESS_CODES):
-        if f"{code}:" in reason or f"({code})" in reason:
-            if code in THROTTLING:
-                return AwsCallError(reason, code)
-            return AwsAccessError(reason, code)
-    return AwsCallError(reason)
+def failure_of(reason: str, code: str | None) -> Exception:
+    """A cycle's failed metrics as the error AWS's code names: a refusal where the code is
+    one of access, else a failed call (throttled where the code says so)."""
+    if code in ACCESS_CODES:
+        return AwsAccessError(reason, code)
+    return AwsCallError(reason, code)
 
 
 @dataclass

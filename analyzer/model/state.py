@@ -35,6 +35,9 @@ class FetchStats:
     """Metrics requested by the polling tier of their resource (`full`: every metric)."""
     metrics_failed: int = 0
     """Metrics whose answer failed: their call failed, or its answer left them failed or out."""
+    codes: list[str] = field(default_factory=list)
+    """AWS's error codes of the calls that failed whole (`AccessDenied`, `Throttling`), in the
+    order of `errors`' call failures."""
 
     def merge(self, other: FetchStats) -> None:
         self.requests.update(other.requests)
@@ -42,6 +45,7 @@ class FetchStats:
         self.metrics_requested += other.metrics_requested
         self.datapoints += other.datapoints
         self.errors.extend(other.errors)
+        self.codes.extend(other.codes)
         self.metrics_failed += other.metrics_failed
 
     @property

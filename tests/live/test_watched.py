@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 from analyzer import settings
 from analyzer.collect.accounts import Account
 from analyzer.errors import AwsAccessError, AwsCallError
-from analyzer.live.watched import Watched, outcome_of, refusal_of
+from analyzer.live.watched import Watched, failure_of, outcome_of
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 OWN = "123456789012"
@@ -129,12 +129,13 @@ def test_an_outcome_by_the_error(error, outcome):
     assert outcome_of(error) == outcome
 
 
-def test_a_failed_cycle_message_names_its_outcome():
-    assert outcome_of(refusal_of("cloudwatch:GetMetricData in 1/us-east-1: AccessDenied: no")) == (
-        "denied"
-    )
-    assert outcome_of(refusal_of("GetMetricData: Throttling: Rate exceeded")) == "throttled"
-    assert outcome_of(refusal_of("GetMetricData InternalError for VolumeReadOps")) == "error"
+def test_a_failed_cycle_names_its_outcome_by_aws_code():
+    assert outcome_of(failure_of("GetMetricData: AccessDenied: no", "AccessDenied")) == "denied"
+    assert outcome_of(failure_of("GetMetricData: ExpiredToken", "ExpiredToken")) == "denied"
+    assert outcome_of(failure_of("GetMetricData: Rate exceeded", "Throttling")) == "throttled"
+    # Known by its code, not by its words: a message that merely mentions a code is an error.
+    assert outcome_of(failure_of("AccessDenied: seen in a log line", None)) == "error"
+    assert outcome_of(failure_of("GetMetricData InternalError", "InternalError")) == "error"
 
 
 def test_a_failing_account_is_retried_after_a_wait_that_doubles_up_to_the_inventory_interval():

@@ -104,9 +104,11 @@ def test_a_poll_outcome_follows_its_failed_metrics(requested, failed, outcome, s
 
 def test_fetch_stats_add_up():
     total = FetchStats(Counter(ok=1), 10, 100, ["a"], Counter(full=10), 1)
-    total.merge(FetchStats(Counter(ok=2, error=1), 5, 50, ["b"], Counter(idle=5), 2))
+    total.merge(
+        FetchStats(Counter(ok=2, error=1), 5, 50, ["b"], Counter(idle=5), 2, ["Throttling"])
+    )
     assert total == FetchStats(
-        Counter(ok=3, error=1), 15, 150, ["a", "b"], Counter(full=10, idle=5), 3
+        Counter(ok=3, error=1), 15, 150, ["a", "b"], Counter(full=10, idle=5), 3, ["Throttling"]
     )
 
 
