@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -82,6 +83,19 @@ def test_a_multi_attach_volume_keeps_its_instances_together():
         ),
     )
     assert set(groups(inventory).values()) == {"i-b"}
+
+
+def test_a_volume_attached_to_an_instance_moves_alone():
+    """A group is named by its least id, and an instance's (`i-…`) sorts before any volume's
+    (`vol-…`): attaching a volume moves that volume to the instance's shard, never the
+    instance and its other volumes."""
+    before = fleet(50, detached=0, dbs=0)
+    newcomer = Volume("vol-0000", "us-east-1", "gp3", 100, "in-use", attached_to="i-0007")
+    after = replace(before, volumes=(*before.volumes, newcomer))
+    assert groups(after)["vol-0000"] == groups(after)["vol-00070"] == "i-0007"
+    for index in range(3):
+        was, now = kept(before, Shard(index, 3)), kept(after, Shard(index, 3))
+        assert ids(now) - ids(was) <= {"vol-0000"} and ids(was) <= ids(now)
 
 
 def test_the_shards_are_about_even():
