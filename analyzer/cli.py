@@ -51,7 +51,9 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
         "total_shards",
     )
     flags: dict[str, Any] = {name: getattr(args, name, None) for name in names}
-    return settings_mod.load(flags, config)
+    loaded = settings_mod.load(flags, config)
+    loaded.sharding()  # a shard that cannot be told: say so before any call to AWS
+    return loaded
 
 
 def _once(args: argparse.Namespace) -> int:

@@ -526,3 +526,12 @@ def test_iam_policy_prints_the_shipped_policy(capsys):
     printed = json.loads(capsys.readouterr().out)
     shipped = Path(__file__).resolve().parents[1] / "deploy" / "iam-policy.json"
     assert printed == json.loads(shipped.read_text())
+
+
+def test_a_shard_that_cannot_be_told_exits_2_before_calling_aws(monkeypatch, capsys):
+    monkeypatch.setenv("POD_NAME", "laptop")  # no StatefulSet ordinal
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    assert main(["once", "--region", "us-east-1", "--total-shards", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ebs-analyzer: error: total_shards is 3 but no shard is given")
+    assert "DescribeVolumes" not in err
