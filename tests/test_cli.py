@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from moto.server import ThreadedMotoServer
@@ -177,6 +178,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def running_daemon(
+    port: int, state_file: Path, *extra: str, env: dict[str, str], interval_s: int = 2, **io: Any
+) -> subprocess.Popen[str]:
+    """`ebs-analyzer run` in a process of its own, in us-east-1, on 127.0.0.1:`port`, with
+    these variables beside the test's environment (AWS_ENDPOINT_URL, …); `io`: Popen's
+    stdout and stderr (the terminal's by default)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "analyzer",
+            "run",
+            "--region",
+            "us-east-1",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--interval",
+            str(interval_s),
+            "--state-file",
+            str(state_file),
+            *extra,
+        ],
+        env={**os.environ, **env},
+        text=True,
+        **io,
+    )
+
+
 def wait_for(url: str, want: int = 200, timeout_s: float = 60.0) -> tuple[int, str]:
     """Poll until the URL answers `want` (the daemon starts, its first cycle completes)."""
     import time
@@ -212,29 +241,15 @@ def test_run_serves_metrics_and_stops_cleanly_on_sigterm(moto_server, tmp_path):
     account.put(account.simulation(instance, {volume: heavy}, start).run(60))
 
     port = free_port()
-    environment = {**os.environ, "AWS_ENDPOINT_URL": moto_server}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "analyzer",
-            "run",
-            "--region",
-            "us-east-1",
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--interval",
-            "2",
-            "--dry-run",
-            "--log-format",
-            "json",
-            "--state-file",
-            str(tmp_path / "state.json"),
-        ],
-        env=environment,
+    process = running_daemon(
+        port,
+        tmp_path / "state.json",
+        "--dry-run",
+        "--log-format",
+        "json",
+        env={"AWS_ENDPOINT_URL": moto_server},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     try:
         base = f"http://127.0.0.1:{port}"

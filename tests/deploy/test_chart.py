@@ -180,9 +180,11 @@ def test_every_name_the_objects_refer_to_is_an_object_of_the_release(tmp_path, r
     assert f"PrometheusRule/{fullname}" in found
 
 
-@pytest.mark.parametrize(("release", "fullname"), RELEASES)
-def test_the_notes_name_the_service(tmp_path, release, fullname):
-    """NOTES.txt, rendered as `helm install` shows it (helm template leaves it out)."""
+def rendered_notes(
+    tmp_path: Path, values: dict | None = None, release: str = "ebs"
+) -> tuple[str, dict[str, dict]]:
+    """NOTES.txt as `helm install` shows it (helm template leaves it out), and the rest of
+    the rendering: the notes are rendered through a ConfigMap of a copy of the chart."""
     chart = tmp_path / "chart"
     shutil.copytree(CHART, chart)
     notes = (chart / "templates" / "NOTES.txt").read_text()
@@ -194,8 +196,13 @@ def test_the_notes_name_the_service(tmp_path, release, fullname):
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n"
         '    {{- include "notes" . | nindent 4 }}\n'
     )
-    found = render(tmp_path, release=release, chart=chart)
-    text = found["ConfigMap/notes"]["data"]["notes"]
+    found = render(tmp_path, values, release=release, chart=chart)
+    return found["ConfigMap/notes"]["data"]["notes"], found
+
+
+@pytest.mark.parametrize(("release", "fullname"), RELEASES)
+def test_the_notes_name_the_service(tmp_path, release, fullname):
+    text, found = rendered_notes(tmp_path, release=release)
     assert f"port-forward svc/{fullname} 9877" in text
     assert f"Service/{fullname}" in found
 
@@ -439,22 +446,6 @@ def env_of(pod: dict) -> dict[str, dict]:
     return {e["name"]: e for e in container["env"]}
 
 
-def notes_of(tmp_path: Path, values: dict) -> str:
-    """NOTES.txt as `helm install` shows it, rendered as test_the_notes_name_the_service does."""
-    chart = tmp_path / "chart"
-    shutil.copytree(CHART, chart)
-    notes = (chart / "templates" / "NOTES.txt").read_text()
-    (chart / "templates" / "NOTES.txt").unlink()
-    (chart / "templates" / "_notes.tpl").write_text(
-        f'{{{{- define "notes" -}}}}{notes}{{{{- end }}}}'
-    )
-    (chart / "templates" / "notes.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n"
-        '    {{- include "notes" . | nindent 4 }}\n'
-    )
-    return render(tmp_path, values, chart=chart)["ConfigMap/notes"]["data"]["notes"]
-
-
 @pytest.mark.parametrize(
     "values",
     [HA, {**EVERYTHING, **HA, "slack": {}}, {"shards": 3}],
@@ -628,9 +619,10 @@ def test_a_pair_alerts_through_alertmanager_only(tmp_path, values, message):
 
 
 def test_the_notes_say_how_many_shards_and_replicas(tmp_path):
-    assert "Installed 3 shards of 2 replicas each, 6 pods" in notes_of(tmp_path, HA)
+    assert "Installed 3 shards of 2 replicas each, 6 pods" in rendered_notes(tmp_path, HA)[0]
     (tmp_path / "default").mkdir()
-    assert "Installed 1 shard of 1 replica: the Deployment" in notes_of(tmp_path / "default", {})
+    notes, _ = rendered_notes(tmp_path / "default")
+    assert "Installed 1 shard of 1 replica: the Deployment" in notes
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,8 @@ one carries the alert alone."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 from tests.deliver.test_alertmanager import alerts_in, running
 from tests.receiver import Receiver
 from tests.scenarios.test_shards import fleet  # noqa: F401  (the module's fixture)
-from tests.test_cli import free_port, wait_for
+from tests.test_cli import free_port, running_daemon, wait_for
 
 INTERVAL_S = 2
 """The replicas' cycle: their alerts' `endsAt` lie four of these ahead."""
@@ -48,27 +46,15 @@ class Replica:
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> Replica:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "analyzer",
-                "run",
-                "--region",
-                "us-east-1",
-                "--listen",
-                f"127.0.0.1:{self.port}",
-                "--interval",
-                str(INTERVAL_S),
-                "--state-file",
-                str(self.tmp_path / f"{self.name}.json"),
-                "--alertmanager-url",
-                self.am,
-            ],
-            env={**os.environ, **self.endpoints},
+        self.process = running_daemon(
+            self.port,
+            self.tmp_path / f"{self.name}.json",
+            "--alertmanager-url",
+            self.am,
+            env=self.endpoints,
+            interval_s=INTERVAL_S,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            text=True,
         )
         assert wait_for(f"http://127.0.0.1:{self.port}/readyz", timeout_s=120)[0] == 200
         return self

@@ -5,10 +5,8 @@ their `/metrics` together export no resource series twice, and no alert is poste
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -27,7 +25,7 @@ from tests.account import Account
 from tests.cloudwatch_endpoint import CloudWatchEndpoint
 from tests.conftest import _isolate
 from tests.receiver import Receiver
-from tests.test_cli import free_port, run_cli, wait_for
+from tests.test_cli import free_port, run_cli, running_daemon, wait_for
 
 SHARDS = 3
 RESOURCE_SERIES = ("ebs_analyzer_volume", "ebs_analyzer_instance", "ebs_analyzer_db_instance")
@@ -156,30 +154,17 @@ def test_three_running_shards_export_each_series_once_and_post_each_alert_once(
     alertmanagers = [Receiver().start() for _ in range(SHARDS)]  # one per shard, to tell them
     ports = [free_port() for _ in range(SHARDS)]
     processes = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "analyzer",
-                "run",
-                "--region",
-                "us-east-1",
-                "--listen",
-                f"127.0.0.1:{port}",
-                "--interval",
-                "2",
-                "--state-file",
-                str(tmp_path / f"state-{i}.json"),
-                "--alertmanager-url",
-                alertmanagers[i].url,
-                "--total-shards",
-                str(SHARDS),
-            ],
+        running_daemon(
+            port,
+            tmp_path / f"state-{i}.json",
+            "--alertmanager-url",
+            alertmanagers[i].url,
+            "--total-shards",
+            str(SHARDS),
             # The shard from the pod's name, as in a StatefulSet.
-            env={**os.environ, **endpoints, "POD_NAME": f"ebs-analyzer-{i}"},
+            env={**endpoints, "POD_NAME": f"ebs-analyzer-{i}"},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            text=True,
         )
         for i, port in enumerate(ports)
     ]
