@@ -1,6 +1,6 @@
 """The daemon's cycles over a large fleet, side by side with a bare boto3 loop.
 
-    .venv/bin/python benchmarks/fleet.py --volumes 10000 --cycles 30
+    .venv/bin/python benchmarks/fleet.py --volumes 10000 --cycles 30 [--mix busy]
 
 A fake CloudWatch (`fake_cloudwatch.py`) runs in a process of its own and generates the
 fleet's datapoints on the fly; the inventory is handed to the analyzer in memory. Each cycle
@@ -12,6 +12,14 @@ this process: wall time, CPU time (the fake's work is in the other process), and
 resident memory of the analyzer's cycles (taken before the bare loop runs). The first cycle
 backfills the lookback; the others are the steady state (thirty cycles take the fleet through
 three idle cadences, so that most cycles are past the first round of staggered polls).
+
+`--mix` picks the fleet (see `fake_cloudwatch.py`): `today`'s, mostly idle, or `busy`, mostly
+active with a fifth of the volumes draining their burst credits. Memory per resource is
+reported beside the peak: the peak less the process's resident memory just before the fleet
+is built (after the imports, both clients and the rules), over the resources watched.
+`--trace-memory N` also prints the N largest allocation sites, by line, after the first cycle
+and after the last (tracemalloc slows the cycles and adds its own memory: its runs' times and
+peaks are not figures).
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import tracemalloc
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import boto3
 
@@ -56,16 +66,22 @@ HERE = Path(__file__).resolve().parent
 REGION = "us-east-1"
 START = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, 8 * 1024**3, nitro=True)
-KINDS = {"idle": ("gp3", 100), "quiet": ("gp2", 50), "busy": ("gp3", 500), "hot": ("gp3", 500)}
+KINDS = {
+    "idle": ("gp3", 100),
+    "quiet": ("gp2", 50),
+    "busy": ("gp3", 500),
+    "hot": ("gp3", 500),
+    "draining": ("gp2", 100),
+    "capped": ("gp3", 500),
+}
+sys.path.insert(0, str(HERE))
+from fake_cloudwatch import MIXES, VOLUMES_PER_INSTANCE, volume_kind  # noqa: E402
 
 
-def fleet(volumes: int) -> tuple[list[Volume], list[Instance]]:
-    sys.path.insert(0, str(HERE))
-    from fake_cloudwatch import VOLUMES_PER_INSTANCE, volume_kind
-
+def fleet(volumes: int, mix: str) -> tuple[list[Volume], list[Instance]]:
     out = []
     for n in range(volumes):
-        kind, size = KINDS[volume_kind(n)]
+        kind, size = KINDS[volume_kind(n, mix)]
         iid = f"i-{n // VOLUMES_PER_INSTANCE:08d}"
         iops = 3_000 if kind == "gp3" else None
         out.append(Volume(f"vol-{n:08d}", REGION, kind, size, "in-use", iops, None, iid))
@@ -108,16 +124,26 @@ class Describer:
 
 @dataclass
 class Recorder:
-    """A boto3 CloudWatch client that keeps a copy of every request made through it, pickled:
-    the copies are the benchmark's, and kept as dicts they would weigh on the analyzer's
-    peak memory (a first cycle at 10,000 volumes asks for 45,000 metrics)."""
+    """A boto3 CloudWatch client that keeps a copy of every request made through it, pickled
+    to a temporary file: the copies are the benchmark's, and kept in memory, even pickled, they
+    would weigh on the analyzer's peak (a first cycle at 10,000 volumes asks for 45,000 metrics;
+    twelve cycles of the busy mix, 300,000)."""
 
     client: Any
-    requests: list[bytes] = field(default_factory=list)
+    copies: IO[bytes]
+    made: int = 0
 
     def get_metric_data(self, **kwargs: Any) -> Any:
-        self.requests.append(pickle.dumps(kwargs, protocol=pickle.HIGHEST_PROTOCOL))
+        pickle.dump(kwargs, self.copies, protocol=pickle.HIGHEST_PROTOCOL)
+        self.made += 1
         return self.client.get_metric_data(**kwargs)
+
+    def replay(self) -> None:
+        """Read the copies from the first on."""
+        self.copies.seek(0)
+
+    def next_copy(self) -> Any:
+        return pickle.load(self.copies)
 
 
 def point_at(endpoint: str) -> None:
@@ -147,26 +173,56 @@ def measure(fn: Any) -> tuple[float, float, Any]:
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
+def rss_mb() -> float:
+    """The process's resident memory now (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1024**2
+
+
+def top_sites(snapshot: tracemalloc.Snapshot, count: int) -> str:
+    stats = snapshot.statistics("lineno")
+    total = sum(s.size for s in stats)
+    lines = [f"  traced {total / 1024**2:,.1f} MiB in {len(stats):,} sites; the largest:"]
+    for s in stats[:count]:
+        frame = s.traceback[0]
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        lines.append(f"  {s.size / 1024**2:8.1f} MiB {s.count:10,} blocks  {where}")
+    return "\n".join(lines)
+
+
+@dataclass
+class Run:
+    cycles: list[Cycle]
+    resources: int
+    baseline_mb: float
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def run(volumes: int, cycles: int) -> list[Cycle]:
+def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
     port = free_port()
-    server = subprocess.Popen([sys.executable, str(HERE / "fake_cloudwatch.py"), str(port)])
+    fake = [sys.executable, str(HERE / "fake_cloudwatch.py"), str(port), mix]
+    server = subprocess.Popen(fake)
+    copies = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     try:
         time.sleep(1.0)
         point_at(f"http://127.0.0.1:{port}")
         # The analyzer's client as the product builds it; the bare loop's as boto3 does.
-        recorder = Recorder(Clients.for_region(REGION).cloudwatch)
+        recorder = Recorder(Clients.for_region(REGION).cloudwatch, copies)
         bare = boto3.client("cloudwatch", region_name=REGION)
-        found_volumes, found_instances = fleet(volumes)
+        config = settings_mod.load({"region": [REGION]})
+        loaded = rules.load()
+        baseline_mb = rss_mb()  # what does not grow with the fleet
+        if trace:
+            tracemalloc.start()
+        found_volumes, found_instances = fleet(volumes, mix)
         describer = Describer(found_volumes, found_instances)
         region = Region(REGION, describer, CloudWatch(recorder, REGION))
-        config = settings_mod.load({"region": [REGION]})
-        analyzer = Analyzer(config, rules.load(), connect=lambda _: region, adaptive=True)
+        analyzer = Analyzer(config, loaded, connect=lambda _: region, adaptive=True)
         analyzer.refresh_inventory()
         book = AlertBook(4 * 3600, 300)
         heap = Heap()
@@ -177,19 +233,23 @@ def run(volumes: int, cycles: int) -> list[Cycle]:
             finally:
                 heap.after_cycle()  # as the daemon does after each cycle
 
-        runs: list[tuple[float, float, list[bytes]]] = []
+        runs: list[tuple[float, float, int]] = []
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             alerted = {(a.finding.resource.region, a.resource_id) for a in book}
-            recorder.requests.clear()
+            made = recorder.made
             wall, cpu, result = measure(lambda: cycle(now, alerted))  # noqa: B023
             book.update(now, result.findings, result.pending)
-            runs.append((wall, cpu, list(recorder.requests)))
+            runs.append((wall, cpu, recorder.made - made))
+            if trace and k in (0, cycles - 1):
+                print(f"after cycle {k}:", file=sys.stderr)
+                print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
         # The analyzer's peak, before the bare loop parses anything.
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         out = []
-        for k, (wall, cpu, pickled) in enumerate(runs):
-            sent = [pickle.loads(r) for r in pickled]
+        recorder.replay()
+        for k, (wall, cpu, made) in enumerate(runs):
+            sent = [recorder.next_copy() for _ in range(made)]
             bare_wall, bare_cpu, _ = measure(lambda: [bare.get_metric_data(**r) for r in sent])  # noqa: B023
             metrics = sum(len(r["MetricDataQueries"]) for r in sent)
             out.append(Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), metrics, peak_mb))
@@ -198,13 +258,15 @@ def run(volumes: int, cycles: int) -> list[Cycle]:
                 f"wall, {bare_cpu:6.2f} s CPU; {len(sent)} requests, {metrics} metrics",
                 file=sys.stderr,
             )
-        return out
+        return Run(out, len(found_volumes) + len(found_instances), baseline_mb)
     finally:
+        copies.close()
         server.terminate()
         server.wait()
 
 
-def report(volumes: int, cycles: list[Cycle]) -> str:
+def report(volumes: int, measured: Run, mix: str = "today") -> str:
+    cycles = measured.cycles
     first, steady = cycles[0], cycles[1:]
     minutes = len(cycles)
     per_volume_hour = sum(c.metrics for c in cycles) / (volumes * minutes / 60)
@@ -214,14 +276,16 @@ def report(volumes: int, cycles: list[Cycle]) -> str:
     def median(values: list[float]) -> float:
         return statistics.median(values) if values else float("nan")
 
+    per_thousand = (rss_mb - measured.baseline_mb) / (measured.resources / 1000)
     wall = median([c.wall_s for c in steady])
     cpu = median([c.cpu_s for c in steady])
     bare_wall = median([c.bare_wall_s for c in steady])
     bare_cpu = median([c.bare_cpu_s for c in steady])
     return "\n".join(
         [
-            f"fleet: {volumes:,} volumes on {volumes // 5:,} instances "
-            f"(60 % idle, 30 % quiet, 8 % busy, 2 % near a limit); {minutes} cycles of a minute",
+            f"fleet: {volumes:,} volumes on {volumes // 5:,} instances, mix {mix} "
+            f"({', '.join(f'{n} % {kind}' for n, kind in MIXES[mix])}); "
+            f"{minutes} cycles of a minute",
             f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
             f"first cycle (backfill): analyzer {first.wall_s:.2f} s wall / {first.cpu_s:.2f} s "
             f"CPU; bare loop {first.bare_wall_s:.2f} s / {first.bare_cpu_s:.2f} s; "
@@ -231,6 +295,9 @@ def report(volumes: int, cycles: list[Cycle]) -> str:
             f"CPU beyond the bare loop {cpu - bare_cpu:.2f} s; "
             f"wall {wall / bare_wall if bare_wall else float('nan'):.2f}x the bare loop's",
             f"peak RSS of the analyzer's cycles: {rss_mb:,.0f} MB",
+            f"resources watched: {measured.resources:,}; RSS before the fleet is built "
+            f"{measured.baseline_mb:,.0f} MB; (peak - that) per 1,000 resources: "
+            f"{per_thousand:,.1f} MB",
             f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
             f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
         ]
@@ -241,9 +308,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--volumes", type=int, default=1_000)
     parser.add_argument("--cycles", type=int, default=30)
+    parser.add_argument("--mix", choices=sorted(MIXES), default="today")
+    parser.add_argument("--trace-memory", type=int, default=0, metavar="N")
     args = parser.parse_args()
     logs.configure("warning")
-    print(report(args.volumes, run(args.volumes, args.cycles)))
+    measured = run(args.volumes, args.cycles, args.mix, args.trace_memory)
+    print(report(args.volumes, measured, args.mix))
     return 0
 
 
