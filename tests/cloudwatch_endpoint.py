@@ -10,20 +10,19 @@ exact match, as CloudWatch does (`analyzer.sim.cloudwatch`).
 from __future__ import annotations
 
 import json
-import threading
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
-from tests.receiver import QuietServer
+from tests.receiver import LocalServer
 
 
 def _when(value: float | str) -> datetime:
     return datetime.fromtimestamp(float(value), UTC)
 
 
-class CloudWatchEndpoint:
+class CloudWatchEndpoint(LocalServer):
     def __init__(self, cloudwatch: SimulatedCloudWatch) -> None:
         self.requests = 0
         endpoint = self
@@ -56,18 +55,8 @@ class CloudWatchEndpoint:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> CloudWatchEndpoint:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root

@@ -4,13 +4,12 @@ fault it is set to, the way a failing AWS endpoint would."""
 from __future__ import annotations
 
 import http.client
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.receiver import QuietServer
+from tests.receiver import LocalServer
 
 FAULTS = ("none", "http500", "throttle", "garbage", "hang", "ec2-denied")
 EC2_DENIED = (
@@ -21,7 +20,7 @@ EC2_DENIED = (
 )
 
 
-class FaultProxy:
+class FaultProxy(LocalServer):
     """`fault` is read for each request: "none" forwards; "http500" and "throttle" answer as
     AWS does in an outage and under throttling; "garbage" answers 200 with a body that is no
     answer at all; "hang" waits `hang_s` before it forwards."""
@@ -75,17 +74,8 @@ class FaultProxy:
             def log_message(self, *_args: Any) -> None:
                 pass
 
-        self._server = QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> FaultProxy:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.root

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -21,7 +21,30 @@ class QuietServer(ThreadingHTTPServer):
         pass
 
 
-class Receiver:
+class LocalServer:
+    """An HTTP stand-in on 127.0.0.1, on a free port, served from a thread of its own from
+    `start` to `stop`."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = QuietServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def root(self) -> str:
+        """http://host:port."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class Receiver(LocalServer):
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.seen: list[tuple[str, dict[str, str]]] = []
@@ -49,27 +72,12 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/services/T000/B000/secret-token"
-
-    @property
-    def root(self) -> str:
-        """http://host:port, without the webhook's path."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        """The webhook's URL (`root` is without its path)."""
+        return f"{self.root}/services/T000/B000/secret-token"
 
     def answer(self, *responses: tuple[int, dict[str, str]]) -> None:
         self.script.extend(responses)
-
-    def start(self) -> Receiver:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()

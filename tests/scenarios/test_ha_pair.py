@@ -95,10 +95,6 @@ def notices(team: Receiver) -> list[tuple[str, str, str]]:
     ]
 
 
-def settle(seconds: float) -> None:
-    time.sleep(seconds)
-
-
 def again(team: Receiver, first: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """What was notified since `first` about the alerts `first` named: a resolve or a repeat.
     (An alert that begins meanwhile, as the simulated load goes on, is news, not a repeat.)"""
@@ -115,7 +111,7 @@ def test_a_pair_alerts_once_and_a_replica_lost_or_restarted_changes_nothing(pair
         time.sleep(0.2)
     # Both replicas post every cycle; give Alertmanager several group intervals to send
     # whatever it would send twice.
-    settle(4 * INTERVAL_S + 4)
+    time.sleep(4 * INTERVAL_S + 4)
     first = notices(team)
     assert first, "no notification within a minute"
     assert {status for status, _, _ in first} == {"firing"}
@@ -127,18 +123,18 @@ def test_a_pair_alerts_once_and_a_replica_lost_or_restarted_changes_nothing(pair
     # One replica dies mid-alert. Its last posts expire four cycles later; the other
     # replica's keep every alert alive.
     a.kill()
-    settle(4 * INTERVAL_S * 2 + 4)
+    time.sleep(4 * INTERVAL_S * 2 + 4)
     assert again(team, first) == [], "a resolve or a repeat after one replica died"
     assert {x["fingerprint"] for x in alerts_in(am)} >= active
 
     # It comes back without its state, as a rescheduled pod on an empty volume: it works
     # its alerts out afresh and posts them; Alertmanager has sent them already.
     a.start()
-    settle(4 * INTERVAL_S + 4)
+    time.sleep(4 * INTERVAL_S + 4)
     assert again(team, first) == [], "a restarted replica re-sent what the pair had sent"
 
     # The other one dies: the restarted one carries every alert alone.
     b.kill()
-    settle(4 * INTERVAL_S * 2 + 4)
+    time.sleep(4 * INTERVAL_S * 2 + 4)
     assert again(team, first) == []
     assert {x["fingerprint"] for x in alerts_in(am)} >= active
