@@ -133,7 +133,8 @@ def test_cost_says_what_one_shard_costs(fleet) -> None:  # type: ignore[no-untyp
         return float(json.loads(result.stdout)["us-east-1"]["full"])
 
     parts = [full("--shard", str(i), "--total-shards", str(SHARDS)) for i in range(SHARDS)]
-    assert all(part > 0 for part in parts)
+    # moto's ids are random, so a shard may draw no group of the nine: at least two have a share.
+    assert sum(1 for part in parts if part > 0) >= 2
     assert sum(parts) == pytest.approx(full(), abs=0.02)
     text = run_cli("cost", "--region", "us-east-1", "--shard", "1", "--total-shards", "3", env=env)
     assert "GetMetricData a month for the resources of shard 1 of 3" in text.stdout
