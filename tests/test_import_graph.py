@@ -1,7 +1,7 @@
 """The import graph keeps the layers honest: arrows point down the pipeline, never in a circle.
 
-model ← collect ← analyze ← deliver ← live (the daemon's loop) ← offline (replay, backtest,
-rule tests) ← cli/demo. `sim/` is a side room: only the demo command and the tests may enter it.
+model ← collect ← analyze ← deliver ← live (the daemon's loop) ← node (the same loop on a
+node's NVMe statistics) ← offline (replay, backtest, rule tests) ← cli/demo. `sim/` is a side room: only the demo command and the tests may enter it.
 Every import counts, including one inside a function: a late import hides an arrow, it does not
 remove it.
 """
@@ -35,6 +35,7 @@ RANKS = {
     "analyzer.analyze": 2,
     "analyzer.deliver": 3,
     "analyzer.live": 4,
+    "analyzer.node": 4.2,
     "analyzer.offline": 4.5,
     **SHELL,
 }
