@@ -21,7 +21,7 @@ from analyzer.model.resources import (
 )
 from analyzer.model.series import Series
 from analyzer.model.units import MB
-from analyzer.sim.playback import KEEP_S, RecordedAccount, RecordedDescriber
+from analyzer.sim.playback import KEEP_S, RecordedAccount
 from tests.helpers import T0
 
 REGION = "us-east-1"
@@ -72,36 +72,6 @@ RECORDING = Recording(
         }
     },
 )
-
-
-def test_the_describe_calls_answer_the_recorded_inventory() -> None:
-    describe = RecordedDescriber(INVENTORY)
-    assert describe.region == REGION
-    assert describe.volumes() == list(INVENTORY.volumes)
-    assert describe.instances() == list(INVENTORY.instances)
-    assert describe.db_instances() == list(INVENTORY.db_instances)
-    assert describe.volume_modifications() == {"vol-a": [CHANGE], "vol-m": []}
-    assert describe.volume_initializations() == {"vol-m": FETCHING}
-
-
-@pytest.mark.parametrize(
-    ("asked", "known"),
-    [
-        (["m5.large"], ["m5.large"]),
-        (["r5.large", "m5.large"], ["m5.large", "r5.large"]),  # a class's type too
-        (["c5.large"], []),
-        ([], []),
-    ],
-)
-def test_only_recorded_instance_types_are_described(asked: list[str], known: list[str]) -> None:
-    found = RecordedDescriber(INVENTORY).instance_types(asked)
-    assert sorted(t.name for t in found) == known
-
-
-def test_no_other_type_or_class_is_offered() -> None:
-    describe = RecordedDescriber(INVENTORY)
-    assert describe.offered_instance_types() == []
-    assert describe.orderable_db_classes("mysql") == set()
 
 
 def _fetch(account: RecordedAccount, query: MetricQuery, end_after_s: float = 600) -> list[float]:
