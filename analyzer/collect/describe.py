@@ -37,6 +37,10 @@ MAX_PAGES = 1_000
 """Describe pages of up to 1,000 items: a million volumes is beyond any account's quota."""
 
 
+def _only(name: str, ids: Sequence[str] | None) -> dict[str, Any]:
+    return {} if ids is None else {"Filters": [{"Name": name, "Values": list(ids)}]}
+
+
 class Ec2Rds:
     """`Describer` over boto3's EC2 and RDS clients of one region."""
 
@@ -61,18 +65,21 @@ class Ec2Rds:
             raise ValueError(f"more than {MAX_PAGES} pages")
         return pages
 
-    def volumes(self) -> list[Volume]:
+    def volumes(self, ids: Sequence[str] | None = None) -> list[Volume]:
+        """`ids`: only these (a node's own volumes), by a filter that, unlike `VolumeIds`,
+        leaves out an id gone since instead of failing the call."""
         with calling("ec2:DescribeVolumes", self.where):
-            pages = self._pages("ec2", "describe_volumes")
+            pages = self._pages("ec2", "describe_volumes", **_only("volume-id", ids))
             return [
                 parse_volume(v, self.region)
                 for v in _entries(pages, "Volumes")
                 if v.text("State", None) not in GONE_VOLUME_STATES
             ]
 
-    def instances(self) -> list[Instance]:
+    def instances(self, ids: Sequence[str] | None = None) -> list[Instance]:
+        """`ids`: only these (a node's own instance)."""
         with calling("ec2:DescribeInstances", self.where):
-            pages = self._pages("ec2", "describe_instances")
+            pages = self._pages("ec2", "describe_instances", **_only("instance-id", ids))
             return [
                 parse_instance(i, self.region)
                 for r in _entries(pages, "Reservations")

@@ -64,11 +64,16 @@ Known = dict[str, tuple[tuple[object, ...], list[MetricQuery]]]
 
 
 def for_inventory(
-    inv: Inventory, tiers: Mapping[str, Tier] | None = None, known: Known | None = None
+    inv: Inventory,
+    tiers: Mapping[str, Tier] | None = None,
+    known: Known | None = None,
+    period_s: int | None = None,
 ) -> dict[str, list[MetricQuery]]:
     """The metric queries of every resource in a region, by resource id: at each resource's
     tier (see `Tier`), or every metric the catalogue has where no tiers are given. With
-    `known`, a resource whose description, instance and tier are unchanged keeps its list."""
+    `known`, a resource whose description, instance and tier are unchanged keeps its list.
+    `period_s`: every resource's metrics at this period (a source finer than CloudWatch, such
+    as a node's NVMe statistics); None: CloudWatch's, by resource and monitoring."""
     known = known if known is not None else {}
 
     def tier(resource_id: str) -> Tier | None:
@@ -91,16 +96,20 @@ def for_inventory(
         nitro = instance.type_info.nitro if instance and instance.type_info else None
         t = tier(volume.volume_id)
         out[volume.volume_id] = cached(
-            volume.volume_id, (volume, instance, t), partial(for_volume, volume, nitro, t)
+            volume.volume_id,
+            (volume, instance, t),
+            partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S),
         )
     for instance in inv.instances:
         t = tier(instance.instance_id)
         out[instance.instance_id] = cached(
-            instance.instance_id, (instance, t), partial(for_instance, instance, t)
+            instance.instance_id, (instance, t), partial(for_instance, instance, t, period_s)
         )
     for db in inv.db_instances:
         t = tier(db.db_instance_id)
-        out[db.db_instance_id] = cached(db.db_instance_id, (db, t), partial(for_db_instance, db, t))
+        out[db.db_instance_id] = cached(
+            db.db_instance_id, (db, t), partial(for_db_instance, db, t, period_s or VOLUME_PERIOD_S)
+        )
     return out
 
 
@@ -109,7 +118,10 @@ def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
 
 
 def for_volume(
-    volume: Volume, nitro: bool | None = None, tier: Tier | None = None
+    volume: Volume,
+    nitro: bool | None = None,
+    tier: Tier | None = None,
+    period_s: int = VOLUME_PERIOD_S,
 ) -> list[MetricQuery]:
     if not volume.active:
         return []
@@ -126,14 +138,16 @@ def for_volume(
     return _queries(
         Namespace.EBS,
         volume.volume_id,
-        VOLUME_PERIOD_S,
+        period_s,
         lambda w: has.get(w, False),
         tier,
         attached_to,
     )
 
 
-def for_db_instance(db: DbInstance, tier: Tier | None = None) -> list[MetricQuery]:
+def for_db_instance(
+    db: DbInstance, tier: Tier | None = None, period_s: int = VOLUME_PERIOD_S
+) -> list[MetricQuery]:
     """AWS/RDS metrics are already per second: their Average over a minute is the rate."""
     if not db.active:
         return []
@@ -143,15 +157,16 @@ def for_db_instance(db: DbInstance, tier: Tier | None = None) -> list[MetricQuer
         When.EBS_BURST: db.class_info is not None and db.class_info.ebs_bursts,
         When.LOG_VOLUME: db.dedicated_log_volume,
     }
-    return _queries(
-        Namespace.RDS, db.db_instance_id, VOLUME_PERIOD_S, lambda w: has.get(w, False), tier
-    )
+    return _queries(Namespace.RDS, db.db_instance_id, period_s, lambda w: has.get(w, False), tier)
 
 
-def for_instance(instance: Instance, tier: Tier | None = None) -> list[MetricQuery]:
+def for_instance(
+    instance: Instance, tier: Tier | None = None, period_s: int | None = None
+) -> list[MetricQuery]:
+    """`period_s`: None for CloudWatch's, by the instance's monitoring."""
     if not instance.active:
         return []
-    period = DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S
+    period = period_s or (DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S)
     info = instance.type_info
     nitro = info is None or info.nitro is not False
     has = {

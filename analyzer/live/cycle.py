@@ -27,7 +27,7 @@ from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect, connect_as
-from analyzer.collect.window import aligned, data_end
+from analyzer.collect.window import MINUTE_S, aligned, data_end
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.polling import RegionPoller
 from analyzer.live.watched import Watched, failure_of
@@ -120,6 +120,9 @@ class Analyzer:
     adaptive: bool = False
     """Poll each resource on the cadence and with the metrics of its tier (the daemon);
     otherwise every metric of every resource (`once`)."""
+    resolution_s: int = MINUTE_S
+    """The finest period asked for: CloudWatch's minute, or a few seconds where the regions'
+    metrics come from a node's NVMe statistics."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
@@ -341,6 +344,7 @@ class Analyzer:
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
                 past=PastDays() if self.rules.reads_past() else None,
                 windows=self.rules.forecast_windows,
+                resolution_s=self.resolution_s,
             )
         return self._pollers[region]
 
@@ -372,7 +376,8 @@ class Analyzer:
             self._judge_metrics(account, own)
             stats.merge(own)
         asked = {where: self._poller(where).asked_until() for where in inventories}
-        snap = states.build(now, data_end(now, self.settings.settle_delay), resources, stats, asked)
+        end = data_end(now, self.settings.settle_delay, self.resolution_s)
+        snap = states.build(now, end, resources, stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(

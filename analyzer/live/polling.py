@@ -25,7 +25,7 @@ from analyzer.collect.history import History
 from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
-from analyzer.collect.window import data_end
+from analyzer.collect.window import MINUTE_S, data_end
 from analyzer.model.costs import Cadence
 from analyzer.model.metrics import Tier
 from analyzer.model.outlook import ForecastWindows
@@ -59,6 +59,9 @@ class RegionPoller:
     """The balances' daily minima, fetched a few times a day beside the polls."""
     windows: Callable[[ResourceState], ForecastWindows] = lambda _: ForecastWindows()
     """The windows a resource's outlook is worked out over: its forecast rule's."""
+    resolution_s: int = MINUTE_S
+    """The finest period asked for, which the data of a cycle ends on: CloudWatch's minute,
+    or a few seconds where the region's metrics come from a node's NVMe statistics."""
     _dated: dict[str, tuple[ResourceState, int, ResourceState]] = field(default_factory=dict)
     """By resource id: the state as polled, the past's version, and the state with its past."""
     _inventory: Inventory | None = None
@@ -114,7 +117,7 @@ class RegionPoller:
     def _since(self, now: datetime) -> datetime | None:
         if self.span_s is None:
             return None
-        return data_end(now, self.settle_s) - timedelta(seconds=self.span_s)
+        return data_end(now, self.settle_s, self.resolution_s) - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so
@@ -139,13 +142,17 @@ class RegionPoller:
         """What each resource of the inventory is asked for at its tier (every metric, not
         adaptive), when it is due: worked out again only when a tier or the inventory moved."""
         if not self.adaptive:
-            return queries.for_inventory(inv)
+            return queries.for_inventory(inv, period_s=self._period())
         plan = self._plan
         if plan is not None and plan[0] is inv and plan[1] == self.tier_moves:
             return plan[2]
-        wanted = queries.for_inventory(inv, self._query_tiers(self._ids_of(inv)), self.known)
+        tiers = self._query_tiers(self._ids_of(inv))
+        wanted = queries.for_inventory(inv, tiers, self.known, self._period())
         self._plan = (inv, self.tier_moves, wanted)
         return wanted
+
+    def _period(self) -> int | None:
+        return None if self.resolution_s == MINUTE_S else self.resolution_s
 
     def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
         return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}
@@ -164,7 +171,7 @@ class RegionPoller:
         self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
     ) -> set[str]:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
-        at = data_end(now, self.settle_s)
+        at = data_end(now, self.settle_s, self.resolution_s)
         raised = set()
         for state in found:
             rid = state.ref.resource_id

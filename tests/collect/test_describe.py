@@ -28,6 +28,18 @@ def test_volumes_and_instances_with_their_limits(aws):
     assert found.type_info.nitro
 
 
+def test_a_node_describes_only_its_own_volumes_and_instance(aws):
+    account = Account()
+    mine = account.instance("m5.large")
+    other = account.instance("m5.large")
+    ours = account.volume("gp2", 50, mine)
+    account.volume("gp2", 50, other)
+    describe = Ec2Rds(account.clients)
+    assert [v.volume_id for v in describe.volumes([ours, "vol-0gone000000000000"])] == [ours]
+    assert [i.instance_id for i in describe.instances([mine])] == [mine]
+    assert len(describe.volumes()) == 4  # and the two root volumes
+
+
 def test_an_unknown_type_does_not_hide_the_others(aws):
     found = Ec2Rds(Clients.for_region("us-east-1")).instance_types(["m5.large", "x99.unknown"])
     assert [t.name for t in found] == ["m5.large"]

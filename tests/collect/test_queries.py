@@ -61,6 +61,21 @@ def test_instance_period_follows_its_monitoring():
     assert {q.period_s for q in queries.for_instance(detailed)} == {60}
 
 
+def test_a_finer_source_asks_every_resource_at_its_own_period():
+    """A node's NVMe statistics answer at a few seconds: every query of the inventory at that
+    period, except the status checks, which AWS publishes at one minute whatever is asked."""
+    instance = Instance("i-1", "us-east-1", "m5.large", "running", False, ("vol-1",), NITRO)
+    inv = Inventory("us-east-1", volumes=(volume("gp2"),), instances=(instance,))
+    periods = {
+        q.metric: q.period_s
+        for found in queries.for_inventory(inv, period_s=5).values()
+        for q in found
+    }
+    assert periods.pop("StatusCheckFailed_AttachedEBS") == 60
+    assert set(periods.values()) == {5}
+    assert "BurstBalance" in periods and "EBSReadOps" in periods
+
+
 def test_instance_balances_only_where_the_type_bursts():
     bursting = Instance("i-1", "us-east-1", "m5.large", "running", type_info=NITRO)
     flat = Instance("i-1", "us-east-1", "r6i.8xlarge", "running", type_info=FLAT)
