@@ -1,7 +1,8 @@
 """The import graph keeps the layers honest: arrows point down the pipeline, never in a circle.
 
 model ← collect ← analyze ← deliver ← live (the daemon's loop) ← node (the same loop on a
-node's NVMe statistics) ← offline (replay, backtest, rule tests) ← cli/demo. `sim/` is a side room: only the demo command and the tests may enter it.
+node's NVMe statistics) ← offline (replay, backtest, rule tests) ← cli/demo. `sim/` is a side
+room: only the demo command and the tests may enter it.
 Every import counts, including one inside a function: a late import hides an arrow, it does not
 remove it.
 """
