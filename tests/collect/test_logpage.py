@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analyzer.node import logpage
-from analyzer.node.logpage import (
+from analyzer.collect import logpage
+from analyzer.collect.logpage import (
     EBS_MAGIC,
     INSTANCE_STORE_MAGIC,
     Bin,
@@ -153,7 +153,7 @@ def test_pack_makes_the_pages_parse_refuses() -> None:
 
 
 def test_the_published_figures() -> None:
-    """Each as its source gives it (named beside it in analyzer/node/logpage.py)."""
+    """Each as its source gives it (named beside it in analyzer/collect/logpage.py)."""
     assert logpage.PAGE_BYTES == 4096  # CW agent, ebsnvme
     assert logpage.LOG_ID == 0xD0  # ebsnvme, CW agent
     assert logpage.EBS_MAGIC == 0x3C23B510  # ebsnvme, CSI driver, CW agent

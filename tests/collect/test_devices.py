@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from analyzer.node import devices
-from analyzer.node.devices import Device, DeviceError, discover, read_page
-from analyzer.node.logpage import Stats, pack, parse
+from analyzer.collect import devices
+from analyzer.collect.devices import Device, DeviceError, discover, read_page
+from analyzer.collect.logpage import Stats, pack, parse
 
 EBS = "Amazon Elastic Block Store"
 

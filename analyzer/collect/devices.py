@@ -23,7 +23,7 @@ from pathlib import Path
 
 import structlog
 
-from analyzer.node.logpage import LOG_ID, PAGE_BYTES
+from analyzer.collect.logpage import LOG_ID, PAGE_BYTES
 
 log = structlog.get_logger(__name__)
 
