@@ -109,18 +109,19 @@ def _sharding(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _daemon_options(parser: argparse.ArgumentParser) -> None:
+def _daemon_options(parser: argparse.ArgumentParser, interval: bool = True) -> None:
     group = parser.add_argument_group("daemon options")
     group.add_argument(
         "--listen",
         metavar="HOST:PORT",
         help="address for /metrics, /healthz, /readyz, /livez (default 0.0.0.0:9877)",
     )
-    group.add_argument(
-        "--interval",
-        metavar="SECONDS",
-        help="seconds between cycles, or a duration such as 5m (default 60)",
-    )
+    if interval:
+        group.add_argument(
+            "--interval",
+            metavar="SECONDS",
+            help="seconds between cycles, or a duration such as 5m (default 60)",
+        )
     group.add_argument("--state-file", metavar="PATH", help="keep alert state here across restarts")
     group.add_argument(
         "--dry-run",
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     _rules_command(commands)
     _backtest_command(commands)
     _record_command(commands)
+    _node_command(commands)
     commands.add_parser(
         "recordings",
         help="list the shipped recordings, by the name --from takes",
@@ -199,6 +201,82 @@ def subcommand(
             break
         found = actions[0].choices[name]
     return found
+
+
+def _every(text: str) -> int:
+    try:
+        every = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: whole seconds, such as 5") from None
+    if not 1 <= every <= 60:
+        raise argparse.ArgumentTypeError(f"{every}: from 1 to 60 seconds")
+    return every
+
+
+def _node_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    node = commands.add_parser(
+        "node",
+        help="on a node: read its EBS volumes' NVMe statistics every few seconds, analyze "
+        "them as `run` does",
+        description="Runs beside the workload, on the instance its EBS volumes are attached "
+        "to (a DaemonSet): reads each volume's NVMe statistics page (log page 0xD0, free, "
+        "counted to the microsecond) every --every seconds, and runs the daemon's analysis on "
+        "them, so that a drain shows seconds after it starts. Serves /metrics and alerts as "
+        "`run` does. Reading the page needs CAP_SYS_ADMIN and read access to the devices. "
+        "--capture keeps what it reads as JSON lines; --replay runs the analysis over such a "
+        "file and prints the report `once` prints.",
+        epilog=EPILOG,
+    )
+    group = node.add_argument_group("node options")
+    group.add_argument(
+        "--every",
+        metavar="SECONDS",
+        type=_every,
+        help="seconds between reads, the period of its series (default 5; for --replay, "
+        "the capture's own)",
+    )
+    group.add_argument(
+        "--sys-root",
+        metavar="DIR",
+        type=Path,
+        default=Path("/sys"),
+        help="where sysfs is mounted: the volumes are found under DIR/class/nvme (default /sys)",
+    )
+    group.add_argument(
+        "--dev-root",
+        metavar="DIR",
+        type=Path,
+        default=Path("/dev"),
+        help="where the host's device nodes are (default /dev)",
+    )
+    group.add_argument(
+        "--capture",
+        metavar="FILE",
+        type=Path,
+        help="read for --seconds and write every page to FILE as JSON lines, then exit",
+    )
+    group.add_argument(
+        "--seconds",
+        metavar="N",
+        type=float,
+        default=60.0,
+        help="how long --capture reads (default 60)",
+    )
+    group.add_argument(
+        "--replay",
+        metavar="FILE",
+        type=Path,
+        help="analyze a capture instead of the devices: one cycle at its end, printed as "
+        "`once` prints it",
+    )
+    group.add_argument(
+        "--once",
+        action="store_true",
+        help="one cycle, printed, then exit: on the devices, two reads --every apart",
+    )
+    _format(node)
+    _common(node, lookback=False)
+    _daemon_options(node, interval=False)
 
 
 def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

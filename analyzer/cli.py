@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -17,16 +18,20 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
-from analyzer.collect import aws, progress, recording
+from analyzer.collect import aws, capture, progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
+from analyzer.collect.regions import Region
 from analyzer.collect.window import data_end
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
-from analyzer.live.cycle import Analyzer
+from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
 from analyzer.model.series import Series
 from analyzer.model.units import parse_duration
+from analyzer.node import agent
+from analyzer.node.agent import DEFAULT_EVERY_S
+from analyzer.node.telemetry import NodeCollector
 from analyzer.offline import backtest, backtest_text, rule_tests
 from analyzer.offline.replay import PAST_STATS, past_name
 from analyzer.yamlfile import nearest
@@ -60,6 +65,11 @@ def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
     result = Analyzer(settings, ruleset).offering().run(datetime.now(UTC))
+    return _report(args, result)
+
+
+def _report(args: argparse.Namespace, result: CycleResult) -> int:
+    """The report of one cycle on stdout; the exit code says whether its data was read."""
     sys.stdout.write(
         report.render(
             result.snapshot, result.readings, result.findings, args.format, result.projection
@@ -79,6 +89,46 @@ def _once(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _node(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    ruleset = rules.load(settings.rule_dirs)
+    if args.replay is not None:
+        found = capture.read(args.replay)
+        every = args.every or found.every()
+        return _report(args, agent.replay(found, settings, ruleset, every))
+    every = args.every or DEFAULT_EVERY_S
+    if args.capture is not None:
+        region = (settings.region or [aws.default_region() or ""])[0]
+        if not region:
+            raise ConfigError(aws.NO_REGION)
+        metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
+        try:
+            out = args.capture.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--capture {args.capture}: {exc.strerror or exc}") from None
+        with out:
+            pages = agent.capture_for(reader, args.seconds, out, describer)
+        print(f"{PROG}: wrote {pages:,} pages to {args.capture}", file=sys.stderr)
+        return 0
+    if args.once:
+        region = (settings.region or [aws.default_region() or ""])[0]
+        if not region:
+            raise ConfigError(aws.NO_REGION)
+        metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
+        config = agent.node_settings(settings, every).model_copy(update={"region": [region]})
+        analyzer = Analyzer(
+            config, ruleset, connect=lambda name: Region(name, describer, metrics)
+        ).offering()
+        agent.attach(analyzer, metrics, reader, every)
+        return _report(args, agent.once(analyzer, reader))
+    if settings.log_format != "auto":
+        logs.configure(args.log_level, json_lines=settings.log_format == "json")
+    process, server, reader = agent.serve(settings, ruleset, every, args.sys_root, args.dev_root)
+    name = os.environ.get("NODE_NAME") or socket.gethostname()
+    process.telemetry.registry.register(NodeCollector(reader, name))
+    return process.run(server)
 
 
 def _cost(args: argparse.Namespace) -> int:
@@ -319,6 +369,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "record": _record,
     "recordings": _recordings,
     "iam-policy": _iam_policy,
+    "node": _node,
 }
 
 
@@ -337,7 +388,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" (did you mean {' or '.join(guesses)}?)" if guesses else ""
         taking.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     if getattr(args, "log_level", None) is None:
-        args.log_level = "info" if args.command == "run" else "warning"
+        daemon_like = args.command == "run" or (
+            args.command == "node" and not (args.once or args.replay or args.capture)
+        )
+        args.log_level = "info" if daemon_like else "warning"
     if args.log_level not in LOG_LEVELS:
         print(
             f"{PROG}: error: EBS_ANALYZER_LOG_LEVEL {args.log_level!r}: "

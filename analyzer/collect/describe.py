@@ -65,8 +65,11 @@ class Ec2Rds:
             raise ValueError(f"more than {MAX_PAGES} pages")
         return pages
 
-    def volumes(self, ids: Sequence[str] | None = None) -> list[Volume]:
-        """`ids`: only these (a node's own volumes), by a filter that, unlike `VolumeIds`,
+    def volumes(self) -> list[Volume]:
+        return self.volumes_of(None)
+
+    def volumes_of(self, ids: Sequence[str] | None) -> list[Volume]:
+        """Only these (a node's own volumes; None: all), by a filter that, unlike `VolumeIds`,
         leaves out an id gone since instead of failing the call."""
         with calling("ec2:DescribeVolumes", self.where):
             pages = self._pages("ec2", "describe_volumes", **_only("volume-id", ids))
@@ -76,8 +79,11 @@ class Ec2Rds:
                 if v.text("State", None) not in GONE_VOLUME_STATES
             ]
 
-    def instances(self, ids: Sequence[str] | None = None) -> list[Instance]:
-        """`ids`: only these (a node's own instance)."""
+    def instances(self) -> list[Instance]:
+        return self.instances_of(None)
+
+    def instances_of(self, ids: Sequence[str] | None) -> list[Instance]:
+        """Only these (a node's own instance; None: all)."""
         with calling("ec2:DescribeInstances", self.where):
             pages = self._pages("ec2", "describe_instances", **_only("instance-id", ids))
             return [

@@ -46,8 +46,9 @@ def render(
 
 def watch_cost(snap: Snapshot, projection: Projection) -> dict[str, Any]:
     return {
-        "this_run_metrics_requested": snap.stats.metrics_requested,
-        "this_run_dollars": round(snap.stats.metrics_requested * projection.price_per_metric, 4),
+        "this_run_metrics_requested": snap.stats.billed,
+        "this_run_dollars": round(snap.stats.billed * projection.price_per_metric, 4),
+        "this_run_metrics_from_nvme": snap.stats.free,
         "daemon_dollars_per_month": round(projection.dollars(), 2),
         "daemon_dollars_per_month_by_tier": {
             tier.value: round(projection.dollars(tier), 2) for tier in Tier
@@ -143,6 +144,13 @@ def cost_table(
 
 def cost_text(snap: Snapshot, projection: Projection) -> str:
     cost = watch_cost(snap, projection)
+    if cost["this_run_metrics_from_nvme"]:
+        return (
+            f"CLOUDWATCH  this run read {cost['this_run_metrics_from_nvme']:,} metrics from the "
+            "volumes' NVMe statistics, free; a node agent asks CloudWatch only for the "
+            "BurstBalance of its gp2, st1 and sc1 volumes, every ten minutes (about $0.04 a "
+            "volume a month)."
+        )
     tiers = ", ".join(
         f"{tier} ${dollars:,.2f}"
         for tier, dollars in cost["daemon_dollars_per_month_by_tier"].items()

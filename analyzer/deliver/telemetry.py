@@ -138,7 +138,7 @@ class Telemetry:
             self.requests.labels("GetMetricData", outcome).inc(count)
         for tier, count in stats.by_tier.items():
             self.metrics_requested.labels(tier).inc(count)
-        untiered = stats.metrics_requested - sum(stats.by_tier.values())
+        untiered = stats.billed - sum(stats.by_tier.values())
         if untiered > 0:
             self.metrics_requested.labels("full").inc(untiered)
         self.poll_duration.observe(duration_s)
@@ -147,7 +147,7 @@ class Telemetry:
         self.cycles.labels(stats.outcome).inc()
         self.failed_share.set(round(stats.failed_share, 4))
         if not backfill:
-            self._estimate(stats.metrics_requested, now.timestamp())
+            self._estimate(stats.billed, now.timestamp())
 
     def budget_set(self, dollars: float) -> None:
         """The monthly GetMetricData budget: exported only where one is set, so that a rule

@@ -123,6 +123,9 @@ class Analyzer:
     resolution_s: int = MINUTE_S
     """The finest period asked for: CloudWatch's minute, or a few seconds where the regions'
     metrics come from a node's NVMe statistics."""
+    billed: Callable[[MetricQuery], bool] = lambda _: True
+    """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
+    projected bill and the budget count only those it bills."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
@@ -345,6 +348,7 @@ class Analyzer:
                 past=PastDays() if self.rules.reads_past() else None,
                 windows=self.rules.forecast_windows,
                 resolution_s=self.resolution_s,
+                billed=self.billed,
             )
         return self._pollers[region]
 
@@ -482,7 +486,10 @@ class Analyzer:
         asked: dict[str, tuple[dict[str, list[MetricQuery]], dict[str, Tier]]] = {}
         for where, inv in inventories.items():
             poller = self._poller(where)
-            wanted = poller.wanted(inv)
+            wanted = {
+                rid: [q for q in found if self.billed(q)]
+                for rid, found in poller.wanted(inv).items()
+            }
             asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
         unbounded = {w: billing.project(q, t, base, price) for w, (q, t) in asked.items()}
         cadences = dict.fromkeys(asked, base)

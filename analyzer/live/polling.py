@@ -59,6 +59,8 @@ class RegionPoller:
     """The balances' daily minima, fetched a few times a day beside the polls."""
     windows: Callable[[ResourceState], ForecastWindows] = lambda _: ForecastWindows()
     """The windows a resource's outlook is worked out over: its forecast rule's."""
+    billed: Callable[[MetricQuery], bool] = lambda _: True
+    """Whether CloudWatch bills this query: not where a node's NVMe statistics answer it."""
     resolution_s: int = MINUTE_S
     """The finest period asked for, which the data of a cycle ends on: CloudWatch's minute,
     or a few seconds where the region's metrics come from a node's NVMe statistics."""
@@ -191,7 +193,7 @@ class RegionPoller:
         """Fetch what the history lacks of `wanted`, and take the answers in as planned."""
         plan = self.history.plan(wanted, now)
         for _, group in plan:
-            stats.by_tier.update(self._tier_label(q.resource_id) for q in group)
+            stats.by_tier.update(self._tier_label(q.resource_id) for q in group if self.billed(q))
         for window, fetched in fetch(self.region.metrics, plan, stats):
             self.history.merge(window, fetched)
 

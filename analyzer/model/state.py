@@ -38,6 +38,14 @@ class FetchStats:
     codes: list[str] = field(default_factory=list)
     """AWS's error codes of the calls that failed whole (`AccessDenied`, `Throttling`), in the
     order of `errors`' call failures."""
+    free: int = 0
+    """Of `metrics_requested`, those answered by a source that bills nothing (a node's NVMe
+    statistics): not CloudWatch's, and not on its bill."""
+
+    @property
+    def billed(self) -> int:
+        """Metrics CloudWatch bills: those requested of it."""
+        return self.metrics_requested - self.free
 
     def merge(self, other: FetchStats) -> None:
         self.requests.update(other.requests)
@@ -47,6 +55,7 @@ class FetchStats:
         self.errors.extend(other.errors)
         self.codes.extend(other.codes)
         self.metrics_failed += other.metrics_failed
+        self.free += other.free
 
     @property
     def outcome(self) -> str:

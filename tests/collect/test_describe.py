@@ -35,8 +35,8 @@ def test_a_node_describes_only_its_own_volumes_and_instance(aws):
     ours = account.volume("gp2", 50, mine)
     account.volume("gp2", 50, other)
     describe = Ec2Rds(account.clients)
-    assert [v.volume_id for v in describe.volumes([ours, "vol-0gone000000000000"])] == [ours]
-    assert [i.instance_id for i in describe.instances([mine])] == [mine]
+    assert [v.volume_id for v in describe.volumes_of([ours, "vol-0gone000000000000"])] == [ours]
+    assert [i.instance_id for i in describe.instances_of([mine])] == [mine]
     assert len(describe.volumes()) == 4  # and the two root volumes
 
 
