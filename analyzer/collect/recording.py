@@ -166,6 +166,17 @@ def _inventory(raw: Mapping[str, Any]) -> Inventory:
     )
 
 
+def inventory_document(inventory: Inventory) -> dict[str, Any]:
+    """An inventory as plain JSON, as a recording keeps it."""
+    document: dict[str, Any] = _plain(inventory)
+    return document
+
+
+def inventory_from(document: Mapping[str, Any]) -> Inventory:
+    """The inventory of `inventory_document`; KeyError, TypeError or ValueError where broken."""
+    return _inventory(document)
+
+
 def _read_series(raw: Mapping[str, Any]) -> Series:
     stamps = tuple(datetime.fromtimestamp(t, UTC) for t in raw["t"])
     return Series(

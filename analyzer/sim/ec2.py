@@ -9,7 +9,7 @@ for instances under basic monitoring). The demo and the tests replay incidents w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -183,6 +183,9 @@ class Simulation:
         self.instance = instance
         self.start = start
         self.elapsed_s = 0
+        self.each_second: Callable[[datetime, Mapping[str, Second], Second], None] | None = None
+        """Told what each second did, per volume and for the instance, as it is simulated
+        (a node's NVMe statistics count by the second); every second is then simulated."""
 
     @property
     def now(self) -> datetime:
@@ -199,7 +202,17 @@ class Simulation:
         inst = self.instance
         vol_minutes = {s.volume.volume_id: _Minute() for s in inst.volumes}
         inst_minute = _Minute()
-        if not self._steady(vol_minutes, inst_minute):
+        if self.each_second is not None:
+            for _ in range(60):
+                seconds = {rid: _Minute() for rid in vol_minutes}
+                inst_second = _Minute()
+                self._second(float(self.elapsed_s), seconds, inst_second)
+                self.elapsed_s += 1
+                self.each_second(self.now, seconds, inst_second)
+                for rid, second in seconds.items():
+                    _merge(vol_minutes[rid], second)
+                _merge(inst_minute, inst_second)
+        elif not self._steady(vol_minutes, inst_minute):
             for _ in range(60):
                 self._second(float(self.elapsed_s), vol_minutes, inst_minute)
                 self.elapsed_s += 1
@@ -402,6 +415,18 @@ def _percent(credits: float, per_second_span: float) -> float:
     if per_second_span <= 0:
         return 100.0
     return 100.0 * credits / (per_second_span * INSTANCE_BURST_S)
+
+
+Second = _Minute
+"""What one second did: the same accumulators, over one second."""
+_HIGHEST = frozenset({"stalled", "iops_exceeded", "throughput_exceeded"})
+
+
+def _merge(into: _Minute, second: _Minute) -> None:
+    """A second added to its minute: sums, but the highest of the checks."""
+    for name, value in vars(second).items():
+        mine = getattr(into, name)
+        setattr(into, name, max(mine, value) if name in _HIGHEST else mine + value)
 
 
 def _account(acc: _Minute, sim: SimVolume, served: float, size: float, demand: float) -> None:

@@ -1,0 +1,291 @@
+"""The node agent: its volumes' NVMe statistics read every few seconds, and the daemon's own
+cycle run on them (`ebs-analyzer node`); a capture of what it reads, and a replay of one.
+
+The analysis is the central daemon's, unchanged: the same inventory from EC2 (the node's
+volumes and instance only), the same normalization, bucket model, rules, alert book, Slack,
+Alertmanager and `/metrics`. Only the region's metrics differ: they come from the pages the
+node read (`source.NodeMetrics`), at the node's period of a few seconds instead of CloudWatch's
+minute, so a drain shows seconds after it starts. CloudWatch is asked only for BurstBalance,
+a few times an hour, to anchor the bucket model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO
+
+import structlog
+
+from analyzer.analyze.rules import RuleSet
+from analyzer.collect import devices
+from analyzer.collect.aws import Clients
+from analyzer.collect.boundaries import Describer, MetricData
+from analyzer.collect.capture import Capture, Writer
+from analyzer.collect.describe import Ec2Rds
+from analyzer.collect.described import RecordedDescriber
+from analyzer.collect.devices import Device, DeviceError
+from analyzer.collect.inventory import InstanceTypeCache, discover
+from analyzer.collect.logpage import PageError, parse
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.regions import Region
+from analyzer.collect.window import Window, floor_to
+from analyzer.errors import ConfigError
+from analyzer.live.cycle import Analyzer, CycleResult
+from analyzer.model import metrics
+from analyzer.model.limits import has_burst_balance
+from analyzer.model.metrics import Namespace
+from analyzer.model.resources import (
+    DbInstance,
+    Initialization,
+    Instance,
+    InstanceType,
+    Inventory,
+    Modification,
+    Volume,
+)
+from analyzer.node.balance import Anchor
+from analyzer.node.counters import Counters
+from analyzer.node.source import NodeMetrics
+from analyzer.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+ANCHOR_EVERY_S = 600.0
+"""How often CloudWatch's BurstBalance is read to anchor the bucket model: one metric per
+bucket volume every ten minutes, 4,320 a month ($0.04 at $0.01 per 1,000)."""
+ANCHOR_SPAN_S = 1_800.0
+"""The readings asked for each time: the latest of the last half hour (none while idle)."""
+KEEP_MARGIN_S = 600.0
+
+
+def node_settings(settings: Settings, every_s: int) -> Settings:
+    """The daemon's settings as a node runs them: a cycle every read, on data up to the read
+    just taken (no settle delay: the page is the truth as of now), every metric each cycle."""
+    return settings.model_copy(
+        update={"interval": float(every_s), "settle_delay": 0.0, "polling": "full"}
+    )
+
+
+@dataclass
+class Reader:
+    """The node's reads: which EBS volumes it has, their pages into the counters, CloudWatch's
+    balance readings into the anchors; each written to a capture where one is kept."""
+
+    metrics: NodeMetrics
+    every_s: int
+    sys_root: Path = Path("/sys")
+    dev_root: Path = Path("/dev")
+    cloudwatch: MetricData | None = None
+    capture: Writer | None = None
+    read: Callable[[Device], bytes] = devices.read_page
+    clock: Callable[[], float] = time.time
+    keep_s: float = 3 * 3600.0
+    _devices: list[Device] = field(default_factory=list)
+    _sampled: float | None = None
+    _anchored: float | None = None
+    reads: dict[str, int] = field(default_factory=dict)
+    """Page reads by outcome (`ok`, `error`), for the node's own metrics."""
+
+    def discover(self) -> list[Device]:
+        self._devices = devices.discover(self.sys_root, self.dev_root)
+        log.info("node.devices", volumes=[d.volume_id for d in self._devices])
+        return self._devices
+
+    @property
+    def volume_ids(self) -> list[str]:
+        return [d.volume_id for d in self._devices]
+
+    def sample(self) -> None:
+        """Read every volume's page, unless that was done less than half a period ago."""
+        now = self.clock()
+        if self._sampled is not None and now - self._sampled < self.every_s / 2:
+            return
+        self._sampled = now
+        for device in self._devices or self.discover():
+            self._sample(device, now)
+        self.anchor(now)
+
+    def _sample(self, device: Device, now: float) -> None:
+        vid = device.volume_id
+        try:
+            page = self.read(device)
+            stats = parse(page, device.where)
+        except (DeviceError, PageError) as exc:
+            self.reads["error"] = self.reads.get("error", 0) + 1
+            if self.metrics.unreadable.get(vid) != str(exc):
+                log.warning("node.read_failed", volume_id=vid, error=str(exc))
+            self.metrics.unreadable[vid] = str(exc)
+            if self.capture is not None:
+                self.capture.error(now, vid, str(exc))
+            return
+        self.reads["ok"] = self.reads.get("ok", 0) + 1
+        self.metrics.unreadable.pop(vid, None)
+        counters = self.metrics.counters.setdefault(vid, Counters(self.keep_s))
+        if counters.add(now, stats):
+            log.info("node.counter_reset", volume_id=vid)
+        if self.capture is not None:
+            self.capture.page(now, vid, page)
+
+    def anchor(self, now: float) -> None:
+        """CloudWatch's latest BurstBalance of each bucket volume, every `ANCHOR_EVERY_S`."""
+        if self.cloudwatch is None:
+            return
+        if self._anchored is not None and now - self._anchored < ANCHOR_EVERY_S:
+            return
+        self._anchored = now
+        wanted = [_balance_query(v) for v in self.metrics.volumes.values() if has_burst_balance(v)]
+        if not wanted:
+            return
+        end = floor_to(datetime.fromtimestamp(now, UTC), 60)
+        window = Window(end - timedelta(seconds=ANCHOR_SPAN_S), end, 60)
+        found, stats = self.cloudwatch.fetch(wanted, window)
+        if stats.errors:
+            log.warning("node.balance_unread", error=stats.errors[0])
+        for query, series in found.items():
+            last = series.last()
+            if last is None:
+                continue
+            stamp, percent = last
+            at = stamp.timestamp() + 30.0  # the middle of the minute CloudWatch averaged
+            kept = self.metrics.anchors.setdefault(query.resource_id, [])
+            if not kept or kept[-1].t < at:
+                kept.append(Anchor(at, percent))
+                del kept[:-8]
+                if self.capture is not None:
+                    self.capture.balance(at, query.resource_id, percent)
+
+
+def _balance_query(volume: Volume) -> MetricQuery:
+    metric = metrics.named(Namespace.EBS, "BurstBalance")
+    dims = metrics.dimensions(metric, volume.volume_id) or ()
+    return MetricQuery(volume.volume_id, "AWS/EBS", metric.name, dims, metric.statistic, 60)
+
+
+@dataclass
+class NodeDescriber:
+    """The region's Describe* calls, narrowed to the node's volumes and their instance: a node
+    never describes the whole region."""
+
+    inner: Ec2Rds
+    volume_ids: Callable[[], Sequence[str]]
+    _attached: list[str] = field(default_factory=list)
+
+    @property
+    def region(self) -> str:
+        return self.inner.region
+
+    def volumes(self) -> list[Volume]:
+        ids = list(self.volume_ids())
+        found = self.inner.volumes(ids) if ids else []
+        self._attached = sorted({v.attached_to for v in found if v.attached_to})
+        return found
+
+    def instances(self) -> list[Instance]:
+        if not self._attached:
+            self.volumes()
+        return self.inner.instances(self._attached) if self._attached else []
+
+    def instance_types(self, names: Sequence[str]) -> list[InstanceType]:
+        return self.inner.instance_types(names)
+
+    def offered_instance_types(self) -> list[InstanceType]:
+        return self.inner.offered_instance_types()
+
+    def orderable_db_classes(self, engine: str) -> set[str]:
+        return self.inner.orderable_db_classes(engine)
+
+    def db_instances(self) -> list[DbInstance]:
+        return []  # RDS storage is not on any node
+
+    def volume_modifications(self) -> dict[str, list[Modification]]:
+        mine = set(self.volume_ids())
+        return {k: v for k, v in self.inner.volume_modifications().items() if k in mine}
+
+    def volume_initializations(self) -> dict[str, Initialization]:
+        mine = set(self.volume_ids())
+        return {k: v for k, v in self.inner.volume_initializations().items() if k in mine}
+
+
+def _knowing(metrics_: NodeMetrics, analyzer: Analyzer) -> Callable[[], None]:
+    """Before each fetch: the node's metrics told the volumes and instance last described."""
+    seen: list[Mapping[str, Inventory]] = []
+
+    def know() -> None:
+        found = analyzer.inventories()
+        if seen and seen[0] is found:
+            return
+        seen[:] = [found]
+        metrics_.know(found.values())
+
+    return know
+
+
+def replay(
+    capture: Capture,
+    settings: Settings,
+    ruleset: RuleSet,
+    every_s: int,
+    describe: Describer | None = None,
+) -> CycleResult:
+    """One cycle at the end of a capture, over everything it holds, as `once` runs one over
+    CloudWatch's history: the same rows and findings. The capture's inventory describes its
+    volumes (nothing calls AWS); without one, `describe` (EC2) does."""
+    end = capture.end
+    assert end is not None  # `capture.read` refuses a capture without a page
+    region = capture.inventory.region if capture.inventory else (settings.region or [""])[0]
+    if not region:
+        raise ConfigError("the capture holds no inventory: name the volumes' region (--region)")
+    start = min(r.t for r in capture.reads)
+    node = NodeMetrics(region)
+    for read in capture.reads:
+        if read.stats is None:
+            node.unreadable[read.volume_id] = read.error or "unreadable"
+            continue
+        node.unreadable.pop(read.volume_id, None)
+        counters = node.counters.setdefault(read.volume_id, Counters(end - start + KEEP_MARGIN_S))
+        counters.add(read.t, read.stats)
+    for reading in capture.balances:
+        node.anchors.setdefault(reading.volume_id, []).append(Anchor(reading.t, reading.percent))
+    if capture.inventory is not None:
+        describer: Describer = RecordedDescriber(capture.inventory)
+    elif describe is not None:
+        describer = describe
+    else:
+        ids = capture.volume_ids()
+        describer = NodeDescriber(Ec2Rds(Clients.for_region(region)), lambda: ids)
+    config = node_settings(settings, every_s).model_copy(update={"region": [region]})
+    analyzer = Analyzer(
+        config, ruleset, connect=lambda name: Region(name, describer, node), resolution_s=every_s
+    )
+    node.before = _knowing(node, analyzer)
+    return analyzer.run(datetime.fromtimestamp(end, UTC))
+
+
+def capture_for(reader: Reader, seconds: float, out: IO[str], describe: Describer | None) -> int:
+    """Read every `every_s` for `seconds`, writing each page (and the inventory first, where
+    EC2 describes it) to `out`; the number of pages written."""
+    writer = Writer(out)
+    reader.capture = writer
+    found = reader.discover()
+    if not found:
+        raise ConfigError(
+            f"no EBS volume under {reader.sys_root}/class/nvme: not a Nitro instance, or no "
+            "EBS volume attached"
+        )
+    if describe is not None:
+        inventory = discover(describe, InstanceTypeCache(), with_rds=False)
+        writer.inventory(reader.clock(), inventory)
+        reader.metrics.know([inventory])
+    written = 0
+    stop = reader.clock() + seconds
+    while True:
+        before = reader.reads.get("ok", 0)
+        reader.sample()
+        written += reader.reads.get("ok", 0) - before
+        if reader.clock() + reader.every_s > stop:
+            return written
+        time.sleep(reader.every_s)
