@@ -105,7 +105,7 @@ def read(path: Path) -> Capture:
         raise ConfigError(f"{path}: cannot read a capture: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a capture (not UTF-8 text)") from None
-    if not capture.reads:
+    if not any(r.stats is not None for r in capture.reads):
         raise ConfigError(f"{path}: no log page in it")
     capture.reads.sort(key=lambda r: r.t)
     capture.balances.sort(key=lambda r: r.t)
