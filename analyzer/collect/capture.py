@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -120,7 +121,7 @@ def _take(capture: Capture, line: str, where: str) -> None:
     if not isinstance(document, dict):
         raise ConfigError(f"{where}: not a JSON object")
     t = document.get("t")
-    if isinstance(t, bool) or not isinstance(t, int | float):
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
         raise ConfigError(f"{where}: no `t` (epoch seconds)")
     if "inventory" in document:
         try:
@@ -138,7 +139,11 @@ def _take(capture: Capture, line: str, where: str) -> None:
         capture.reads.append(Read(float(t), vid, None, str(document["error"])))
     elif "burst_balance" in document:
         percent = document["burst_balance"]
-        if isinstance(percent, bool) or not isinstance(percent, int | float):
+        if (
+            isinstance(percent, bool)
+            or not isinstance(percent, int | float)
+            or not math.isfinite(percent)
+        ):
             raise ConfigError(f"{where}: `burst_balance` is not a number")
         capture.balances.append(Reading(float(t), vid, float(percent)))
     else:
