@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.collect.capture import Capture, Read, Reading, Writer, read, volume_id
-from analyzer.collect.logpage import INSTANCE_STORE_MAGIC, Stats, pack
+from analyzer.collect.logpage import INSTANCE_STORE_MAGIC, Bin, Histogram, Stats, pack
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
 
@@ -24,7 +24,15 @@ INVENTORY = Inventory(
     (Volume("vol-0abc", "us-east-1", "gp2", 50, "in-use", attached_to="i-1"),),
     (Instance("i-1", "us-east-1", "m5.large", "running", True, ("vol-0abc",), M5),),
 )
-STATS = Stats(read_ops=10, write_ops=20, read_bytes=40_960, write_bytes=81_920, queue_length=3)
+STATS = Stats(
+    read_ops=10,
+    write_ops=20,
+    read_bytes=40_960,
+    write_bytes=81_920,
+    queue_length=3,
+    read_latency=Histogram((Bin(0, 100, 7), Bin(100, 200, 3))),
+    write_latency=Histogram((Bin(0, 1_000, 20),)),
+)
 
 
 def _written(path: Path, lines: list[str]) -> Path:

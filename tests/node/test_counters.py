@@ -151,6 +151,27 @@ def test_the_sums_over_a_window_add_up_to_the_counters_growth(
     assert sum(sums.values) == pytest.approx(samples[-1][1] - samples[0][1], rel=1e-9, abs=1e-6)
 
 
+@given(
+    st.lists(
+        st.tuples(st.floats(0.05, 2 * MAX_GAP_S), st.integers(0, 10**9)), min_size=2, max_size=40
+    ),
+    st.sampled_from([1, 5, 60]),
+)
+def test_sums_are_never_negative_whatever_the_counters_do(
+    steps: list[tuple[float, int]], period: int
+) -> None:
+    """Counters that go back (resets) and samples far apart (gaps) leave periods out; they
+    never make a negative sum."""
+    t = 0.0
+    samples = []
+    for gap, value in steps:
+        t += gap
+        samples.append((t, value))
+    counters = _fed(samples, keep_s=10**6)
+    sums = counters.sums(_ops, T, T + t + period, period)
+    assert all(v >= 0 for v in sums.values)
+
+
 def test_nothing_is_taken_across_a_reset_and_its_period_has_no_datapoint() -> None:
     """The volume detached at 21 s and came back at 23 s with its counters from zero: the
     2 s after the reset (40 % of [20, 25)) are too little to say what the period held."""
