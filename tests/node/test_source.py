@@ -49,7 +49,7 @@ def _held(t: float, start: float) -> int:
 
 def _vol1(t: float) -> Stats:
     """1,000 reads of 4 KiB and 500 writes of 16 KiB a second, 0.5 ms each; its IOPS limit
-    held I/O back in [10, 15) s."""
+    held I/O back in [10, 15) s, the instance's in [20, 25) s."""
     s = t + 60
     return Stats(
         read_ops=round(1_000 * s),
@@ -59,6 +59,7 @@ def _vol1(t: float) -> Stats:
         read_time_us=round(1_000 * 500 * s),
         write_time_us=round(500 * 500 * s),
         volume_iops_exceeded_us=_held(t, 10),
+        instance_iops_exceeded_us=_held(t, 20),
         queue_length=round(t) % 5,
     )
 
@@ -150,6 +151,7 @@ def test_the_instances_sums_are_over_its_volumes(metric: str, per_period: float)
 
 
 def test_the_instances_exceeded_check_is_the_highest_of_its_volumes() -> None:
+    """Both volumes were held back in [20, 25): the check is 1, not their sum."""
     node = _node()
     assert _values(_answer(node, "i-1", "InstanceEBSIOPSExceededCheck")) == [0, 0, 0, 0, 1, 0]
     assert _values(_answer(node, "i-1", "InstanceEBSThroughputExceededCheck")) == [0.0] * 6
