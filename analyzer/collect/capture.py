@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +118,7 @@ def read(path: Path) -> Capture:
         raise ConfigError(f"{path}: cannot read a capture: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a capture (not UTF-8 text)") from None
-    if not capture.reads:
+    if not any(r.stats is not None for r in capture.reads):
         raise ConfigError(f"{path}: no log page in it")
     capture.reads.sort(key=lambda r: r.t)
     capture.balances.sort(key=lambda r: r.t)
@@ -132,7 +133,7 @@ def _take(capture: Capture, line: str, where: str) -> None:
     if not isinstance(document, dict):
         raise ConfigError(f"{where}: not a JSON object")
     t = document.get("t")
-    if isinstance(t, bool) or not isinstance(t, int | float):
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
         raise ConfigError(f"{where}: no `t` (epoch seconds)")
     if "inventory" in document:
         try:
@@ -150,7 +151,11 @@ def _take(capture: Capture, line: str, where: str) -> None:
         capture.reads.append(Read(float(t), vid, None, str(document["error"])))
     elif "burst_balance" in document:
         percent = document["burst_balance"]
-        if isinstance(percent, bool) or not isinstance(percent, int | float):
+        if (
+            isinstance(percent, bool)
+            or not isinstance(percent, int | float)
+            or not math.isfinite(percent)
+        ):
             raise ConfigError(f"{where}: `burst_balance` is not a number")
         capture.balances.append(Reading(float(t), vid, float(percent)))
     else:

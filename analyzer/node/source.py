@@ -159,8 +159,10 @@ class NodeMetrics:
         for vid in instance.volume_ids:
             if vid in self.unreadable:
                 return Series.failed(self.unreadable[vid], period)
-            if vid in self.counters:
-                parts.append(INSTANCE[metric](self.counters[vid], start, end, period))
+            if vid not in self.counters:
+                # Its other volumes' I/O is not the instance's: unknown, never understated.
+                return Series(period_s=period)
+            parts.append(INSTANCE[metric](self.counters[vid], start, end, period))
         if not parts:
             return Series(period_s=period)
         return _combined(parts, period, flags=metric in FLAGS)

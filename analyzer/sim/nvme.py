@@ -95,6 +95,13 @@ def capture(
     writer = Writer(out)
     writer.inventory(simulation.now.timestamp(), inventory)
     view = NodeView(every_s, writer)
+    # The instance's other volumes (its root volume) are read too, idle: a node reads every
+    # EBS volume attached to its instance.
+    simulated = {s.volume.volume_id for s in simulation.instance.volumes}
+    for volume in inventory.volumes:
+        mine = volume.attached_to == simulation.instance.instance_id
+        if mine and volume.volume_id not in simulated:
+            view.totals[volume.volume_id] = _Totals()
     simulation.each_second = view.second
     datapoints = simulation.run(minutes)
     simulation.each_second = None
