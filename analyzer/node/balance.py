@@ -55,7 +55,7 @@ def modelled(
     first = math.floor(anchors[i].t / period_s) * period_s
     ops = dict(counters.sums(_ops, first, end, period_s).points())
     moved = dict(counters.sums(_bytes, first, end, period_s).points())
-    balance = anchors[i].percent
+    balance: float | None = anchors[i].percent
     since = anchors[i].t
     points = []
     at = first
@@ -64,16 +64,17 @@ def modelled(
             i += 1
             balance, since = anchors[i].percent, anchors[i].t
         stamp = datetime.fromtimestamp(at, UTC)
-        # The share of this period after the anchor (all of it, but for the anchor's own).
-        seconds = min(period_s, at + period_s - since)
-        if stamp in ops:
+        if stamp not in ops:
+            # No sample covers it (the node stopped, a read failed): what the volume did is
+            # not known, so neither is the balance, until CloudWatch's next reading.
+            balance = None
+        elif balance is not None:
+            # The share of this period after the anchor (all of it, but for the anchor's own).
+            seconds = min(period_s, at + period_s - since)
             iops, bps = ops[stamp] / period_s, moved.get(stamp, 0.0) / period_s
             drain = bucket.drain(bucket.consumption(iops, bps))
-        else:
-            # No I/O counted: the bucket earns its baseline, the most an idle bucket earns.
-            drain = -bucket.baseline
-        balance = min(max(balance - drain * seconds / bucket.capacity * 100.0, 0.0), 100.0)
-        if at >= start:
-            points.append((stamp, balance))
+            balance = min(max(balance - drain * seconds / bucket.capacity * 100.0, 0.0), 100.0)
+            if at >= start:
+                points.append((stamp, balance))
         at += period_s
     return Series.of(points, period_s)

@@ -187,11 +187,6 @@ def test_the_points_are_stamped_on_epoch_aligned_periods() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a period without samples is modelled as idle: the balance refills while the node "
-    "does not know what the volume did",
-)
 def test_a_gap_in_the_samples_is_not_modelled_as_an_idle_volume() -> None:
     """The node read nothing from 20 s to 200 s (agent stopped, longer than MAX_GAP_S) while
     the volume went on at 1,500 IOPS: the counters say 270,000 operations happened, not when.
