@@ -641,3 +641,295 @@ def test_a_mistake_in_the_shard_values_fails_the_install_and_says_where(tmp_path
     result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+# --- the node agent --------------------------------------------------------------------------
+
+NODE = {"node": {"enabled": True}}
+NODE_NAME = "ebs-bottleneck-analyzer-node"
+
+
+def node_pod_of(found: dict[str, dict]) -> dict:
+    return found[f"DaemonSet/{NODE_NAME}"]["spec"]["template"]
+
+
+def selects(selector: dict, labels: dict) -> bool:
+    return selector.items() <= labels.items()
+
+
+def central_selectors(found: dict[str, dict]) -> dict[str, dict]:
+    """Every selector of the analyzer's objects, by where it is."""
+    selectors = {}
+    for name, doc in found.items():
+        kind = name.partition("/")[0]
+        spec = doc.get("spec", {})
+        if name.endswith("-node"):
+            continue
+        if kind in {"Deployment", "StatefulSet", "PodDisruptionBudget"}:
+            selectors[name] = spec["selector"]["matchLabels"]
+        elif kind == "Service":
+            selectors[name] = spec["selector"]
+        affinity = spec.get("template", {}).get("spec", {}).get("affinity", {})
+        for term in affinity.get("podAntiAffinity", {}).get(
+            "preferredDuringSchedulingIgnoredDuringExecution", []
+        ):
+            selectors[f"{name} anti-affinity"] = term["podAffinityTerm"]["labelSelector"][
+                "matchLabels"
+            ]
+    return selectors
+
+
+@pytest.mark.parametrize(
+    "values",
+    [NODE, {**EVERYTHING, **NODE}, {**HA, **NODE}, {**EVERYTHING, **HA, "slack": {}, **NODE}],
+    ids=["node", "node-everything", "node-ha", "node-ha-everything"],
+)
+def test_the_chart_lints_strictly_with_the_node_agent(tmp_path, values):
+    result = helm("lint", "--strict", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    render(tmp_path, values)
+
+
+def test_by_default_there_is_no_node_agent(tmp_path):
+    assert not [name for name in render(tmp_path, EVERYTHING) if "node" in name]
+
+
+def test_the_node_pod_gets_exactly_what_the_nvme_read_needs(tmp_path):
+    for values in (NODE, {**EVERYTHING, **NODE}):
+        template = node_pod_of(render(tmp_path, values))
+        pod = template["spec"]
+        assert pod["automountServiceAccountToken"] is False
+        assert pod["securityContext"] == {
+            "runAsNonRoot": False,
+            "runAsUser": 0,
+            "runAsGroup": 0,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        }
+        [container] = pod["containers"]
+        assert container["securityContext"] == {
+            "readOnlyRootFilesystem": True,
+            "privileged": True,
+            "allowPrivilegeEscalation": True,
+            "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]},
+        }
+        assert set(container["resources"]) == {"requests", "limits"}
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        writable = {"/var/lib/ebs-analyzer", "/tmp"}
+        for mount in container["volumeMounts"]:
+            assert mount.get("readOnly") is True or mount["mountPath"] in writable, mount
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        hosts = {
+            m["mountPath"]: volumes[m["name"]]["hostPath"]["path"]
+            for m in container["volumeMounts"]
+            if "hostPath" in volumes[m["name"]]
+        }
+        assert hosts == {"/host/dev": "/dev", "/host/sys": "/sys"}
+        for name in ("state", "tmp"):
+            assert volumes[name] == {"name": name, "emptyDir": {}}
+
+
+def test_without_privileged_the_node_pod_keeps_only_its_capability(tmp_path):
+    found = render(tmp_path, {"node": {"enabled": True, "privileged": False}})
+    [container] = node_pod_of(found)["spec"]["containers"]
+    assert container["securityContext"] == {
+        "readOnlyRootFilesystem": True,
+        "privileged": False,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]},
+    }
+
+
+def test_the_node_pod_runs_the_node_command_on_the_hosts_devices(tmp_path):
+    found = render(tmp_path, {"node": {"enabled": True, "every": 2}})
+    pod = node_pod_of(found)["spec"]
+    [container] = pod["containers"]
+    assert container["command"] == ["ebs-analyzer"]
+    args = container["args"]
+    assert args[0] == "node"
+    assert dict(zip(args[1::2], args[2::2], strict=True)) == {
+        "--every": "2",
+        "--dev-root": "/host/dev",
+        "--sys-root": "/host/sys",
+    }
+    env = env_of(pod)
+    assert env["NODE_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9877, "protocol": "TCP"}]
+
+
+def test_the_node_pod_shares_the_analyzers_settings_rules_and_secret(tmp_path):
+    values = {**EVERYTHING, **NODE}
+    found = render(tmp_path, values)
+    central, node = pod_of(found), node_pod_of(found)["spec"]
+    [central_container], [node_container] = central["containers"], node["containers"]
+    for key in ("image", "imagePullPolicy"):
+        assert node_container[key] == central_container[key], key
+    configs = {v["name"]: v["configMap"]["name"] for v in central["volumes"] if "configMap" in v}
+    assert configs == {
+        "config": "ebs-bottleneck-analyzer",
+        "rules": "ebs-bottleneck-analyzer-rules",
+    }
+    for volume in node["volumes"]:
+        if "configMap" in volume:
+            assert configs[volume["name"]] == volume["configMap"]["name"]
+    mounts = {m["name"]: m for m in central_container["volumeMounts"]}
+    for mount in node_container["volumeMounts"]:
+        if mount["name"] in configs:
+            assert mount == mounts[mount["name"]]
+    for name in ("EBS_ANALYZER_CONFIG", "SLACK_WEBHOOK_URL"):
+        assert env_of(node)[name] == env_of(central)[name], name
+    assert (
+        f"Secret/{env_of(node)['SLACK_WEBHOOK_URL']['valueFrom']['secretKeyRef']['name']}" in found
+    )
+    # A changed setting restarts the node pods as it restarts the analyzer's.
+    checksum = node_pod_of(found)["metadata"]["annotations"]["checksum/config"]
+    assert (
+        checksum
+        == found["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["metadata"][
+            "annotations"
+        ]["checksum/config"]
+    )
+
+
+def test_the_node_agent_has_its_own_identity_placement_and_updates(tmp_path):
+    role = {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ebs-node"}
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}
+    values = {
+        **EVERYTHING,
+        "node": {
+            "enabled": True,
+            "serviceAccount": {"annotations": role},
+            "tolerations": [toleration],
+            "nodeSelector": {"role": "db"},
+            "affinity": {"nodeAffinity": {}},
+            "priorityClassName": "system-node-critical",
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}},
+            "env": [{"name": "EBS_ANALYZER_LOG_LEVEL", "value": "debug"}],
+        },
+    }
+    found = render(tmp_path, values)
+    account = found[f"ServiceAccount/{NODE_NAME}"]
+    assert account["metadata"]["annotations"] == role
+    assert account["automountServiceAccountToken"] is False
+    daemonset = found[f"DaemonSet/{NODE_NAME}"]["spec"]
+    assert daemonset["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 2},
+    }
+    pod = daemonset["template"]["spec"]
+    assert pod["serviceAccountName"] == NODE_NAME
+    assert pod["tolerations"] == [toleration]
+    # Helm merges maps: the default's key stays unless set to null.
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux", "role": "db"}
+    assert pod["affinity"] == {"nodeAffinity": {}}
+    assert pod["priorityClassName"] == "system-node-critical"
+    assert env_of(pod)["EBS_ANALYZER_LOG_LEVEL"]["value"] == "debug"
+    # The analyzer keeps its own identity.
+    assert found["ServiceAccount/ebs-bottleneck-analyzer"]["metadata"]["annotations"] != role
+
+    defaults = node_pod_of(render(tmp_path, NODE))["spec"]
+    assert defaults["tolerations"] == [{"operator": "Exists"}]
+    assert defaults["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert "priorityClassName" not in defaults and "affinity" not in defaults
+    strategy = render(tmp_path, NODE)[f"DaemonSet/{NODE_NAME}"]["spec"]["updateStrategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{**EVERYTHING, **NODE}, {**EVERYTHING, **HA, "slack": {}, **NODE}, {**HA, **NODE}],
+    ids=["single", "ha-everything", "ha"],
+)
+def test_no_selector_of_the_analyzer_selects_a_node_pod(tmp_path, values):
+    found = render(tmp_path, {**values, "serviceMonitor": {"enabled": True}})
+    labels = node_pod_of(found)["metadata"]["labels"]
+    assert labels["app.kubernetes.io/component"] == "node"
+    selectors = central_selectors(found)
+    assert any(name.startswith("Service/") for name in selectors)
+    assert {name for name, s in selectors.items() if selects(s, labels)} == set()
+    # The node agent's selectors select no pod of the analyzer's.
+    analyzer_pods = [
+        doc["spec"]["template"]["metadata"]["labels"]
+        for name, doc in found.items()
+        if name.partition("/")[0] in {"Deployment", "StatefulSet"}
+    ]
+    assert analyzer_pods
+    daemonset = found[f"DaemonSet/{NODE_NAME}"]["spec"]["selector"]["matchLabels"]
+    service = found[f"Service/{NODE_NAME}"]["spec"]["selector"]
+    assert selects(daemonset, labels) and selects(service, labels)
+    for pod in analyzer_pods:
+        assert not selects(daemonset, pod) and not selects(service, pod)
+
+
+def test_the_node_monitor_scrapes_the_node_pods_only(tmp_path):
+    found = render(tmp_path, {**EVERYTHING, **NODE})
+    services = of_kind(found, "Service/")
+    monitors = of_kind(found, "ServiceMonitor")
+    scraped = {
+        monitor: sorted(
+            name
+            for name, service in services.items()
+            if selects(spec["spec"]["selector"]["matchLabels"], service["metadata"]["labels"])
+        )
+        for monitor, spec in monitors.items()
+    }
+    assert scraped == {
+        "ebs-bottleneck-analyzer": ["ebs-bottleneck-analyzer"],
+        NODE_NAME: [NODE_NAME],
+    }
+    service = services[NODE_NAME]["spec"]
+    assert service["clusterIP"] == "None"
+    assert service["selector"] == found[f"DaemonSet/{NODE_NAME}"]["spec"]["selector"]["matchLabels"]
+    [endpoint] = monitors[NODE_NAME]["spec"]["endpoints"]
+    assert endpoint["port"] == "metrics"
+    assert endpoint["relabelings"][0]["targetLabel"] == "node"
+    assert monitors[NODE_NAME]["metadata"]["labels"]["release"] == "monitoring"
+    # Without the Prometheus Operator, the headless Service alone.
+    assert not of_kind(render(tmp_path, NODE), "ServiceMonitor")
+
+
+@pytest.mark.parametrize(("release", "fullname"), RELEASES)
+def test_the_node_agents_objects_are_named_after_the_release(tmp_path, release, fullname):
+    found = render(tmp_path, {**EVERYTHING, **NODE}, release=release)
+    for key, doc in found.items():
+        name = key.partition("/")[2]
+        assert name in {fullname, f"{fullname}-rules", f"{fullname}-slack", f"{fullname}-node"}
+        labels = doc["metadata"]["labels"]
+        assert labels["app.kubernetes.io/instance"] == release, key
+        assert labels["app.kubernetes.io/version"] == package_version(), key
+        node = name == f"{fullname}-node"
+        assert labels["app.kubernetes.io/component"] == ("node" if node else "analyzer"), key
+    pod = found[f"DaemonSet/{fullname}-node"]["spec"]["template"]["spec"]
+    assert f"ServiceAccount/{pod['serviceAccountName']}" in found
+
+
+def test_the_notes_say_the_node_agent_is_on_and_what_it_needs(tmp_path):
+    notes, _ = rendered_notes(tmp_path, NODE)
+    assert "The node agent is on: the DaemonSet ebs-bottleneck-analyzer-node" in notes
+    assert "CAP_SYS_ADMIN" in notes and "privileged (node.privileged)" in notes
+    assert 'node.serviceAccount.annotations."eks.amazonaws.com/role-arn"' in notes
+    (tmp_path / "off").mkdir()
+    assert "node agent" not in rendered_notes(tmp_path / "off")[0]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"node": {"enabeld": True}}, "node: Additional property enabeld is not allowed"),
+        ({"node": {"enabled": True, "privileged": "yes"}}, "node.privileged: Invalid type"),
+        ({"node": {"every": 0}}, "node.every: Must be greater than 0"),
+        (
+            {"node": {"serviceAccount": {"annotation": {}}}},
+            "node.serviceAccount: Additional property annotation is not allowed",
+        ),
+        (
+            {"node": {"updateStrategy": {"type": "Rolling"}}},
+            "node.updateStrategy.type must be one of the following",
+        ),
+        ({"node": {"tolerations": {"operator": "Exists"}}}, "node.tolerations: Invalid type"),
+    ],
+)
+def test_a_mistake_in_the_node_values_fails_the_install_and_says_where(tmp_path, values, message):
+    result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stderr

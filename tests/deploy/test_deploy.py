@@ -153,7 +153,15 @@ def test_the_iam_policies_name_exactly_the_calls_the_code_makes():
 
 
 @pytest.mark.parametrize(
-    "directory", ["base", "components/prometheus-operator", "overlays/prometheus-operator"]
+    "directory",
+    [
+        "base",
+        "components/prometheus-operator",
+        "overlays/prometheus-operator",
+        "components/node-agent",
+        "components/node-agent-monitor",
+        "overlays/node-agent",
+    ],
 )
 def test_each_kustomization_lists_every_manifest_beside_it(directory):
     kustomization = yaml.safe_load((K8S / directory / "kustomization.yaml").read_text())
@@ -500,3 +508,158 @@ def test_the_demo_names_the_for_of_the_shipped_forecast_rules():
     ]
     assert forecasts
     assert {parse_duration(rule["for"]) for rule in forecasts} == {PROMETHEUS_FOR_S}
+
+
+# --- the node agent -------------------------------------------------------------------------
+
+NODE_AGENT = "DaemonSet/ebs-bottleneck-analyzer-node"
+
+
+def test_the_node_agent_overlay_adds_its_objects_only():
+    operator, node = rendered("overlays/prometheus-operator"), rendered("overlays/node-agent")
+    assert set(node) - set(operator) == {
+        "ServiceAccount/ebs-bottleneck-analyzer-node",
+        "Service/ebs-bottleneck-analyzer-node",
+        NODE_AGENT,
+        "ServiceMonitor/ebs-bottleneck-analyzer-node",
+    }
+    for name in operator:
+        assert node[name] == operator[name], name
+    for name in set(node) - set(operator):
+        labels = node[name]["metadata"]["labels"]
+        assert labels["app.kubernetes.io/component"] == "node", name
+        assert node[name]["metadata"]["namespace"] == "ebs-analyzer", name
+    assert (
+        node["ServiceMonitor/ebs-bottleneck-analyzer-node"]["metadata"]["labels"]["release"]
+        == "kube-prometheus-stack"
+    )
+    # The analyzer's own overlay starts no privileged pod.
+    assert not [name for name in operator if name.startswith("DaemonSet/")]
+
+
+def test_the_node_agent_gets_exactly_what_the_nvme_read_needs():
+    daemonset = rendered("overlays/node-agent")[NODE_AGENT]
+    assert daemonset["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["serviceAccountName"] == "ebs-bottleneck-analyzer-node"
+    assert pod["securityContext"] == {
+        "runAsNonRoot": False,
+        "runAsUser": 0,
+        "runAsGroup": 0,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    [container] = pod["containers"]
+    assert container["securityContext"] == {
+        "readOnlyRootFilesystem": True,
+        "privileged": True,
+        "allowPrivilegeEscalation": True,
+        "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]},
+    }
+    assert container["command"] == ["ebs-analyzer"]
+    args = container["args"]
+    assert args[0] == "node"
+    assert dict(zip(args[1::2], args[2::2], strict=True)) == {
+        "--every": "5",
+        "--dev-root": "/host/dev",
+        "--sys-root": "/host/sys",
+    }
+    assert set(container["resources"]) == {"requests", "limits"}
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    hosts = {}
+    for mount in container["volumeMounts"]:
+        volume = volumes[mount["name"]]
+        if "emptyDir" not in volume:
+            assert mount["readOnly"] is True, mount
+        if "hostPath" in volume:
+            hosts[mount["mountPath"]] = volume["hostPath"]["path"]
+    assert hosts == {"/host/dev": "/dev", "/host/sys": "/sys"}
+    env = {e["name"]: e for e in container["env"]}
+    assert env["NODE_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+
+
+def test_the_node_agent_shares_the_analyzers_settings_rules_secret_and_image():
+    found = rendered("overlays/node-agent")
+    central = found["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["spec"]
+    node = found[NODE_AGENT]["spec"]["template"]["spec"]
+    [central_container], [node_container] = central["containers"], node["containers"]
+    assert node_container["envFrom"] == central_container["envFrom"]
+    assert "ConfigMap/ebs-bottleneck-analyzer" in found
+    central_env = {e["name"]: e for e in central_container["env"]}
+    node_env = {e["name"]: e for e in node_container["env"]}
+    assert node_env["SLACK_WEBHOOK_URL"] == central_env["SLACK_WEBHOOK_URL"]
+    rules = {v["name"]: v for v in central["volumes"]}["rules"]
+    assert {v["name"]: v for v in node["volumes"]}["rules"] == rules
+    assert f"ConfigMap/{rules['configMap']['name']}" in found
+    assert node_container["image"] == central_container["image"]
+    labels = found[NODE_AGENT]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/version"] == package_version()
+    assert set(labels) >= RECOMMENDED
+
+
+def test_no_selector_of_the_analyzer_selects_a_node_pod():
+    found = rendered("overlays/node-agent")
+    node_pod = found[NODE_AGENT]["spec"]["template"]["metadata"]["labels"]
+    central_pod = found["Deployment/ebs-bottleneck-analyzer"]["spec"]["template"]["metadata"][
+        "labels"
+    ]
+    assert node_pod["app.kubernetes.io/component"] == "node"
+    central = {
+        "Deployment": found["Deployment/ebs-bottleneck-analyzer"]["spec"]["selector"][
+            "matchLabels"
+        ],
+        "Service": found["Service/ebs-bottleneck-analyzer"]["spec"]["selector"],
+    }
+    for name, selector in central.items():
+        assert selector.items() <= central_pod.items(), name
+        assert not selector.items() <= node_pod.items(), name
+    node = {
+        "DaemonSet": found[NODE_AGENT]["spec"]["selector"]["matchLabels"],
+        "Service": found["Service/ebs-bottleneck-analyzer-node"]["spec"]["selector"],
+    }
+    for name, selector in node.items():
+        assert selector.items() <= node_pod.items(), name
+        assert not selector.items() <= central_pod.items(), name
+    # Each ServiceMonitor scrapes its own Service alone.
+    services = {n: d for n, d in found.items() if n.startswith("Service/")}
+    for monitor in ("ebs-bottleneck-analyzer", "ebs-bottleneck-analyzer-node"):
+        selector = found[f"ServiceMonitor/{monitor}"]["spec"]["selector"]["matchLabels"]
+        scraped = [
+            n for n, s in services.items() if selector.items() <= s["metadata"]["labels"].items()
+        ]
+        assert scraped == [f"Service/{monitor}"]
+    service = found["Service/ebs-bottleneck-analyzer-node"]["spec"]
+    assert service["clusterIP"] == "None"
+    [port] = service["ports"]
+    endpoint = found["ServiceMonitor/ebs-bottleneck-analyzer-node"]["spec"]["endpoints"][0]
+    assert endpoint["port"] == port["name"] == "metrics"
+    assert port["port"] == 9877
+
+
+def test_an_overlay_of_the_node_agent_points_both_at_a_pushed_image(tmp_path):
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(K8S / "overlays" / "node-agent", overlay)],
+                "images": [
+                    {
+                        "name": "ebs-bottleneck-analyzer",
+                        "newName": "registry.example.com/team/ebs-bottleneck-analyzer",
+                        "newTag": "9.9.9",
+                    }
+                ],
+            }
+        )
+    )
+    found = kustomize(overlay)
+    for name in ("Deployment/ebs-bottleneck-analyzer", NODE_AGENT):
+        [container] = found[name]["spec"]["template"]["spec"]["containers"]
+        assert container["image"] == "registry.example.com/team/ebs-bottleneck-analyzer:9.9.9"

@@ -290,3 +290,34 @@ spec:
   {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The node agent's objects (DaemonSet, ServiceAccount, Service, ServiceMonitor). */}}
+{{- define "ebs-analyzer.nodeFullname" -}}
+{{- printf "%s-node" (include "ebs-analyzer.fullname" . | trunc 58 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The node agent's selector labels. Its app.kubernetes.io/name is the chart's with -node:
+every selector of the analyzer (its Deployment's, which cannot change once applied, its
+Services', its StatefulSets' and budgets') holds the chart's name, so none of them ever
+selects a node pod, and the node agent's select no analyzer pod. */}}
+{{- define "ebs-analyzer.nodeSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-node" (include "ebs-analyzer.name" . | trunc 58 | trimSuffix "-") }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ebs-analyzer.nodeLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "ebs-analyzer.nodeSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: node
+app.kubernetes.io/part-of: ebs-bottleneck-analyzer
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "ebs-analyzer.nodeServiceAccountName" -}}
+{{- if .Values.node.serviceAccount.create }}
+{{- default (include "ebs-analyzer.nodeFullname" .) .Values.node.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.node.serviceAccount.name }}
+{{- end }}
+{{- end }}
