@@ -16,7 +16,7 @@ EXIT_CODES = (
     (0, "success, whatever was found"),
     (1, "a rule test failed (rules test)"),
     (2, "invalid configuration or rule files, or a command line refused"),
-    (3, "AWS unreachable or refusing access, or no metric could be read"),
+    (3, "AWS unreachable or refusing access, or no metric (no NVMe page, for node) could be read"),
     (130, "interrupted"),
 )
 """What each exit code means: said by every command's help, and in docs/cli.md."""

@@ -32,3 +32,10 @@ class AwsCallError(AnalyzerError):
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+
+
+class UnreadableError(AnalyzerError):
+    """Nothing could be read: not one of the node's volumes answered its statistics page (the
+    message names the device and why)."""
+
+    exit_code = 3

@@ -550,3 +550,57 @@ def test_a_shard_that_cannot_be_told_exits_2_before_calling_aws(monkeypatch, cap
     err = capsys.readouterr().err
     assert err.startswith("ebs-analyzer: error: total_shards is 3 but no shard is given")
     assert "DescribeVolumes" not in err
+
+
+def _ebs_controller(sys_root: Path, name: str, volume_id: str) -> None:
+    ctrl = sys_root / "class" / "nvme" / name
+    (ctrl / f"{name}n1").mkdir(parents=True)
+    (ctrl / "model").write_text("Amazon Elastic Block Store              \n")
+    (ctrl / "serial").write_text(volume_id.replace("-", "") + "\n")
+
+
+def test_node_without_an_ebs_volume_says_where_it_looked(tmp_path):
+    result = run_cli("node", "--once", "--region", "us-east-1", "--sys-root", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"ebs-analyzer: error: no EBS volume under {tmp_path}/class/nvme: not a Nitro "
+        "instance, no EBS volume attached, or the host's sysfs not mounted there (--sys-root)"
+    )
+
+
+def test_node_capture_that_can_read_no_page_says_why_and_exits_3(tmp_path):
+    """A device node that is a plain file answers the NVMe ioctl with ENOTTY."""
+    _ebs_controller(tmp_path / "sys", "nvme1", "vol-0aaaaaaaaaaaaaaaa")
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "nvme1n1").write_bytes(b"")
+    out = tmp_path / "capture.jsonl"
+    result = run_cli(
+        "node",
+        "--capture",
+        str(out),
+        "--seconds",
+        "1",
+        "--sys-root",
+        str(tmp_path / "sys"),
+        "--dev-root",
+        str(tmp_path / "dev"),
+        "--region",
+        "us-east-1",
+        env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9"},  # nothing answers: no inventory line
+    )
+    assert result.returncode == 3, result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("ebs-analyzer: error:")]
+    assert "no page could be read: vol-0aaaaaaaaaaaaaaaa" in line
+    assert "/dev/nvme1n1" in line
+    # What it did read is kept: the failed reads, each with its reason.
+    assert '"error"' in out.read_text()
+
+
+def test_node_replay_of_a_broken_capture_names_the_line(tmp_path):
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"t": 1, "serial": "vol-0a", "page": "not base64!"}\n')
+    result = run_cli("node", "--replay", str(path), "--once")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"ebs-analyzer: error: {path}:1 (vol-0a): `page` is not base64"
+    )

@@ -551,9 +551,11 @@ def _say_failures(stats: FetchStats) -> None:
     """One line for a cycle in which metrics failed: the call, where, why, and how many."""
     if not stats.metrics_failed:
         return
+    # A node agent's metrics come from its volumes' pages, not from CloudWatch.
+    node = stats.free >= stats.metrics_requested
     log.error(
-        "cloudwatch.failed",
-        call="GetMetricData",
+        "node.metrics_failed" if node else "cloudwatch.failed",
+        call="NVMe log page" if node else "GetMetricData",
         outcome=stats.outcome,
         failed=stats.metrics_failed,
         requested=stats.metrics_requested,

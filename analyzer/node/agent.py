@@ -35,7 +35,7 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import Window, floor_to
 from analyzer.deliver.server import Server
-from analyzer.errors import ConfigError
+from analyzer.errors import AwsAccessError, AwsCallError, ConfigError, UnreadableError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.daemon import Daemon
@@ -95,14 +95,20 @@ class Reader:
     clock: Callable[[], float] = time.time
     keep_s: float = 3 * 3600.0
     _devices: list[Device] = field(default_factory=list)
+    _discovered: bool = False
     _sampled: float | None = None
     _anchored: float | None = None
     reads: dict[str, int] = field(default_factory=dict)
     """Page reads by outcome (`ok`, `error`), for the node's own metrics."""
 
     def discover(self) -> list[Device]:
-        self._devices = devices.discover(self.sys_root, self.dev_root)
-        log.info("node.devices", volumes=[d.volume_id for d in self._devices])
+        """The node's EBS volumes, found again (at each inventory refresh); said when they
+        change."""
+        found = devices.discover(self.sys_root, self.dev_root)
+        if found != self._devices or self._sampled is None:
+            log.info("node.devices", volumes=[d.volume_id for d in found])
+        self._devices = found
+        self._discovered = True
         return self._devices
 
     @property
@@ -115,7 +121,7 @@ class Reader:
         if self._sampled is not None and now - self._sampled < self.every_s / 2:
             return
         self._sampled = now
-        for device in self._devices or self.discover():
+        for device in self._devices if self._discovered else self.discover():
             self._sample(device, now)
         self.anchor(now)
 
@@ -284,9 +290,14 @@ def capture_for(reader: Reader, seconds: float, out: IO[str], describe: Describe
     if not reader.discover():
         raise ConfigError(_NONE_FOUND.format(root=reader.sys_root))
     if describe is not None:
-        inventory = discover(describe, InstanceTypeCache(), with_rds=False)
-        writer.inventory(reader.clock(), inventory)
-        reader.metrics.know([inventory])
+        try:
+            inventory = discover(describe, InstanceTypeCache(), with_rds=False)
+        except (AwsAccessError, AwsCallError) as exc:
+            # The pages are the capture; a replay can describe their volumes later.
+            log.warning("node.capture_without_inventory", error=str(exc))
+        else:
+            writer.inventory(reader.clock(), inventory)
+            reader.metrics.know([inventory])
     written = 0
     stop = reader.clock() + seconds
     while True:
@@ -294,6 +305,9 @@ def capture_for(reader: Reader, seconds: float, out: IO[str], describe: Describe
         reader.sample()
         written += reader.reads.get("ok", 0) - before
         if reader.clock() + reader.every_s > stop:
+            if not written and reader.metrics.unreadable:
+                reason = next(iter(reader.metrics.unreadable.values()))
+                raise UnreadableError(f"no page could be read: {reason}")
             return written
         time.sleep(reader.every_s)
 

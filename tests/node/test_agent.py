@@ -244,9 +244,10 @@ def test_the_daemon_runs_its_cycle_on_the_nodes_reads(node, aws: None) -> None: 
     process.telemetry.registry.register(NodeCollector(node_reader, "node-a"))
     server.start()
     try:
-        for _ in range(4):
-            assert process.cycle()
-            clock[0] += 5
+        with capture_logs() as logs:
+            for _ in range(4):
+                assert process.cycle()
+                clock[0] += 5
         with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics") as answer:
             exposition = answer.read().decode()
     finally:
@@ -260,3 +261,6 @@ def test_the_daemon_runs_its_cycle_on_the_nodes_reads(node, aws: None) -> None: 
     assert 'ebs_analyzer_node_volumes{readable="false"} 1.0' in exposition
     assert 'ebs_analyzer_node_info{every_seconds="5",node="node-a"} 1.0' in exposition
     assert 'ebs_analyzer_cloudwatch_metrics_requested_total{tier="full"} 0.0' in exposition
+    # Said as the node's failure, not CloudWatch's.
+    said = {e["event"] for e in logs}
+    assert "node.metrics_failed" in said and "cloudwatch.failed" not in said
