@@ -19,6 +19,7 @@ from analyzer.collect.describe import Ec2Rds
 from analyzer.collect.devices import Device, DeviceError
 from analyzer.collect.logpage import Stats, pack
 from analyzer.errors import ConfigError
+from analyzer.live.cycle import Analyzer
 from analyzer.model.series import Series
 from analyzer.node import agent
 from analyzer.node.source import NodeMetrics
@@ -260,3 +261,11 @@ def test_the_daemon_runs_its_cycle_on_the_nodes_reads(node, aws: None) -> None: 
     assert 'ebs_analyzer_node_volumes{readable="false"} 1.0' in exposition
     assert 'ebs_analyzer_node_info{every_seconds="5",node="node-a"} 1.0' in exposition
     assert 'ebs_analyzer_cloudwatch_metrics_requested_total{tier="full"} 0.0' in exposition
+
+
+def test_a_node_reads_its_own_volumes_whatever_the_shared_settings_say_of_coverage() -> None:
+    shared = settings.load({"node_coverage_url": "http://prometheus:9090"})
+    mine = agent.node_settings(shared, 5)
+    assert mine.node_coverage_url is None
+    assert Analyzer(mine, rules.load()).coverage is None
+    assert Analyzer(shared, rules.load()).coverage is not None
