@@ -272,6 +272,11 @@ class Settings(BaseSettings):
     alerts to Alertmanager link its Alerts section (`#alerts`)."""
     log_format: Literal["auto", "json", "console"] = "auto"
     """auto: console on a terminal, JSON lines elsewhere."""
+    node_coverage_url: str | None = None
+    """The Prometheus that scrapes the node agents (its HTTP API base, `http://prometheus:9090`):
+    asked each cycle which volumes a node read in the last minute, whose rates the daemon then
+    leaves to the node (it still asks CloudWatch what only CloudWatch has). Unset: every volume
+    from CloudWatch; Prometheus unreachable or answering off its contract: the same, warned."""
 
     # Accounts
     accounts: tuple[AccountEntry, ...] = ()
@@ -303,6 +308,15 @@ class Settings(BaseSettings):
     def _urls(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         credentials = _credentials(info.data)
         return tuple(alertmanager_endpoint(item, credentials) for item in value)
+
+    @field_validator("node_coverage_url")
+    @classmethod
+    def _prometheus(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value.rstrip("/")
 
     @field_validator("region")
     @classmethod

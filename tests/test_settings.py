@@ -271,3 +271,15 @@ def test_a_shard_beyond_the_total_or_no_ordinal_is_one_line(monkeypatch):
     monkeypatch.setenv("POD_NAME", "analyzer")
     with pytest.raises(ConfigError, match="ends in no StatefulSet ordinal below it: set --shard"):
         settings.load({"total_shards": 2}).sharding()
+
+
+def test_node_coverage_is_off_unless_a_prometheus_is_named(tmp_path, monkeypatch):
+    assert settings.load().node_coverage_url is None
+    path = tmp_path / "config.yaml"
+    path.write_text("node_coverage_url: http://prometheus:9090/\n")
+    assert settings.load({}, path).node_coverage_url == "http://prometheus:9090"
+    monkeypatch.setenv("EBS_ANALYZER_NODE_COVERAGE_URL", "https://prom.example:443")
+    assert settings.load({}, path).node_coverage_url == "https://prom.example:443"
+    monkeypatch.setenv("EBS_ANALYZER_NODE_COVERAGE_URL", "prometheus:9090")
+    with pytest.raises(ConfigError, match=r"EBS_ANALYZER_NODE_COVERAGE_URL.*not an http"):
+        settings.load({}, path)

@@ -178,14 +178,28 @@ class Ending(Protocol):
 
     def ended(self, scope: str, resource_id: str, attached_to: str | None) -> str | None: ...
 
+    def node_reads(self, scope: str, resource_id: str) -> bool: ...
+
+
+ONLY_CLOUDWATCH = frozenset({Bottleneck.IMPAIRED, Bottleneck.INSTANCE_BURST_CREDITS})
+"""What this daemon still alerts on where a node agent reads a resource's rates: AWS's checks
+and an instance's own EBS bucket, which the node cannot see."""
+HANDED_OVER = "{resource_id}: its rates are read by a node agent now, which alerts on them"
+
 
 def _ended(alert: Alert, ending: Ending | None) -> str | None:
     """What the inventory says ended an alert's resource, if anything did (a volume's
-    instance is noted in the cycle its alert is raised, to tell a move later)."""
+    instance is noted in the cycle its alert is raised, to tell a move later); or that a
+    node agent now reads the rates the alert rests on, and alerts on them itself."""
     if ending is None or alert.state is AlertState.RESOLVED:
         return None
     scope, resource_id = alert.finding.resource.scope, alert.resource_id
-    return ending.ended(scope, resource_id, alert.attached_to)
+    ended = ending.ended(scope, resource_id, alert.attached_to)
+    if ended is not None or alert.finding.bottleneck in ONLY_CLOUDWATCH:
+        return ended
+    if ending.node_reads(scope, resource_id):
+        return HANDED_OVER.format(resource_id=resource_id)
+    return None
 
 
 @dataclass
@@ -269,10 +283,11 @@ class AlertBook:
         firing: dict[AlertKey, Finding],
         pending: dict[AlertKey, Finding],
     ) -> None:
-        """Alerts whose resource the inventory says is deleted, detached, moved or stopped
-        resolve at once, saying so, whatever the data of its last minutes still shows; and
-        nothing new is raised this cycle about a resource that is gone, detached or stopped
-        (a moved volume's alerts start afresh from the next cycle, on its new instance)."""
+        """Alerts whose resource the inventory says is deleted, detached, moved or stopped, or
+        whose rates a node agent now reads, resolve at once, saying so, whatever the data of
+        its last minutes still shows; and nothing new is raised this cycle about a resource
+        that is gone, detached or stopped (a moved volume's alerts start afresh from the next
+        cycle, on its new instance)."""
         for alert in list(self.alerts.values()):
             ended = _ended(alert, ending)
             if ended is not None:

@@ -95,6 +95,11 @@ class Unjudged:
             return f"{resource_id} is {resource.state}"
         return None
 
+    def node_reads(self, scope: str, resource_id: str) -> bool:
+        """Whether a node agent reads the resource's rates (`node_coverage_url`)."""
+        state = self.snapshot.get(scope, resource_id)
+        return state is not None and state.node_agent
+
     def _scopes(self) -> frozenset[str]:
         return frozenset(s.ref.scope for s in self.snapshot.resources) | frozenset(
             self.snapshot.asked_until

@@ -230,7 +230,12 @@ def _status(state: ResourceState, snap: Snapshot) -> Condition:
     """The fetch's outcome; `stale` where CloudWatch had no recent data when asked;
     `impaired` where AWS reports its I/O stalled; `initializing` for a volume still fetching
     its blocks from a snapshot; `model_mismatch` where the data contradicts a modelled
-    limit."""
+    limit; `node_agent` where a node agent reads its rates (unless AWS reports its I/O
+    stalled)."""
+    if state.node_agent:
+        if state.impaired_since(snap.data_end) is not None:
+            return Condition.IMPAIRED
+        return Condition.NODE_AGENT
     if state.status is not Status.OK:
         return Condition(state.status.value)
     if snap.stale(state):

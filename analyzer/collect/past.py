@@ -11,6 +11,7 @@ few times a day; buckets that never drain cost the one request and keep 14 numbe
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -90,8 +91,15 @@ class PastDays:
     """Moves whenever a resource's past changes: states built on the old one are stale."""
 
     def refresh(
-        self, metrics: MetricData, inventory: Inventory, now: datetime, stats: FetchStats
+        self,
+        metrics: MetricData,
+        inventory: Inventory,
+        now: datetime,
+        stats: FetchStats,
+        covered: Collection[str] = frozenset(),
     ) -> None:
+        """Fetch the past of the balances due. `covered`: volumes a node agent reads, whose
+        BurstBalance the node models: their past is not asked for."""
         if self._planned is None or self._planned[0] is not inventory:
             self._planned = (inventory, past_queries(inventory))
         wanted = self._planned[1]
@@ -99,7 +107,8 @@ class PastDays:
         due = [
             q
             for rid, found in wanted.items()
-            if (now - self._asked.get(rid, never)) >= timedelta(seconds=self.refresh_s)
+            if rid not in covered
+            and (now - self._asked.get(rid, never)) >= timedelta(seconds=self.refresh_s)
             for q in found
         ]
         if not due:

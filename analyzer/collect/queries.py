@@ -10,7 +10,7 @@ empty, and is billed all the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -49,9 +49,12 @@ def _queries(
     has: Callable[[When], bool],
     tier: Tier | None,
     attached_to: str | None = None,
+    covered: bool = False,
 ) -> list[MetricQuery]:
     out = []
-    for m in metrics.of(namespace, tier):
+    # Covered by a node agent: only what CloudWatch alone has, at every tier (nothing else
+    # watches it), on the tier's cadence.
+    for m in metrics.beyond_node(namespace) if covered else metrics.of(namespace, tier):
         dims = metrics.dimensions(m, resource_id, attached_to)
         if dims is not None and (m.when is When.ALWAYS or has(m.when)):
             period = m.period_s or period_s
@@ -68,12 +71,16 @@ def for_inventory(
     tiers: Mapping[str, Tier] | None = None,
     known: Known | None = None,
     period_s: int | None = None,
+    covered: Collection[str] = frozenset(),
 ) -> dict[str, list[MetricQuery]]:
     """The metric queries of every resource in a region, by resource id: at each resource's
     tier (see `Tier`), or every metric the catalogue has where no tiers are given. With
-    `known`, a resource whose description, instance and tier are unchanged keeps its list.
-    `period_s`: every resource's metrics at this period (a source finer than CloudWatch, such
-    as a node's NVMe statistics); None: CloudWatch's, by resource and monitoring."""
+    `known`, a resource whose description, instance, tier and coverage are unchanged keeps its
+    list. `period_s`: every resource's metrics at this period (a source finer than CloudWatch,
+    such as a node's NVMe statistics); None: CloudWatch's, by resource and monitoring.
+    `covered`: the ids of the volumes a node agent reads, whose rates it has: such a volume,
+    and an instance whose every volume is one, are asked only what CloudWatch alone has
+    (`metrics.BEYOND_NODE`)."""
     known = known if known is not None else {}
 
     def tier(resource_id: str) -> Tier | None:
@@ -95,15 +102,19 @@ def for_inventory(
         instance = instances.get(volume.attached_to or "")
         nitro = instance.type_info.nitro if instance and instance.type_info else None
         t = tier(volume.volume_id)
+        mine = volume.volume_id in covered
         out[volume.volume_id] = cached(
             volume.volume_id,
-            (volume, instance, t),
-            partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S),
+            (volume, instance, t, mine),
+            partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S, mine),
         )
     for instance in inv.instances:
         t = tier(instance.instance_id)
+        whole = fully_covered(instance, covered)
         out[instance.instance_id] = cached(
-            instance.instance_id, (instance, t), partial(for_instance, instance, t, period_s)
+            instance.instance_id,
+            (instance, t, whole),
+            partial(for_instance, instance, t, period_s, whole),
         )
     for db in inv.db_instances:
         t = tier(db.db_instance_id)
@@ -111,6 +122,21 @@ def for_inventory(
             db.db_instance_id, (db, t), partial(for_db_instance, db, t, period_s or VOLUME_PERIOD_S)
         )
     return out
+
+
+def fully_covered(instance: Instance, covered: Collection[str]) -> bool:
+    """Whether node agents read every volume of this instance: then they have its EBS sums and
+    exceeded checks too."""
+    return bool(instance.volume_ids) and all(v in covered for v in instance.volume_ids)
+
+
+def covered_ids(inv: Inventory, covered: Collection[str]) -> set[str]:
+    """The ids of the inventory's resources whose rates node agents read: the covered volumes,
+    and the instances whose every volume is one."""
+    if not covered:
+        return set()
+    mine = {v.volume_id for v in inv.volumes if v.volume_id in covered}
+    return mine | {i.instance_id for i in inv.instances if fully_covered(i, covered)}
 
 
 def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
@@ -122,7 +148,9 @@ def for_volume(
     nitro: bool | None = None,
     tier: Tier | None = None,
     period_s: int = VOLUME_PERIOD_S,
+    covered: bool = False,
 ) -> list[MetricQuery]:
+    """`covered`: a node agent reads its rates; only what CloudWatch alone has is asked."""
     if not volume.active:
         return []
     checked = volume.volume_type != "standard"  # AWS publishes no exceeded checks for magnetic
@@ -142,6 +170,7 @@ def for_volume(
         lambda w: has.get(w, False),
         tier,
         attached_to,
+        covered,
     )
 
 
@@ -161,9 +190,13 @@ def for_db_instance(
 
 
 def for_instance(
-    instance: Instance, tier: Tier | None = None, period_s: int | None = None
+    instance: Instance,
+    tier: Tier | None = None,
+    period_s: int | None = None,
+    covered: bool = False,
 ) -> list[MetricQuery]:
-    """`period_s`: None for CloudWatch's, by the instance's monitoring."""
+    """`period_s`: None for CloudWatch's, by the instance's monitoring. `covered`: node agents
+    read every one of its volumes; only what CloudWatch alone has is asked."""
     if not instance.active:
         return []
     period = period_s or (DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S)
@@ -175,4 +208,11 @@ def for_instance(
         # AWS publishes no instance EBS exceeded checks for bare metal.
         When.VIRTUALIZED_NITRO: nitro and (info is None or not info.bare_metal),
     }
-    return _queries(Namespace.EC2, instance.instance_id, period, lambda w: has.get(w, False), tier)
+    return _queries(
+        Namespace.EC2,
+        instance.instance_id,
+        period,
+        lambda w: has.get(w, False),
+        tier,
+        covered=covered,
+    )

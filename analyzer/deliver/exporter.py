@@ -208,7 +208,8 @@ def _volume_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[M
         "ebs_analyzer_volume_up",
         "Volume: 1 when the latest cycle had its data (status ok; model_mismatch where it "
         "contradicts a modelled limit; impaired where AWS reports its I/O stalled; initializing "
-        "while it fetches its blocks from a snapshot), 0 on no data, stale data or an error.",
+        "while it fetches its blocks from a snapshot), 0 on no data, stale data or an error, "
+        "and with status node_agent where a node agent reads its rates (node_coverage_url).",
         (*labels, "status"),
         [((*ids(r), r.status.value), float(r.status.had_data)) for r in rows],
     )

@@ -108,10 +108,13 @@ def cost_table(
     idle_s: float,
     names: Mapping[str, str] | None = None,
     shard: tuple[int, int] | None = None,
+    coverage: tuple[int, str | None] | None = None,
 ) -> str:
     """`ebs-analyzer cost`: per region (per account and region, where there are accounts,
     with each account's total and the total of all), the month's bill under each
-    assumption; of one shard's resources where `shard` (index, total) is given."""
+    assumption; of one shard's resources where `shard` (index, total) is given. `coverage`:
+    where node agents are asked about, how many volumes they read, and why Prometheus did not
+    say where it failed."""
     header = ["REGION", "ALL IDLE", "ALL ACTIVE", "ALL HOT", "POLLING FULL"]
 
     def cells(totals: Mapping[str, float]) -> list[str]:
@@ -139,6 +142,23 @@ def cost_table(
         + "\n\nThe daemon's bill lies between the all-idle and the all-hot figures, by how many "
         "resources are busy; it logs and exports the projection for the tiers it sees "
         "(ebs_analyzer_cloudwatch_projected_cost_dollars_per_month), and `once` prints it.\n"
+        + _coverage_text(coverage)
+    )
+
+
+def _coverage_text(coverage: tuple[int, str | None] | None) -> str:
+    if coverage is None:
+        return ""
+    count, failing = coverage
+    if failing is not None:
+        return (
+            f"\nThe node agents' Prometheus did not answer ({failing}): every volume is counted "
+            "as read from CloudWatch, as the daemon would read it.\n"
+        )
+    return (
+        f"\nNode agents read {count:,} volume(s) of this inventory: their rates cost $0 here; "
+        "CloudWatch is still asked for their stalled-I/O check and their instances' status "
+        "check and EBS balances.\n"
     )
 
 

@@ -177,6 +177,7 @@ def _no_findings(rows: Sequence[Reading]) -> str:
     judged = count(Condition.OK)
     missing, failed = count(Condition.NO_DATA), count(Condition.ERROR)
     stale, contradicted = count(Condition.STALE), count(Condition.MODEL_MISMATCH)
+    nodes = count(Condition.NODE_AGENT)
     unread = []
     if contradicted:
         unread.append(f"{contradicted} showed more than their modelled limits (model_mismatch)")
@@ -186,6 +187,8 @@ def _no_findings(rows: Sequence[Reading]) -> str:
         unread.append(f"{failed} could not be read (see below)")
     if stale:
         unread.append(f"{stale} had only stale data (CloudWatch had nothing recent)")
+    if nodes:
+        unread.append(f"{nodes} have their rates read by node agents (see their /metrics)")
     others = " and ".join(unread)
     if not judged:
         return f"No verdict: none of the {len(rows)} resource(s) could be judged: {others}."

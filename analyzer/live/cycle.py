@@ -19,6 +19,7 @@ from analyzer.analyze.tiers import TierPolicy
 from analyzer.collect import inventory, queries, shards
 from analyzer.collect.accounts import Account
 from analyzer.collect.aws import NO_REGION, Clients, default_region
+from analyzer.collect.coverage import NodeCoverage
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
@@ -126,13 +127,19 @@ class Analyzer:
     billed: Callable[[MetricQuery], bool] = lambda _: True
     """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
     projected bill and the budget count only those it bills."""
+    coverage: NodeCoverage | None = None
+    """Which volumes node agents read, asked of Prometheus (`node_coverage_url`); made from
+    the settings unless given. None: every volume's rates from CloudWatch."""
+    covered: frozenset[str] = frozenset()
+    """The volumes node agents read, as Prometheus last said: their rates are left to them."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
-    _projected: tuple[dict[str, Inventory], tuple[int, ...], Projection] | None = field(
-        default=None, repr=False
+    _projected: tuple[dict[str, Inventory], tuple[int, ...], frozenset[str], Projection] | None = (
+        field(default=None, repr=False)
     )
-    """The last projection, with the inventories and the tier moves it was worked out from."""
+    """The last projection, with the inventories, the tier moves and the coverage it was
+    worked out from."""
     bills: dict[str, float] = field(default_factory=dict, repr=False)
     """The last projection's dollars a month, by scope."""
     _budget_cadences: dict[str, Cadence] = field(default_factory=dict, repr=False)
@@ -141,6 +148,23 @@ class Analyzer:
     def __post_init__(self) -> None:
         if self.watched is None:
             self.watched = Watched(self.settings)
+        if self.coverage is None and self.settings.node_coverage_url:
+            self.coverage = NodeCoverage(self.settings.node_coverage_url)
+
+    def refresh_coverage(self) -> frozenset[str]:
+        """Ask Prometheus again which volumes node agents read (none where it fails)."""
+        if self.coverage is not None:
+            self.covered = self.coverage.refresh()
+        return self.covered
+
+    def covered_volumes(self) -> int:
+        """How many volumes of the inventory node agents read, as last asked."""
+        return sum(
+            1
+            for inv in self._inventories.values()
+            for v in inv.volumes
+            if v.volume_id in self.covered
+        )
 
     @property
     def accounts(self) -> Watched:
@@ -362,6 +386,9 @@ class Analyzer:
         started = time.monotonic()
         if not self._inventories:
             self.refresh_inventory()
+        self.refresh_coverage()
+        for where in self._inventories:
+            self._poller(where).cover(self.covered)
         resources: list[ResourceState] = []
         stats = FetchStats()
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
@@ -395,6 +422,7 @@ class Analyzer:
         log.info(
             "poll.completed",
             volumes=sum(1 for s in resources if s.is_volume),
+            node_covered=sum(1 for s in resources if s.is_volume and s.node_agent) or None,
             instances=sum(1 for s in resources if not s.has_storage),
             db_instances=sum(1 for s in resources if s.is_db),
             queries=stats.metrics_requested,
@@ -447,16 +475,19 @@ class Analyzer:
 
     def costs(self) -> dict[str, dict[str, Projection]]:
         """Per region, from the inventory alone: the month's bill with every resource idle,
-        active or hot, and under `polling: full` (every metric every interval)."""
+        active or hot, and under `polling: full` (every metric every interval); the rates of
+        the volumes node agents read cost nothing (`node_coverage_url`)."""
         price = prices.load(self.settings.prices).cloudwatch_per_1000_metrics / 1000
         cadence = self._cadence()
         out: dict[str, dict[str, Projection]] = {}
-        for region, inv in self.refresh_inventory().items():
-            full = queries.for_inventory(inv, None)
+        found = self.refresh_inventory()
+        covered = self.refresh_coverage()
+        for region, inv in found.items():
+            full = queries.for_inventory(inv, None, covered=covered)
             row = {}
             for tier in Tier:
                 tiers = dict.fromkeys(full, tier)
-                wanted = queries.for_inventory(inv, tiers)
+                wanted = queries.for_inventory(inv, tiers, covered=covered)
                 row[tier.value] = billing.project(wanted, tiers, cadence, price)
             row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
             out[region] = row
@@ -468,13 +499,19 @@ class Analyzer:
 
     def _project(self, inventories: dict[str, Inventory]) -> Projection:
         """The month's bill in today's tiers; under a budget, the cadences that keep to it
-        (for the next cycles). Worked out again only when the inventory or a tier changed."""
+        (for the next cycles). Worked out again only when the inventory, a tier or the
+        coverage changed."""
         moves = tuple(p.tier_moves for p in self._pollers.values())
         known = self._projected
-        if known is not None and known[0] is inventories and known[1] == moves:
-            return known[2]
+        if (
+            known is not None
+            and known[0] is inventories
+            and known[1] == moves
+            and known[2] is self.covered
+        ):
+            return known[3]
         projection = self._project_afresh(inventories)
-        self._projected = (inventories, moves, projection)
+        self._projected = (inventories, moves, self.covered, projection)
         return projection
 
     def _project_afresh(self, inventories: dict[str, Inventory]) -> Projection:

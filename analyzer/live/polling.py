@@ -68,8 +68,13 @@ class RegionPoller:
     """By resource id: the state as polled, the past's version, and the state with its past."""
     _inventory: Inventory | None = None
     _ids: set[str] = field(default_factory=set)
-    _plan: tuple[Inventory, int, dict[str, list[MetricQuery]]] | None = None
-    """The inventory and the tier moves the last `wanted` was worked out for, and it."""
+    covered: frozenset[str] = frozenset()
+    """The volumes node agents read (`collect/coverage.py`): their rates are left to the nodes.
+    A new set only when coverage changes, so that the plan is worked out again only then."""
+    _plan: tuple[Inventory, int, frozenset[str], dict[str, list[MetricQuery]]] | None = None
+    """The inventory, tier moves and coverage the last `wanted` was worked out for, and it."""
+    _marked: dict[str, tuple[ResourceState, ResourceState]] = field(default_factory=dict)
+    """By resource id: a covered resource's state as polled, and marked as the node's."""
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
@@ -87,13 +92,14 @@ class RegionPoller:
             current = self.history.current(wanted)
             touched = self.history.take_touched()
             found = states.states_for(inv, current, self.cache, self._since(now), touched)
+            found = self._mark_covered(inv, found)
             due = self._decide(found, due, alerted, now)
             if not self.adaptive or not due:
                 break
         if self.adaptive:
             self._stagger(new, now)
         if self.past is not None:
-            self.past.refresh(self.region.metrics, inv, now, stats)
+            self.past.refresh(self.region.metrics, inv, now, stats, self.covered)
             found = [self._with_past(state, self.past) for state in found]
             if len(self._dated) > len(found):  # resources gone from the inventory
                 ids = {state.ref.resource_id for state in found}
@@ -111,6 +117,43 @@ class RegionPoller:
         dated = replace(state, past=mine) if mine else state
         self._dated[rid] = (state, past.version, dated)
         return dated
+
+    def cover(self, covered: frozenset[str]) -> None:
+        """Take in the volumes node agents read now. A resource whose coverage moved is due at
+        once: one a node stopped reading is read from CloudWatch again this cycle (its history
+        backfilled), not a quiet tier's cadence later."""
+        if covered is self.covered:
+            return
+        moved = covered ^ self.covered
+        self.covered = covered
+        if self._inventory is None:
+            return
+        for volume in self._inventory.volumes:
+            if volume.volume_id in moved:
+                self.polled.pop(volume.volume_id, None)
+                for iid in volume.instance_ids:
+                    self.polled.pop(iid, None)
+
+    def _mark_covered(self, inv: Inventory, found: list[ResourceState]) -> list[ResourceState]:
+        """The states of the resources whose rates a node agent reads, marked so (the very
+        object of last cycle where the state is unchanged)."""
+        if not self.covered and not self._marked:
+            return found
+        mine = queries.covered_ids(inv, self.covered)
+        out = []
+        for state in found:
+            rid = state.ref.resource_id
+            if rid not in mine:
+                out.append(state)
+                continue
+            kept = self._marked.get(rid)
+            if kept is None or kept[0] is not state:
+                note = "rates read by the node agent on its node: see its /metrics"
+                kept = (state, replace(state, node_agent=True, notes=(*state.notes, note)))
+                self._marked[rid] = kept
+            out.append(kept[1])
+        self._marked = {rid: kept for rid, kept in self._marked.items() if rid in mine}
+        return out
 
     def asked_until(self) -> Mapping[str, datetime]:
         """By resource id, the end of the latest window CloudWatch answered for it."""
@@ -144,13 +187,18 @@ class RegionPoller:
         """What each resource of the inventory is asked for at its tier (every metric, not
         adaptive), when it is due: worked out again only when a tier or the inventory moved."""
         if not self.adaptive:
-            return queries.for_inventory(inv, period_s=self._period())
+            return queries.for_inventory(inv, period_s=self._period(), covered=self.covered)
         plan = self._plan
-        if plan is not None and plan[0] is inv and plan[1] == self.tier_moves:
-            return plan[2]
+        if (
+            plan is not None
+            and plan[0] is inv
+            and plan[1] == self.tier_moves
+            and plan[2] is self.covered
+        ):
+            return plan[3]
         tiers = self._query_tiers(self._ids_of(inv))
-        wanted = queries.for_inventory(inv, tiers, self.known, self._period())
-        self._plan = (inv, self.tier_moves, wanted)
+        wanted = queries.for_inventory(inv, tiers, self.known, self._period(), self.covered)
+        self._plan = (inv, self.tier_moves, self.covered, wanted)
         return wanted
 
     def _period(self) -> int | None:

@@ -264,6 +264,18 @@ CATALOGUE: tuple[Metric, ...] = (
 )
 """In the order they are requested."""
 
+BEYOND_NODE: frozenset[tuple[Namespace, str]] = frozenset(
+    {
+        (Namespace.EBS, "VolumeStalledIOCheck"),
+        (Namespace.EC2, "StatusCheckFailed_AttachedEBS"),
+        (Namespace.EC2, "EBSIOBalance%"),
+        (Namespace.EC2, "EBSByteBalance%"),
+    }
+)
+"""What a node agent cannot read from its volumes' NVMe statistics, so CloudWatch is still
+asked for it where a node covers a volume (or every volume of an instance): AWS's own checks,
+and the instance's EBS buckets (a node models a volume's BurstBalance, not its instance's)."""
+
 _BY_NAME = {(m.namespace, m.name): m for m in CATALOGUE}
 _BY_FEED = {(m.namespace, m.feeds): m for m in CATALOGUE}
 
@@ -277,6 +289,12 @@ def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:
         if m.namespace is namespace
         and (tier is None or (m.tier is not None and m.tier.rank <= tier.rank))
     )
+
+
+@cache
+def beyond_node(namespace: Namespace) -> tuple[Metric, ...]:
+    """The metrics of a namespace only CloudWatch has (`BEYOND_NODE`), in catalogue order."""
+    return tuple(m for m in of(namespace) if (namespace, m.name) in BEYOND_NODE)
 
 
 def dimensions(

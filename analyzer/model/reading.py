@@ -33,6 +33,9 @@ class Condition(StrEnum):
     """A volume still fetching its blocks from a snapshot."""
     MODEL_MISMATCH = "model_mismatch"
     """The data contradicts a modelled limit."""
+    NODE_AGENT = "node_agent"
+    """Its rates are read by a node agent (`node_coverage_url`), not by this daemon: only what
+    CloudWatch alone has is judged here; the node's own /metrics has the rest."""
 
     @property
     def had_data(self) -> bool:

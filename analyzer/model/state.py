@@ -120,6 +120,9 @@ class ResourceState:
     outlook: Outlook | None = None
     """The bucket that empties first and when, at the snapshot's data end; set by the analysis
     stage. None while no bucket is draining, when a balance is missing, or once empty."""
+    node_agent: bool = False
+    """Its rates are read by a node agent, not asked of CloudWatch (a covered volume, an
+    instance whose every volume is covered): this daemon has only what CloudWatch alone has."""
 
     def contradicts(self, bottleneck: Bottleneck) -> bool:
         """Whether its data contradicts the modelled limit of this bottleneck."""

@@ -74,9 +74,15 @@ _NONE_FOUND = (
 
 def node_settings(settings: Settings, every_s: int) -> Settings:
     """The daemon's settings as a node runs them: a cycle every read, on data up to the read
-    just taken (no settle delay: the page is the truth as of now), every metric each cycle."""
+    just taken (no settle delay: the page is the truth as of now), every metric each cycle.
+    A node reads its own volumes whatever other nodes cover: no coverage asked."""
     return settings.model_copy(
-        update={"interval": float(every_s), "settle_delay": 0.0, "polling": "full"}
+        update={
+            "interval": float(every_s),
+            "settle_delay": 0.0,
+            "polling": "full",
+            "node_coverage_url": None,
+        }
     )
 
 

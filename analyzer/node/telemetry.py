@@ -55,3 +55,15 @@ class NodeCollector(Collector):
         for vid, counters in sorted(reader.metrics.counters.items()):
             resets.add_metric([vid], counters.resets)
         yield resets
+        read_at = GaugeMetricFamily(
+            "ebs_analyzer_node_volume_read_timestamp_seconds",
+            "Epoch seconds of the last good read of a volume's page; none for a volume whose "
+            "last read failed. The central daemon leaves the rates of a volume read in the last "
+            "minute to this node (node_coverage_url).",
+            labels=["volume_id"],
+        )
+        for vid, counters in sorted(reader.metrics.counters.items()):
+            last = counters.last
+            if last is not None and vid not in reader.metrics.unreadable:
+                read_at.add_metric([vid], last.t)
+        yield read_at

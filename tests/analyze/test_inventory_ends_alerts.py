@@ -104,3 +104,23 @@ def test_an_instance_stopped_while_its_alert_fires_resolves_saying_so(aws):
     book.update(later, [], [], unknown=Unjudged(Snapshot(later, later, (state,))))
     [resolved] = book.owed()
     assert resolved.cleared(later).startswith("i-1 is stopped; resolved")
+
+
+def test_an_alert_a_node_agent_takes_over_resolves_saying_so_and_is_not_repeated(aws):
+    """Once a node agent reads the volume's rates (Prometheus says so), the node alerts on
+    them: this daemon resolves its own alert at once, rather than holding it (and repeating
+    it) beside the node's."""
+    from analyzer.collect.coverage import NodeCoverage
+    from tests.prometheus_endpoint import vector
+
+    account = Account()
+    analyzer, book, _, volume, now = firing_cap(account)
+    analyzer.coverage = NodeCoverage("http://prometheus:9090", get=lambda *_: (200, vector(volume)))
+    later = next_cycle(analyzer, book, now)
+    [alert] = book.owed()
+    assert alert.state is AlertState.RESOLVED
+    said = alert.cleared(later)
+    assert said.startswith(f"{volume}: its rates are read by a node agent now, which alerts on")
+    book.delivered([alert], later)
+    next_cycle(analyzer, book, later)
+    assert book.owed() == [] and book.firing() == []

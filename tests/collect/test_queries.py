@@ -324,3 +324,46 @@ def test_the_docs_list_every_metric_read_with_the_dimensions_it_is_asked_with():
             listed[(cells[0], name.strip())] = {d.strip() for d in cells[2].split(",")}
     catalogued = {(m.namespace.value, m.name): set(m.published_with) for m in CATALOGUE}
     assert listed == catalogued
+
+
+def test_a_volume_a_node_covers_is_asked_only_what_cloudwatch_alone_has():
+    covered = Volume("vol-1", "us-east-1", "gp2", 100, "in-use", 300, None, "i-1")
+    other = Volume("vol-2", "us-east-1", "gp2", 100, "in-use", 300, None, "i-2")
+    one = Instance(
+        "i-1", "us-east-1", "m5.large", "running", volume_ids=("vol-1",), type_info=NITRO
+    )
+    two = Instance(
+        "i-2", "us-east-1", "m5.large", "running", volume_ids=("vol-2",), type_info=NITRO
+    )
+    inv = Inventory("us-east-1", (covered, other), (one, two))
+    # At every tier: nothing else asks CloudWatch for them.
+    for tiers in (None, dict.fromkeys(("vol-1", "vol-2", "i-1", "i-2"), Tier.IDLE)):
+        found = queries.for_inventory(inv, tiers, covered={"vol-1"})
+        assert names(found["vol-1"]) == {"VolumeStalledIOCheck"}
+        # Its every volume covered: the instance's sums and checks are the node's too.
+        assert names(found["i-1"]) == {
+            "StatusCheckFailed_AttachedEBS",
+            "EBSIOBalance%",
+            "EBSByteBalance%",
+        }
+    assert "VolumeReadOps" in names(found["vol-2"])
+    assert "EBSReadOps" in names(queries.for_inventory(inv, None, covered={"vol-1"})["i-2"])
+
+
+def test_an_instance_with_one_volume_uncovered_keeps_its_rates():
+    one = Instance("i-1", "us-east-1", "m5.large", "running", volume_ids=("vol-1", "vol-2"))
+    assert not queries.fully_covered(one, {"vol-1"})
+    assert queries.fully_covered(one, {"vol-1", "vol-2", "vol-3"})
+    assert not queries.fully_covered(Instance("i-9", "us-east-1", "m5.large", "running"), {"x"})
+
+
+def test_coverage_changing_works_the_queries_out_again():
+    volume = Volume("vol-1", "us-east-1", "gp3", 100, "in-use", 3_000, None, "i-1")
+    inv = Inventory("us-east-1", (volume,))
+    known: queries.Known = {}
+    tiers = {"vol-1": Tier.HOT}
+    before = queries.for_inventory(inv, tiers, known)
+    assert queries.for_inventory(inv, tiers, known)["vol-1"] is before["vol-1"]
+    covered = queries.for_inventory(inv, tiers, known, covered={"vol-1"})
+    assert names(covered["vol-1"]) == {"VolumeStalledIOCheck"}
+    assert names(queries.for_inventory(inv, tiers, known)["vol-1"]) == names(before["vol-1"])

@@ -249,3 +249,59 @@ def test_calls_are_in_flight_together_and_taken_in_order(monkeypatch: pytest.Mon
     again = serial.run(START + timedelta(hours=4, seconds=5))
     assert result.snapshot.stats.metrics_requested == again.snapshot.stats.metrics_requested
     assert [f.summary for f in result.findings] == [f.summary for f in again.findings]
+
+
+def test_coverage_moving_plans_again_and_the_rates_come_back_when_it_ends() -> None:
+    """A draining gp2 volume: found while the daemon reads it, left to its node once Prometheus
+    says a node reads it (no rate asked, nothing found, a cheaper bill), and read again, its
+    history backfilled, once the node stops answering."""
+    from analyzer.collect.coverage import NodeCoverage
+    from tests.prometheus_endpoint import vector
+
+    fleet = Fleet()
+    fleet.add_instance([("gp2", 100, Load(2_000))])
+    analyzer, metrics = fleet.analyzer(node_coverage_url="http://prometheus:9090")
+    answer = [vector()]
+    analyzer.coverage = NodeCoverage(
+        "http://prometheus:9090", get=lambda url, timeout: (200, answer[0])
+    )
+    asked: list[MetricQuery] = []
+    inner = metrics.fetch
+
+    def counting(queries, window):  # type: ignore[no-untyped-def]
+        asked.extend(queries)
+        return inner(queries, window)
+
+    metrics.fetch = counting  # type: ignore[method-assign]
+
+    book = AlertBook(4 * 3600, 300)
+
+    def cycle(minute: int):  # type: ignore[no-untyped-def]
+        asked.clear()
+        now = START + timedelta(seconds=3_600 + minute * 60 + 5)
+        result = analyzer.run(now)
+        book.update(now, result.findings, result.pending, result.unknown)
+        return result
+
+    first = cycle(0)
+    found = {f.rule for f in first.findings + first.pending}
+    assert found and all("burst" in rule for rule in found)
+    assert first.projection is not None
+    assert {a.rule for a in book if a.resource_id == "vol-00000"} == found
+    answer[0] = vector("vol-00000")
+    covered = cycle(1)
+    assert {q.metric for q in asked if q.resource_id == "vol-00000"} <= {"VolumeStalledIOCheck"}
+    assert not {q.metric for q in asked if q.resource_id == "i-0000"} & {"EBSReadOps"}
+    assert covered.findings == [] and covered.pending == []
+    # The alert it had is handed over to the node, which alerts on the same rates: resolved
+    # here at once, saying why, rather than held (and repeated) beside the node's.
+    left = [a for a in book if a.resource_id == "vol-00000" and a.state.value != "resolved"]
+    assert left == []
+    assert covered.projection is not None
+    assert covered.projection.dollars() < first.projection.dollars()
+    reading = covered.reading("us-east-1", "vol-00000")
+    assert reading is not None and reading.status.value == "node_agent"
+    answer[0] = vector()
+    back = cycle(2)
+    assert "VolumeReadOps" in {q.metric for q in asked if q.resource_id == "vol-00000"}
+    assert {f.rule for f in back.findings + back.pending} == found

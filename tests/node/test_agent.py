@@ -19,6 +19,7 @@ from analyzer.collect.describe import Ec2Rds
 from analyzer.collect.devices import Device, DeviceError
 from analyzer.collect.logpage import Stats, pack
 from analyzer.errors import ConfigError
+from analyzer.live.cycle import Analyzer
 from analyzer.model.series import Series
 from analyzer.node import agent
 from analyzer.node.source import NodeMetrics
@@ -264,3 +265,11 @@ def test_the_daemon_runs_its_cycle_on_the_nodes_reads(node, aws: None) -> None: 
     # Said as the node's failure, not CloudWatch's.
     said = {e["event"] for e in logs}
     assert "node.metrics_failed" in said and "cloudwatch.failed" not in said
+
+
+def test_a_node_reads_its_own_volumes_whatever_the_shared_settings_say_of_coverage() -> None:
+    shared = settings.load({"node_coverage_url": "http://prometheus:9090"})
+    mine = agent.node_settings(shared, 5)
+    assert mine.node_coverage_url is None
+    assert Analyzer(mine, rules.load()).coverage is None
+    assert Analyzer(shared, rules.load()).coverage is not None

@@ -35,3 +35,17 @@ def test_what_the_node_read_is_on_its_metrics() -> None:
     assert 'ebs_analyzer_node_volumes{readable="true"} 1.0' in text
     assert 'ebs_analyzer_node_volumes{readable="false"} 1.0' in text
     assert 'ebs_analyzer_node_counter_resets_total{volume_id="vol-a"} 1.0' in text
+    assert 'ebs_analyzer_node_volume_read_timestamp_seconds{volume_id="vol-a"} 5.0' in text
+
+
+def test_a_volume_whose_last_read_failed_has_no_read_timestamp() -> None:
+    metrics = NodeMetrics("us-east-1")
+    reader = Reader(metrics, 5)
+    metrics.counters.setdefault("vol-a", Counters(600)).add(3, Stats(read_ops=1))
+    metrics.counters.setdefault("vol-b", Counters(600)).add(4, Stats(read_ops=1))
+    metrics.unreadable["vol-b"] = "vol-b: device gone"
+    registry = CollectorRegistry()
+    registry.register(NodeCollector(reader, "node-a"))
+    text = generate_latest(registry).decode()
+    assert 'ebs_analyzer_node_volume_read_timestamp_seconds{volume_id="vol-a"} 3.0' in text
+    assert 'read_timestamp_seconds{volume_id="vol-b"}' not in text
