@@ -41,7 +41,7 @@ from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.daemon import Daemon
 from analyzer.model import metrics
 from analyzer.model.limits import has_burst_balance
-from analyzer.model.metrics import Namespace
+from analyzer.model.metrics import Measure, Namespace
 from analyzer.model.resources import (
     DbInstance,
     Initialization,
@@ -182,7 +182,8 @@ class Reader:
 
 
 def _balance_query(volume: Volume) -> MetricQuery:
-    metric = metrics.named(Namespace.EBS, "BurstBalance")
+    metric = metrics.feeding(Namespace.EBS, Measure.BURST_BALANCE)
+    assert metric is not None  # the catalogue has it
     dims = metrics.dimensions(metric, volume.volume_id) or ()
     return MetricQuery(volume.volume_id, "AWS/EBS", metric.name, dims, metric.statistic, 60)
 

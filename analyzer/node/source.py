@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from analyzer.collect.logpage import Stats
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
+from analyzer.model import metrics
 from analyzer.model.limits import volume_envelope
-from analyzer.model.metrics import Namespace
+from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import Instance, Inventory, Volume
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
@@ -49,31 +50,38 @@ def _flag(value: Callable[[Stats], float]) -> Read:
     return lambda c, start, end, period: c.flags(value, start, end, period)
 
 
-VOLUME: dict[str, Read] = {
-    "VolumeReadOps": _sum(lambda s: s.read_ops),
-    "VolumeWriteOps": _sum(lambda s: s.write_ops),
-    "VolumeReadBytes": _sum(lambda s: s.read_bytes),
-    "VolumeWriteBytes": _sum(lambda s: s.write_bytes),
-    "VolumeTotalReadTime": _sum(lambda s: s.read_time_us / US),
-    "VolumeTotalWriteTime": _sum(lambda s: s.write_time_us / US),
-    "VolumeQueueLength": lambda c, start, end, period: c.averages(
+VOLUME: dict[Measure | Part, Read] = {
+    Part.READ_OPS: _sum(lambda s: s.read_ops),
+    Part.WRITE_OPS: _sum(lambda s: s.write_ops),
+    Part.READ_BYTES: _sum(lambda s: s.read_bytes),
+    Part.WRITE_BYTES: _sum(lambda s: s.write_bytes),
+    Part.READ_TIME: _sum(lambda s: s.read_time_us / US),
+    Part.WRITE_TIME: _sum(lambda s: s.write_time_us / US),
+    Measure.QUEUE_LENGTH: lambda c, start, end, period: c.averages(
         lambda s: s.queue_length, start, end, period
     ),
-    "VolumeIOPSExceededCheck": _flag(lambda s: s.volume_iops_exceeded_us),
-    "VolumeThroughputExceededCheck": _flag(lambda s: s.volume_throughput_exceeded_us),
+    Measure.IOPS_EXCEEDED: _flag(lambda s: s.volume_iops_exceeded_us),
+    Measure.THROUGHPUT_EXCEEDED: _flag(lambda s: s.volume_throughput_exceeded_us),
 }
-"""AWS/EBS metrics, by name, as the page answers them."""
-INSTANCE: dict[str, Read] = {
-    "EBSReadOps": VOLUME["VolumeReadOps"],
-    "EBSWriteOps": VOLUME["VolumeWriteOps"],
-    "EBSReadBytes": VOLUME["VolumeReadBytes"],
-    "EBSWriteBytes": VOLUME["VolumeWriteBytes"],
-    "InstanceEBSIOPSExceededCheck": _flag(lambda s: s.instance_iops_exceeded_us),
-    "InstanceEBSThroughputExceededCheck": _flag(lambda s: s.instance_throughput_exceeded_us),
+"""AWS/EBS metrics, by what they feed (the catalogue names them), as the page answers them."""
+INSTANCE: dict[Measure | Part, Read] = {
+    Part.READ_OPS: VOLUME[Part.READ_OPS],
+    Part.WRITE_OPS: VOLUME[Part.WRITE_OPS],
+    Part.READ_BYTES: VOLUME[Part.READ_BYTES],
+    Part.WRITE_BYTES: VOLUME[Part.WRITE_BYTES],
+    Measure.IOPS_EXCEEDED: _flag(lambda s: s.instance_iops_exceeded_us),
+    Measure.THROUGHPUT_EXCEEDED: _flag(lambda s: s.instance_throughput_exceeded_us),
 }
-"""AWS/EC2 metrics, by name: the instance's EBS I/O is the sum over its volumes, all of which
-the node sees; an exceeded check, any volume's."""
-FLAGS = frozenset({"InstanceEBSIOPSExceededCheck", "InstanceEBSThroughputExceededCheck"})
+"""AWS/EC2 metrics, by what they feed: the instance's EBS I/O is the sum over its volumes, all
+of which the node sees; an exceeded check, any volume's."""
+FLAGS = frozenset({Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED})
+
+
+def _feeds(namespace: Namespace, name: str) -> Measure | Part | None:
+    try:
+        return metrics.named(namespace, name).feeds
+    except KeyError:
+        return None
 
 
 @dataclass
@@ -120,21 +128,27 @@ class NodeMetrics:
     def _answer(self, query: MetricQuery, start: float, end: float) -> Series:
         period = query.period_s
         if query.namespace == Namespace.EBS.value:
-            return self._volume(query.resource_id, query.metric, start, end, period)
-        if query.namespace == Namespace.EC2.value and query.metric in INSTANCE:
-            return self._instance(query.resource_id, query.metric, start, end, period)
+            feeds = _feeds(Namespace.EBS, query.metric)
+            if feeds in VOLUME or feeds is Measure.BURST_BALANCE:
+                return self._volume(query.resource_id, feeds, start, end, period)
+        if query.namespace == Namespace.EC2.value:
+            feeds = _feeds(Namespace.EC2, query.metric)
+            if feeds in INSTANCE:
+                return self._instance(query.resource_id, feeds, start, end, period)
+        # What the page does not hold (status checks, the instance's balances): no data.
         return Series(period_s=period)
 
-    def _volume(self, volume_id: str, metric: str, start: float, end: float, period: int) -> Series:
+    def _volume(
+        self, volume_id: str, feeds: Measure | Part, start: float, end: float, period: int
+    ) -> Series:
         if volume_id in self.unreadable:
             return Series.failed(self.unreadable[volume_id], period)
         mine = self.counters.get(volume_id)
         if mine is None:
             return Series(period_s=period)
-        if metric == "BurstBalance":
+        if feeds is Measure.BURST_BALANCE:
             return self._balance(volume_id, mine, start, end, period)
-        read = VOLUME.get(metric)
-        return read(mine, start, end, period) if read else Series(period_s=period)
+        return VOLUME[feeds](mine, start, end, period)
 
     def _balance(
         self, volume_id: str, mine: Counters, start: float, end: float, period: int
@@ -150,7 +164,7 @@ class NodeMetrics:
         return balance.modelled(envelope.bucket, mine, anchors, start, end, period)
 
     def _instance(
-        self, instance_id: str, metric: str, start: float, end: float, period: int
+        self, instance_id: str, feeds: Measure | Part, start: float, end: float, period: int
     ) -> Series:
         instance = self.instances.get(instance_id)
         if instance is None:
@@ -162,10 +176,10 @@ class NodeMetrics:
             if vid not in self.counters:
                 # Its other volumes' I/O is not the instance's: unknown, never understated.
                 return Series(period_s=period)
-            parts.append(INSTANCE[metric](self.counters[vid], start, end, period))
+            parts.append(INSTANCE[feeds](self.counters[vid], start, end, period))
         if not parts:
             return Series(period_s=period)
-        return _combined(parts, period, flags=metric in FLAGS)
+        return _combined(parts, period, flags=feeds in FLAGS)
 
 
 def _combined(parts: list[Series], period: int, flags: bool) -> Series:

@@ -16,6 +16,8 @@ from typing import IO
 
 from analyzer.collect.capture import Writer
 from analyzer.collect.logpage import Stats, pack
+from analyzer.model import metrics
+from analyzer.model.metrics import Measure, Namespace
 from analyzer.model.resources import Inventory
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.ec2 import Second, Simulation
@@ -105,8 +107,9 @@ def capture(
     simulation.each_second = view.second
     datapoints = simulation.run(minutes)
     simulation.each_second = None
+    balance = metrics.feeding(Namespace.EBS, Measure.BURST_BALANCE)
     for (rid, metric), points in sorted(datapoints.items()):
-        if metric != "BurstBalance":
+        if balance is None or metric != balance.name:
             continue
         for stamp, value in points:
             if int(stamp.timestamp()) % ANCHOR_EVERY_S == 0:
