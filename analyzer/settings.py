@@ -274,9 +274,10 @@ class Settings(BaseSettings):
     """auto: console on a terminal, JSON lines elsewhere."""
     node_coverage_url: str | None = None
     """The Prometheus that scrapes the node agents (its HTTP API base, `http://prometheus:9090`):
-    asked each cycle which volumes a node read in the last minute, whose rates the daemon then
-    leaves to the node (it still asks CloudWatch what only CloudWatch has). Unset: every volume
-    from CloudWatch; Prometheus unreachable or answering off its contract: the same, warned."""
+    asked each cycle which volumes a node read in the last three minutes, whose rates the
+    daemon then leaves to the node (it still asks CloudWatch what only CloudWatch has). Unset:
+    every volume from CloudWatch; Prometheus unreachable or answering off its contract: the
+    same, warned."""
 
     # Accounts
     accounts: tuple[AccountEntry, ...] = ()

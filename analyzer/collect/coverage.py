@@ -1,9 +1,10 @@
 """The volumes node agents cover: asked of the Prometheus that scrapes them.
 
 A node agent exports `ebs_analyzer_node_volume_read_timestamp_seconds{volume_id}` for each
-volume whose page it read last time. A volume one of them read in the last minute is covered:
-the central daemon leaves its rates to the node. Coverage lives only as long as the node keeps
-answering its scrapes, so a node that stops hands its volumes back within a minute.
+volume whose page it read last time. A volume one of them read in the last three minutes is
+covered: the central daemon leaves its rates to the node. Coverage lives only as long as the
+node keeps answering its scrapes, so a node that stops hands its volumes back within three
+minutes.
 
 Prometheus is read by its HTTP API's documented contract (`GET /api/v1/query`: a JSON object
 with `status` "success", `data.resultType` "vector" and `data.result[].metric.volume_id`).
@@ -26,8 +27,10 @@ import structlog
 
 log = structlog.get_logger(__name__)
 
-FRESH_S = 60
-"""A volume counts as covered while a node read it within this many seconds."""
+FRESH_S = 180
+"""A volume counts as covered while a node read it within this many seconds: three scrapes at
+Prometheus's default one-minute interval, so that a healthy node's volumes, whose newest
+sample may be a whole interval old, never flap back to CloudWatch."""
 QUERY = f"max by (volume_id) (ebs_analyzer_node_volume_read_timestamp_seconds) > time() - {FRESH_S}"
 TIMEOUT_S = 3.0
 """The whole answer, connection included: a cycle never waits long on Prometheus."""
@@ -67,7 +70,8 @@ def query_url(base: str) -> str:
 
 
 def covered(base: str, timeout_s: float = TIMEOUT_S, get: Get = http_get) -> frozenset[str]:
-    """The ids of the volumes a node read in the last minute, as Prometheus at `base` says."""
+    """The ids of the volumes a node read in the last three minutes, as Prometheus at `base`
+    says."""
     status, body = get(query_url(base), timeout_s)
     if status != 200:
         raise CoverageError(f"HTTP {status}{_error_of(body)}")

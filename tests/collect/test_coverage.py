@@ -23,7 +23,7 @@ def prometheus() -> Iterator[PrometheusEndpoint]:
 def test_the_volumes_read_in_the_last_minute_are_covered(prometheus: PrometheusEndpoint) -> None:
     assert coverage.covered(prometheus.root) == {"vol-a", "vol-b"}
     assert prometheus.queries == [coverage.QUERY]
-    assert "> time() - 60" in coverage.QUERY
+    assert "> time() - 180" in coverage.QUERY
 
 
 def _unreachable() -> str:
