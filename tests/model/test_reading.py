@@ -36,6 +36,7 @@ def test_every_status_is_one_the_report_can_name():
         "impaired",
         "initializing",
         "model_mismatch",
+        "node_agent",
     }
 
 
