@@ -14,6 +14,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
+from analyzer.collect.window import MINUTE_S, floor_to
 from analyzer.model import units
 from analyzer.model.findings import Finding
 from analyzer.model.layers import Layer
@@ -217,18 +218,11 @@ class _CapRule(RuleBase):
         )
 
 
-MINUTE_S = 60
-
-
-def _minute(t: datetime) -> datetime:
-    return t - timedelta(seconds=t.second, microseconds=t.microsecond)
-
-
 def _by_minute(rates: Series) -> Series:
     """Rates of periods shorter than a minute → each whole minute's mean rate."""
     grouped: dict[datetime, list[float]] = {}
     for t, v in rates.points():
-        grouped.setdefault(_minute(t), []).append(v)
+        grouped.setdefault(floor_to(t, MINUTE_S), []).append(v)
     per_minute = MINUTE_S // rates.period_s
     whole = [(t, sum(vs) / len(vs)) for t, vs in grouped.items() if len(vs) >= per_minute]
     return Series.of(whole, MINUTE_S, rates.status)
@@ -237,7 +231,7 @@ def _by_minute(rates: Series) -> Series:
 def _highest_by_minute(flags: dict[datetime, float]) -> dict[datetime, float]:
     out: dict[datetime, float] = {}
     for t, v in flags.items():
-        minute = _minute(t)
+        minute = floor_to(t, MINUTE_S)
         out[minute] = max(out.get(minute, 0.0), v)
     return out
 
