@@ -100,9 +100,7 @@ def _node(args: argparse.Namespace) -> int:
         return _report(args, agent.replay(found, settings, ruleset, every))
     every = args.every or DEFAULT_EVERY_S
     if args.capture is not None:
-        region = (settings.region or [aws.default_region() or ""])[0]
-        if not region:
-            raise ConfigError(aws.NO_REGION)
+        region = agent.region_of(settings)
         metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
         try:
             out = args.capture.open("w", encoding="utf-8")
@@ -113,9 +111,7 @@ def _node(args: argparse.Namespace) -> int:
         print(f"{PROG}: wrote {pages:,} pages to {args.capture}", file=sys.stderr)
         return 0
     if args.once:
-        region = (settings.region or [aws.default_region() or ""])[0]
-        if not region:
-            raise ConfigError(aws.NO_REGION)
+        region = agent.region_of(settings)
         metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
         config = agent.node_settings(settings, every).model_copy(update={"region": [region]})
         analyzer = Analyzer(

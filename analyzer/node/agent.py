@@ -72,6 +72,14 @@ _NONE_FOUND = (
 )
 
 
+def region_of(settings: Settings) -> str:
+    """The node's region: the first the settings name, else the SDKs' default one."""
+    region = (settings.region or [default_region() or ""])[0]
+    if not region:
+        raise ConfigError(NO_REGION)
+    return region
+
+
 def node_settings(settings: Settings, every_s: int) -> Settings:
     """The daemon's settings as a node runs them: a cycle every read, on data up to the read
     just taken (no settle delay: the page is the truth as of now), every metric each cycle.
@@ -376,9 +384,7 @@ def serve(
     """The node agent as a daemon: the central daemon's cycle, publication, alerts and state
     file, on the node's reads (`read`: the ioctl, unless a test stands in for the kernel)."""
     config = node_settings(settings, every_s)
-    region = (config.region or [default_region() or ""])[0]
-    if not region:
-        raise ConfigError(NO_REGION)
+    region = region_of(config)
     metrics_, reader, describer = connected(region, every_s, sys_root, dev_root)
     reader.read = read
     process, server = daemon.build(
