@@ -285,3 +285,15 @@ def test_a_node_runs_in_the_first_region_named_else_the_sdks_default(monkeypatch
     assert str(raised.value) == NO_REGION
     monkeypatch.setenv("AWS_REGION", "us-east-2")
     assert agent.region_of(settings.load({})) == "us-east-2"
+
+
+def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
+    """`node --once`'s analyzer: the node's settings in its region, its period, nothing billed,
+    its regions read from the node."""
+    shared = settings.load({"region": ["eu-west-1"], "pricing_api": False})
+    analyzer, reader = agent.analyzer_for(shared, rules.load(), 2, tmp_path, tmp_path)
+    assert analyzer.settings.region == ["eu-west-1"]
+    assert (analyzer.settings.interval, analyzer.settings.polling) == (2.0, "full")
+    assert analyzer.resolution_s == 2 and reader.every_s == 2
+    assert not analyzer.adaptive
+    assert analyzer.connect("eu-west-1").metrics is reader.metrics
