@@ -20,7 +20,6 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect import aws, capture, progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
-from analyzer.collect.regions import Region
 from analyzer.collect.window import data_end
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
@@ -100,10 +99,8 @@ def _node(args: argparse.Namespace) -> int:
         return _report(args, agent.replay(found, settings, ruleset, every))
     every = args.every or DEFAULT_EVERY_S
     if args.capture is not None:
-        region = (settings.region or [aws.default_region() or ""])[0]
-        if not region:
-            raise ConfigError(aws.NO_REGION)
-        metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
+        region = agent.region_of(settings)
+        _, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
         try:
             out = args.capture.open("w", encoding="utf-8")
         except OSError as exc:
@@ -113,15 +110,9 @@ def _node(args: argparse.Namespace) -> int:
         print(f"{PROG}: wrote {pages:,} pages to {args.capture}", file=sys.stderr)
         return 0
     if args.once:
-        region = (settings.region or [aws.default_region() or ""])[0]
-        if not region:
-            raise ConfigError(aws.NO_REGION)
-        metrics, reader, describer = agent.connected(region, every, args.sys_root, args.dev_root)
-        config = agent.node_settings(settings, every).model_copy(update={"region": [region]})
-        analyzer = Analyzer(
-            config, ruleset, connect=lambda name: Region(name, describer, metrics)
-        ).offering()
-        agent.attach(analyzer, metrics, reader, every)
+        analyzer, reader = agent.analyzer_for(
+            settings, ruleset, every, args.sys_root, args.dev_root
+        )
         return _report(args, agent.once(analyzer, reader))
     if settings.log_format != "auto":
         logs.configure(args.log_level, json_lines=settings.log_format == "json")

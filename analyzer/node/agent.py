@@ -72,6 +72,14 @@ _NONE_FOUND = (
 )
 
 
+def region_of(settings: Settings) -> str:
+    """The node's region: the first the settings name, else the SDKs' default one."""
+    region = (settings.region or [default_region() or ""])[0]
+    if not region:
+        raise ConfigError(NO_REGION)
+    return region
+
+
 def node_settings(settings: Settings, every_s: int) -> Settings:
     """The daemon's settings as a node runs them: a cycle every read, on data up to the read
     just taken (no settle delay: the page is the truth as of now), every metric each cycle.
@@ -365,6 +373,40 @@ def once(analyzer: Analyzer, reader: Reader) -> CycleResult:
     return analyzer.run(datetime.now(UTC))
 
 
+Make = Callable[[Settings, RuleSet, Callable[[str], Region]], Analyzer]
+"""How the node's analyzer is built from its settings, its rules and how a region is read."""
+
+
+def standalone(config: Settings, ruleset: RuleSet, connect: Callable[[str], Region]) -> Analyzer:
+    """An analyzer on its own, for one cycle (`node --once`): no daemon around it."""
+    return Analyzer(config, ruleset, connect=connect).offering()
+
+
+def analyzer_for(
+    settings: Settings,
+    ruleset: RuleSet,
+    every_s: int,
+    sys_root: Path,
+    dev_root: Path,
+    make: Make = standalone,
+    read: Callable[[Device], bytes] = devices.read_page,
+) -> tuple[Analyzer, Reader]:
+    """The node's analyzer and its reader: the node's settings in its region, each region read
+    through the node's metrics and describer, the analyzer attached to the reads. `make` builds
+    the analyzer: on its own for one cycle, or inside the daemon (`serve`)."""
+    config = node_settings(settings, every_s)
+    region = region_of(config)
+    metrics_, reader, describer = connected(region, every_s, sys_root, dev_root)
+    reader.read = read
+    analyzer = make(
+        config.model_copy(update={"region": [region]}),
+        ruleset,
+        lambda name: Region(name, describer, metrics_),
+    )
+    attach(analyzer, metrics_, reader, every_s)
+    return analyzer, reader
+
+
 def serve(
     settings: Settings,
     ruleset: RuleSet,
@@ -375,16 +417,12 @@ def serve(
 ) -> tuple[Daemon, Server, Reader]:
     """The node agent as a daemon: the central daemon's cycle, publication, alerts and state
     file, on the node's reads (`read`: the ioctl, unless a test stands in for the kernel)."""
-    config = node_settings(settings, every_s)
-    region = (config.region or [default_region() or ""])[0]
-    if not region:
-        raise ConfigError(NO_REGION)
-    metrics_, reader, describer = connected(region, every_s, sys_root, dev_root)
-    reader.read = read
-    process, server = daemon.build(
-        config.model_copy(update={"region": [region]}),
-        ruleset,
-        connect=lambda name: Region(name, describer, metrics_),
-    )
-    attach(process.analyzer, metrics_, reader, every_s)
+    built: list[tuple[Daemon, Server]] = []
+
+    def in_daemon(config: Settings, rules: RuleSet, connect: Callable[[str], Region]) -> Analyzer:
+        built.append(daemon.build(config, rules, connect=connect))
+        return built[0][0].analyzer
+
+    _, reader = analyzer_for(settings, ruleset, every_s, sys_root, dev_root, in_daemon, read)
+    process, server = built[0]
     return process, server, reader

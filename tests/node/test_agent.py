@@ -15,6 +15,7 @@ from structlog.testing import capture_logs
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.collect import capture
+from analyzer.collect.aws import NO_REGION
 from analyzer.collect.describe import Ec2Rds
 from analyzer.collect.devices import Device, DeviceError
 from analyzer.collect.logpage import Stats, pack
@@ -273,3 +274,26 @@ def test_a_node_reads_its_own_volumes_whatever_the_shared_settings_say_of_covera
     assert mine.node_coverage_url is None
     assert Analyzer(mine, rules.load()).coverage is None
     assert Analyzer(shared, rules.load()).coverage is not None
+
+
+def test_a_node_runs_in_the_first_region_named_else_the_sdks_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    assert agent.region_of(settings.load({"region": ["eu-west-1", "us-east-1"]})) == "eu-west-1"
+    with pytest.raises(ConfigError) as raised:
+        agent.region_of(settings.load({}))
+    assert str(raised.value) == NO_REGION
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    assert agent.region_of(settings.load({})) == "us-east-2"
+
+
+def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
+    """`node --once`'s analyzer: the node's settings in its region, its period, nothing billed,
+    its regions read from the node."""
+    shared = settings.load({"region": ["eu-west-1"], "pricing_api": False})
+    analyzer, reader = agent.analyzer_for(shared, rules.load(), 2, tmp_path, tmp_path)
+    assert analyzer.settings.region == ["eu-west-1"]
+    assert (analyzer.settings.interval, analyzer.settings.polling) == (2.0, "full")
+    assert analyzer.resolution_s == 2 and reader.every_s == 2
+    assert not analyzer.adaptive
+    assert analyzer.connect("eu-west-1").metrics is reader.metrics
