@@ -278,6 +278,12 @@ class Settings(BaseSettings):
     daemon then leaves to the node (it still asks CloudWatch what only CloudWatch has). Unset:
     every volume from CloudWatch; Prometheus unreachable or answering off its contract: the
     same, warned."""
+    cloudwatch_agent_namespace: str | None = Field(default=None, min_length=1, max_length=255)
+    """Where the CloudWatch agent publishes its EBS NVMe metrics (`diskio_ebs_*`; the agent's
+    default namespace is `CWAgent`): asked of ListMetrics at each inventory refresh, and read
+    in place of a volume's AWS/EBS metrics where the agent publishes them. The same price per
+    metric, and the exceeded checks in seconds of each minute, not just whether. Needs
+    `cloudwatch:ListMetrics`. Unset: AWS/EBS only."""
 
     # Accounts
     accounts: tuple[AccountEntry, ...] = ()

@@ -166,8 +166,26 @@ def _active_rate(ops: Series, idle: Series) -> Series:
 
 
 def volume(raw: Raw) -> dict[Measure, Series]:
-    """AWS/EBS metrics of one volume → its normalized measures."""
-    return _block_device(_Parts(Namespace.EBS, raw))
+    """AWS/EBS metrics of one volume → its normalized measures. Where the CloudWatch agent's
+    metrics were read in place of some of them (`model/metrics.py`), those: the same parts in
+    the same units, and the exceeded checks as seconds at the cap, each also a check."""
+    out = _block_device(_Parts(Namespace.EBS, raw, also=Namespace.AGENT))
+    for seconds, check in _AT_CAP.items():
+        if seconds in out and check not in out:
+            out[check] = _flags(out[seconds])
+    return out
+
+
+_AT_CAP = {
+    Measure.IOPS_AT_CAP: Measure.IOPS_EXCEEDED,
+    Measure.THROUGHPUT_AT_CAP: Measure.THROUGHPUT_EXCEEDED,
+}
+
+
+def _flags(seconds: Series) -> Series:
+    """Seconds at a cap in each period → 1 where there were any, as AWS's exceeded check."""
+    values = array("d", (1.0 if v > 0 else 0.0 for v in seconds.values))
+    return Series(seconds.timestamps, values, seconds.period_s, seconds.status, seconds.error)
 
 
 def instance(raw: Raw) -> dict[Measure, Series]:
@@ -179,23 +197,32 @@ def instance(raw: Raw) -> dict[Measure, Series]:
 class _Parts:
     """The fetched series of one resource, looked up by what they feed (the catalogue)."""
 
-    def __init__(self, namespace: Namespace, raw: Raw) -> None:
+    def __init__(self, namespace: Namespace, raw: Raw, also: Namespace | None = None) -> None:
         self.namespace = namespace
         self.raw = raw
+        self.also = also
+        """A namespace whose metrics stand in for the namespace's own where they were read."""
 
     def has(self, part: Part) -> bool:
         return metrics.feeding(self.namespace, part) is not None
 
     def __getitem__(self, part: Part) -> Series:
         metric = metrics.feeding(self.namespace, part)
-        return self.raw.get(metric.name, NOTHING) if metric is not None else NOTHING
+        if metric is None:
+            return NOTHING
+        found = self.raw.get(metric.name)
+        if found is None and self.also is not None:
+            other = metrics.feeding(self.also, part)
+            found = self.raw.get(other.name) if other is not None else None
+        return NOTHING if found is None else found
 
     def gauges(self) -> dict[Measure, Series]:
         """The measures CloudWatch gives as they are (balances, queue, checks, memory)."""
-        out = {}
-        for metric in metrics.gauges(self.namespace):
-            if metric.name in self.raw and isinstance(metric.feeds, Measure):
-                out[metric.feeds] = self.raw[metric.name]
+        out: dict[Measure, Series] = {}
+        for namespace in (self.namespace, self.also):
+            for metric in metrics.gauges(namespace) if namespace is not None else ():
+                if metric.name in self.raw and isinstance(metric.feeds, Measure):
+                    out.setdefault(metric.feeds, self.raw[metric.name])
         return out
 
 

@@ -234,6 +234,7 @@ NO_REGION = (
 
 ACTIONS = (
     "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
     "ec2:DescribeInstanceTypes",
     "ec2:DescribeInstances",
     "ec2:DescribeVolumeStatus",

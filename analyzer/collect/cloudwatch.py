@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from analyzer.collect import progress
+from analyzer.collect.agent_metrics import Listed
 from analyzer.collect.aws import calling
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.reply import OffContract, Reply
@@ -114,6 +115,13 @@ def _series(parts: list[_Part], period_s: int) -> Series:
     return Series.of(merged.items(), period_s, Status.OK if merged else Status.NO_DATA)
 
 
+def _scaled(series: Series, scale: float) -> Series:
+    if scale == 1.0 or not series.values:
+        return series
+    values = array("d", (v * scale for v in series.values))
+    return Series(series.timestamps, values, series.period_s, series.status, series.error)
+
+
 class CloudWatch:
     """GetMetricData for one region. `client` is a boto3 CloudWatch client or a stand-in with
     the same `get_metric_data` method. `region` names where it reads in messages (an account's
@@ -178,9 +186,37 @@ class CloudWatch:
                 stats.metrics_failed += 1
                 stats.errors.append(f"cloudwatch:GetMetricData in {self.region}: {reason}")
                 continue
-            out[query] = _series(points[rid], query.period_s)
+            out[query] = _scaled(_series(points[rid], query.period_s), query.scale)
             stats.datapoints += len(out[query])
         return out
+
+    def list_metrics(self, namespace: str, dimension: str) -> Listed:
+        """Every metric of `namespace` with a `dimension`, published in the last three hours
+        (ListMetrics' `RecentlyActive`, its only choice): what a live agent publishes now.
+        AwsAccessError or AwsCallError, naming the call, where it fails."""
+        kwargs: dict[str, Any] = {
+            "Namespace": namespace,
+            "Dimensions": [{"Name": dimension}],
+            "RecentlyActive": "PT3H",
+        }
+        if self.account_id:
+            kwargs |= {"IncludeLinkedAccounts": True, "OwningAccount": self.account_id}
+        found: Listed = []
+        for _ in range(MAX_PAGES * 10):
+            with calling("cloudwatch:ListMetrics", self.region):
+                answer = Reply(self._client.list_metrics(**kwargs))
+                for metric in answer.each("Metrics"):
+                    dims = tuple(
+                        (d.text("Name"), d.text("Value")) for d in metric.each("Dimensions")
+                    )
+                    found.append((metric.text("MetricName"), dims))
+                token = answer.text("NextToken", None)
+            if not token:
+                return found
+            kwargs["NextToken"] = token
+        raise AwsCallError(
+            f"cloudwatch:ListMetrics in {self.region}: more than {MAX_PAGES * 10} pages"
+        )
 
     def _pages(
         self, ids: dict[str, MetricQuery], window: Window, stats: FetchStats

@@ -16,9 +16,9 @@ from functools import partial
 
 from analyzer.model import metrics
 from analyzer.model.limits import has_burst_balance
-from analyzer.model.metrics import Namespace, Tier, When
+from analyzer.model.metrics import Metric, Namespace, Tier, When
 from analyzer.model.rds_storage import db_storage_envelope
-from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
+from analyzer.model.resources import AgentMetrics, DbInstance, Instance, Inventory, Volume
 
 VOLUME_PERIOD_S = 60
 DETAILED_PERIOD_S = 60
@@ -34,6 +34,8 @@ class MetricQuery:
     """(name, value) pairs, exactly as AWS publishes the metric: CloudWatch matches them all."""
     stat: str
     period_s: int
+    scale: float = 1.0
+    """Multiplies each value CloudWatch answers into the catalogue's unit (`Metric.scale`)."""
     _hash: int = field(init=False, repr=False, compare=False)
     """Worked out once: a query is a key of the history, looked up every cycle."""
 
@@ -50,6 +52,7 @@ def _queries(
     tier: Tier | None,
     attached_to: str | None = None,
     covered: bool = False,
+    agent: AgentMetrics | None = None,
 ) -> list[MetricQuery]:
     out = []
     # Covered by a node agent: only what CloudWatch alone has, at every tier (nothing else
@@ -58,8 +61,33 @@ def _queries(
         dims = metrics.dimensions(m, resource_id, attached_to)
         if dims is not None and (m.when is When.ALWAYS or has(m.when)):
             period = m.period_s or period_s
-            out.append(MetricQuery(resource_id, namespace.value, m.name, dims, m.statistic, period))
+            instead = _agent_query(m, resource_id, period, agent)
+            out.append(
+                instead
+                or MetricQuery(resource_id, namespace.value, m.name, dims, m.statistic, period)
+            )
     return out
+
+
+def _agent_query(
+    metric: Metric, resource_id: str, period_s: int, agent: AgentMetrics | None
+) -> MetricQuery | None:
+    """The CloudWatch agent's metric in place of this one, where the agent publishes it for the
+    resource: asked in the agent's namespace, with the dimension set ListMetrics showed."""
+    if agent is None:
+        return None
+    mine = metrics.agent_instead(metric.name)
+    if mine is None or mine.name not in agent.names:
+        return None
+    return MetricQuery(
+        resource_id,
+        agent.namespace,
+        mine.name,
+        agent.dimensions,
+        mine.statistic,
+        period_s,
+        mine.scale,
+    )
 
 
 Known = dict[str, tuple[tuple[object, ...], list[MetricQuery]]]
@@ -150,7 +178,9 @@ def for_volume(
     period_s: int = VOLUME_PERIOD_S,
     covered: bool = False,
 ) -> list[MetricQuery]:
-    """`covered`: a node agent reads its rates; only what CloudWatch alone has is asked."""
+    """`covered`: a node agent reads its rates; only what CloudWatch alone has is asked. Where
+    the CloudWatch agent publishes its NVMe statistics (`volume.agent`), those are asked in place
+    of the AWS/EBS metrics they stand for: the same price, and the exceeded checks in seconds."""
     if not volume.active:
         return []
     checked = volume.volume_type != "standard"  # AWS publishes no exceeded checks for magnetic
@@ -171,6 +201,7 @@ def for_volume(
         tier,
         attached_to,
         covered,
+        volume.agent,
     )
 
 

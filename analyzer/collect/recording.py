@@ -18,6 +18,7 @@ from typing import Any
 
 from analyzer.errors import ConfigError
 from analyzer.model.resources import (
+    AgentMetrics,
     DbInstance,
     Initialization,
     Instance,
@@ -133,7 +134,18 @@ def _volume(raw: Mapping[str, Any]) -> Volume:
             "initialization": (
                 Initialization(**raw["initialization"]) if raw.get("initialization") else None
             ),
+            "agent": _agent(raw.get("agent")),
         }
+    )
+
+
+def _agent(raw: Mapping[str, Any] | None) -> AgentMetrics | None:
+    if not raw:
+        return None
+    return AgentMetrics(
+        raw["namespace"],
+        tuple((name, value) for name, value in raw["dimensions"]),
+        tuple(raw["names"]),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import botocore.session
 
 from analyzer.collect.accounts import Account
+from analyzer.collect.agent_metrics import Lister
 from analyzer.collect.aws import Clients, session
 from analyzer.collect.boundaries import Describer, MetricData
 from analyzer.collect.cloudwatch import CloudWatch
@@ -24,6 +25,9 @@ class Region:
     account: Account | None = None
     """The account it belongs to; None for the daemon's own account when no account is
     configured."""
+    listing: Lister | None = None
+    """ListMetrics, where its metrics come from CloudWatch: which volumes the CloudWatch
+    agent publishes for (`agent_metrics.py`)."""
 
     @property
     def account_id(self) -> str:
@@ -41,7 +45,8 @@ class Region:
 def connect(name: str, clients: Clients | None = None) -> Region:
     """A region through boto3's standard chain (or through these clients)."""
     clients = clients or Clients.for_region(name)
-    return Region(name, Ec2Rds(clients), CloudWatch(clients.cloudwatch, name))
+    metrics = CloudWatch(clients.cloudwatch, name)
+    return Region(name, Ec2Rds(clients), metrics, listing=metrics)
 
 
 def connect_as(
@@ -68,4 +73,4 @@ def connect_as(
         )
     else:
         metrics = CloudWatch(clients.cloudwatch, where, contain_refusals=True)
-    return Region(name, Ec2Rds(clients, where), metrics, account)
+    return Region(name, Ec2Rds(clients, where), metrics, account, metrics)

@@ -18,6 +18,7 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
 from analyzer.collect import inventory, queries, shards
 from analyzer.collect.accounts import Account
+from analyzer.collect.agent_metrics import AgentDiscovery
 from analyzer.collect.aws import NO_REGION, Clients, default_region
 from analyzer.collect.coverage import NodeCoverage
 from analyzer.collect.fetch import fetch
@@ -132,6 +133,8 @@ class Analyzer:
     the settings unless given. None: every volume's rates from CloudWatch."""
     covered: frozenset[str] = frozenset()
     """The volumes node agents read, as Prometheus last said: their rates are left to them."""
+    agent: AgentDiscovery | None = None
+    """Which volumes the CloudWatch agent publishes for (`cloudwatch_agent_namespace`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
@@ -150,6 +153,8 @@ class Analyzer:
             self.watched = Watched(self.settings)
         if self.coverage is None and self.settings.node_coverage_url:
             self.coverage = NodeCoverage(self.settings.node_coverage_url)
+        if self.agent is None and self.settings.cloudwatch_agent_namespace:
+            self.agent = AgentDiscovery(self.settings.cloudwatch_agent_namespace)
 
     def refresh_coverage(self) -> frozenset[str]:
         """Ask Prometheus again which volumes node agents read (none where it fails)."""
@@ -221,13 +226,16 @@ class Analyzer:
 
     def _discover(self, account: Account | None, region: str) -> Inventory:
         tags = [TagFilter.parse(t) for t in self.settings.tag]
+        where = self._for(region, account)
         found = inventory.discover(
-            self._for(region, account).describe,
+            where.describe,
             self.types,
             tags,
             account_id=account.id if account else "",
             account_name=(account.name or "") if account else "",
         )
+        if self.agent is not None and where.listing is not None:
+            found = self.agent.discover(found, where.listing)
         return shards.kept(found, self.settings.sharding())
 
     def refresh_inventory(self) -> dict[str, Inventory]:

@@ -33,6 +33,10 @@ class Measure(StrEnum):
     BYTE_BALANCE = "byte_balance"
     IOPS_EXCEEDED = "iops_exceeded"
     THROUGHPUT_EXCEEDED = "throughput_exceeded"
+    IOPS_AT_CAP = "iops_at_cap"
+    """Seconds of each period a volume's IOPS demand was above its limit (the CloudWatch
+    agent's exceeded time, where it publishes it): `IOPS_EXCEEDED` says only whether."""
+    THROUGHPUT_AT_CAP = "throughput_at_cap"
     FREEABLE_MEMORY = "freeable_memory"
     STALLED_IO = "stalled_io"
     """1 for a minute whose I/O AWS found stalled (a volume's VolumeStalledIOCheck)."""
@@ -79,6 +83,9 @@ class Namespace(StrEnum):
     EBS = "AWS/EBS"
     EC2 = "AWS/EC2"
     RDS = "AWS/RDS"
+    AGENT = "CWAgent"
+    """The CloudWatch agent's default namespace: a volume's NVMe statistics where the agent
+    publishes them (`diskio_ebs_*`); a user may have configured another."""
 
     @property
     def dimension(self) -> Dimension:
@@ -94,6 +101,7 @@ class Dimension(StrEnum):
 
 _DIMENSIONS = {
     Namespace.EBS: Dimension.VOLUME,
+    Namespace.AGENT: Dimension.VOLUME,
     Namespace.EC2: Dimension.INSTANCE,
     Namespace.RDS: Dimension.DB_INSTANCE,
 }
@@ -168,6 +176,11 @@ class Metric:
     period_s: int | None = None
     """The period AWS publishes it at whatever the resource's monitoring (status checks: one
     minute); None: the resource's own."""
+    scale: float = 1.0
+    """Multiplies each value into the unit the analysis reads (the agent's microseconds into
+    seconds)."""
+    instead_of: str | None = None
+    """The AWS/EBS metric it is asked in place of, where a volume has it (the agent's)."""
 
     @property
     def published_with(self) -> tuple[Dimension, ...]:
@@ -182,6 +195,7 @@ _VIRT, _ATTACHED, _LOG = When.VIRTUALIZED_NITRO, When.ATTACHED_NITRO, When.LOG_V
 _STALLED = Measure.STALLED_IO
 _EXCEEDED_IOPS, _EXCEEDED_BPS = Measure.IOPS_EXCEEDED, Measure.THROUGHPUT_EXCEEDED
 _PAIR = VOLUME_ON_INSTANCE
+_A, _US = Namespace.AGENT, 1e-6
 CATALOGUE: tuple[Metric, ...] = (
     # A volume: its operations tell idle from busy; bytes, the bucket and the exceeded
     # checks are read once it matters; latency and queue only in a full read.
@@ -261,8 +275,94 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric(
         _R, "DiskQueueDepthLogVolume", "Average", "Count", Measure.LOG_QUEUE_LENGTH, _LOG, _FULL
     ),
+    # The CloudWatch agent's EBS NVMe metrics, asked in place of the AWS/EBS metric each
+    # stands for where the agent publishes them for a volume (see `AGENT`).
+    *(
+        Metric(
+            _A,
+            name,
+            statistic,
+            "None",
+            feeds,
+            tier=tier,
+            dimensions=_PAIR,
+            scale=scale,
+            instead_of=instead,
+        )
+        for name, statistic, feeds, tier, scale, instead in (
+            ("diskio_ebs_total_read_ops", "Sum", Part.READ_OPS, _IDLE, 1.0, "VolumeReadOps"),
+            ("diskio_ebs_total_write_ops", "Sum", Part.WRITE_OPS, _IDLE, 1.0, "VolumeWriteOps"),
+            (
+                "diskio_ebs_total_read_bytes",
+                "Sum",
+                Part.READ_BYTES,
+                _ACTIVE,
+                1.0,
+                "VolumeReadBytes",
+            ),
+            (
+                "diskio_ebs_total_write_bytes",
+                "Sum",
+                Part.WRITE_BYTES,
+                _ACTIVE,
+                1.0,
+                "VolumeWriteBytes",
+            ),
+            (
+                "diskio_ebs_total_read_time",
+                "Sum",
+                Part.READ_TIME,
+                _FULL,
+                _US,
+                "VolumeTotalReadTime",
+            ),
+            (
+                "diskio_ebs_total_write_time",
+                "Sum",
+                Part.WRITE_TIME,
+                _FULL,
+                _US,
+                "VolumeTotalWriteTime",
+            ),
+            (
+                "diskio_ebs_volume_queue_length",
+                "Average",
+                Measure.QUEUE_LENGTH,
+                _FULL,
+                1.0,
+                "VolumeQueueLength",
+            ),
+            (
+                "diskio_ebs_volume_performance_exceeded_iops",
+                "Sum",
+                Measure.IOPS_AT_CAP,
+                _HOT,
+                _US,
+                "VolumeIOPSExceededCheck",
+            ),
+            (
+                "diskio_ebs_volume_performance_exceeded_tp",
+                "Sum",
+                Measure.THROUGHPUT_AT_CAP,
+                _HOT,
+                _US,
+                "VolumeThroughputExceededCheck",
+            ),
+        )
+    ),
 )
 """In the order they are requested."""
+
+AGENT_SOURCE = (
+    'Amazon CloudWatch User Guide, "Collect Amazon EBS NVMe driver metrics"; the agent\'s '
+    "awsnvmereceiver and its cumulativetodelta processor"
+)
+"""Where the agent metrics above are described: the same counters as the volume's NVMe log
+page (times in microseconds), published as their growth over each collection interval (so the
+Sum over a period is the period's), unit None, dimension VolumeId plus whatever the agent's
+`append_dimensions` adds (InstanceId in AWS's examples, the set the catalogue gives them and the
+simulator publishes). Only what ListMetrics shows the agent publishing for a volume is asked,
+with the exact dimension set it shows."""
 
 BEYOND_NODE: frozenset[tuple[Namespace, str]] = frozenset(
     {
@@ -289,6 +389,12 @@ def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:
         if m.namespace is namespace
         and (tier is None or (m.tier is not None and m.tier.rank <= tier.rank))
     )
+
+
+@cache
+def agent_instead(name: str) -> Metric | None:
+    """The agent's metric asked in place of this AWS/EBS metric, if it has one."""
+    return next((m for m in of(Namespace.AGENT) if m.instead_of == name), None)
 
 
 @cache

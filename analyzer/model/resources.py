@@ -78,6 +78,17 @@ class Initialization:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentMetrics:
+    """A volume's `diskio_ebs_*` metrics as ListMetrics shows the CloudWatch agent publishing
+    them: CloudWatch answers a query only with this exact dimension set."""
+
+    namespace: str
+    dimensions: tuple[tuple[str, str], ...]
+    names: tuple[str, ...]
+    """The agent's metric names it has, sorted."""
+
+
+@dataclass(frozen=True, slots=True)
 class Volume:
     volume_id: str
     region: str
@@ -100,6 +111,8 @@ class Volume:
     """Set while a volume created from a snapshot is still initializing."""
     account_id: str = ""
     account_name: str = ""
+    agent: AgentMetrics | None = None
+    """The CloudWatch agent's NVMe metrics CloudWatch holds for it, where it has them."""
 
     @property
     def scope(self) -> str:

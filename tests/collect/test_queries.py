@@ -318,7 +318,7 @@ def test_the_docs_list_every_metric_read_with_the_dimensions_it_is_asked_with():
     listed = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or not cells[0].startswith("AWS/"):
+        if len(cells) < 3 or not cells[0].startswith(("AWS/", "CWAgent")):
             continue
         for name in cells[1].split(","):
             listed[(cells[0], name.strip())] = {d.strip() for d in cells[2].split(",")}

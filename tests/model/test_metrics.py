@@ -16,6 +16,7 @@ CHECKS = (
     Measure.STALLED_IO,
     Measure.ATTACHED_EBS_FAILED,
 )
+AT_CAP = (Measure.IOPS_AT_CAP, Measure.THROUGHPUT_AT_CAP)
 PACKAGE = Path(__file__).resolve().parents[2] / "analyzer"
 
 
@@ -34,7 +35,8 @@ def test_statistics_follow_the_domain(metric: metrics.Metric) -> None:
     are already per second, so their Average over a period is the rate."""
     if metric.namespace is Namespace.RDS:
         expected = "Average"
-    elif isinstance(metric.feeds, Part):
+    elif isinstance(metric.feeds, Part) or metric.feeds in AT_CAP:
+        # The agent's exceeded times: microseconds of each collection interval, summed.
         expected = "Sum"
     elif metric.feeds in CHECKS:
         expected = "Maximum"
@@ -67,3 +69,36 @@ def test_no_other_module_spells_a_metric_name() -> None:
             if isinstance(node, ast.Constant) and node.value in names:
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.value}")
     assert found == []
+
+
+def test_the_agent_metrics_stand_for_the_volume_metrics_in_their_units() -> None:
+    """Amazon CloudWatch User Guide, "Collect Amazon EBS NVMe driver metrics": the agent's
+    `diskio_ebs_*` metrics are the NVMe statistics' counters, the times "in microseconds"; its
+    awsnvmereceiver publishes them as cumulative sums and its cumulativetodelta processor as
+    their growth over each collection interval, unit None. Each stands for the AWS/EBS metric
+    feeding the same part, in that metric's unit (seconds for times)."""
+    agent = metrics.of(Namespace.AGENT)
+    assert {m.name for m in agent} == {
+        "diskio_ebs_total_read_ops",
+        "diskio_ebs_total_write_ops",
+        "diskio_ebs_total_read_bytes",
+        "diskio_ebs_total_write_bytes",
+        "diskio_ebs_total_read_time",
+        "diskio_ebs_total_write_time",
+        "diskio_ebs_volume_queue_length",
+        "diskio_ebs_volume_performance_exceeded_iops",
+        "diskio_ebs_volume_performance_exceeded_tp",
+    }
+    for m in agent:
+        instead = metrics.named(Namespace.EBS, m.instead_of or "")
+        assert metrics.agent_instead(instead.name) is m
+        assert m.tier is instead.tier, m.name
+        assert m.unit == "None"
+        if isinstance(m.feeds, Part):
+            assert m.feeds is instead.feeds
+        if m.name.endswith(("_time", "_iops", "_tp")):
+            assert m.scale == 1e-6, f"{m.name}: microseconds to seconds"
+        else:
+            assert m.scale == 1.0
+    assert metrics.agent_instead("BurstBalance") is None
+    assert metrics.agent_instead("VolumeStalledIOCheck") is None
