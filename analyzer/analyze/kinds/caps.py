@@ -38,6 +38,9 @@ class _CapRule(RuleBase):
 
     unit: ClassVar[Unit]
     exceeded: ClassVar[Measure]
+    held: ClassVar[Measure]
+    """Seconds of each minute at the cap, where the CloudWatch agent's exceeded time gives
+    them (`exceeded` then says only whether)."""
     active: ClassVar[Measure | None] = None
     """The rate per busy second (from VolumeIdleTime), read where the exceeded checks are
     absent: a cap reached for 20 s of every minute averages to a third of it."""
@@ -138,12 +141,21 @@ class _CapRule(RuleBase):
         if len(saturated) < self.min_fraction * len(rates):
             return None
         observed = rates.mean() or 0.0
-        # Seconds of each saturated minute spent at the cap, where only the busy rate shows it.
+        # Seconds of each saturated minute spent at the cap, where only the busy rate shows it,
+        # or where the CloudWatch agent timed it.
         at_cap = [
             rates.period_s * v / busy[t]
             for t, v in rates.points()
             if v < threshold and busy.get(t, 0.0) >= threshold
         ]
+        held = {
+            t: v
+            for t, v in recent(state.measure(self.held), at, self.window).points()
+            if flagged.get(t, 0) >= 1
+        }
+        timed = not at_cap and bool(held)
+        if timed:
+            at_cap = [held[t] for t, v in rates.points() if v < threshold and t in held]
         other = _other_dimension(state, layer, at, self.window, self.unit)
         nearer = next(iter(other.values()))
         if not at_cap and observed < threshold and nearer is not None and nearer > observed / limit:
@@ -160,7 +172,8 @@ class _CapRule(RuleBase):
             "utilization": round(observed / limit, 4),
             "peak": max(rates.values),
             "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
-            "busy_rate_datapoints": len(at_cap),
+            "busy_rate_datapoints": 0 if timed else len(at_cap),
+            "seconds_at_cap": round(sum(held.values()), 1) if held else None,
             "avg_io_size_bytes": io_size,
             **other,
         }
@@ -170,7 +183,7 @@ class _CapRule(RuleBase):
             self.window,
             summary=self._summary(state, layer, limit, observed, len(saturated), rates, io_size)
             if len(at_cap) < len(saturated) / 2
-            else self._burst_summary(state, layer, limit, observed, at_cap, rates, io_size),
+            else self._burst_summary(state, layer, limit, observed, at_cap, rates, io_size, timed),
             observed=observed,
             limit=limit,
             unit=self.unit,
@@ -186,15 +199,20 @@ class _CapRule(RuleBase):
         at_cap: list[float],
         rates: Series,
         io_size: float | None,
+        timed: bool = False,
     ) -> str:
+        """`timed`: the seconds are the CloudWatch agent's exceeded time, not worked out from
+        the busy rate."""
         minutes = len(rates) * rates.period_s / 60
         seconds = sum(at_cap) / len(at_cap)
         io = f"; average I/O {units.size(io_size)}" if io_size else ""
+        what = "IOPS" if self.unit is Unit.IOPS else "throughput"
+        how = "timed by the CloudWatch agent" if timed else "no exceeded checks on this instance"
         return (
-            f"{state.label}: IOPS at its {format_rate(limit, self.unit, layer.owner)} "
+            f"{state.label}: {what} at its {format_rate(limit, self.unit, layer.owner)} "
             f"{layer.describe()} cap for about {seconds:.0f} s of each minute in "
             f"{len(at_cap)} of {len(rates)} minutes over {minutes:.0f} min (minute averages "
-            f"show {observed / limit:.0%} of it; no exceeded checks on this instance){io}."
+            f"show {observed / limit:.0%} of it; {how}){io}."
         )
 
     def _summary(
@@ -256,6 +274,7 @@ class IopsCap(_CapRule):
     kind: Literal["iops_cap"] = "iops_cap"
     unit: ClassVar[Unit] = Unit.IOPS
     exceeded: ClassVar[Measure] = Measure.IOPS_EXCEEDED
+    held: ClassVar[Measure] = Measure.IOPS_AT_CAP
     active: ClassVar[Measure | None] = Measure.ACTIVE_IOPS
 
     def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
@@ -284,6 +303,7 @@ class ThroughputCap(_CapRule):
     kind: Literal["throughput_cap"] = "throughput_cap"
     unit: ClassVar[Unit] = Unit.BYTES_PER_SECOND
     exceeded: ClassVar[Measure] = Measure.THROUGHPUT_EXCEEDED
+    held: ClassVar[Measure] = Measure.THROUGHPUT_AT_CAP
 
     def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
         return _peak(recent(state.measure(layer.rate(self.unit)), at, self.window))

@@ -13,7 +13,7 @@ THROUGHPUT = ThroughputCap(id="tput", resource_types=["volume", "instance"], sev
 R6I = InstanceType("r6i.8xlarge", 40_000, 40_000, 1_250 * MB, 1_250 * MB, nitro=True)
 
 
-def gp3(iops_values, io_bytes=16 * KIB, exceeded=None, **kw):
+def gp3(iops_values, io_bytes=16 * KIB, exceeded=None, held=None, **kw):
     measures = {
         Measure.IOPS: series(iops_values),
         Measure.THROUGHPUT: series([v * io_bytes for v in iops_values]),
@@ -21,6 +21,8 @@ def gp3(iops_values, io_bytes=16 * KIB, exceeded=None, **kw):
     }
     if exceeded is not None:
         measures[Measure.IOPS_EXCEEDED] = series(exceeded)
+    if held is not None:
+        measures[Measure.IOPS_AT_CAP] = series(held)
     return volume_state(
         "gp3", 500, measures, iops=kw.get("iops", 3_000), throughput=kw.get("throughput", 125)
     )
@@ -54,6 +56,22 @@ def test_exceeded_check_counts_a_minute_whose_average_hides_the_burst():
     assert evaluate(IOPS, state) is not None
     no_check = IOPS.model_copy(update={"use_exceeded_check": False})
     assert evaluate(no_check, state) is None
+
+
+def test_the_agents_exceeded_time_says_how_long_each_minute_was_held_at_the_cap():
+    """The CloudWatch agent's exceeded time: 20 s of each minute at the cap, hidden in minute
+    averages at two thirds of it."""
+    state = gp3([2_000] * 30, exceeded=[1] * 30, held=[20.0] * 30)
+    finding = evaluate(IOPS, state)
+    assert finding is not None
+    assert "cap for about 20 s of each minute in 15 of 15 minutes" in finding.summary
+    assert "timed by the CloudWatch agent" in finding.summary
+    assert finding.evidence["seconds_at_cap"] == 300.0
+    assert finding.evidence["busy_rate_datapoints"] == 0
+    # AWS/EBS's checks alone: the same finding, without the seconds.
+    plain = evaluate(IOPS, gp3([2_000] * 30, exceeded=[1] * 30))
+    assert plain is not None and plain.evidence["seconds_at_cap"] is None
+    assert "timed" not in plain.summary
 
 
 def test_too_few_datapoints_do_not_fire():
