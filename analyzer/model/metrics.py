@@ -411,7 +411,7 @@ def dimensions(
     the metric for no such resource (a per-attachment metric of a volume not attached to one
     instance)."""
     values = {metric.namespace.dimension: resource_id}
-    if metric.namespace is Namespace.EBS and attached_to is not None:
+    if metric.namespace in (Namespace.EBS, Namespace.AGENT) and attached_to is not None:
         values[Dimension.INSTANCE] = attached_to
     if any(name not in values for name in metric.published_with):
         return None

@@ -44,11 +44,15 @@ class SimulatedCloudWatch:
         simulations: Sequence[Simulation | DatabaseSimulation] = (),
         keep_s: float = 6 * 3600.0,
         attachments: Mapping[str, str] | None = None,
+        agent_dimensions: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._data: dict[_Key, list[tuple[datetime, float]]] = {}
         self._simulations = list(simulations)
         self._attachments = dict(attachments or {})
+        self._agent = dict(agent_dimensions or {})
+        """By volume id: the dimensions its CloudWatch agent metrics were recorded with (the
+        agent's `append_dimensions` decide them); others get the catalogue's."""
         for simulation in simulations:
             if isinstance(simulation, Simulation):
                 self._attachments.update(simulation.attachments)
@@ -65,6 +69,8 @@ class SimulatedCloudWatch:
             namespace, _ = namespace_of(name, resource_id)
             metric = metrics.named(namespace, name)
             dims = metrics.dimensions(metric, resource_id, self._attachments.get(resource_id))
+            if namespace == Namespace.AGENT.value and resource_id in self._agent:
+                dims = self._agent[resource_id]
             if dims is not None:
                 key = (namespace, name, frozenset(dims))
                 self._data.setdefault(key, []).extend(points)
@@ -79,6 +85,27 @@ class SimulatedCloudWatch:
             for key, points in self._data.items():
                 if points and points[0][0] < oldest:
                     self._data[key] = [(t, v) for t, v in points if t >= oldest]
+
+    def list_metrics(self, **kwargs: Any) -> dict[str, Any]:
+        """ListMetrics of one namespace, filtered on dimension names (and values where given),
+        in one page; every metric held counts as recently active."""
+        wanted = [(d["Name"], d.get("Value")) for d in kwargs.get("Dimensions", [])]
+        found = []
+        with self._lock:
+            keys = [key for key, points in self._data.items() if points]
+        for namespace, name, dims in keys:
+            held = dict(dims)
+            if namespace != kwargs["Namespace"] or kwargs.get("MetricName", name) != name:
+                continue
+            if all(n in held and v in (None, held[n]) for n, v in wanted):
+                found.append(
+                    {
+                        "Namespace": namespace,
+                        "MetricName": name,
+                        "Dimensions": [{"Name": n, "Value": v} for n, v in sorted(dims)],
+                    }
+                )
+        return {"Metrics": found}
 
     def get_metric_data(self, **kwargs: Any) -> dict[str, Any]:
         start, end = kwargs["StartTime"], kwargs["EndTime"]

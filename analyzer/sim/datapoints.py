@@ -60,10 +60,14 @@ def fold(
     return [(key, aggregate(values, stat)) for key, values in sorted(groups.items())]
 
 
+_AGENT = frozenset(m.name for m in metrics.of(Namespace.AGENT))
+"""The CloudWatch agent's metrics of a volume, published in its namespace."""
+
+
 def namespace_of(metric: str, resource_id: str) -> tuple[str, str]:
     """The namespace and dimension of a simulated metric of this resource."""
     if resource_id.startswith("vol-"):
-        namespace = Namespace.EBS
+        namespace = Namespace.AGENT if metric in _AGENT else Namespace.EBS
     elif resource_id.startswith("i-"):
         namespace = Namespace.EC2
     else:

@@ -42,8 +42,12 @@ class RecordedAccount:
                 for v in inventory.volumes
                 if v.attached_to and not v.multi_attach
             }
-            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S, attachments=attached)
+            agent = {v.volume_id: v.agent.dimensions for v in inventory.volumes if v.agent}
+            cloud = SimulatedCloudWatch(
+                data, keep_s=KEEP_S, attachments=attached, agent_dimensions=agent
+            )
+            metrics = CloudWatch(cloud, name)
             self._regions[name] = Region(
-                name, RecordedDescriber(inventory), CloudWatch(cloud, name)
+                name, RecordedDescriber(inventory), metrics, listing=metrics
             )
         return self._regions[name]

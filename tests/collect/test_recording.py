@@ -8,7 +8,14 @@ import pytest
 
 from analyzer.collect.recording import SHIPPED, Recording, read, resolve, write
 from analyzer.errors import ConfigError
-from analyzer.model.resources import DbInstance, Instance, Inventory, Modification, Volume
+from analyzer.model.resources import (
+    AgentMetrics,
+    DbInstance,
+    Instance,
+    Inventory,
+    Modification,
+    Volume,
+)
 from analyzer.model.series import Series, Status
 from tests.fakes import M5, R5
 from tests.helpers import T0, series
@@ -29,6 +36,11 @@ def test_everything_comes_back_as_it_was(tmp_path) -> None:  # type: ignore[no-u
         multi_attach=True,
         also_attached_to=("i-2",),
         modifications=(Modification("optimizing", T0, 40, "io2 500 GiB, 20,000 IOPS"),),
+        agent=AgentMetrics(
+            "CWAgent",
+            (("InstanceId", "i-1"), ("VolumeId", "vol-1")),
+            ("diskio_ebs_total_read_ops", "diskio_ebs_total_write_ops"),
+        ),
     )
     instance = Instance("i-1", "eu-west-1", "m5.large", "running", True, ("vol-1",), M5)
     db = DbInstance(

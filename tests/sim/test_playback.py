@@ -145,3 +145,32 @@ def test_each_region_is_built_once_and_an_unrecorded_one_is_empty() -> None:
     other = account.region("eu-west-1")
     assert other.name == "eu-west-1"
     assert other.describe.volumes() == [] and other.describe.db_instances() == []
+
+
+def test_the_cloudwatch_agents_metrics_are_answered_with_the_dimensions_they_were_recorded_with():
+    """An agent appending more than InstanceId: its volume's metrics are answered and listed
+    under that very set, so that a recording made with `cloudwatch_agent_namespace` replays."""
+    from dataclasses import replace
+
+    from analyzer.model import metrics
+    from analyzer.model.resources import AgentMetrics
+
+    agent_metric = metrics.agent_instead("VolumeReadOps")
+    assert agent_metric is not None
+    dims = (("ImageId", "ami-1"), ("InstanceId", "i-a"), ("VolumeId", "vol-a"))
+    agent = AgentMetrics("CWAgent", dims, (agent_metric.name,))
+    volumes = (replace(INVENTORY.volumes[0], agent=agent), *INVENTORY.volumes[1:])
+    recording = replace(
+        RECORDING,
+        inventories={REGION: replace(INVENTORY, volumes=volumes)},
+        raw={REGION: {"vol-a": {agent_metric.name: _series([600, 600])}}},
+    )
+    account = RecordedAccount(recording)
+    query = MetricQuery("vol-a", "CWAgent", agent_metric.name, dims, "Sum", 60)
+    assert _fetch(account, query) == [600, 600]
+    pair = MetricQuery("vol-a", "CWAgent", agent_metric.name, dims[1:], "Sum", 60)
+    assert _fetch(account, pair) == []
+    listing = account.region(REGION).listing
+    assert listing is not None
+    assert listing.list_metrics("CWAgent", "VolumeId") == [(agent_metric.name, dims)]
+    assert listing.list_metrics("AWS/EBS", "VolumeId") == []
