@@ -13,20 +13,28 @@ read from AWS/EBS, as it is where the agent does not run.
 A failed ListMetrics (no `cloudwatch:ListMetrics` permission, an error) costs nothing but the
 agent's metrics: every volume is read from AWS/EBS, with one warning until it answers again.
 It is billed as a request ($0.01 per 1,000; one request per 500 metrics listed).
+
+An agent that stops (its instance stopped, the agent crashed or was reconfigured) stays in
+ListMetrics for up to three hours. The agent publishes every collection interval, zeros
+included, so a volume whose agent's operations have no datapoint for five minutes has lost its
+agent, not gone idle: it is read from AWS/EBS again at once, with a warning (`Silence`), and
+its agent is tried again three hours later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
 
 from analyzer.errors import AwsAccessError, AwsCallError
 from analyzer.model import metrics
-from analyzer.model.metrics import Dimension, Namespace
+from analyzer.model.metrics import Dimension, Namespace, Part
 from analyzer.model.resources import AgentMetrics, Inventory, Volume
+from analyzer.model.series import Series, Status
 
 log = structlog.get_logger(__name__)
 
@@ -112,4 +120,68 @@ class AgentDiscovery:
             region=where,
             volumes=sum(1 for v in found.volumes if v.agent),
         )
+        return found
+
+
+SILENT_S = 300
+"""An agent with no datapoint for this long before the end of the data has stopped."""
+RETRY_S = 3 * 3600
+"""ListMetrics' only `RecentlyActive` horizon: a silent agent is tried again after it."""
+
+
+@dataclass
+class Silence:
+    """The volumes whose CloudWatch agent fell silent, read from AWS/EBS until `RETRY_S`
+    after."""
+
+    since: dict[str, datetime] = field(default_factory=dict)
+    """By volume id: when its agent was found silent."""
+    volumes: frozenset[str] = frozenset()
+    """Their ids; a new object only when they change, so that queries are planned again only
+    then."""
+
+    def expire(self, now: datetime) -> None:
+        """Try again the agents silent for `RETRY_S`."""
+        retry = [vid for vid, at in self.since.items() if now - at >= timedelta(seconds=RETRY_S)]
+        for vid in retry:
+            del self.since[vid]
+            log.info("agent_metrics.retried", volume=vid)
+        if retry:
+            self.volumes = frozenset(self.since)
+
+    def check(
+        self,
+        inv: Inventory,
+        current: Mapping[str, Mapping[str, Series]],
+        polled: Collection[str],
+        end: datetime,
+        now: datetime,
+    ) -> set[str]:
+        """The volumes polled now whose agent fell silent: no datapoint of its operations in
+        the `SILENT_S` before `end`, the end of the data. A failed fetch is not silence."""
+        # Its read operations tell a live agent: asked at every tier.
+        operations = metrics.feeding(Namespace.AGENT, Part.READ_OPS)
+        if operations is None:
+            return set()
+        found = set()
+        for volume in inv.volumes:
+            vid = volume.volume_id
+            if volume.agent is None or vid not in polled or vid in self.since:
+                continue
+            series = current.get(vid, {}).get(operations.name)
+            if series is None or series.status is Status.ERROR:
+                continue  # not read from the agent this time, or failed: said elsewhere
+            last = series.timestamps[-1] if series.timestamps else None
+            if last is not None and last >= end - timedelta(seconds=SILENT_S):
+                continue
+            log.warning(
+                "agent_metrics.silent",
+                volume=vid,
+                last_datapoint=last.isoformat() if last else None,
+                fallback="its rates from AWS/EBS",
+            )
+            self.since[vid] = now
+            found.add(vid)
+        if found:
+            self.volumes = frozenset(self.since)
         return found

@@ -100,6 +100,7 @@ def for_inventory(
     known: Known | None = None,
     period_s: int | None = None,
     covered: Collection[str] = frozenset(),
+    agentless: Collection[str] = frozenset(),
 ) -> dict[str, list[MetricQuery]]:
     """The metric queries of every resource in a region, by resource id: at each resource's
     tier (see `Tier`), or every metric the catalogue has where no tiers are given. With
@@ -108,7 +109,8 @@ def for_inventory(
     such as a node's NVMe statistics); None: CloudWatch's, by resource and monitoring.
     `covered`: the ids of the volumes a node agent reads, whose rates it has: such a volume,
     and an instance whose every volume is one, are asked only what CloudWatch alone has
-    (`metrics.BEYOND_NODE`)."""
+    (`metrics.BEYOND_NODE`). `agentless`: the ids of volumes whose CloudWatch agent fell
+    silent, read from AWS/EBS whatever ListMetrics said (`agent_metrics.Silence`)."""
     known = known if known is not None else {}
 
     def tier(resource_id: str) -> Tier | None:
@@ -131,10 +133,11 @@ def for_inventory(
         nitro = instance.type_info.nitro if instance and instance.type_info else None
         t = tier(volume.volume_id)
         mine = volume.volume_id in covered
+        agent = volume.volume_id not in agentless
         out[volume.volume_id] = cached(
             volume.volume_id,
-            (volume, instance, t, mine),
-            partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S, mine),
+            (volume, instance, t, mine, agent),
+            partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S, mine, agent),
         )
     for instance in inv.instances:
         t = tier(instance.instance_id)
@@ -177,10 +180,12 @@ def for_volume(
     tier: Tier | None = None,
     period_s: int = VOLUME_PERIOD_S,
     covered: bool = False,
+    use_agent: bool = True,
 ) -> list[MetricQuery]:
     """`covered`: a node agent reads its rates; only what CloudWatch alone has is asked. Where
     the CloudWatch agent publishes its NVMe statistics (`volume.agent`), those are asked in place
-    of the AWS/EBS metrics they stand for: the same price, and the exceeded checks in seconds."""
+    of the AWS/EBS metrics they stand for (unless `use_agent` is False): the same price, and the
+    exceeded checks in seconds."""
     if not volume.active:
         return []
     checked = volume.volume_type != "standard"  # AWS publishes no exceeded checks for magnetic
@@ -201,7 +206,7 @@ def for_volume(
         tier,
         attached_to,
         covered,
-        volume.agent,
+        volume.agent if use_agent else None,
     )
 
 

@@ -20,6 +20,7 @@ from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
 from analyzer.analyze.tiers import TierPolicy, classify
 from analyzer.collect import queries
+from analyzer.collect.agent_metrics import Silence
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.past import PastDays
@@ -71,10 +72,15 @@ class RegionPoller:
     covered: frozenset[str] = frozenset()
     """The volumes node agents read (`collect/coverage.py`): their rates are left to the nodes.
     A new set only when coverage changes, so that the plan is worked out again only then."""
-    _plan: tuple[Inventory, int, frozenset[str], dict[str, list[MetricQuery]]] | None = None
-    """The inventory, tier moves and coverage the last `wanted` was worked out for, and it."""
+    _plan: (
+        tuple[Inventory, int, frozenset[str], frozenset[str], dict[str, list[MetricQuery]]] | None
+    ) = None
+    """The inventory, tier moves, coverage and silent agents the last `wanted` was worked out
+    for, and it."""
     _marked: dict[str, tuple[ResourceState, ResourceState]] = field(default_factory=dict)
     """By resource id: a covered resource's state as polled, and marked as the node's."""
+    silence: Silence = field(default_factory=Silence)
+    """The volumes whose CloudWatch agent fell silent: read from AWS/EBS for a while."""
 
     def poll(
         self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
@@ -85,7 +91,8 @@ class RegionPoller:
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
         new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
-        for _ in range(MAX_ROUNDS if self.adaptive else 1):
+        self.silence.expire(now)
+        for _ in range(MAX_ROUNDS):
             wanted = self.wanted(inv)
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
@@ -93,8 +100,12 @@ class RegionPoller:
             touched = self.history.take_touched()
             found = states.states_for(inv, current, self.cache, self._since(now), touched)
             found = self._mark_covered(inv, found)
-            due = self._decide(found, due, alerted, now)
-            if not self.adaptive or not due:
+            raised = self._decide(found, due, alerted, now)
+            # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
+            end = data_end(now, self.settle_s, self.resolution_s)
+            silent = self.silence.check(inv, current, due, end, now)
+            due = (raised if self.adaptive else set()) | silent
+            if not due:
                 break
         if self.adaptive:
             self._stagger(new, now)
@@ -186,19 +197,25 @@ class RegionPoller:
     def wanted(self, inv: Inventory) -> dict[str, list[MetricQuery]]:
         """What each resource of the inventory is asked for at its tier (every metric, not
         adaptive), when it is due: worked out again only when a tier or the inventory moved."""
+        agentless = self.silence.volumes
         if not self.adaptive:
-            return queries.for_inventory(inv, period_s=self._period(), covered=self.covered)
+            return queries.for_inventory(
+                inv, period_s=self._period(), covered=self.covered, agentless=agentless
+            )
         plan = self._plan
         if (
             plan is not None
             and plan[0] is inv
             and plan[1] == self.tier_moves
             and plan[2] is self.covered
+            and plan[3] is agentless
         ):
-            return plan[3]
+            return plan[4]
         tiers = self._query_tiers(self._ids_of(inv))
-        wanted = queries.for_inventory(inv, tiers, self.known, self._period(), self.covered)
-        self._plan = (inv, self.tier_moves, self.covered, wanted)
+        wanted = queries.for_inventory(
+            inv, tiers, self.known, self._period(), self.covered, agentless
+        )
+        self._plan = (inv, self.tier_moves, self.covered, agentless, wanted)
         return wanted
 
     def _period(self) -> int | None:

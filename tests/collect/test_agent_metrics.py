@@ -260,3 +260,35 @@ def test_attach_leaves_volumes_without_agent_metrics_alone():
     assert found.volumes[0].agent is None and found.volumes[1].agent is not None
     assert attach(inv, {}) is inv
     assert Namespace.AGENT.value == "CWAgent"
+
+
+def test_an_agent_silent_for_five_minutes_is_left_for_three_hours_and_a_failure_is_not_silence():
+    from analyzer.collect.agent_metrics import RETRY_S, SILENT_S, Silence
+    from analyzer.model.series import Series
+
+    agent = AgentMetrics("CWAgent", PAIR, (READ_OPS.name,))
+    inv = Inventory("us-east-1", (volume(agent=agent), volume("vol-2", "i-2")))
+    end = T0 + timedelta(minutes=30)
+
+    def ops(last_minute: int) -> Series:
+        return Series.of([(T0 + timedelta(minutes=m), 0.0) for m in range(last_minute + 1)], 60)
+
+    silence = Silence()
+    live = {"vol-1": {READ_OPS.name: ops(27)}}  # idle, but publishing its zeros
+    assert silence.check(inv, live, {"vol-1"}, end, end) == set()
+    quiet = {"vol-1": {READ_OPS.name: ops(30 - SILENT_S // 60 - 1)}}
+    assert silence.check(inv, quiet, {"vol-2"}, end, end) == set()  # not polled now
+    failed = {"vol-1": {READ_OPS.name: Series.failed("cloudwatch:GetMetricData: boom", 60)}}
+    assert silence.check(inv, failed, {"vol-1"}, end, end) == set()
+    before = silence.volumes
+    assert silence.check(inv, quiet, {"vol-1"}, end, end) == {"vol-1"}
+    assert silence.volumes == {"vol-1"} and silence.volumes is not before
+    assert silence.check(inv, quiet, {"vol-1"}, end, end) == set()  # said once
+    kept = silence.volumes
+    silence.expire(end + timedelta(seconds=RETRY_S - 1))
+    assert silence.volumes is kept
+    silence.expire(end + timedelta(seconds=RETRY_S))
+    assert silence.volumes == frozenset()
+    # Planned from AWS/EBS while silent.
+    asked = queries.for_inventory(inv, agentless={"vol-1"})["vol-1"]
+    assert {q.namespace for q in asked} == {"AWS/EBS"}

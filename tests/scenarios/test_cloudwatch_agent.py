@@ -26,7 +26,7 @@ def _agent(name: str) -> str:
     return found.name
 
 
-def _bursting(account: Account, with_agent: bool) -> str:
+def _bursting(account: Account, with_agent: bool, agent_minutes: int = 40) -> str:
     instance = account.instance("m5.large")  # Nitro: AWS/EBS publishes the exceeded checks
     volume = account.volume("gp3", 200, instance)
     minutes = [START + timedelta(minutes=m) for m in range(40)]
@@ -45,7 +45,7 @@ def _bursting(account: Account, with_agent: bool) -> str:
             agent_value = value
             if name == "VolumeIOPSExceededCheck":
                 agent_value = 20e6
-            data[(volume, _agent(name))] = [(t, agent_value) for t in minutes]
+            data[(volume, _agent(name))] = [(t, agent_value) for t in minutes[:agent_minutes]]
     account.put(data)
     return volume
 
@@ -75,3 +75,26 @@ def test_without_the_agent_the_setting_changes_nothing(aws: None) -> None:
     result = Analyzer(config, rules.load()).run(NOW)
     [finding] = [f for f in result.findings if f.resource.resource_id == volume]
     assert finding.rule == "volume-iops-cap" and finding.evidence["seconds_at_cap"] is None
+
+
+def test_an_agent_that_stopped_hands_its_volume_back_to_aws_ebs_at_once(aws: None) -> None:
+    """ListMetrics lists a stopped agent's metrics for three hours more; its silence is not
+    idleness (it publishes zeros while idle), so the volume is read from AWS/EBS again in the
+    same cycle, with a warning, and the cap is still found."""
+    from structlog.testing import capture_logs
+
+    account = Account()
+    volume = _bursting(account, with_agent=True, agent_minutes=30)  # stopped 10 min ago
+    config = settings.load({"region": [account.region], "cloudwatch_agent_namespace": "CWAgent"})
+    analyzer = Analyzer(config, rules.load())
+    with capture_logs() as logs:
+        result = analyzer.run(NOW)
+    [silent] = [e for e in logs if e["event"] == "agent_metrics.silent"]
+    assert silent["volume"] == volume
+    [finding] = [f for f in result.findings if f.resource.resource_id == volume]
+    assert finding.rule == "volume-iops-cap"
+    assert finding.evidence["seconds_at_cap"] is None  # AWS/EBS's checks, not the agent's
+    with capture_logs() as logs:
+        again = analyzer.run(NOW + timedelta(minutes=1))
+    assert not [e for e in logs if e["event"] == "agent_metrics.silent"]  # said once
+    assert [f for f in again.findings if f.resource.resource_id == volume]
