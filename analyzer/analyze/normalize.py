@@ -18,7 +18,7 @@ from itertools import compress, pairwise, repeat
 
 from analyzer.model import metrics
 from analyzer.model.metrics import Measure, Namespace, Part, When
-from analyzer.model.series import Series, Status, combine_status
+from analyzer.model.series import Series, Status, combine_status, spacing
 from analyzer.model.state import NOTHING
 
 CLOUDWATCH_RESOLUTIONS = (60, 300, 3600)
@@ -182,6 +182,13 @@ _AT_CAP = {
 }
 
 
+def _at_spacing(series: Series) -> Series:
+    period = spacing(series)
+    if period == series.period_s:
+        return series
+    return Series(series.timestamps, series.values, period, series.status, series.error)
+
+
 def _flags(seconds: Series) -> Series:
     """Seconds at a cap in each period → 1 where there were any, as AWS's exceeded check."""
     values = array("d", (1.0 if v > 0 else 0.0 for v in seconds.values))
@@ -214,6 +221,9 @@ class _Parts:
         if found is None and self.also is not None:
             other = metrics.feeding(self.also, part)
             found = self.raw.get(other.name) if other is not None else None
+            # The agent publishes each interval's growth: read at its interval, where it is
+            # longer than the period asked (five minutes: one point of five minutes' I/O).
+            found = _at_spacing(found) if found is not None else None
         return NOTHING if found is None else found
 
     def gauges(self) -> dict[Measure, Series]:

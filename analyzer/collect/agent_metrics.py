@@ -32,9 +32,9 @@ import structlog
 
 from analyzer.errors import AwsAccessError, AwsCallError
 from analyzer.model import metrics
-from analyzer.model.metrics import Dimension, Namespace, Part
+from analyzer.model.metrics import Dimension, Namespace
 from analyzer.model.resources import AgentMetrics, Inventory, Volume
-from analyzer.model.series import Series, Status
+from analyzer.model.series import Series, Status, spacing
 
 log = structlog.get_logger(__name__)
 
@@ -97,24 +97,37 @@ class AgentDiscovery:
     namespace: str
     failing: dict[str, str] = field(default_factory=dict)
     """By region (scope): why its last ListMetrics failed."""
+    listed: dict[str, dict[str, list[AgentMetrics]]] = field(default_factory=dict)
+    """By region (scope): what its last ListMetrics that answered showed, by volume id."""
 
     def discover(self, inv: Inventory, lister: Lister) -> Inventory:
+        """The inventory with its volumes' agent metrics. Where ListMetrics fails for a
+        while (an error, throttling), what it last showed is kept: the agents do not stop
+        because one call did. Refused (no permission), every volume is read from AWS/EBS."""
         where = lister.region
         try:
             listed = lister.list_metrics(self.namespace, Dimension.VOLUME.value)
         except (AwsAccessError, AwsCallError) as exc:
+            refused = isinstance(exc, AwsAccessError)
+            if refused:
+                self.listed.pop(where, None)
             if where not in self.failing:
                 log.warning(
                     "agent_metrics.failed",
                     region=where,
                     error=str(exc),
-                    fallback="every volume's rates from AWS/EBS",
+                    fallback=(
+                        "every volume's rates from AWS/EBS"
+                        if refused
+                        else "the agent metrics it listed last"
+                    ),
                 )
             self.failing[where] = str(exc)
-            return inv
+            return attach(inv, self.listed.get(where, {}))
         if self.failing.pop(where, None) is not None:
             log.info("agent_metrics.answered", region=where)
-        found = attach(inv, by_volume(listed, self.namespace))
+        self.listed[where] = by_volume(listed, self.namespace)
+        found = attach(inv, self.listed[where])
         log.debug(
             "agent_metrics.found",
             region=where,
@@ -157,22 +170,21 @@ class Silence:
         end: datetime,
         now: datetime,
     ) -> set[str]:
-        """The volumes polled now whose agent fell silent: no datapoint of its operations in
-        the `SILENT_S` before `end`, the end of the data. A failed fetch is not silence."""
-        # Its read operations tell a live agent: asked at every tier.
-        operations = metrics.feeding(Namespace.AGENT, Part.READ_OPS)
-        if operations is None:
-            return set()
+        """The volumes polled now whose agent fell silent: no datapoint of any of its metrics
+        read now in the `SILENT_S` before `end`, the end of the data (or two of its collection
+        intervals, where they are longer). A failed fetch is not silence."""
         found = set()
         for volume in inv.volumes:
             vid = volume.volume_id
             if volume.agent is None or vid not in polled or vid in self.since:
                 continue
-            series = current.get(vid, {}).get(operations.name)
-            if series is None or series.status is Status.ERROR:
+            mine = current.get(vid, {})
+            read = [mine[name] for name in volume.agent.names if name in mine]
+            if not read or any(s.status is Status.ERROR for s in read):
                 continue  # not read from the agent this time, or failed: said elsewhere
-            last = series.timestamps[-1] if series.timestamps else None
-            if last is not None and last >= end - timedelta(seconds=SILENT_S):
+            last = max((s.timestamps[-1] for s in read if s.timestamps), default=None)
+            quiet = max(SILENT_S, 2 * max(spacing(s) for s in read))
+            if last is not None and last >= end - timedelta(seconds=quiet):
                 continue
             log.warning(
                 "agent_metrics.silent",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import bisect
+import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import reduce
+from itertools import pairwise
 from typing import Any
 
 
@@ -103,6 +106,15 @@ class Series:
             self.status,
             self.error,
         )
+
+
+def spacing(series: Series) -> int:
+    """The seconds between a series' datapoints as they fall: the greatest common divisor of
+    the gaps, never below its period. For a source that publishes every interval, zeros
+    included (the CloudWatch agent), that is its interval."""
+    stamps = series.timestamps
+    gaps = [int((b - a).total_seconds()) for a, b in pairwise(stamps)]
+    return max(reduce(math.gcd, gaps, 0), series.period_s)
 
 
 def combine_status(*series: Series) -> tuple[Status, str | None]:

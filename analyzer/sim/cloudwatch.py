@@ -10,6 +10,7 @@ from typing import Any
 from analyzer.collect.queries import BASIC_PERIOD_S
 from analyzer.model import metrics
 from analyzer.model.metrics import Dimension, Namespace
+from analyzer.model.resources import AgentMetrics
 from analyzer.sim.datapoints import Datapoints, fold, namespace_of, statistic
 from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
@@ -44,15 +45,15 @@ class SimulatedCloudWatch:
         simulations: Sequence[Simulation | DatabaseSimulation] = (),
         keep_s: float = 6 * 3600.0,
         attachments: Mapping[str, str] | None = None,
-        agent_dimensions: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+        agents: Mapping[str, AgentMetrics] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._data: dict[_Key, list[tuple[datetime, float]]] = {}
         self._simulations = list(simulations)
         self._attachments = dict(attachments or {})
-        self._agent = dict(agent_dimensions or {})
-        """By volume id: the dimensions its CloudWatch agent metrics were recorded with (the
-        agent's `append_dimensions` decide them); others get the catalogue's."""
+        self._agents = dict(agents or {})
+        """By volume id: where its CloudWatch agent metrics were recorded, namespace and
+        dimensions (the agent's configuration decides both); others get the catalogue's."""
         for simulation in simulations:
             if isinstance(simulation, Simulation):
                 self._attachments.update(simulation.attachments)
@@ -69,8 +70,9 @@ class SimulatedCloudWatch:
             namespace, _ = namespace_of(name, resource_id)
             metric = metrics.named(namespace, name)
             dims = metrics.dimensions(metric, resource_id, self._attachments.get(resource_id))
-            if namespace == Namespace.AGENT.value and resource_id in self._agent:
-                dims = self._agent[resource_id]
+            agent = self._agents.get(resource_id)
+            if namespace == Namespace.AGENT.value and agent is not None:
+                namespace, dims = agent.namespace, agent.dimensions
             if dims is not None:
                 key = (namespace, name, frozenset(dims))
                 self._data.setdefault(key, []).extend(points)

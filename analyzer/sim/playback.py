@@ -9,14 +9,17 @@ asked as CloudWatch would (the daily minima and the day profile included). Nothi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.described import RecordedDescriber
 from analyzer.collect.recording import Recording
 from analyzer.collect.regions import Region
+from analyzer.model import metrics
 from analyzer.model.resources import Inventory
+from analyzer.model.series import Series
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
-from analyzer.sim.datapoints import Datapoints
+from analyzer.sim.datapoints import Datapoints, namespace_of
 
 KEEP_S = 63 * 86_400.0
 """Every recorded datapoint stays answerable, however far the clock has run."""
@@ -33,7 +36,7 @@ class RecordedAccount:
         if name not in self._regions:
             inventory = self.recording.inventories.get(name, Inventory(name))
             data: Datapoints = {
-                (rid, metric): series.points()
+                (rid, metric): _as_published(rid, metric, series)
                 for rid, by_metric in self.recording.raw.get(name, {}).items()
                 for metric, series in by_metric.items()
             }
@@ -42,12 +45,20 @@ class RecordedAccount:
                 for v in inventory.volumes
                 if v.attached_to and not v.multi_attach
             }
-            agent = {v.volume_id: v.agent.dimensions for v in inventory.volumes if v.agent}
-            cloud = SimulatedCloudWatch(
-                data, keep_s=KEEP_S, attachments=attached, agent_dimensions=agent
-            )
+            agents = {v.volume_id: v.agent for v in inventory.volumes if v.agent}
+            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S, attachments=attached, agents=agents)
             metrics = CloudWatch(cloud, name)
             self._regions[name] = Region(
                 name, RecordedDescriber(inventory), metrics, listing=metrics
             )
         return self._regions[name]
+
+
+def _as_published(resource_id: str, name: str, series: Series) -> list[tuple[datetime, float]]:
+    """A recorded series' points as CloudWatch holds them: recorded in the catalogue's units,
+    so a metric read at a scale (the agent's microseconds) goes back to its own."""
+    namespace, _ = namespace_of(name, resource_id)
+    scale = metrics.named(namespace, name).scale
+    if scale == 1.0:
+        return series.points()
+    return [(t, v / scale) for t, v in series.points()]

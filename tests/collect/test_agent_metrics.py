@@ -292,3 +292,61 @@ def test_an_agent_silent_for_five_minutes_is_left_for_three_hours_and_a_failure_
     # Planned from AWS/EBS while silent.
     asked = queries.for_inventory(inv, agentless={"vol-1"})["vol-1"]
     assert {q.namespace for q in asked} == {"AWS/EBS"}
+
+
+def test_an_agent_publishing_every_five_minutes_is_read_at_five_minutes():
+    """`metrics_collection_interval: 300`: one point of five minutes' growth every five
+    minutes. Read as a minute's, it would be five times the rate."""
+    from analyzer.model.series import Series
+
+    write = metrics.agent_instead("VolumeWriteOps")
+    assert write is not None
+    stamps = [T0 + timedelta(minutes=5 * i) for i in range(4)]
+    every_5 = Series.of([(t, 900_000.0) for t in stamps], 60)  # 3,000 IOPS for 300 s
+    zeros = Series.of([(t, 0.0) for t in stamps], 60)
+    measures = normalize.volume({READ_OPS.name: every_5, write.name: zeros})
+    assert measures[Measure.IOPS].period_s == 300
+    assert list(measures[Measure.IOPS].values) == [3_000.0] * 4
+
+
+class Flaky:
+    region = "us-east-1"
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+
+    def list_metrics(self, namespace, dimension):
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def test_a_failed_list_keeps_what_it_listed_last_but_a_refusal_does_not():
+    from analyzer.errors import AwsCallError
+
+    inv = Inventory("us-east-1", (volume(),))
+    listed = [(READ_OPS.name, PAIR)]
+    throttled = AwsCallError("cloudwatch:ListMetrics in us-east-1: Throttling: slow down")
+    refused = AwsAccessError("cloudwatch:ListMetrics in us-east-1: AccessDenied: no")
+    discovery = AgentDiscovery("CWAgent")
+    lister = Flaky(listed, throttled, refused, listed)
+    assert discovery.discover(inv, lister).volumes[0].agent is not None
+    assert discovery.discover(inv, lister).volumes[0].agent is not None  # kept
+    assert discovery.discover(inv, lister).volumes[0].agent is None  # refused: AWS/EBS
+    assert discovery.discover(inv, lister).volumes[0].agent is not None
+    assert discovery.failing == {}
+
+
+def test_an_agent_publishing_every_five_minutes_is_not_silent_between_its_points():
+    from analyzer.collect.agent_metrics import Silence
+    from analyzer.model.series import Series
+
+    agent = AgentMetrics("CWAgent", PAIR, (READ_OPS.name,))
+    inv = Inventory("us-east-1", (volume(agent=agent),))
+    points = [(T0 + timedelta(minutes=5 * i), 0.0) for i in range(6)]  # last at 25 min
+    current = {"vol-1": {READ_OPS.name: Series.of(points, 60)}}
+    end = T0 + timedelta(minutes=34)
+    assert Silence().check(inv, current, {"vol-1"}, end, end) == set()
+    later = T0 + timedelta(minutes=36)  # two intervals gone by
+    assert Silence().check(inv, current, {"vol-1"}, later, later) == {"vol-1"}

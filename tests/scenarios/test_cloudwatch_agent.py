@@ -63,7 +63,7 @@ def test_the_agents_exceeded_time_says_how_long_each_minute_was_at_the_cap(aws: 
     assert "timed" not in before.summary
     assert "cap for about 20 s of each minute in 15 of 15 minutes" in after.summary
     assert "timed by the CloudWatch agent" in after.summary
-    assert after.evidence["seconds_at_cap"] == 300.0
+    assert after.evidence["seconds_at_cap_per_minute"] == 20.0
     # The agent's metrics stood in for AWS/EBS's: as many metrics, so the same bill.
     assert timed.snapshot.stats.metrics_requested == plain.snapshot.stats.metrics_requested
 
@@ -74,7 +74,9 @@ def test_without_the_agent_the_setting_changes_nothing(aws: None) -> None:
     config = settings.load({"region": [account.region], "cloudwatch_agent_namespace": "CWAgent"})
     result = Analyzer(config, rules.load()).run(NOW)
     [finding] = [f for f in result.findings if f.resource.resource_id == volume]
-    assert finding.rule == "volume-iops-cap" and finding.evidence["seconds_at_cap"] is None
+    assert (
+        finding.rule == "volume-iops-cap" and finding.evidence["seconds_at_cap_per_minute"] is None
+    )
 
 
 def test_an_agent_that_stopped_hands_its_volume_back_to_aws_ebs_at_once(aws: None) -> None:
@@ -93,7 +95,9 @@ def test_an_agent_that_stopped_hands_its_volume_back_to_aws_ebs_at_once(aws: Non
     assert silent["volume"] == volume
     [finding] = [f for f in result.findings if f.resource.resource_id == volume]
     assert finding.rule == "volume-iops-cap"
-    assert finding.evidence["seconds_at_cap"] is None  # AWS/EBS's checks, not the agent's
+    assert (
+        finding.evidence["seconds_at_cap_per_minute"] is None
+    )  # AWS/EBS's checks, not the agent's
     with capture_logs() as logs:
         again = analyzer.run(NOW + timedelta(minutes=1))
     assert not [e for e in logs if e["event"] == "agent_metrics.silent"]  # said once

@@ -174,3 +174,28 @@ def test_the_cloudwatch_agents_metrics_are_answered_with_the_dimensions_they_wer
     assert listing is not None
     assert listing.list_metrics("CWAgent", "VolumeId") == [(agent_metric.name, dims)]
     assert listing.list_metrics("AWS/EBS", "VolumeId") == []
+
+
+def test_a_recorded_agent_metric_plays_back_in_its_own_units_and_namespace():
+    """Recorded as the analyzer read it (microseconds as seconds, in the agent's configured
+    namespace): played back, the query that recorded it reads the very values again."""
+    from dataclasses import replace
+
+    from analyzer.model import metrics
+    from analyzer.model.resources import AgentMetrics
+
+    held = metrics.agent_instead("VolumeIOPSExceededCheck")
+    assert held is not None and held.scale == 1e-6
+    dims = (("InstanceId", "i-a"), ("VolumeId", "vol-a"))
+    agent = AgentMetrics("MyAgent", dims, (held.name,))
+    volumes = (replace(INVENTORY.volumes[0], agent=agent), *INVENTORY.volumes[1:])
+    recording = replace(
+        RECORDING,
+        inventories={REGION: replace(INVENTORY, volumes=volumes)},
+        raw={REGION: {"vol-a": {held.name: _series([12.5, 20.0])}}},
+    )
+    account = RecordedAccount(recording)
+    query = MetricQuery("vol-a", "MyAgent", held.name, dims, "Sum", 60, held.scale)
+    assert _fetch(account, query) == pytest.approx([12.5, 20.0])
+    elsewhere = MetricQuery("vol-a", "CWAgent", held.name, dims, "Sum", 60, held.scale)
+    assert _fetch(account, elsewhere) == []

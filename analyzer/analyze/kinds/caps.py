@@ -173,7 +173,10 @@ class _CapRule(RuleBase):
             "peak": max(rates.values),
             "exceeded_check_datapoints": sum(1 for v in flagged.values() if v >= 1),
             "busy_rate_datapoints": 0 if timed else len(at_cap),
-            "seconds_at_cap": round(sum(held.values()), 1) if held else None,
+            # The CloudWatch agent's time at the cap, in each flagged minute on average.
+            "seconds_at_cap_per_minute": (
+                round(sum(held.values()) / len(held), 1) if held else None
+            ),
             "avg_io_size_bytes": io_size,
             **other,
         }

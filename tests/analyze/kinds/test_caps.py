@@ -66,12 +66,34 @@ def test_the_agents_exceeded_time_says_how_long_each_minute_was_held_at_the_cap(
     assert finding is not None
     assert "cap for about 20 s of each minute in 15 of 15 minutes" in finding.summary
     assert "timed by the CloudWatch agent" in finding.summary
-    assert finding.evidence["seconds_at_cap"] == 300.0
+    assert finding.evidence["seconds_at_cap_per_minute"] == 20.0
     assert finding.evidence["busy_rate_datapoints"] == 0
     # AWS/EBS's checks alone: the same finding, without the seconds.
     plain = evaluate(IOPS, gp3([2_000] * 30, exceeded=[1] * 30))
-    assert plain is not None and plain.evidence["seconds_at_cap"] is None
+    assert plain is not None and plain.evidence["seconds_at_cap_per_minute"] is None
     assert "timed" not in plain.summary
+
+
+def test_the_agents_exceeded_time_times_a_throughput_cap_too():
+    mib = [60 * MIB] * 30  # 48% of a 125 MiB/s gp3's throughput on average
+    state = volume_state(
+        "gp3",
+        500,
+        {
+            Measure.IOPS: series([60 * MIB / (256 * KIB)] * 30),
+            Measure.THROUGHPUT: series(mib),
+            Measure.AVG_IO_SIZE: series([256 * KIB] * 30),
+            Measure.THROUGHPUT_EXCEEDED: series([1] * 30),
+            Measure.THROUGHPUT_AT_CAP: series([30.0] * 30),
+        },
+        iops=3_000,
+        throughput=125,
+    )
+    finding = evaluate(THROUGHPUT, state)
+    assert finding is not None
+    assert finding.summary.split(": ", 1)[1].startswith("throughput at its")
+    assert "about 30 s of each minute" in finding.summary
+    assert finding.evidence["seconds_at_cap_per_minute"] == 30.0
 
 
 def test_too_few_datapoints_do_not_fire():
