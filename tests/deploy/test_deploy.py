@@ -375,7 +375,28 @@ def served_metric_names() -> set[str]:
             names.add(name)
             if kind == "histogram":
                 names |= {f"{name}_bucket", f"{name}_sum", f"{name}_count"}
-    return names | served_with_a_budget() | served_with_accounts() | served_by_a_shard()
+    return (
+        names
+        | served_with_a_budget()
+        | served_with_accounts()
+        | served_by_a_shard()
+        | served_by_a_node()
+    )
+
+
+def served_by_a_node() -> set[str]:
+    """What a node agent serves beside the daemon's own series: its reads of its volumes."""
+    import prometheus_client
+
+    from analyzer.node.agent import Reader
+    from analyzer.node.source import NodeMetrics
+    from analyzer.node.telemetry import NodeCollector
+
+    registry = prometheus_client.CollectorRegistry()
+    registry.register(NodeCollector(Reader(NodeMetrics("us-east-1"), 5), "node-a"))
+    text = prometheus_client.generate_latest(registry).decode()
+    assert 'ebs_analyzer_node_volumes{readable="false"} 0.0' in text
+    return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
 
 
 def served_by_a_shard() -> set[str]:
