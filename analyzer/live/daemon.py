@@ -369,21 +369,29 @@ class Daemon:
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
-        server.stop()
-        if self._idle.wait(STOP_GRACE_S):
+        # The server lets the requests being answered finish, and its worker threads hold the
+        # interpreter's exit: one that never finishes (a scrape stuck in a write) would keep
+        # the process alive past Kubernetes' grace period. Its stop gets the grace too.
+        stopping = threading.Thread(target=server.stop, name="http-stop", daemon=True)
+        stopping.start()
+        stopping.join(STOP_GRACE_S)
+        if stopping.is_alive():
+            log.warning("daemon.server_stuck", waited_s=STOP_GRACE_S)
+        elif self._idle.wait(STOP_GRACE_S):
             log.info("daemon.stopped", cycles=self._cycles)
             return 0
-        # A cycle still runs (a CloudWatch call that hangs): abandon it. The book is saved
-        # unless the cycle is delivering right now; then the last save stands and at most the
-        # message in flight is sent again after the restart.
+        else:
+            log.warning("daemon.cycle_abandoned", waited_s=STOP_GRACE_S)
+        # A cycle still runs (a CloudWatch call that hangs), or the server does: abandon it.
+        # The book is saved unless the cycle is delivering right now; then the last save
+        # stands and at most the message in flight is sent again after the restart.
         saved = self._book_lock.acquire(timeout=1.0)
         if saved:
             try:
                 self._save_state()
             finally:
                 self._book_lock.release()
-        log.warning("daemon.cycle_abandoned", waited_s=STOP_GRACE_S, state_saved=saved)
-        log.info("daemon.stopped", cycles=self._cycles)
+        log.info("daemon.stopped", cycles=self._cycles, state_saved=saved)
         sys.stderr.flush()
         self.exit(0)
         return 0

@@ -123,7 +123,13 @@ def prometheus(tmp_path_factory) -> Iterator[Prometheus]:
         log.close()
         for process in (server, demo):
             process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+        for process in (server, demo):
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()  # fail, but leave no process behind to slow what follows
+                process.wait()
+                raise
 
 
 def variables(prometheus: Prometheus) -> dict[str, str]:

@@ -381,9 +381,56 @@ def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
     assert hung.is_set()
     assert took < 1.0 + 1.0 + 3.0  # the first cycle within a second, the grace, slack
     assert exits == [0]
-    [abandoned] = [e for e in logs if e["event"] == "daemon.cycle_abandoned"]
-    assert abandoned["state_saved"] is True
+    assert [e for e in logs if e["event"] == "daemon.cycle_abandoned"]
+    [stopped] = [e for e in logs if e["event"] == "daemon.stopped"]
+    assert stopped["state_saved"] is True
     assert (tmp_path / "state.json").exists()
+
+
+def test_sigterm_with_a_request_that_never_finishes_ends_within_the_grace_period(
+    tmp_path, receiver, account, monkeypatch
+):
+    """The server lets the requests being answered finish, and its workers hold the
+    interpreter's exit: one stuck for good kept the process alive after SIGTERM. Its stop
+    gets the grace period, then the state is saved and the process exits 0."""
+    import threading
+    import time
+
+    _, clients = account
+    monkeypatch.setattr(daemon, "STOP_GRACE_S", 1.0)
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "state.json",
+            "slack_webhook_url": receiver.url,
+            "interval": 60,
+        }
+    )
+    process, server = daemon.build(
+        config, rules.load(), clients, Clock(START), process_metrics=False
+    )
+    exits: list[int] = []
+    process.exit = exits.append
+    stuck = threading.Event()
+    real_stop = server.stop
+
+    def stop_stuck() -> None:
+        real_stop()
+        stuck.wait(60)  # as a worker still writing to a client that never reads
+
+    monkeypatch.setattr(server, "stop", stop_stuck)
+    threading.Timer(2.0, process.stop).start()
+    with capture_logs() as logs:
+        started = time.monotonic()
+        assert process.run(server, speed=60) == 0
+        took = time.monotonic() - started
+    stuck.set()
+    assert took < 2.0 + 1.0 + 3.0  # the stop after 2 s, the grace, slack
+    assert exits == [0]
+    assert [e for e in logs if e["event"] == "daemon.server_stuck"]
+    [stopped] = [e for e in logs if e["event"] == "daemon.stopped"]
+    assert stopped["state_saved"] is True
 
 
 def test_a_state_save_that_fails_is_logged_and_counted(tmp_path, receiver, account):
