@@ -191,8 +191,7 @@ def _at_spacing(series: Series) -> Series:
 
 def _flags(seconds: Series) -> Series:
     """Seconds at a cap in each period → 1 where there were any, as AWS's exceeded check."""
-    values = array("d", (1.0 if v > 0 else 0.0 for v in seconds.values))
-    return Series(seconds.timestamps, values, seconds.period_s, seconds.status, seconds.error)
+    return seconds.map(lambda v: 1.0 if v > 0 else 0.0)
 
 
 def instance(raw: Raw) -> dict[Measure, Series]:

@@ -118,8 +118,7 @@ def _series(parts: list[_Part], period_s: int) -> Series:
 def _scaled(series: Series, scale: float) -> Series:
     if scale == 1.0 or not series.values:
         return series
-    values = array("d", (v * scale for v in series.values))
-    return Series(series.timestamps, values, series.period_s, series.status, series.error)
+    return series.map(lambda v: v * scale)
 
 
 class CloudWatch:
