@@ -334,6 +334,25 @@ def test_a_cloudwatch_outage_is_loud(tmp_path, receiver, account, cloudwatch):
     assert [a.state.value for a in process.book] == ["firing"]
 
 
+def _stopping_daemon(tmp_path, receiver, clients):
+    """A daemon serving on any port, with its exit recorded instead of taken."""
+    config = settings.load(
+        {
+            "region": ["us-east-1"],
+            "listen": "127.0.0.1:0",
+            "state_file": tmp_path / "state.json",
+            "slack_webhook_url": receiver.url,
+            "interval": 60,
+        }
+    )
+    process, server = daemon.build(
+        config, rules.load(), clients, Clock(START), process_metrics=False
+    )
+    exits: list[int] = []
+    process.exit = exits.append
+    return process, server, exits
+
+
 def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
     tmp_path, receiver, account, cloudwatch, monkeypatch
 ):
@@ -353,20 +372,7 @@ def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
 
     cloudwatch.fault = hang
     monkeypatch.setattr(daemon, "STOP_GRACE_S", 1.0)
-    config = settings.load(
-        {
-            "region": ["us-east-1"],
-            "listen": "127.0.0.1:0",
-            "state_file": tmp_path / "state.json",
-            "slack_webhook_url": receiver.url,
-            "interval": 60,
-        }
-    )
-    process, server = daemon.build(
-        config, rules.load(), clients, Clock(START), process_metrics=False
-    )
-    exits: list[int] = []
-    process.exit = exits.append
+    process, server, exits = _stopping_daemon(tmp_path, receiver, clients)
 
     def stop_once_hung() -> None:
         hung.wait(30)
@@ -398,20 +404,7 @@ def test_sigterm_with_a_request_that_never_finishes_ends_within_the_grace_period
 
     _, clients = account
     monkeypatch.setattr(daemon, "STOP_GRACE_S", 1.0)
-    config = settings.load(
-        {
-            "region": ["us-east-1"],
-            "listen": "127.0.0.1:0",
-            "state_file": tmp_path / "state.json",
-            "slack_webhook_url": receiver.url,
-            "interval": 60,
-        }
-    )
-    process, server = daemon.build(
-        config, rules.load(), clients, Clock(START), process_metrics=False
-    )
-    exits: list[int] = []
-    process.exit = exits.append
+    process, server, exits = _stopping_daemon(tmp_path, receiver, clients)
     stuck = threading.Event()
     real_stop = server.stop
 

@@ -3,6 +3,7 @@ GetMetricData the recorded datapoints, under the dimensions AWS publishes them w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.recording import Recording
 from analyzer.collect.window import Window
 from analyzer.model.resources import (
+    AgentMetrics,
     DbInstance,
     Initialization,
     Instance,
@@ -147,25 +149,27 @@ def test_each_region_is_built_once_and_an_unrecorded_one_is_empty() -> None:
     assert other.describe.volumes() == [] and other.describe.db_instances() == []
 
 
+def _recorded_with(agent: AgentMetrics, name: str, values: list[float]) -> RecordedAccount:
+    """The recording with vol-a's agent metrics and one of their series, recorded as read."""
+    volumes = (replace(INVENTORY.volumes[0], agent=agent), *INVENTORY.volumes[1:])
+    recording = replace(
+        RECORDING,
+        inventories={REGION: replace(INVENTORY, volumes=volumes)},
+        raw={REGION: {"vol-a": {name: _series(values)}}},
+    )
+    return RecordedAccount(recording)
+
+
 def test_the_cloudwatch_agents_metrics_are_answered_with_the_dimensions_they_were_recorded_with():
     """An agent appending more than InstanceId: its volume's metrics are answered and listed
     under that very set, so that a recording made with `cloudwatch_agent_namespace` replays."""
-    from dataclasses import replace
-
     from analyzer.model import metrics
-    from analyzer.model.resources import AgentMetrics
 
     agent_metric = metrics.agent_instead("VolumeReadOps")
     assert agent_metric is not None
     dims = (("ImageId", "ami-1"), ("InstanceId", "i-a"), ("VolumeId", "vol-a"))
     agent = AgentMetrics("CWAgent", dims, (agent_metric.name,))
-    volumes = (replace(INVENTORY.volumes[0], agent=agent), *INVENTORY.volumes[1:])
-    recording = replace(
-        RECORDING,
-        inventories={REGION: replace(INVENTORY, volumes=volumes)},
-        raw={REGION: {"vol-a": {agent_metric.name: _series([600, 600])}}},
-    )
-    account = RecordedAccount(recording)
+    account = _recorded_with(agent, agent_metric.name, [600, 600])
     query = MetricQuery("vol-a", "CWAgent", agent_metric.name, dims, "Sum", 60)
     assert _fetch(account, query) == [600, 600]
     pair = MetricQuery("vol-a", "CWAgent", agent_metric.name, dims[1:], "Sum", 60)
@@ -179,22 +183,13 @@ def test_the_cloudwatch_agents_metrics_are_answered_with_the_dimensions_they_wer
 def test_a_recorded_agent_metric_plays_back_in_its_own_units_and_namespace():
     """Recorded as the analyzer read it (microseconds as seconds, in the agent's configured
     namespace): played back, the query that recorded it reads the very values again."""
-    from dataclasses import replace
-
     from analyzer.model import metrics
-    from analyzer.model.resources import AgentMetrics
 
     held = metrics.agent_instead("VolumeIOPSExceededCheck")
     assert held is not None and held.scale == 1e-6
     dims = (("InstanceId", "i-a"), ("VolumeId", "vol-a"))
     agent = AgentMetrics("MyAgent", dims, (held.name,))
-    volumes = (replace(INVENTORY.volumes[0], agent=agent), *INVENTORY.volumes[1:])
-    recording = replace(
-        RECORDING,
-        inventories={REGION: replace(INVENTORY, volumes=volumes)},
-        raw={REGION: {"vol-a": {held.name: _series([12.5, 20.0])}}},
-    )
-    account = RecordedAccount(recording)
+    account = _recorded_with(agent, held.name, [12.5, 20.0])
     query = MetricQuery("vol-a", "MyAgent", held.name, dims, "Sum", 60, held.scale)
     assert _fetch(account, query) == pytest.approx([12.5, 20.0])
     elsewhere = MetricQuery("vol-a", "CWAgent", held.name, dims, "Sum", 60, held.scale)
