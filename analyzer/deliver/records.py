@@ -29,6 +29,7 @@ from analyzer.model.findings import (
     RemedyKind,
     Severity,
 )
+from analyzer.model.kubernetes import Claim
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import ResourceRef, ResourceType
 from analyzer.model.units import Unit
@@ -63,6 +64,24 @@ class _Remedy(_Record):
     """Every resource it changes, `change` first."""
     kind: RemedyKind | None = None
     """Kept in the state file only; absent from files written before fixes kept it."""
+
+
+class KubernetesRecord(_Record):
+    """A claim's volume as its cluster knows it (`Claim`), in kube-state-metrics' words."""
+
+    cluster: str | None = None
+    namespace: str
+    persistentvolumeclaim: str
+    persistentvolume: str | None = None
+
+    @classmethod
+    def of(cls, claim: Claim | None) -> KubernetesRecord | None:
+        return None if claim is None else cls.model_validate(claim.as_dict())
+
+    def claim(self) -> Claim:
+        return Claim(
+            self.namespace, self.persistentvolumeclaim, self.persistentvolume, self.cluster
+        )
 
 
 class _Credit(_Record):
@@ -121,6 +140,8 @@ class FindingRecord(_Record):
     account_id: str | None = None
     """The account that owns the resource; None for the daemon's own account, unnamed."""
     account_name: str | None = None
+    kubernetes: KubernetesRecord | None = None
+    """The claim a volume was provisioned for; None for other resources."""
     bottleneck: Bottleneck
     summary: str
     observed: float
@@ -154,6 +175,7 @@ class FindingRecord(_Record):
             region=f.resource.region,
             account_id=f.resource.account_id or None,
             account_name=f.resource.account_name or None,
+            kubernetes=KubernetesRecord.of(f.resource.claim),
             bottleneck=f.bottleneck,
             summary=f.summary,
             observed=f.observed,
@@ -218,6 +240,7 @@ class FindingRecord(_Record):
                 self.region,
                 self.account_id or "",
                 self.account_name or "",
+                self.kubernetes.claim() if self.kubernetes is not None else None,
             ),
             bottleneck=self.bottleneck,
             summary=self.summary,

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from analyzer.model.kubernetes import Claim, Node, claim_of, node_of
+
 
 class ResourceType(StrEnum):
     VOLUME = "volume"
@@ -32,10 +34,20 @@ class ResourceRef:
     """The account that owns it; empty when the daemon watches its own account unnamed."""
     account_name: str = field(default="", compare=False)
     """Shown beside the id where known; not part of what the resource is."""
+    claim: Claim | None = field(default=None, compare=False)
+    """The PersistentVolumeClaim a volume was provisioned for (its CSI driver's tags): the
+    name it is known by in its cluster, shown first; not part of what the resource is."""
 
     @property
     def scope(self) -> str:
         return scope_of(self.account_id, self.region)
+
+    @property
+    def named(self) -> str:
+        """`PVC db/data-postgres-0 (vol-0abc)` for a claim's volume, the id alone otherwise."""
+        if self.claim is None:
+            return self.resource_id
+        return f"{self.claim.text()} ({self.resource_id})"
 
     @property
     def account(self) -> str:
@@ -121,8 +133,18 @@ class Volume:
     @property
     def ref(self) -> ResourceRef:
         return ResourceRef(
-            ResourceType.VOLUME, self.volume_id, self.region, self.account_id, self.account_name
+            ResourceType.VOLUME,
+            self.volume_id,
+            self.region,
+            self.account_id,
+            self.account_name,
+            self.claim,
         )
+
+    @property
+    def claim(self) -> Claim | None:
+        """The PersistentVolumeClaim the EBS CSI driver provisioned it for, from its tags."""
+        return claim_of(self.tags)
 
     @property
     def instance_ids(self) -> tuple[str, ...]:
@@ -192,6 +214,12 @@ class Instance:
     @property
     def active(self) -> bool:
         return self.state == "running"
+
+    @property
+    def node(self) -> Node | None:
+        """The node group, NodePool or Auto Scaling group that launched it, from its tags: a
+        cluster node is replaced, not resized."""
+        return node_of(self.tags)
 
     def describe(self) -> str:
         return self.instance_type

@@ -257,9 +257,14 @@ class ResourceState:
 
     @property
     def label(self) -> str:
-        """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it."""
+        """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it;
+        a claim's volume as its cluster knows it first."""
         name = self.resource.tags.get("Name")
         named = f' "{name}"' if name and name != self.ref.resource_id else ""
+        if self.ref.claim is not None:
+            # `PVC db/data-postgres-0 (vol-0abc, gp2 50 GiB on i-0123)`: the claim first.
+            claim = self.ref.claim.text()
+            return f"{claim} ({self.ref.resource_id}{named}, {self.resource.describe()})"
         return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
 
 
