@@ -264,3 +264,27 @@ def in_account(state, account_id: str, name: str = ""):
 
     resource = replace(state.resource, account_id=account_id, account_name=name)
     return replace(state, resource=resource, ref=resource.ref)
+
+
+CSI_TAGS = {
+    # As the EBS CSI driver tags a volume it provisions (aws-ebs-csi-driver,
+    # pkg/driver/constants.go), with --k8s-tag-cluster-id=prod.
+    "CSIVolumeName": "pvc-3f2a",
+    "ebs.csi.aws.com/cluster": "true",
+    "kubernetes.io/cluster/prod": "owned",
+    "kubernetes.io/created-for/pv/name": "pvc-3f2a",
+}
+
+
+def as_claim(state, namespace: str = "db", name: str = "data-postgres-0"):
+    """A volume's state as the EBS CSI driver provisioned it for a claim."""
+    from dataclasses import replace
+
+    tags = {
+        **state.resource.tags,
+        **CSI_TAGS,
+        "kubernetes.io/created-for/pvc/namespace": namespace,
+        "kubernetes.io/created-for/pvc/name": name,
+    }
+    resource = replace(state.resource, tags=tags)
+    return replace(state, resource=resource, ref=resource.ref)

@@ -342,6 +342,7 @@ class AlertBook:
             alert.outbox = Owed.FIRING if heard else None
             self.log.info(
                 "alert.firing",
+                **_claim(alert),
                 rule=alert.rule,
                 resource=alert.resource_id,
                 **_owner(alert),
@@ -360,6 +361,7 @@ class AlertBook:
     def _changed(self, alert: Alert) -> None:
         self.log.info(
             "alert.changed",
+            **_claim(alert),
             rule=alert.rule,
             resource=alert.resource_id,
             **_owner(alert),
@@ -370,6 +372,7 @@ class AlertBook:
         """The inventory ended it (deleted, detached, moved, stopped): resolved at once."""
         self.log.info(
             "alert.resolved",
+            **_claim(alert),
             rule=alert.rule,
             resource=alert.resource_id,
             **_owner(alert),
@@ -392,6 +395,7 @@ class AlertBook:
             alert.unknown_since = now
             self.log.warning(
                 "alert.unknown",
+                **_claim(alert),
                 rule=alert.rule,
                 resource=alert.resource_id,
                 **_owner(alert),
@@ -414,7 +418,11 @@ class AlertBook:
         if alert.absent_cycles < MIN_ABSENT_CYCLES or gone_for < self.resolve_after_s:
             return
         self.log.info(
-            "alert.resolved", rule=alert.rule, resource=alert.resource_id, **_owner(alert)
+            "alert.resolved",
+            **_claim(alert),
+            rule=alert.rule,
+            resource=alert.resource_id,
+            **_owner(alert),
         )
         if not alert.notified and alert.outbox is not Owed.FIRING:
             del self.alerts[alert.key]
@@ -522,3 +530,9 @@ def _owner(alert: Alert) -> dict[str, str]:
     accounts."""
     ref = alert.finding.resource
     return {"account_id": ref.account_id} if ref.account_id else {}
+
+
+def _claim(alert: Alert) -> dict[str, str]:
+    """The claim a volume was provisioned for, named first in its log lines."""
+    claim = alert.finding.resource.claim
+    return {"claim": claim.ref} if claim is not None else {}

@@ -44,7 +44,8 @@ def _stamp(moment: datetime) -> str:
 
 def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
     """What identifies the alert: the rule and its resource, with the metrics' label names
-    (a volume's also the instance it is attached to)."""
+    (a volume's also the instance it is attached to, and a claim's volume its namespace and
+    claim, which an Alertmanager route can send to the team that owns the namespace)."""
     finding = alert.finding
     ref = finding.resource
     out = {
@@ -56,6 +57,9 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
         labels.REGION: ref.region,
         labels.ID_LABELS[ref.resource_type]: ref.resource_id,
     }
+    if ref.claim is not None:
+        out[labels.NAMESPACE] = ref.claim.namespace
+        out[labels.PERSISTENTVOLUMECLAIM] = ref.claim.name
     if ref.account_id:
         out[labels.ACCOUNT_ID] = ref.account_id
         if ref.account_name:

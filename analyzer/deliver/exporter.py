@@ -24,6 +24,8 @@ from analyzer.deliver.labels import (
     BOTTLENECK,
     ID_LABELS,
     INSTANCE_ID,
+    NAMESPACE,
+    PERSISTENTVOLUMECLAIM,
     REGION,
     RESOURCE_ID,
     RESOURCE_TYPE,
@@ -32,7 +34,7 @@ from analyzer.deliver.labels import (
 )
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.reading import DbDetails, InstanceDetails, Reading, VolumeDetails
-from analyzer.model.resources import ResourceType
+from analyzer.model.resources import ResourceRef, ResourceType
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
@@ -195,13 +197,34 @@ def _owner(r: Reading, owned: bool) -> tuple[str, ...]:
     return (r.ref.account_id, r.ref.account_name) if owned else ()
 
 
-def _volume_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Metric]:
-    labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.VOLUME], "volume_type", INSTANCE_ID)
+def _claimed(claimed: bool) -> tuple[str, ...]:
+    """The claim labels, where any volume has a claim."""
+    return (NAMESPACE, PERSISTENTVOLUMECLAIM) if claimed else ()
+
+
+def _claim(ref: ResourceRef, claimed: bool) -> tuple[str, ...]:
+    """A volume's claim, by kube-state-metrics' label names; empty for a volume without one."""
+    if not claimed:
+        return ()
+    return (ref.claim.namespace, ref.claim.name) if ref.claim is not None else ("", "")
+
+
+def _volume_families(
+    rows: Sequence[Reading], owned: bool = False, claimed: bool = False
+) -> Iterator[Metric]:
+    labels = (
+        *_owned(owned),
+        REGION,
+        ID_LABELS[ResourceType.VOLUME],
+        "volume_type",
+        INSTANCE_ID,
+        *_claimed(claimed),
+    )
 
     def ids(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, VolumeDetails)
         where = (r.ref.region, r.ref.resource_id, r.details.volume_type, r.attached_to or "")
-        return (*_owner(r, owned), *where)
+        return (*_owner(r, owned), *where, *_claim(r.ref, claimed))
 
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield _family(
@@ -263,10 +286,14 @@ def _snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iter
     # account variable then matches all of them.
     owned = any(r.ref.account_id for r in rows)
     owned = owned or any(a.finding.resource.account_id for a in firing)
-    yield from _volume_families(of[ResourceType.VOLUME], owned)
+    # Likewise the claim labels, once any volume has a claim: a fleet without one keeps its
+    # series as they were.
+    claimed = any(r.ref.claim is not None for r in of[ResourceType.VOLUME])
+    claimed = claimed or any(a.finding.resource.claim is not None for a in firing)
+    yield from _volume_families(of[ResourceType.VOLUME], owned, claimed)
     yield from _instance_families(of[ResourceType.INSTANCE], owned)
     yield from _db_families(of[ResourceType.DB_INSTANCE], owned)
-    yield _finding_family(firing, owned)
+    yield _finding_family(firing, owned, claimed)
 
 
 class _Fixed(Collector):
@@ -311,11 +338,21 @@ def _escaped(value: str) -> str:
     return value
 
 
-def _finding_family(firing: Sequence[Alert], owned: bool = False) -> GaugeMetricFamily:
+def _finding_family(
+    firing: Sequence[Alert], owned: bool = False, claimed: bool = False
+) -> GaugeMetricFamily:
     family = GaugeMetricFamily(
         "ebs_analyzer_finding",
         "1 while a finding is active (firing).",
-        labels=[*_owned(owned), RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK],
+        labels=[
+            *_owned(owned),
+            RULE,
+            SEVERITY,
+            RESOURCE_TYPE,
+            RESOURCE_ID,
+            BOTTLENECK,
+            *_claimed(claimed),
+        ],
     )
     for alert in sorted(firing, key=lambda a: a.key):
         ref = alert.finding.resource
@@ -327,6 +364,7 @@ def _finding_family(firing: Sequence[Alert], owned: bool = False) -> GaugeMetric
                 alert.resource_type.value,
                 alert.resource_id,
                 alert.finding.bottleneck.value,
+                *_claim(ref, claimed),
             ],
             1.0,
         )

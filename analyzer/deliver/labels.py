@@ -21,6 +21,12 @@ BOTTLENECK = "bottleneck"
 INSTANCE_ID = "instance_id"
 """An instance's id: the instance's own series, and a volume's the instance it is attached to."""
 
+NAMESPACE = "namespace"
+PERSISTENTVOLUMECLAIM = "persistentvolumeclaim"
+"""A claim's volume's namespace and claim, by kube-state-metrics' label names, so that
+`kube_pod_spec_volumes_persistentvolumeclaims_info` joins on them: on the volume and finding
+series where any volume has a claim (empty for the others), and on a claim's alerts."""
+
 ID_LABELS: Mapping[ResourceType, str] = MappingProxyType(
     {
         ResourceType.VOLUME: "volume_id",

@@ -144,7 +144,7 @@ def firing_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
 
 def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
     ordered = sorted(alerts, key=lambda a: (a.rule, a.resource_id))
-    names = ", ".join(f"{a.rule} on {a.resource_id}" for a in ordered[:5])
+    names = ", ".join(f"{a.rule} on {a.finding.resource.named}" for a in ordered[:5])
     title = f"Resolved: {_plural(len(ordered), 'storage bottleneck')}"
     return {
         "text": f"Resolved: {names}"[:3000],

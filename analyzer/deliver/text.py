@@ -200,14 +200,20 @@ def _no_findings(rows: Sequence[Reading]) -> str:
 
 def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
     named = any(r.name for r in rows)
+    claimed = any(r.ref.claim is not None for r in rows)
     header = list(HEADER)
     if named:
         header.insert(1, "NAME")
+    if claimed:
+        # A claim's volume is known in its cluster by its claim: named first.
+        header.insert(0, "CLAIM")
     table = [header]
     for r in rows:
         cells = _cells(r)
         if named:
             cells.insert(1, r.name or "-")
+        if claimed:
+            cells.insert(0, r.ref.claim.ref if r.ref.claim is not None else "-")
         table.append(cells)
     return table
 

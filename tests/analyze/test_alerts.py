@@ -430,3 +430,21 @@ def test_an_alert_below_the_floor_is_not_repeated() -> None:
         sent += len(book.owed())
         book.delivered(book.owed(), now)
     assert sent == 2
+
+
+def test_a_claims_alert_is_logged_by_its_claim_first():
+    from structlog.testing import capture_logs
+
+    from tests.helpers import analyze, as_claim, shop_volume
+
+    analysis = analyze(as_claim(shop_volume()), shop_volume("vol-2", "i-2"))
+    book = AlertBook(4 * 3600, 300)
+    with capture_logs() as logs:
+        book.update(analysis.snapshot.generated_at, analysis.firing, [])
+    firing = [e for e in logs if e["event"] == "alert.firing"]
+    assert len(firing) == 2
+    [claimed] = [e for e in firing if e["resource"] == "vol-1"]
+    assert list(claimed)[:2] == ["claim", "rule"]
+    assert claimed["claim"] == "db/data-postgres-0"
+    [plain] = [e for e in firing if e["resource"] == "vol-2"]
+    assert "claim" not in plain

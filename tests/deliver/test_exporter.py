@@ -203,3 +203,39 @@ def test_with_accounts_every_resource_series_and_finding_names_its_account():
 def test_without_accounts_no_series_has_an_account_label():
     text = exposition(published())
     assert "account_id" not in text and "ebs_analyzer_account_" not in text
+
+
+def claimed_published():
+    """A claim's volume, and a volume without one, each draining on its instance."""
+    from tests.helpers import as_claim
+
+    claim = as_claim(shop_volume("vol-claim", "i-shop"))
+    plain = shop_volume("vol-shop", "i-other")
+    analysis = analyze(claim, plain)
+    book = AlertBook(4 * 3600, 300)
+    book.update(analysis.snapshot.generated_at, analysis.firing, [])
+    return Published.of(analysis.readings.all(), book.firing())
+
+
+def test_a_claims_volume_series_and_findings_carry_its_namespace_and_claim():
+    text = exposition(claimed_published())
+    samples = [line for line in text.splitlines() if line.startswith("ebs_analyzer_")]
+    volume = [s for s in samples if s.startswith(("ebs_analyzer_volume", "ebs_analyzer_finding"))]
+    claim = [s for s in volume if 'vol-claim"' in s]
+    plain = [s for s in volume if 'vol-shop"' in s]
+    assert claim and plain
+    assert any(s.startswith("ebs_analyzer_finding{") for s in claim)
+    assert any(s.startswith("ebs_analyzer_finding{") for s in plain)
+    assert all(
+        'namespace="db"' in s and 'persistentvolumeclaim="data-postgres-0"' in s for s in claim
+    )
+    # The others' are empty, which Prometheus reads as absent: no series of its own.
+    assert all('namespace=""' in s and 'persistentvolumeclaim=""' in s for s in plain)
+    assert not any("persistentvolumeclaim" in s for s in samples if "_instance_" in s)
+    result = promtool("check", "metrics", stdin=text)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_without_claims_no_series_has_a_claim_label():
+    text = exposition(published())
+    assert "persistentvolumeclaim" not in text and "namespace=" not in text

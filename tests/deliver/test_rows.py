@@ -354,3 +354,33 @@ def test_the_report_is_stamped_in_utc_and_sorts_resources_but_not_findings():
         ("us-east-1", "db-1"),
     ]
     assert [f["resource_id"] for f in document["findings"]] == ["vol-2", "vol-1"]
+
+
+KUBERNETES = {
+    "cluster": "prod",
+    "namespace": "db",
+    "persistentvolumeclaim": "data-postgres-0",
+    "persistentvolume": "pvc-3f2a",
+}
+
+
+def test_a_claims_volume_row_and_findings_carry_the_claim_and_name_it_first():
+    from analyzer.deliver.records import FindingRecord
+    from tests.helpers import as_claim
+
+    claim = as_claim(shop_volume())
+    assert row_of(claim)["kubernetes"] == KUBERNETES
+    assert row_of(shop_volume())["kubernetes"] is None
+    assert row_of(shop_instance())["kubernetes"] is None
+    analysis = analyze(claim)
+    report = json.loads(
+        json.dumps(to_dict(T0, analysis.readings.all(), analysis.firing), allow_nan=False)
+    )
+    [finding] = report["findings"]
+    assert finding["kubernetes"] == KUBERNETES
+    assert finding["summary"].startswith("PVC db/data-postgres-0 (vol-1, gp2 50 GiB on i-1): ")
+    # The state file keeps it, and gives it back.
+    restored = FindingRecord.model_validate(FindingRecord.of(analysis.firing[0]).model_dump())
+    assert restored.finding().resource.claim == claim.ref.claim
+    [plain] = analyze(shop_volume()).firing
+    assert FindingRecord.of(plain).model_dump()["kubernetes"] is None

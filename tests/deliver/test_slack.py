@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 from analyzer.analyze.alerts import Alert, AlertBook, AlertState, Owed
@@ -90,3 +91,23 @@ def test_rds_rates_read_in_the_unit_of_the_limit_that_binds():
     klass = slack.firing_message([alert("instance_throughput", 593.75e6)], now)
     assert "*Limit:* 250 MiB/s" in json.dumps(storage)
     assert "*Limit:* 594 MB/s" in json.dumps(klass)
+
+
+def test_a_claims_alerts_name_the_claim_first():
+    from tests.helpers import as_claim
+
+    book, now = book_with_alerts()
+    for alert in book:
+        if alert.resource_id == "vol-db":
+            state = as_claim(volume_state(volume_id="vol-db", attached_to="i-db"))
+            summary = "PVC db/data-postgres-0 (vol-db, gp2 50 GiB on i-db): burst credits exhausted"
+            alert.finding = replace(alert.finding, resource=state.ref, summary=summary)
+    [(_, message)] = slack.messages(book.owed(), now)
+    assert message["text"].startswith(
+        "2 storage bottlenecks on AWS: CRITICAL PVC db/data-postgres-0"
+    )
+    book.delivered(book.owed(), now)
+    for alert in book:
+        alert.state, alert.outbox = AlertState.RESOLVED, Owed.RESOLVED
+    [(_, message)] = slack.messages(book.owed(), now + timedelta(hours=1))
+    assert "volume-burst-credits-exhausted on PVC db/data-postgres-0 (vol-db)" in message["text"]

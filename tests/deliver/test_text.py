@@ -306,3 +306,15 @@ def test_with_accounts_the_resources_are_grouped_by_account_and_findings_name_th
     assert lines[first + 1].lstrip().startswith("RESOURCE")
     assert lines[first + 2].lstrip().startswith("vol-prod")
     assert lines[second + 2].lstrip().startswith("vol-staging")
+
+
+def test_a_claims_volume_is_named_by_its_claim_first():
+    from tests.helpers import as_claim
+
+    assert "CLAIM" not in text_of(shop_volume())
+    text = text_of(as_claim(shop_volume()), shop_volume("vol-2"))
+    assert "  CLAIM               RESOURCE" in text
+    [claimed] = [x for x in text.splitlines() if x.startswith("  db/data-postgres-0 ")]
+    assert claimed.split()[1] == "vol-1"
+    [plain] = [x for x in text.splitlines() if x.startswith("  -  ")]
+    assert plain.split()[1] == "vol-2"
