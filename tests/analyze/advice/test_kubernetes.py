@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -20,8 +21,8 @@ from analyzer.model.kubernetes import Claim
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
 from analyzer.model.units import KIB, MB
+from tests.helpers import T0, instance_state, series, snapshot_of, volume_state
 from tests.helpers import fixes_of as fixes
-from tests.helpers import instance_state, series, snapshot_of, volume_state
 from tests.helpers import steady_gp2 as gp2
 
 CLAIM_TAGS = {
@@ -284,3 +285,34 @@ def test_a_joint_fix_changes_the_claim_and_the_node_group() -> None:
     volume_change, node_change = both.changes
     assert volume_change.after["kubernetes"]["persistentvolumeclaim"] == "data-postgres-0"
     assert node_change.after["kubernetes"]["name"] == "db-nodes"
+
+
+def test_the_claims_fixes_reach_slack_whole_and_the_state_file_keeps_them() -> None:
+    from analyzer.analyze.alerts import AlertBook
+    from analyzer.deliver import slack
+    from analyzer.deliver.records import FindingRecord
+
+    io = 112 * KIB
+    load = {Measure.IOPS: series([9_143] * 30), Measure.THROUGHPUT: series([9_143 * io] * 30)}
+    volume = volume_state("gp3", 2_000, load, iops=16_000, throughput=1_000)
+    instance = on_node(instance_state(R6I, load, volume_ids=("vol-1",)))
+    rule = ThroughputCap(id="t", resource_types=["volume"], severity="warning")
+    finding = concluded(rule, claimed(volume), instance)
+    book = AlertBook(3600.0, 300.0)
+    now = T0 + timedelta(minutes=32)
+    book.update(now, [finding], [])
+    [(_, message)] = slack.messages(book.owed(), now)
+    [section] = [
+        b["text"]["text"] for b in message["blocks"] if "Fix:" in b.get("text", {}).get("text", "")
+    ]
+    # Slack cuts a section at 3,000 characters: the shown fixes, commands and all, fit.
+    assert len(section) < 3_000
+    for remedy in finding.remedies[: slack.FIXES_SHOWN]:
+        assert remedy.text() in section
+    record = json.loads(FindingRecord.of(finding).model_dump_json(by_alias=True))
+    back = FindingRecord.model_validate(record).finding()
+    assert [r.changes for r in back.remedies] == [r.changes for r in finding.remedies]
+    assert record["remedies"][1]["changes"][0]["to"]["kubernetes"]["commands"] == [
+        "kubectl -n db patch pvc data-postgres-0 "
+        """-p '{"spec":{"volumeAttributesClassName":"gp3-18500-2000"}}'"""
+    ]
