@@ -8,6 +8,7 @@ from dataclasses import replace
 from analyzer.analyze.advice.facts import CEILINGS, modification_context
 from analyzer.analyze.advice.instance import for_instance, to_nitro
 from analyzer.analyze.advice.joint import joint
+from analyzer.analyze.advice.kubernetes import in_cluster, in_words_for
 from analyzer.analyze.advice.rds import for_db
 from analyzer.analyze.advice.sizing import bounded_by
 from analyzer.analyze.advice.volume import for_volume, to_nitro_in_words
@@ -46,7 +47,7 @@ def _with_joint(
     cheapest single fix stays first, the change that moves both walls right after it."""
 
     def volume_fixes(f: Finding, v: ResourceState, i: ResourceState) -> list[Remedy]:
-        return for_volume(f, v, catalog.prices, snapshot.data_end, i)
+        return _through_claim(v, for_volume(f, v, catalog.prices, snapshot.data_end, i))
 
     kind = volume.resource.volume_type if isinstance(volume.resource, Volume) else ""
     both = joint(finding, volume, instance, snapshot, catalog, volume_fixes, CEILINGS.get(kind))
@@ -60,7 +61,9 @@ def _for_volume(
 ) -> list[Remedy]:
     instances = [s for s in snapshot.related(state) if isinstance(s.resource, Instance)]
     instance = instances[0] if instances else None
-    options = for_volume(finding, state, catalog.prices, snapshot.data_end, instance)
+    options = _through_claim(
+        state, for_volume(finding, state, catalog.prices, snapshot.data_end, instance)
+    )
     suffix = bounded_by(finding)
     volume = state.resource
     context = (
@@ -80,6 +83,12 @@ def _for_volume(
     ]
     if instance is None:
         return found
+    node = instance.resource.node if isinstance(instance.resource, Instance) else None
+    if node is not None:
+        found = [
+            in_words_for(o, node) if o.kind is RemedyKind.INSTANCE and o.change is None else o
+            for o in found
+        ]
     unnamed = to_nitro_in_words(volume, state) if isinstance(volume, Volume) else None
     if isinstance(volume, Volume) and unnamed is not None:
         # The instance is the fix: name the Nitro types, first, where the region's are known,
@@ -88,6 +97,13 @@ def _for_volume(
         if named:
             found = named + [o for o in found if o.kind is not RemedyKind.INSTANCE]
     return _with_joint(found, finding, state, instance, snapshot, catalog)
+
+
+def _through_claim(state: ResourceState, options: list[Remedy]) -> list[Remedy]:
+    """A claim's volume is changed through its claim (`kubernetes.in_cluster`); any other
+    volume's fixes are as they are."""
+    claim = state.resource.claim if isinstance(state.resource, Volume) else None
+    return options if claim is None else in_cluster(options, claim)
 
 
 NEW_VOLUME = frozenset({RemedyKind.PAST_CEILING, RemedyKind.STRIPE})

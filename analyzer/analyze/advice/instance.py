@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from analyzer.analyze.advice.kubernetes import in_words_for, node_record, replaced
 from analyzer.analyze.candidates import Candidate, Wanted, candidates, less_than_today, sustained
 from analyzer.analyze.catalog import Catalog
 from analyzer.model import units
@@ -22,6 +23,7 @@ from analyzer.model.findings import (
     Remedy,
     RemedyKind,
 )
+from analyzer.model.kubernetes import Node
 from analyzer.model.limits import XEN_MAX_IOPS
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Instance, InstanceType, ResourceType, Volume
@@ -36,6 +38,13 @@ MIN_LIFT = 1.1
 BURST_ROOM = 1.2
 """A baseline that must carry a draining demand: with a fifth more room."""
 STOP_START = "needs a stop and start"
+
+
+def restart(instance: Instance) -> str:
+    """How a new type takes effect: a stop and start, or, for a cluster node, where its type is
+    changed (a node is replaced, not resized)."""
+    node = instance.node
+    return STOP_START if node is None else replaced(node)
 
 
 def rates(state: ResourceState, at: datetime) -> tuple[float, float]:
@@ -113,26 +122,32 @@ def option(
     now: float | None,
     how: str,
     unit: str = "",
+    node: Node | None = None,
 ) -> Remedy:
-    """`Move i-… to m6in.12xlarge: …`, priced against today's type."""
+    """`Move i-… to m6in.12xlarge: …`, priced against today's type; for a cluster node,
+    `Change node group db-nodes of cluster prod to …`."""
     info = candidate.info
     throughput, iops = sustained(info)
     was_throughput, was_iops = sustained(today)
     marks = less_than_today(info, today)
     marked = f" ({', '.join(marks)})" if marks else ""
+    subject = f"Move {resource_id}" if node is None else f"Change {node.text()}"
     action = (
-        f"Move {resource_id} to {unit}{info.name}{marked}: EBS {units.mbps(throughput)}, "
+        f"{subject} to {unit}{info.name}{marked}: EBS {units.mbps(throughput)}, "
         f"{units.iops(iops)} (today {units.mbps(was_throughput)}, {was_iops:,.0f}); "
         f"{(info.memory_bytes or 0) / GIB:,.0f} GiB, {info.vcpus or '?'} vCPUs (today "
         f"{(today.memory_bytes or 0) / GIB:,.0f} GiB, {today.vcpus or '?'}); {how}"
     )
     cost = candidate.monthly
     delta = round(cost - now, 2) if cost is not None and now is not None else None
+    after: dict[str, Any] = {**describe_type(info), "instance_type": f"{unit}{info.name}"}
+    if node is not None:
+        after["kubernetes"] = node_record(node)
     change = Change(
         resource_type,
         resource_id,
         {**describe_type(today), "instance_type": f"{unit}{today.name}"},
-        {**describe_type(info), "instance_type": f"{unit}{info.name}"},
+        after,
     )
     return Remedy(action, cost, delta, change=change, kind=RemedyKind.INSTANCE)
 
@@ -175,11 +190,16 @@ def for_instance(
         bps, iops = lifted(finding, today, *rates(state, snapshot.data_end))
         nitro = bool(today.nitro) or bool(nitro_for)
         found = ec2_candidates(instance, today, catalog, bps, iops, nitro)
+    node = instance.node
     if not found or today is None:
-        return [_unnamed(finding, instance)]
+        unnamed = _unnamed(finding, instance)
+        return [unnamed if node is None else in_words_for(unnamed, node)]
     now = catalog.instance_monthly(today.name, instance.region)
-    how = STOP_START + (f"; Nitro, for {nitro_for}" if nitro_for else "") + beyond(finding)
-    return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
+    how = restart(instance) + (f"; Nitro, for {nitro_for}" if nitro_for else "") + beyond(finding)
+    return [
+        option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how, node=node)
+        for c in found
+    ]
 
 
 def to_nitro(
@@ -203,12 +223,16 @@ def to_nitro(
     )
     now = catalog.instance_monthly(today.name, instance.region)
     how = (
-        f"{STOP_START}; on Nitro {volume.volume_id} delivers the "
+        f"{restart(instance)}; on Nitro {volume.volume_id} delivers the "
         f"{units.iops(volume.iops or 0)} provisioned (and already paid for), off Nitro at "
         f"most {units.iops(XEN_MAX_IOPS)}; from Xen the AMI needs the ENA and NVMe drivers, "
         "and volumes appear as NVMe devices"
     )
-    return [option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how) for c in found]
+    node = instance.node
+    return [
+        option(ResourceType.INSTANCE, instance.instance_id, today, c, now, how, node=node)
+        for c in found
+    ]
 
 
 def _unnamed(finding: Finding, instance: Instance) -> Remedy:

@@ -16,11 +16,11 @@ from dataclasses import replace
 
 from analyzer.analyze.advice.instance import (
     GROWTH_CAP,
-    STOP_START,
     ec2_candidates,
     needs_nitro,
     option,
     rates,
+    restart,
 )
 from analyzer.analyze.candidates import less_than_today
 from analyzer.analyze.catalog import Catalog
@@ -123,7 +123,15 @@ def joint(
     # The cheapest that keeps today's memory and vCPUs: one change, not a bet on the workload.
     keeps = [c for c in found if not less_than_today(c.info, today)]
     chosen = keeps[0] if keeps else found[0]
-    moved = option(ResourceType.INSTANCE, host.instance_id, today, chosen, now, STOP_START)
+    moved = option(
+        ResourceType.INSTANCE,
+        host.instance_id,
+        today,
+        chosen,
+        now,
+        restart(host),
+        node=host.node,
+    )
     action = (
         f"Both at once, sized for {factor:.2f}× today's rate (either alone buys "
         f"{max(nxt.headroom - 1, 0) * 100:.0f} % before the other binds): "
