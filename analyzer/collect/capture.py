@@ -10,7 +10,9 @@ Each line is one object with `t`, the epoch seconds it was read at, and one of:
 
 A serial is the volume id, with or without its dash (the NVMe serial has none). The inventory
 line comes first where the node could describe its volumes; without one, a replay describes the
-serials through EC2.
+serials through EC2. A page the node could not read (another magic, an instance store volume's;
+a short read) is that volume's failed read, as it is when the node reads it live: the rest of
+the capture is still read.
 """
 
 from __future__ import annotations
@@ -118,8 +120,11 @@ def read(path: Path) -> Capture:
         raise ConfigError(f"{path}: cannot read a capture: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a capture (not UTF-8 text)") from None
-    if not any(r.stats is not None for r in capture.reads):
+    if not capture.reads:
         raise ConfigError(f"{path}: no log page in it")
+    if not any(r.stats is not None for r in capture.reads):
+        reason = next(r.error for r in capture.reads)
+        raise ConfigError(f"{path}: no log page in it could be read: {reason}")
     capture.reads.sort(key=lambda r: r.t)
     capture.balances.sort(key=lambda r: r.t)
     return capture
@@ -146,7 +151,7 @@ def _take(capture: Capture, line: str, where: str) -> None:
         raise ConfigError(f"{where}: no `serial` (the volume id)")
     vid = volume_id(serial)
     if "page" in document:
-        capture.reads.append(Read(float(t), vid, _stats(document["page"], f"{where} ({vid})")))
+        capture.reads.append(_read(float(t), vid, document["page"], f"{where} ({vid})"))
     elif "error" in document:
         capture.reads.append(Read(float(t), vid, None, str(document["error"])))
     elif "burst_balance" in document:
@@ -162,7 +167,9 @@ def _take(capture: Capture, line: str, where: str) -> None:
         raise ConfigError(f"{where}: none of `page`, `error`, `burst_balance` or `inventory`")
 
 
-def _stats(encoded: object, where: str) -> Stats:
+def _read(t: float, vid: str, encoded: object, where: str) -> Read:
+    """The page's statistics, or why the node could not read them. Text that is not a page at
+    all (not base64) is a broken capture, refused."""
     if not isinstance(encoded, str):
         raise ConfigError(f"{where}: `page` is not base64 text")
     try:
@@ -170,6 +177,6 @@ def _stats(encoded: object, where: str) -> Stats:
     except (binascii.Error, ValueError):
         raise ConfigError(f"{where}: `page` is not base64") from None
     try:
-        return parse(page, where)
+        return Read(t, vid, parse(page, where))
     except PageError as exc:
-        raise ConfigError(str(exc)) from None
+        return Read(t, vid, None, str(exc))

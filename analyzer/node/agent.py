@@ -167,26 +167,48 @@ class Reader:
         if self._anchored is not None and now - self._anchored < ANCHOR_EVERY_S:
             return
         self._anchored = now
-        wanted = [_balance_query(v) for v in self.metrics.volumes.values() if has_burst_balance(v)]
-        if not wanted:
-            return
-        end = floor_to(datetime.fromtimestamp(now, UTC), 60)
-        window = Window(end - timedelta(seconds=ANCHOR_SPAN_S), end, 60)
-        found, stats = self.cloudwatch.fetch(wanted, window)
-        if stats.errors:
-            log.warning("node.balance_unread", error=stats.errors[0])
-        for query, series in found.items():
-            last = series.last()
-            if last is None:
+        volumes = list(self.metrics.volumes.values())
+        for vid, found in readings(self.cloudwatch, volumes, [now]).items():
+            kept = self.metrics.anchors.setdefault(vid, [])
+            for anchor in found:
+                if not kept or kept[-1].t < anchor.t:
+                    kept.append(anchor)
+                    if self.capture is not None:
+                        self.capture.balance(anchor.t, vid, anchor.percent)
+            del kept[:-8]
+
+
+def readings(
+    cloudwatch: MetricData, volumes: Sequence[Volume], moments: Sequence[float]
+) -> dict[str, list[Anchor]]:
+    """By volume id, oldest first: CloudWatch's BurstBalance as a node reading it at each of
+    `moments` (epoch seconds, in order) takes it, the latest of the `ANCHOR_SPAN_S` before, in
+    one request. Where CloudWatch does not answer, none, and one warning saying why: the
+    balance is then unknown, never guessed."""
+    wanted = [_balance_query(v) for v in volumes if has_burst_balance(v)]
+    if not wanted or not moments:
+        return {}
+    ends = [floor_to(datetime.fromtimestamp(m, UTC), 60) for m in moments]
+    window = Window(ends[0] - timedelta(seconds=ANCHOR_SPAN_S), ends[-1], 60)
+    found, stats = cloudwatch.fetch(wanted, window)
+    if stats.errors:
+        log.warning("node.balance_unread", error=stats.errors[0])
+    out: dict[str, list[Anchor]] = {}
+    for query, series in found.items():
+        points = series.points()
+        kept: list[Anchor] = []
+        for end in ends:
+            since = end - timedelta(seconds=ANCHOR_SPAN_S)
+            seen = [(stamp, value) for stamp, value in points if since <= stamp < end]
+            if not seen:
                 continue
-            stamp, percent = last
+            stamp, percent = seen[-1]
             at = stamp.timestamp() + 30.0  # the middle of the minute CloudWatch averaged
-            kept = self.metrics.anchors.setdefault(query.resource_id, [])
             if not kept or kept[-1].t < at:
                 kept.append(Anchor(at, percent))
-                del kept[:-8]
-                if self.capture is not None:
-                    self.capture.balance(at, query.resource_id, percent)
+        if kept:
+            out[query.resource_id] = kept
+    return out
 
 
 def _balance_query(volume: Volume) -> MetricQuery:
@@ -255,21 +277,16 @@ def _knowing(metrics_: NodeMetrics, analyzer: Analyzer) -> Callable[[], None]:
     return know
 
 
-def replay(
-    capture: Capture,
-    settings: Settings,
-    ruleset: RuleSet,
-    every_s: int,
-    describe: Describer | None = None,
-) -> CycleResult:
+def replay(capture: Capture, settings: Settings, ruleset: RuleSet, every_s: int) -> CycleResult:
     """One cycle at the end of a capture, over everything it holds, as `once` runs one over
     CloudWatch's history: the same rows and findings. The capture's inventory describes its
-    volumes (nothing calls AWS); without one, `describe` (EC2) does."""
+    volumes, and its readings anchor their balances: nothing calls AWS. A capture of pages
+    alone is described through EC2 in the region found as every command finds it, and each
+    bucket volume it has no reading of is anchored on CloudWatch as the node would have read
+    it, every `ANCHOR_EVERY_S` from the first page."""
     end = capture.end
     assert end is not None  # `capture.read` refuses a capture without a page
-    region = capture.inventory.region if capture.inventory else (settings.region or [""])[0]
-    if not region:
-        raise ConfigError("the capture holds no inventory: name the volumes' region (--region)")
+    region = capture.inventory.region if capture.inventory else region_of(settings)
     start = min(r.t for r in capture.reads)
     node = NodeMetrics(region)
     for read in capture.reads:
@@ -281,19 +298,32 @@ def replay(
         counters.add(read.t, read.stats)
     for reading in capture.balances:
         node.anchors.setdefault(reading.volume_id, []).append(Anchor(reading.t, reading.percent))
+    cloudwatch: CloudWatch | None = None
     if capture.inventory is not None:
         describer: Describer = RecordedDescriber(capture.inventory)
-    elif describe is not None:
-        describer = describe
     else:
         ids = capture.volume_ids()
-        describer = NodeDescriber(Ec2Rds(Clients.for_region(region)), lambda: ids)
+        clients = Clients.for_region(region)
+        describer = NodeDescriber(Ec2Rds(clients), lambda: ids)
+        # A refusal leaves the balances unknown (said once), not the pages unread.
+        cloudwatch = CloudWatch(clients.cloudwatch, region, contain_refusals=True)
     config = node_settings(settings, every_s).model_copy(update={"region": [region]})
     analyzer = Analyzer(
         config, ruleset, connect=lambda name: Region(name, describer, node), resolution_s=every_s
     )
     analyzer.billed = lambda _: False
-    node.before = _knowing(node, analyzer)
+    know = _knowing(node, analyzer)
+    moments = [start + i * ANCHOR_EVERY_S for i in range(int((end - start) // ANCHOR_EVERY_S) + 1)]
+
+    def before() -> None:
+        know()
+        nonlocal cloudwatch
+        if cloudwatch is not None:
+            unanchored = [v for v in node.volumes.values() if v.volume_id not in node.anchors]
+            node.anchors.update(readings(cloudwatch, unanchored, moments))
+            cloudwatch = None  # once: the capture's span is past
+
+    node.before = before
     return analyzer.run(datetime.fromtimestamp(end, UTC))
 
 

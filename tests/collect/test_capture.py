@@ -222,13 +222,45 @@ def test_a_page_that_is_not_base64_is_refused_naming_the_volume(
     ],
     ids=["short", "instance-store", "zeros"],
 )
-def test_a_page_parse_refuses_is_refused_with_parses_reason(
+def test_a_page_parse_refuses_is_that_volumes_failed_read_and_no_others(
     tmp_path: Path, page: str, reason: str
 ) -> None:
-    path = _written(tmp_path / "c.jsonl", [json.dumps({"t": T, "serial": "vol0abc", "page": page})])
+    """As when the node reads it live: that volume's read failed, saying where and why; the
+    other volume's pages, and that volume's next one, are read."""
+    path = _written(
+        tmp_path / "c.jsonl",
+        [
+            json.dumps({"t": T, "serial": "vol0abc", "page": _page()}),
+            json.dumps({"t": T, "serial": "vol0def", "page": _page()}),
+            json.dumps({"t": T + 5, "serial": "vol0abc", "page": page}),
+            json.dumps({"t": T + 5, "serial": "vol0def", "page": _page()}),
+            json.dumps({"t": T + 10, "serial": "vol0abc", "page": _page()}),
+        ],
+    )
+    capture = read(path)
+    assert [r for r in capture.reads if r.volume_id == "vol-0abc"] == [
+        Read(T, "vol-0abc", STATS),
+        Read(T + 5, "vol-0abc", None, f"{path}:3 (vol-0abc): {reason}"),
+        Read(T + 10, "vol-0abc", STATS),
+    ]
+    assert [r for r in capture.reads if r.volume_id == "vol-0def"] == [
+        Read(T, "vol-0def", STATS),
+        Read(T + 5, "vol-0def", STATS),
+    ]
+
+
+def test_a_file_whose_every_page_is_refused_says_why(tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"t": T + i, "serial": "vol0abc", "page": _page(magic=INSTANCE_STORE_MAGIC)})
+        for i in range(2)
+    ]
+    path = _written(tmp_path / "c.jsonl", lines)
     with pytest.raises(ConfigError) as raised:
         read(path)
-    assert str(raised.value) == f"{path}:1 (vol-0abc): {reason}"
+    assert str(raised.value) == (
+        f"{path}: no log page in it could be read: {path}:1 (vol-0abc): magic 0xEC2C0D7E is an "
+        "instance store volume's, not EBS"
+    )
 
 
 def test_an_empty_file_is_refused(tmp_path: Path) -> None:
@@ -249,13 +281,16 @@ def test_a_file_without_a_page_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_file_of_failed_reads_only_is_refused(tmp_path: Path) -> None:
-    """Every read failed: there is no log page in it, whatever else it holds."""
+    """Every read failed: no page in it could be read, and the first failure says why."""
     out = io.StringIO()
     Writer(out).error(T, "vol-0abc", "nvme1n1: Permission denied")
     path = tmp_path / "c.jsonl"
     path.write_text(out.getvalue(), encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"c\.jsonl: no log page in it$"):
+    with pytest.raises(ConfigError) as raised:
         read(path)
+    assert str(raised.value) == (
+        f"{path}: no log page in it could be read: nvme1n1: Permission denied"
+    )
 
 
 def test_a_missing_file_or_one_not_text_is_refused_naming_it(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ from analyzer.collect import capture
 from analyzer.collect.aws import NO_REGION
 from analyzer.collect.describe import Ec2Rds
 from analyzer.collect.devices import Device, DeviceError
-from analyzer.collect.logpage import Stats, pack
+from analyzer.collect.logpage import INSTANCE_STORE_MAGIC, Stats, pack
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
 from analyzer.errors import ConfigError
 from analyzer.live.cycle import Analyzer
 from analyzer.model.series import Series
@@ -208,12 +210,59 @@ def test_without_a_volume_the_node_says_where_it_looked(tmp_path: Path) -> None:
         agent.capture_for(reader, 5, io.StringIO(), None)
 
 
-def test_a_capture_without_an_inventory_needs_a_region(tmp_path: Path) -> None:
+def test_a_capture_without_an_inventory_finds_its_region_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "bare.jsonl"
     capture.Writer(path.open("w")).page(T0, "vol0aaaaaaaaaaaaaaaa", pack(Stats()))
     found = capture.read(path)
-    with pytest.raises(ConfigError, match="no inventory"):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    with pytest.raises(ConfigError) as raised:
         agent.replay(found, settings.load({}), rules.load(), 5)
+    assert str(raised.value) == NO_REGION
+
+
+@pytest.mark.parametrize(
+    ("page", "reason"),
+    [
+        (
+            pack(Stats(), magic=INSTANCE_STORE_MAGIC),
+            "magic 0xEC2C0D7E is an instance store volume's, not EBS",
+        ),
+        (pack(Stats(), size=1_000), "log page is 1,000 bytes, not 4,096 (a short read)"),
+    ],
+    ids=["instance-store", "short-read"],
+)
+def test_a_page_the_node_cannot_read_fails_that_volumes_series_and_no_other(
+    node, page: bytes, reason: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Read live, as in a replay: the volume is unreadable, saying which device and why,
+    written so to a capture; the other volume's reads go on."""
+    reader, kernel, clock = node
+    good = kernel.read
+
+    def read(device: Device) -> bytes:
+        return page if device.volume_id == "vol-0bbbbbbbbbbbbbbbb" else good(device)
+
+    reader.read = read
+    out = io.StringIO()
+    reader.capture = capture.Writer(out)
+    for _ in range(3):
+        reader.sample()
+        clock[0] += 5
+    where = f"vol-0bbbbbbbbbbbbbbbb ({Path('/dev')}/nvme2n1)"
+    assert reader.metrics.unreadable == {"vol-0bbbbbbbbbbbbbbbb": f"{where}: {reason}"}
+    assert reader.reads == {"ok": 3, "error": 3}
+    window = Window(datetime.fromtimestamp(T0, UTC), datetime.fromtimestamp(T0 + 15, UTC), 5)
+    ops = [
+        MetricQuery(vid, "AWS/EBS", "VolumeReadOps", (("VolumeId", vid),), "Sum", 5)
+        for vid in ("vol-0aaaaaaaaaaaaaaaa", "vol-0bbbbbbbbbbbbbbbb")
+    ]
+    answered, _ = reader.metrics.fetch(ops, window)
+    assert answered[ops[0]].values.tolist() == [500.0, 500.0]
+    assert answered[ops[1]].error == f"{where}: {reason}"
+    errors = [line for line in out.getvalue().splitlines() if '"error"' in line]
+    assert len(errors) == 3 and all(reason in line for line in errors)
 
 
 def test_the_daemon_runs_its_cycle_on_the_nodes_reads(node, aws: None) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ show it."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from datetime import UTC, datetime, timedelta
@@ -16,9 +17,12 @@ import pytest
 
 from analyzer import settings
 from analyzer.analyze import prices, rules
+from analyzer.cli import main
 from analyzer.collect import capture
+from analyzer.collect.aws import NO_REGION
 from analyzer.collect.describe import Ec2Rds
 from analyzer.collect.inventory import InstanceTypeCache, discover
+from analyzer.collect.logpage import INSTANCE_STORE_MAGIC, Stats, pack
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model.metrics import Measure
 from analyzer.model.units import KIB
@@ -132,6 +136,155 @@ def test_incident_1_the_node_sees_the_drain_ten_seconds_in(incident_1) -> None: 
     # CloudWatch has not published the minute yet: nothing drains in what it shows.
     central = cloudwatch(at).reading("us-east-1", volume)
     assert central is not None and central.seconds_to_empty is None
+
+
+def pages_only(path: Path, into: Path) -> Path:
+    """The capture as a node that could not call AWS writes it: its pages alone, no inventory
+    and no BurstBalance reading."""
+    lines = [line for line in path.read_text().splitlines() if '"page"' in line]
+    into.write_text("".join(line + "\n" for line in lines))
+    return into
+
+
+def replay_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`ebs-analyzer node --replay … --once --format json` in this process, where moto
+    answers for AWS: its exit code, stdout and stderr."""
+    code = main(["node", "--replay", *args, "--once", "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def row(report: dict[str, Any], resource_id: str) -> dict[str, Any]:
+    [found] = [r for r in report["resources"] if r["resource_id"] == resource_id]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("flags", "variables"),
+    [
+        (["--region", "us-east-1"], {"AWS_REGION": "eu-west-1"}),
+        ([], {"EBS_ANALYZER_REGION": "us-east-1", "AWS_REGION": "eu-west-1"}),
+        ([], {"AWS_REGION": "us-east-1"}),
+        ([], {"AWS_DEFAULT_REGION": "us-east-1"}),
+        ([], {"AWS_CONFIG_FILE": "profile"}),
+    ],
+    ids=["flag", "setting", "AWS_REGION", "AWS_DEFAULT_REGION", "profile"],
+)
+def test_a_capture_of_pages_alone_finds_its_region_and_its_balance_as_the_node_does(
+    incident_1,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    variables: dict[str, str],
+) -> None:  # type: ignore[no-untyped-def]
+    """The region as every command finds it (settings, AWS_REGION, then the SDK's chain); the
+    volumes described by EC2 and their BurstBalance read from CloudWatch every ten minutes
+    from the first page, as the live node reads it: the drain found as from the whole
+    capture, to the second."""
+    volume, path = incident_1
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    profile = tmp_path / "config"
+    profile.write_text("[default]\nregion = us-east-1\n")
+    for name, value in variables.items():
+        monkeypatch.setenv(name, str(profile) if value == "profile" else value)
+    code, out, err = replay_main(capsys, str(pages_only(path, tmp_path / "pages.jsonl")), *flags)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {r["region"] for r in report["resources"]} == {"us-east-1"}
+    assert keys(report["findings"], {volume}) == {("gp2-burst-exhaustion", volume, "warning")}
+    whole = replay(path).reading("us-east-1", volume)
+    assert whole is not None and whole.seconds_to_empty is not None
+    mine = row(report, volume)
+    assert mine["seconds_to_empty"] == pytest.approx(whole.seconds_to_empty, abs=5)
+    assert mine["burst_balance_percent"] == pytest.approx(39.99, abs=0.5)
+    assert err == ""
+
+
+def test_a_capture_of_pages_alone_without_a_region_says_how_to_name_one(
+    incident_1, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    _, path = incident_1
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    code, out, err = replay_main(capsys, str(pages_only(path, tmp_path / "pages.jsonl")))
+    assert (code, out, err) == (2, "", f"ebs-analyzer: error: {NO_REGION}\n")
+
+
+def test_where_cloudwatch_does_not_answer_the_balance_is_unknown_and_said_once(
+    incident_1, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """EC2 answers, CloudWatch cannot be reached: the rates are the pages', the balance is
+    not guessed, and one line says why."""
+    volume, path = incident_1
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    code, out, err = replay_main(capsys, str(pages_only(path, tmp_path / "pages.jsonl")))
+    assert code == 0, err
+    report = json.loads(out)
+    mine = row(report, volume)
+    assert (mine["status"], mine["iops"]) == ("ok", pytest.approx(1_500, rel=0.01))
+    assert mine["burst_balance_percent"] is None and mine["seconds_to_empty"] is None
+    assert keys(report["findings"], {volume}) == set()
+    [said] = err.splitlines()
+    assert "node.balance_unread" in said and "cloudwatch:GetMetricData" in said
+    assert "127.0.0.1:9" in said
+
+
+def test_a_capture_of_pages_alone_without_credentials_says_ec2_could_not_describe_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pages.jsonl"
+    with path.open("w") as out:
+        writer = capture.Writer(out)
+        for i in range(3):
+            writer.page(START.timestamp() + 5 * i, "vol0aaaaaaaaaaaaaaaa", pack(Stats()))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    result = run_cli(
+        "node", "--replay", str(path), "--once", env={"AWS_EC2_METADATA_DISABLED": "true"}
+    )
+    assert result.returncode == 3
+    assert result.stdout == ""
+    [said] = result.stderr.splitlines()
+    assert said.startswith("ebs-analyzer: error: ec2:DescribeVolumes in us-east-1: ")
+    assert "credentials" in said
+
+
+@pytest.mark.parametrize(
+    ("page", "reason"),
+    [
+        (
+            pack(Stats(), magic=INSTANCE_STORE_MAGIC),
+            "magic 0xEC2C0D7E is an instance store volume's, not EBS",
+        ),
+        (pack(Stats(), size=512), "log page is 512 bytes, not 4,096 (a short read)"),
+    ],
+    ids=["instance-store", "short-read"],
+)
+def test_a_page_the_node_cannot_read_fails_that_volumes_series_and_no_other(
+    incident_1, tmp_path: Path, page: bytes, reason: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The instance's root volume last answered a page the node cannot read: its row is an
+    error saying where and why; the drained volume's row and finding are as before."""
+    volume, path = incident_1
+    lines = path.read_text().splitlines()
+    inventory = json.loads(lines[0])["inventory"]
+    [root] = [v["volume_id"] for v in inventory["volumes"] if v["volume_id"] != volume]
+    last = max(i for i, line in enumerate(lines) if '"page"' in line and root in line)
+    broken = json.loads(lines[last])
+    broken["page"] = base64.b64encode(page).decode("ascii")
+    lines[last] = json.dumps(broken)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(line + "\n" for line in lines))
+    result = run_cli("node", "--replay", str(bad), "--once", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    failed = row(report, root)
+    assert failed["status"] == "error"
+    assert failed["error"] == f"{bad}:{last + 1} ({root}): {reason}"
+    assert row(report, volume)["status"] == "ok"
+    assert keys(report["findings"], {volume}) == {("gp2-burst-exhaustion", volume, "warning")}
+    assert "could not be read (their rows say error)" in result.stderr
 
 
 def first_warning(results: dict[datetime, CycleResult], volume: str) -> datetime:
