@@ -318,6 +318,16 @@ def test_service_and_service_monitor_agree_on_the_port():
     )
 
 
+def test_every_service_monitor_keeps_the_labels_the_analyzer_sets():
+    """honorLabels, as kube-state-metrics' own chart sets it: a claim's volume keeps the
+    claim's `namespace` instead of the scraped pod's (with the claim's renamed
+    `exported_namespace`)."""
+    monitors = {n: d for n, d in rendered("overlays/node-agent").items() if "ServiceMonitor/" in n}
+    assert len(monitors) == 2
+    for name, monitor in monitors.items():
+        assert [e["honorLabels"] for e in monitor["spec"]["endpoints"]] == [True], name
+
+
 def test_the_configmap_settings_and_rules_load(tmp_path, monkeypatch):
     found = manifests()
     for name, value in found["ConfigMap/ebs-bottleneck-analyzer"]["data"].items():
