@@ -888,6 +888,22 @@ def test_the_node_monitor_scrapes_the_node_pods_only(tmp_path):
     assert not of_kind(render(tmp_path, NODE), "ServiceMonitor")
 
 
+@pytest.mark.parametrize(
+    "values", [{**EVERYTHING, **NODE}, {**EVERYTHING, **NODE, **HA, "slack": {}}]
+)
+def test_every_monitor_keeps_the_labels_the_analyzer_sets(tmp_path, values):
+    """A claim's volume is labelled with the claim's `namespace`, kube-state-metrics' label
+    name: Prometheus keeps it only with honorLabels, or renames it `exported_namespace` and
+    sets the scraped pod's namespace instead."""
+    monitors = of_kind(render(tmp_path, values), "ServiceMonitor")
+    assert set(monitors) == {"ebs-bottleneck-analyzer", NODE_NAME}
+    for name, monitor in monitors.items():
+        assert [e["honorLabels"] for e in monitor["spec"]["endpoints"]] == [True], name
+    unset = {**values, "serviceMonitor": {**values["serviceMonitor"], "honorLabels": False}}
+    for name, monitor in of_kind(render(tmp_path, unset), "ServiceMonitor").items():
+        assert [e["honorLabels"] for e in monitor["spec"]["endpoints"]] == [False], name
+
+
 @pytest.mark.parametrize(("release", "fullname"), RELEASES)
 def test_the_node_agents_objects_are_named_after_the_release(tmp_path, release, fullname):
     found = render(tmp_path, {**EVERYTHING, **NODE}, release=release)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import external
+from tests.helpers import external, promtool
 from tests.test_cli import free_port, wait_for
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "dashboard.json"
@@ -35,6 +35,16 @@ RESOURCE_SERIES = re.compile(r"(ebs_analyzer_(?:volume|instance|db_instance|find
 """The series of a resource or an account, which the account variable filters."""
 SELECTOR = re.compile(r"(ebs_analyzer_\w+)(\{[^}]*\})?")
 ACCOUNT_FILTER = 'account_id=~"$account"'
+CLAIM_VARIABLES = ("namespace", "persistentvolumeclaim")
+"""A PersistentVolumeClaim's namespace and name, kube-state-metrics' label names, which the
+analyzer sets on the series of a claim's volume only."""
+CLAIM_FILTER = 'namespace=~"$namespace", persistentvolumeclaim=~"$persistentvolumeclaim"'
+CLAIM_PODS = re.compile(
+    r"\* on\(namespace, persistentvolumeclaim\) group_left\(pod\) (topk by .*"
+    r"kube_pod_spec_volumes_persistentvolumeclaims_info\)\)) or \((.*)\) unless on\(namespace, "
+    r"persistentvolumeclaim\) \1$"
+)
+"""A panel naming the pod of a claim: the joined rows, and the others as they are."""
 EMPTY_MULTI = "()"
 """How Grafana writes a multi-value variable with no values in a Prometheus regex: `account`
 where no account is configured. `account_id=~"()"`, like `=~".*"`, matches a series without
@@ -140,6 +150,9 @@ def variables(prometheus: Prometheus) -> dict[str, str]:
             continue
         selector, label = LABEL_VALUES.match(variable["definition"]).groups()
         found = prometheus.label_values(substitute(selector, values), label)
+        if not found and variable["name"] in CLAIM_VARIABLES:
+            values[variable["name"]] = variable["allValue"]  # no claim: Grafana's All alone
+            continue
         assert found, f"variable {variable['name']}: {variable['definition']} has no values"
         values[variable["name"]] = "|".join(found)  # ids and regions: no regex characters
     return values
@@ -151,7 +164,12 @@ def substitute(expr: str, values: dict[str, str]) -> str:
 
 def test_every_template_variable_has_values(prometheus):
     chosen = variables(prometheus)
-    assert set(chosen) == {"account", "region", "volume", "instance", "db"}
+    assert set(chosen) == {
+        "account", "region", "namespace", "persistentvolumeclaim", "volume", "instance", "db"
+    }  # fmt: skip
+    if prometheus.query('ebs_analyzer_volume_up{persistentvolumeclaim!=""}'):
+        for name in CLAIM_VARIABLES:  # a volume of a claim: its namespace and name
+            assert chosen[name] != ".*", name
     # The demo's two accounts: its own, and the one it reads through a role.
     assert set(chosen["account"].split("|")) == {"123456789012", "210987654321"}
 
@@ -206,3 +224,75 @@ def test_an_empty_account_selection_keeps_series_without_the_label(prometheus):
     (no values) or `.*` (All): both match a series without the label."""
     for chosen in (EMPTY_MULTI, ".*"):
         assert prometheus.query(f'ebs_analyzer_cycles_total{{account_id=~"{chosen}"}}')
+
+
+def test_the_claim_variables_follow_the_region_and_keep_volumes_without_a_claim():
+    """`=~".*"` (All) matches a series without the label: the volumes no claim owns stay."""
+    listed = [v["name"] for v in dashboard()["templating"]["list"]]
+    assert listed.index("region") + 1 == listed.index("namespace")
+    assert listed.index("namespace") + 1 == listed.index("persistentvolumeclaim")
+    for variable in dashboard()["templating"]["list"]:
+        if variable["name"] in CLAIM_VARIABLES:
+            selector, label = LABEL_VALUES.match(variable["definition"]).groups()
+            assert label == variable["name"]
+            assert selector.startswith("ebs_analyzer_volume_up{")
+            assert 'persistentvolumeclaim!=""' in selector  # a claim's namespace, no other
+            assert variable["includeAll"] and variable["multi"] and variable["allValue"] == ".*"
+        if variable["name"] == "volume":
+            assert CLAIM_FILTER in variable["definition"]
+    for title, expr in panel_queries():
+        for name, selector in SELECTOR.findall(expr):
+            if name.startswith(("ebs_analyzer_volume_", "ebs_analyzer_finding")):
+                assert CLAIM_FILTER in selector, f"{title}: {name}{selector}"
+
+
+def test_the_pod_of_a_claim_is_joined_from_kube_state_metrics(tmp_path):
+    """Asked of promtool with kube-state-metrics' series beside the analyzer's: a claim's
+    volume names its pod; a claim kube-state-metrics does not list, and a volume no claim
+    owns, are there without one."""
+    joined = {title: expr for title, expr in panel_queries() if CLAIM_PODS.search(expr)}
+    assert set(joined) == {"Active findings", "Volumes, their claims and the pods that mount them"}
+    chosen = dict.fromkeys(["account", "region", *CLAIM_VARIABLES, "volume"], ".*")
+    analyzer = 'region="us-east-1",volume_type="gp2",instance_id="i-1",status="ok",pod="ebs-0"'
+    ksm = 'kube_pod_spec_volumes_persistentvolumeclaims_info{job="ksm",uid="u",volume="data"'
+    series = [
+        f'ebs_analyzer_volume_up{{{analyzer},volume_id="vol-pg",namespace="db",'
+        'persistentvolumeclaim="data-postgres-0"}',
+        f'ebs_analyzer_volume_up{{{analyzer},volume_id="vol-mq",namespace="queue",'
+        'persistentvolumeclaim="data-rabbitmq-0"}',
+        f'ebs_analyzer_volume_up{{{analyzer},volume_id="vol-logs"}}',
+        f'{ksm},instance="a",namespace="db",pod="postgres-0",persistentvolumeclaim="data-postgres-0"}}',
+        f'{ksm},instance="b",namespace="db",pod="postgres-0",persistentvolumeclaim="data-postgres-0"}}',
+        f'{ksm},instance="a",namespace="queue",pod="rabbitmq-0",persistentvolumeclaim="other"}}',
+    ]
+    volume = 'instance_id="i-1",region="us-east-1",status="ok",volume_type="gp2"'
+    expected = [
+        f'{{{volume},volume_id="vol-pg",namespace="db",persistentvolumeclaim="data-postgres-0",'
+        'pod="postgres-0"}',
+        f'{{{volume},volume_id="vol-mq",namespace="queue",persistentvolumeclaim="data-rabbitmq-0"}}',
+        f'{{{volume},volume_id="vol-logs"}}',
+    ]
+    expr = substitute(joined["Volumes, their claims and the pods that mount them"], chosen)
+    (tmp_path / "none.yml").write_text("groups: []\n")
+    (tmp_path / "test.yml").write_text(
+        json.dumps(
+            {
+                "rule_files": ["none.yml"],
+                "tests": [
+                    {
+                        "interval": "1m",
+                        "input_series": [{"series": s, "values": "1x5"} for s in series],
+                        "promql_expr_test": [
+                            {
+                                "expr": expr,
+                                "eval_time": "2m",
+                                "exp_samples": [{"labels": e, "value": 1} for e in expected],
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    result = promtool("test", "rules", str(tmp_path / "test.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr

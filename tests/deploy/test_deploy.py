@@ -318,6 +318,16 @@ def test_service_and_service_monitor_agree_on_the_port():
     )
 
 
+def test_every_service_monitor_keeps_the_labels_the_analyzer_sets():
+    """honorLabels, as kube-state-metrics' own chart sets it: a claim's volume keeps the
+    claim's `namespace` instead of the scraped pod's (with the claim's renamed
+    `exported_namespace`)."""
+    monitors = {n: d for n, d in rendered("overlays/node-agent").items() if "ServiceMonitor/" in n}
+    assert len(monitors) == 2
+    for name, monitor in monitors.items():
+        assert [e["honorLabels"] for e in monitor["spec"]["endpoints"]] == [True], name
+
+
 def test_the_configmap_settings_and_rules_load(tmp_path, monkeypatch):
     found = manifests()
     for name, value in found["ConfigMap/ebs-bottleneck-analyzer"]["data"].items():
@@ -351,7 +361,7 @@ def test_promtool_unit_tests_of_the_rules():
 
 def test_every_shipped_prometheus_rule_has_a_case_where_it_fires():
     rules = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text())
-    names = {r["alert"] for group in rules["groups"] for r in group["rules"]}
+    names = {r["alert"] for group in rules["groups"] for r in group["rules"] if "alert" in r}
     cases = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.test.yml").read_text())
     fired = {
         case["alertname"]
@@ -360,6 +370,37 @@ def test_every_shipped_prometheus_rule_has_a_case_where_it_fires():
         if case["exp_alerts"]
     }
     assert names - fired == set()
+
+
+VOLUME_SERIES = re.compile(r'ebs_analyzer_volume_|bottleneck=~?"(volume_|burst_credits)')
+CLAIM_PODS = (
+    "namespace_persistentvolumeclaim:kube_pod_spec_volumes_persistentvolumeclaims_info:topk1"
+)
+
+
+def test_every_alert_on_a_volume_names_the_pod_of_its_claim_and_fires_without_it():
+    """kube-state-metrics' kube_pod_spec_volumes_persistentvolumeclaims_info (labels
+    `namespace`, `pod`, `persistentvolumeclaim`, `volume`: its docs/metrics/storage/
+    persistentvolumeclaim-metrics.md and pod-metrics.md) gives the pod, joined on the claim;
+    the volumes it does not list keep their alert (the promtool cases above prove both)."""
+    plain = yaml.safe_load((DEPLOY / "prometheus" / "ebs-analyzer.rules.yml").read_text())
+    [group] = plain["groups"]
+    [record] = [r for r in group["rules"] if "record" in r]
+    assert group["rules"][0] is record, "recorded before the alerts that read it"
+    assert record["record"] == CLAIM_PODS
+    assert "kube_pod_spec_volumes_persistentvolumeclaims_info" in record["expr"]
+    on_volumes = [r for r in group["rules"] if "alert" in r and VOLUME_SERIES.search(r["expr"])]
+    assert {r["alert"] for r in on_volumes} == {
+        "EbsBurstCreditsRunningOut",
+        "EbsBurstCreditsExhausted",
+        "EbsVolumeAtCap",
+    }
+    for rule in on_volumes:
+        expr = " ".join(rule["expr"].split())
+        assert f"on(namespace, persistentvolumeclaim) group_left(pod) {CLAIM_PODS}" in expr
+        assert f"unless on(namespace, persistentvolumeclaim) {CLAIM_PODS}" in expr
+        assert "$labels.persistentvolumeclaim" in rule["annotations"]["summary"], rule["alert"]
+        assert "$labels.pod" in rule["annotations"]["summary"], rule["alert"]
 
 
 def test_promtool_checks_the_compose_prometheus_config():
