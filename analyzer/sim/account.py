@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
-from analyzer.sim import volume_status
+from analyzer.sim import cluster, volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -85,7 +85,8 @@ STAGING_SCENARIO: tuple[DemoInstance, ...] = (
     ),
 )
 
-PROD = DemoAccountSpec(OWN_ID, "prod", SCENARIO, DATABASES, spare=True)
+PROD = DemoAccountSpec(OWN_ID, "prod", (*SCENARIO, cluster.NODE), DATABASES, spare=True)
+"""The incidents, and beside them a cluster's claims, one of them draining."""
 STAGING_ID = "210987654321"
 STAGING = DemoAccountSpec(
     STAGING_ID,
