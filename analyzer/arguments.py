@@ -391,12 +391,13 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "online (reporting); a batch job's three steps, from a gp3 throughput cap to an "
         "instance's EBS limit to io2's IOPS (batch-gp3, batch-io2, batch-io2-big); an ETL job "
         "running out of its instance's EBS burst (etl); search indexing at its instance's IOPS "
-        "limit (search); an RDS replica draining gp2 credits (orders-replica); and healthy "
-        "volumes beside them (logs). Four hours of history are simulated at start; then "
-        "simulated time runs --speed times faster than real time. Alerts print here as they "
-        "fire and resolve, under each simulated day's date (or go to Slack when "
-        "SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With --once, prints one "
-        "report and exits. No credentials, no network.",
+        "limit (search); an RDS replica draining gp2 credits (orders-replica); a StatefulSet's "
+        "claims on a node of an EKS managed node group, one draining its gp2 credits "
+        "(eks-db-node); and healthy volumes beside them (logs). Four hours of history are "
+        "simulated at start; then simulated time runs --speed times faster than real time. "
+        "Alerts print here as they fire and resolve, under each simulated day's date (or go "
+        "to Slack when SLACK_WEBHOOK_URL is set); /metrics is served on --listen. With "
+        "--once, prints one report and exits. No credentials, no network.",
     )
     demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
     demo.add_argument(

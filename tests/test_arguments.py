@@ -10,7 +10,7 @@ import pytest
 
 from analyzer import arguments
 from analyzer.arguments import build_parser, subcommand
-from analyzer.sim.scenario import DATABASES, SCENARIO
+from analyzer.sim.account import PROD
 
 COMMANDS = (
     "once",
@@ -79,7 +79,7 @@ def test_every_option_is_described_and_the_help_fits_the_terminal(
 
 def test_the_demo_help_names_every_workload_it_simulates() -> None:
     demo = dict(_parsers())["ebs-analyzer demo"]
-    for workload in (*SCENARIO, *DATABASES):
+    for workload in (*PROD.instances, *PROD.databases):
         assert f"{workload.name}" in (demo.description or ""), workload.name
 
 

@@ -15,7 +15,10 @@ from analyzer.arguments import build_parser
 from analyzer.cli import main
 from analyzer.live.cycle import Analyzer
 from analyzer.model.findings import Bottleneck
+from analyzer.model.kubernetes import Node, NodeOwner
+from analyzer.model.resources import Volume
 from analyzer.sim import account as demo
+from analyzer.sim import cluster
 from analyzer.sim.account import ACCOUNTS, OWN_ID, STAGING_ID
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import fold
@@ -36,13 +39,15 @@ def result():
 
 
 def by_name(result, account: str = "prod"):
-    """The rules firing on each resource of one account, by the resource's Name tag."""
+    """The rules firing on each resource of one account, by the resource's Name tag (a claim's
+    volume by its claim, as the report names it first)."""
     out = {}
     for f in result.findings:
         if f.resource.account_name != account:
             continue
         state = result.snapshot.get(f.resource.scope, f.resource.resource_id)
-        out.setdefault(state.resource.tags.get("Name"), set()).add(f.rule)
+        name = f.resource.claim.text() if f.resource.claim else state.resource.tags.get("Name")
+        out.setdefault(name, set()).add(f.rule)
     return out
 
 
@@ -57,6 +62,7 @@ def test_the_demo_replays_each_incident(result):
         "orders-replica": {"rds-burst-exhaustion", "rds-memory-pressure"},
         "etl": {"instance-ebs-burst-exhaustion"},
         "search": {"instance-iops-cap"},
+        "PVC db/data-postgres-0": {"gp2-burst-exhaustion"},
     }
     assert by_name(result, "staging") == {"staging-api-data": {"gp2-burst-exhaustion"}}
 
@@ -108,6 +114,26 @@ def test_every_bottleneck_kind_shows_and_the_jobs_come_back():
 
 def _pairs(result, account: str = "prod") -> set[tuple[str, str]]:
     return {(name, rule) for name, found in by_name(result, account).items() for rule in found}
+
+
+def test_a_claim_drains_on_a_node_of_a_managed_node_group(result):
+    """Among the incidents, a cluster: a StatefulSet's three claims on one node of an EKS
+    managed node group, the primary's draining its gp2 credits and the replicas' quiet."""
+    claimed = [f for f in result.findings if f.resource.claim is not None]
+    [finding] = claimed
+    assert finding.rule == "gp2-burst-exhaustion"
+    assert finding.resource.claim.text() == "PVC db/data-postgres-0"
+    assert finding.summary.startswith("PVC db/data-postgres-0 (vol-")
+    assert "→ 0 in 35 min at 1,800 IOPS; then throttled to 300 IOPS" in finding.summary
+    volume = result.snapshot.get(finding.resource.scope, finding.resource.resource_id).resource
+    node = result.snapshot.get(finding.resource.scope, volume.attached_to).resource
+    assert node.node == Node(NodeOwner.NODEGROUP, "db", "prod-eks", cluster.LAUNCH_TEMPLATE)
+    claims = {
+        v.claim.name: (v.attached_to, state.status.value)
+        for state in result.snapshot.resources
+        if isinstance(v := state.resource, Volume) and v.claim is not None
+    }
+    assert claims == {f"data-postgres-{i}": (node.instance_id, "ok") for i in range(3)}
 
 
 def test_the_shop_volume_empties_in_27_minutes(result):
@@ -165,7 +191,7 @@ def test_demo_once_prints_the_stories_then_the_report(capsys):
     assert out.startswith("Simulating two AWS accounts")
     assert "shop-web" in out
     assert "staging (210987654321), through the role arn:aws:iam::210987654321:role/" in out
-    assert "FINDINGS (11)" in out
+    assert "FINDINGS (12)" in out
     assert "across 2 account(s)" in out
     prod, staging = (
         out.index("  ACCOUNT prod (123456789012)\n"),
@@ -195,7 +221,36 @@ def test_demo_once_in_json_names_each_resources_account(capsys):
         if f["account_id"] == STAGING_ID
     }
     assert found == {("gp2-burst-exhaustion", STAGING_ID, "staging")}
-    assert sum(f["account_name"] == "prod" for f in report["findings"]) == 10
+    assert sum(f["account_name"] == "prod" for f in report["findings"]) == 11
+
+
+def test_demo_once_in_json_names_the_draining_claim(capsys):
+    """The JSON report's claim: the finding and its volume's row carry the claim, the
+    replicas' rows theirs, and no other row or finding has one."""
+    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    logs.configure("warning")
+    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
+    report = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in report["findings"] if f["kubernetes"] is not None]
+    assert finding["rule"] == "gp2-burst-exhaustion"
+    assert finding["account_name"] == "prod"
+    assert finding["kubernetes"] == {
+        "cluster": "prod-eks",
+        "namespace": "db",
+        "persistentvolumeclaim": "data-postgres-0",
+        "persistentvolume": cluster.PERSISTENT_VOLUMES[0],
+    }
+    assert finding["summary"].startswith("PVC db/")
+    claims = {
+        r["kubernetes"]["persistentvolumeclaim"]: r
+        for r in report["resources"]
+        if r["kubernetes"] is not None
+    }
+    assert sorted(claims) == [f"data-postgres-{i}" for i in range(3)]
+    assert claims["data-postgres-0"]["resource_id"] == finding["resource_id"]
+    [node] = {r["attached_to"] for r in claims.values()}
+    [row] = [r for r in report["resources"] if r["resource_id"] == node]
+    assert row["name"] == "eks-db-node" and row["kubernetes"] is None
 
 
 def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
-from analyzer.sim import volume_status
+from analyzer.sim import cluster, volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -85,7 +85,8 @@ STAGING_SCENARIO: tuple[DemoInstance, ...] = (
     ),
 )
 
-PROD = DemoAccountSpec(OWN_ID, "prod", SCENARIO, DATABASES, spare=True)
+PROD = DemoAccountSpec(OWN_ID, "prod", (*SCENARIO, cluster.NODE), DATABASES, spare=True)
+"""The incidents, and beside them a cluster's claims, one of them draining."""
 STAGING_ID = "210987654321"
 STAGING = DemoAccountSpec(
     STAGING_ID,
@@ -145,8 +146,12 @@ class DemoAccounts:
         return self.own.region(name)
 
 
-def _tags(name: str, resource_type: str) -> list[dict[str, Any]]:
-    return [{"ResourceType": resource_type, "Tags": [{"Key": "Name", "Value": name}]}]
+def _tags(
+    name: str, resource_type: str, others: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    given = {"Name": name, **(others or {})}
+    tags = [{"Key": key, "Value": value} for key, value in given.items()]
+    return [{"ResourceType": resource_type, "Tags": tags}]
 
 
 def _root_volume(ec2: Any, raw_instance: dict[str, Any], name: str) -> SimVolume | None:
@@ -178,7 +183,7 @@ def _data_volume(ec2: Any, spec: DemoVolume, instance_id: str, device: str) -> S
         AvailabilityZone=f"{REGION}a",
         Size=spec.size_gib,
         VolumeType=spec.volume_type,
-        TagSpecifications=_tags(spec.name, "volume"),
+        TagSpecifications=_tags(spec.name, "volume", spec.tags),
         **extra,
     )
     volume_id = created["VolumeId"]
@@ -206,7 +211,7 @@ def _instance(ec2: Any, spec: DemoInstance, start: datetime) -> Simulation:
         InstanceType=spec.instance_type,
         Placement={"AvailabilityZone": f"{REGION}a"},
         Monitoring={"Enabled": spec.detailed_monitoring},
-        TagSpecifications=_tags(spec.name, "instance"),
+        TagSpecifications=_tags(spec.name, "instance", spec.tags),
     )
     raw = run["Instances"][0]
     instance_id = raw["InstanceId"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from analyzer.model.units import GIB, KIB
@@ -26,6 +26,8 @@ class DemoVolume:
     balance_percent: float = 100.0
     grown_from_gib: int | None = None
     """Grown online to `size_gib` ten minutes before now: the bucket comes back full."""
+    tags: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Its tags beside `Name`: those the EBS CSI driver writes on a claim's volume."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class DemoInstance:
     story: str
     volumes: tuple[DemoVolume, ...]
     detailed_monitoring: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Its tags beside `Name`: those EKS and Auto Scaling write on a cluster node."""
 
 
 def ago(minutes: float) -> float:

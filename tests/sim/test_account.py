@@ -148,3 +148,24 @@ def test_the_staging_load_test_is_quiet_until_a_quarter_of_an_hour_ago() -> None
 
     assert LOAD_TEST(ago(16)) == 100 and LOAD_TEST(ago(15)) == LOAD_TEST(ago(0)) == 2_400
     assert LOAD_TEST(0) == 100  # the history starts after a quiet day: a full bucket
+
+
+def test_a_cluster_nodes_tags_and_its_claims_reach_the_inventory() -> None:
+    """What a spec tags its instance and volumes with, moto holds and DescribeInstances and
+    DescribeVolumes return: the analyzer reads the node group and each claim from them."""
+    from analyzer.model.kubernetes import NodeOwner
+    from analyzer.sim import cluster
+
+    with demo.account(NOW, scenario=(cluster.NODE,), databases=()) as account:
+        region = account.region(REGION)
+        [node] = region.describe.instances()
+        assert node.node is not None
+        assert (node.node.owner, node.node.name, node.node.cluster) == (
+            NodeOwner.NODEGROUP,
+            "db",
+            "prod-eks",
+        )
+        claims = {
+            v.claim.text(): v.attached_to for v in region.describe.volumes() if v.claim is not None
+        }
+        assert claims == {f"PVC db/data-postgres-{i}": node.instance_id for i in range(3)}
