@@ -199,7 +199,7 @@ def _no_findings(rows: Sequence[Reading]) -> str:
 
 
 def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
-    named = any(r.name for r in rows)
+    named = any(r.name and (r.ref.claim is None or not r.ref.claim.repeats(r.name)) for r in rows)
     claimed = any(r.ref.claim is not None for r in rows)
     header = list(HEADER)
     if named:
@@ -211,7 +211,8 @@ def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
     for r in rows:
         cells = _cells(r)
         if named:
-            cells.insert(1, r.name or "-")
+            shown = None if r.ref.claim is not None and r.ref.claim.repeats(r.name) else r.name
+            cells.insert(1, shown or "-")
         if claimed:
             cells.insert(0, r.ref.claim.ref if r.ref.claim is not None else "-")
         table.append(cells)

@@ -69,6 +69,11 @@ class Claim:
         """`PVC db/data-postgres-0`: how a report names the volume first."""
         return f"PVC {self.ref}"
 
+    def repeats(self, name: str | None) -> bool:
+        """Whether a volume's Name tag only repeats its PersistentVolume's name, as the
+        driver's `<cluster>-dynamic-<pv>` does: nothing the claim does not say better."""
+        return bool(name and self.persistent_volume and self.persistent_volume in name)
+
     def as_dict(self) -> dict[str, str | None]:
         """The JSON report's `kubernetes` object, in kube-state-metrics' words."""
         return {

@@ -264,6 +264,7 @@ class ResourceState:
         if self.ref.claim is not None:
             # `PVC db/data-postgres-0 (vol-0abc, gp2 50 GiB on i-0123)`: the claim first.
             claim = self.ref.claim.text()
+            named = "" if self.ref.claim.repeats(name) else named
             return f"{claim} ({self.ref.resource_id}{named}, {self.resource.describe()})"
         return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
 

@@ -318,3 +318,16 @@ def test_a_claims_volume_is_named_by_its_claim_first():
     assert claimed.split()[1] == "vol-1"
     [plain] = [x for x in text.splitlines() if x.startswith("  -  ")]
     assert plain.split()[1] == "vol-2"
+
+
+def test_a_claims_name_tag_that_repeats_its_volume_is_left_out():
+    from tests.helpers import as_claim
+
+    claim = as_claim(shop_volume())
+    tags = {**claim.resource.tags, "Name": "prod-dynamic-pvc-3f2a"}
+    claim = replace(claim, resource=replace(claim.resource, tags=tags))
+    snap = snapshot_of(claim)
+    [state] = snap.resources
+    assert state.label == "PVC db/data-postgres-0 (vol-1, gp2 50 GiB on i-1)"
+    text = text_of(claim)
+    assert "NAME" not in text and "dynamic" not in text

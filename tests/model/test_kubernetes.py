@@ -118,3 +118,13 @@ def test_an_instance_knows_its_node_group() -> None:
     node = Instance("i-1", "us-east-1", "m5.large", "running", tags={"eks:nodegroup-name": "a"})
     assert node.node == Node(NodeOwner.NODEGROUP, "a")
     assert Instance("i-2", "us-east-1", "m5.large", "running").node is None
+
+
+def test_a_name_that_only_repeats_the_persistent_volume_says_nothing_new() -> None:
+    claim = claim_of(CSI_TAGS)
+    assert claim is not None
+    # The driver names a volume `<cluster>-dynamic-<pv>` where it knows its cluster.
+    assert claim.repeats("prod-dynamic-pvc-3f2a")
+    assert not claim.repeats("orders-primary")
+    assert not claim.repeats(None)
+    assert not Claim("db", "data-0").repeats("prod-dynamic-pvc-3f2a")

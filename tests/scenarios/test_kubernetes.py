@@ -120,14 +120,28 @@ def test_once_names_the_claim_in_json_and_text(cluster: dict[str, Any]) -> None:
         f"PVC db/data-postgres-0 ({cluster['claim']}, gp2 50 GiB on {cluster['node']}): "
     )
 
+    # The fixes are a cluster user's: the claim, not a bare ModifyVolume, first.
+    first = drain["remedies"][0]
+    assert "kubectl -n db patch pvc data-postgres-0" in first["action"]
+    assert "ModifyVolume" not in first["action"]
+    assert first["change"]["to"]["kubernetes"]["persistentvolumeclaim"] == "data-postgres-0"
+    assert all("kubectl" in r["action"] for r in drain["remedies"])
+    # The node at its EBS cap is changed where its node group is, not stopped and started.
+    node_fixes = [
+        r
+        for f in report["findings"]
+        if f["resource_id"] == cluster["search"]
+        for r in f["remedies"]
+        if r["change"] is not None and r["change"]["resource_type"] == "instance"
+    ]
+    assert node_fixes
+    assert all("node group search of cluster prod" in r["action"] for r in node_fixes)
+    assert all("stop and start" not in r["action"] for r in node_fixes)
+
     text = run_cli("once", "--region", "us-east-1", env=_env(cluster))
     assert text.returncode == 0, text.stderr
     assert f"PVC db/data-postgres-0 ({cluster['claim']}, gp2 50 GiB" in text.stdout
-    [row] = [
-        line
-        for line in text.stdout.splitlines()
-        if cluster["claim"] in line and "|" not in line and line.startswith("  db/")
-    ]
+    [row] = [line for line in text.stdout.splitlines() if line.startswith("  db/")]
     assert row.split()[:2] == ["db/data-postgres-0", cluster["claim"]]
 
 
