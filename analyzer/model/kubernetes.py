@@ -59,6 +59,10 @@ class Claim:
     persistent_volume: str | None = None
     """The PersistentVolume bound to it: `pvc-3f2…`."""
     cluster: str | None = None
+    csi: bool = True
+    """Created by the EBS CSI driver (`ebs.csi.aws.com/cluster=true`), which a
+    VolumeAttributesClass modifies; False for a volume the in-tree plugin created before CSI
+    migration, which carries the same claim tags."""
 
     @property
     def ref(self) -> str:
@@ -72,7 +76,8 @@ class Claim:
     def repeats(self, name: str | None) -> bool:
         """Whether a volume's Name tag only repeats its PersistentVolume's name, as the
         driver's `<cluster>-dynamic-<pv>` does: nothing the claim does not say better."""
-        return bool(name and self.persistent_volume and self.persistent_volume in name)
+        pv = self.persistent_volume
+        return bool(name and pv and (name == pv or name.endswith(f"-dynamic-{pv}")))
 
     def as_dict(self) -> dict[str, str | None]:
         """The JSON report's `kubernetes` object, in kube-state-metrics' words."""
@@ -91,7 +96,8 @@ def claim_of(tags: Mapping[str, str]) -> Claim | None:
     name = tags.get(PVC_NAME_TAG, "")
     if not namespace or not name:
         return None
-    return Claim(namespace, name, tags.get(PV_NAME_TAG) or None, cluster_of(tags))
+    csi = tags.get(CSI_CLUSTER_TAG) == "true"
+    return Claim(namespace, name, tags.get(PV_NAME_TAG) or None, cluster_of(tags), csi)
 
 
 class NodeOwner(StrEnum):

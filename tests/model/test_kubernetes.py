@@ -128,3 +128,13 @@ def test_a_name_that_only_repeats_the_persistent_volume_says_nothing_new() -> No
     assert not claim.repeats("orders-primary")
     assert not claim.repeats(None)
     assert not Claim("db", "data-0").repeats("prod-dynamic-pvc-3f2a")
+    # A Name of the user's own that mentions the volume is theirs, and is kept.
+    assert claim.repeats("pvc-3f2a")
+    assert not claim.repeats("backup of pvc-3f2a")
+
+
+def test_a_claim_knows_whether_the_csi_driver_created_its_volume() -> None:
+    claim = claim_of(CSI_TAGS)
+    assert claim is not None and claim.csi
+    in_tree = claim_of({k: v for k, v in CSI_TAGS.items() if k != "ebs.csi.aws.com/cluster"})
+    assert in_tree is not None and not in_tree.csi

@@ -54,6 +54,11 @@ ANNOTATIONS = {
 }
 """The same parameters as PVC annotations, for clusters without VolumeAttributesClass."""
 EXPANSION = "its StorageClass needs allowVolumeExpansion: true"
+UNHEARD = (
+    "{claim} will not know: the in-tree plugin created its volume (no ebs.csi.aws.com/cluster "
+    "tag), which no VolumeAttributesClass modifies, and its PersistentVolume keeps the old "
+    "attributes"
+)
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 ONLINE = f"online, at most {MODIFICATIONS_PER_DAY} modifications of the volume in 24 h"
 VERSIONS = (
@@ -134,6 +139,10 @@ def through_claim(remedy: Remedy, claim: Claim) -> Remedy:
     attributes = _attributes_change(before, after)
     if not resize and not attributes:
         return remedy
+    if attributes and not claim.csi:
+        # No VolumeAttributesClass modifies a volume the in-tree plugin created: the change
+        # is EC2's alone, and the claim is told nothing of it.
+        return replace(remedy, action=f"{remedy.action}; {UNHEARD.format(claim=claim.text())}")
     steps: list[str] = []
     commands: list[str] = []
     program: dict[str, Any] = {
@@ -152,7 +161,8 @@ def through_claim(remedy: Remedy, claim: Claim) -> Remedy:
         listed = ", ".join(f"{key} {value}" for key, value in params.items())
         annotated = ", ".join(f"{ANNOTATIONS[key]}={value}" for key, value in params.items())
         steps.append(
-            f"VolumeAttributesClass {name} (driverName {EBS_CSI_DRIVER}; {listed}): {command} "
+            f"create VolumeAttributesClass {name} (driverName {EBS_CSI_DRIVER}; {listed}), "
+            f"then {command} "
             f"({VERSIONS}; before that, the driver's PVC annotations {annotated})"
         )
         commands.append(command)
@@ -198,8 +208,9 @@ def replaced(node: Node) -> str:
             )
         case NodeOwner.NODEPOOL:
             return (
-                f"in its {INSTANCE_TYPE_LABEL} requirement; Karpenter replaces the drifted "
-                "nodes with new ones"
+                f"by adding the type to its {INSTANCE_TYPE_LABEL} requirement (or to a NodePool "
+                "of this workload's own, where others share this one); Karpenter replaces the "
+                "drifted nodes with new ones"
             )
         case NodeOwner.AUTOSCALING_GROUP:
             template = f" {node.launch_template}" if node.launch_template else ""

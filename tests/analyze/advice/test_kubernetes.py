@@ -112,9 +112,9 @@ def test_a_draining_gp2_claim_is_moved_to_gp3_through_a_volume_attributes_class(
     )
     assert gp3.action.startswith(
         "Move to gp3 with 3,000 IOPS and 125 MiB/s included, through PVC db/data-postgres-0: "
-        "VolumeAttributesClass gp3-3000-125 (driverName ebs.csi.aws.com; type gp3, iops 3000, "
-        f"throughput 125): {command} (storage.k8s.io/v1 from Kubernetes 1.34, v1beta1 behind its "
-        "feature gate from 1.31; before that, the driver's PVC annotations "
+        "create VolumeAttributesClass gp3-3000-125 (driverName ebs.csi.aws.com; type gp3, iops "
+        f"3000, throughput 125), then {command} (storage.k8s.io/v1 from Kubernetes 1.34, "
+        "v1beta1 behind its feature gate from 1.31; before that, the driver's PVC annotations "
         "ebs.csi.aws.com/volumeType=gp3, ebs.csi.aws.com/iops=3000, "
         "ebs.csi.aws.com/throughput=125); online, at most 4 modifications of the volume in 24 h"
     )
@@ -184,8 +184,9 @@ def test_a_change_of_both_size_and_attributes_resizes_the_claim_first() -> None:
     )
     assert (
         '\'{"spec":{"resources":{"requests":{"storage":"640Gi"}}}}\' (its StorageClass '
-        "needs allowVolumeExpansion: true), then, once it has completed, VolumeAttributesClass "
-        "io1-32000 (driverName ebs.csi.aws.com; type io1, iops 32000): "
+        "needs allowVolumeExpansion: true), then, once it has completed, create "
+        "VolumeAttributesClass io1-32000 (driverName ebs.csi.aws.com; type io1, iops 32000), "
+        "then "
     ) in provision.action
     assert provision.change is not None
     program = provision.change.after["kubernetes"]
@@ -196,6 +197,27 @@ def test_a_change_of_both_size_and_attributes_resizes_the_claim_first() -> None:
         """'{"spec":{"volumeAttributesClassName":"io1-32000"}}'""",
     ]
     assert not any("ModifyVolume" in o.action for o in options)
+
+
+def test_an_in_tree_claims_attributes_change_through_ec2_and_says_the_claim_will_not_know() -> None:
+    """A volume the in-tree plugin created before CSI migration carries the claim's tags but not
+    the driver's own: no VolumeAttributesClass modifies it, and its claim still grows."""
+    rule = CreditForecast(id="f", resource_types=["volume"], severity="warning")
+    in_tree = {k: v for k, v in CLAIM_TAGS.items() if k != "ebs.csi.aws.com/cluster"}
+    state = gp2(1_500, 40.0)
+    volume = replace(state.resource, tags=in_tree)
+    finding, options = fixes(rule, replace(state, resource=volume, ref=volume.ref))
+    assert finding.resource.claim is not None and not finding.resource.claim.csi
+    gp3, _, grow = options
+    assert "create VolumeAttributesClass" not in gp3.action
+    assert "ModifyVolume" in gp3.action
+    assert gp3.action.endswith(
+        "PVC db/data-postgres-0 will not know: the in-tree plugin created its volume (no "
+        "ebs.csi.aws.com/cluster tag), which no VolumeAttributesClass modifies, and its "
+        "PersistentVolume keeps the old attributes"
+    )
+    assert "kubectl -n db patch pvc data-postgres-0" in grow.action
+    assert "ModifyVolume" not in grow.action
 
 
 def test_a_volume_without_a_claim_keeps_its_ec2_fixes() -> None:
@@ -241,8 +263,9 @@ def test_a_node_groups_instance_is_changed_in_its_node_group() -> None:
         (
             {"karpenter.sh/nodepool": "default", "eks:eks-cluster-name": "prod"},
             "Change NodePool default of cluster prod to",
-            "in its node.kubernetes.io/instance-type requirement; Karpenter replaces the "
-            "drifted nodes with new ones",
+            "by adding the type to its node.kubernetes.io/instance-type requirement (or to a "
+            "NodePool of this workload's own, where others share this one); Karpenter replaces "
+            "the drifted nodes with new ones",
         ),
         (
             {"aws:autoscaling:groupName": "workers-a", "aws:ec2launchtemplate:id": "lt-9"},
