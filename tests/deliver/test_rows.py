@@ -304,7 +304,7 @@ def test_a_finding_row_follows_the_contract():
         "headroom": 2.0,
     }
     assert isinstance(row["evidence"], dict)
-    assert row["evidence"]["forecast"] in {"physics", "profile", "trend"}
+    assert row["evidence"]["forecast"] in {"physics", "floor", "profile", "trend"}
     first = row["remedies"][0]
     assert list(first) == [
         "action",

@@ -151,7 +151,7 @@ class CreditForecast(RuleBase):
             if day is not None and not day.departs and day.empties_at is None:
                 return self._eased(state, found, day, at)
             if found.balance_percent < self.low_balance:
-                return self._physics(state, found)  # the floor
+                return self._physics(state, found, spoke="floor")
             if not _draining(state, found.bucket, at, charged=True):
                 return None  # idle now, or not falling: an early word foresees nothing yet
             # The record judges the physics forecast, where there is one. Where today departs
@@ -270,7 +270,10 @@ class CreditForecast(RuleBase):
         found: Outlook,
         judged: Chance | None = None,
         reaches: float | None = None,
+        spoke: str = "physics",
     ) -> Finding:
+        """The bucket model's forecast at today's rate; `spoke` says what let it speak: the
+        forecast itself (`physics`), or the balance below the floor (`floor`)."""
         bucket = found.bucket
         kind = bucket.owner
         summary = (
@@ -281,7 +284,7 @@ class CreditForecast(RuleBase):
             f"{_if_unmerged(found)}{_below(reaches, self.low_balance)}"
             f"{_went_on(judged)}."
         )
-        evidence: dict[str, Any] = {**found.evidence, "forecast": "physics"}
+        evidence: dict[str, Any] = {**found.evidence, "forecast": spoke}
         if judged is not None:
             evidence["record"] = _record_evidence(judged, self.warn_chance)
         if reaches is not None:

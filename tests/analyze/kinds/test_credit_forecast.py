@@ -103,7 +103,7 @@ def test_a_day_following_a_near_miss_past_is_info_where_the_recent_rate_alone_wa
     alone = judged(NEAR_MISS, 280, past=False)
     assert alone is not None
     assert alone.severity is Severity.WARNING
-    assert alone.evidence["forecast"] == "physics"
+    assert alone.evidence["forecast"] == "floor"  # below the floor: the alarm's own warning
 
     found = judged(NEAR_MISS, 280)
     assert found is not None

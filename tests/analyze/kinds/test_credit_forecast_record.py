@@ -115,7 +115,7 @@ def test_below_the_floor_a_drain_warns_even_where_its_like_ended_with_credits_le
     # alarm operators run would fire: so does the warning.
     found = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
     assert found is not None and found.severity is Severity.WARNING
-    assert found.evidence["forecast"] == "physics"
+    assert found.evidence["forecast"] == "floor"
     assert "→ 0 in" in found.summary
 
 
