@@ -39,6 +39,11 @@ day leave the median nearly flat, or the days far apart: the profile then has no
 about today."""
 
 
+SHAPE_SPREAD = 0.5
+"""Days drain alike (`drain_alike`) where, over the moments they disagree most (the 90th
+percentile), each day's share of its own swing lies within half a swing of the others'."""
+
+
 @dataclass(frozen=True, slots=True)
 class DayForecast:
     """The bucket through the hours ahead, as the past days of the same kind ran them."""
@@ -152,10 +157,9 @@ def day_forecast(
     )
 
 
-def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
-    """Whether the whole UTC days of `grid` up to `day`'s (at most `most`, of its kind where
-    two or more are: weekdays, or weekend days) share a pattern through the day
-    (`PATTERN_SWING`); None with fewer than two such days."""
+def _day_rows(grid: Grid, day: datetime, most: int) -> Floats | None:
+    """The whole UTC days of `grid` up to `day`'s, a row each (at most `most`, of its kind
+    where two or more are: weekdays, or weekend days); None with fewer than two such days."""
     per_day = int(DAY_S // grid.period_s)
     first = math.ceil((grid.start.timestamp()) / DAY_S) * DAY_S
     last = (math.floor(day.timestamp() / DAY_S) + 1) * DAY_S
@@ -167,8 +171,41 @@ def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
     starts = [datetime.fromtimestamp(first + d * DAY_S, UTC) for d in range(count)]
     alike = [d for d in range(count) if _weekend(starts[d]) == _weekend(day)][-most:]
     chosen = alike if len(alike) >= 2 else list(range(count))[-most:]
-    found = _pattern(rows[chosen].astype(np.float64))
+    return rows[chosen].astype(np.float64)
+
+
+def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
+    """Whether the whole UTC days of `grid` up to `day`'s (at most `most`, of its kind where
+    two or more are: weekdays, or weekend days) share a pattern through the day
+    (`PATTERN_SWING`); None with fewer than two such days."""
+    rows = _day_rows(grid, day, most)
+    if rows is None:
+        return None
+    found = _pattern(rows)
     return _shares_pattern(found["swing"], found["spread"])
+
+
+def drain_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
+    """Whether the same days drain at the same hours, however deep: each day's balance read
+    as the share of its own swing it has fallen (0 at its lowest, 1 at its highest), and the
+    days then compared as `days_alike` compares them. A drain that deepens day by day keeps
+    its hours and so its shape; bursts at other hours each day do not. Days that barely move
+    (less than `PATTERN_SWING` points) are not drains and are left out; None where fewer than
+    two days remain."""
+    rows = _day_rows(grid, day, most)
+    if rows is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a day without data: all NaN
+        low = np.nanmin(rows, axis=1, keepdims=True)
+        high = np.nanmax(rows, axis=1, keepdims=True)
+    swing = (high - low)[:, 0]
+    drains = np.nan_to_num(swing) >= PATTERN_SWING
+    if np.count_nonzero(drains) < 2:
+        return None
+    shapes = (rows[drains] - low[drains]) / swing[drains][:, None]
+    found = _pattern(shapes)
+    return bool(found["spread"] <= SHAPE_SPREAD)
 
 
 def _shares_pattern(swing: float, spread: float) -> bool:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
+import numpy as np
+
 from analyzer.collect import queries
 from analyzer.collect.boundaries import MetricData
 from analyzer.collect.fetch import fetch
@@ -75,6 +77,28 @@ def past_queries(inventory: Inventory) -> dict[str, list[MetricQuery]]:
     return out
 
 
+COVERED_FROM_S = 3600
+"""A history's first day counts whole where its balance was read within this of its start."""
+
+
+def whole_days(minima: Series, since: datetime, grid: Grid | None = None) -> Series:
+    """The daily minima of the days the balance's history covers. A history older than the
+    window (from `since`, the first day asked for) covers its first day. One that begins
+    within it may hold only that day's last hours (a volume created at 20:32: its minimum is
+    that of three and a half hours); that day counts only where the day profile (`grid`)
+    shows the balance read in its first hour, and is left out where it does not, or where
+    there is no profile to tell."""
+    points = minima.points()
+    if not points or points[0][0] <= since:
+        return minima
+    day = points[0][0].timestamp()
+    if grid is not None:
+        first_hour = grid.at(np.arange(day, day + COVERED_FROM_S, grid.period_s, dtype=float))
+        if not np.isnan(first_hour).all():
+            return minima
+    return Series.of(points[1:], minima.period_s, minima.status)
+
+
 @dataclass
 class PastDays:
     """Daily minima per resource, and the day profile of those that drain, fetched when due
@@ -115,11 +139,14 @@ class PastDays:
             return
         answered = self._fetch_minima(metrics, due, now, stats)
         self._fetch_profiles(metrics, [q for q in due if q in answered], now, stats)
+        since = aligned(now, DAY_S, self.days * DAY_S, 0.0).start
         for rid in {q.resource_id for q in answered}:
-            minima = self._minima.get(rid, {})
-            self._past[rid] = Past(
-                MappingProxyType(minima), MappingProxyType(self._profiles.get(rid, {}))
-            )
+            profiles = self._profiles.get(rid, {})
+            minima = {
+                measure: whole_days(lows, since, profiles.get(measure))
+                for measure, lows in self._minima.get(rid, {}).items()
+            }
+            self._past[rid] = Past(MappingProxyType(minima), MappingProxyType(profiles))
         self.version += 1
 
     def _fetch_minima(

@@ -102,7 +102,7 @@ def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) 
                     drained[measure] = at + timedelta(seconds=part.period_s)
         if not lows:
             continue
-        minima[measure] = sorted(lows.items())
+        minima[measure] = _covered(sorted(lows.items()), lowest, _data_start(state))
         joined = Series.of([*means.points(), *series.points()], series.period_s)
         if not joined.timestamps:
             continue
@@ -110,6 +110,31 @@ def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) 
         end = joined.timestamps[-1] + timedelta(seconds=series.period_s)
         profiles[measure] = Grid.of(joined, start, end, PROFILE_PERIOD_S)
     return DataPast(minima, profiles, drained)
+
+
+COVERED_FROM_S = 3600.0
+"""A day of the data counts whole where its data begins within this of its start."""
+
+
+def _data_start(state: ResourceState) -> datetime | None:
+    """When the state's data begins: its earliest datapoint of any metric (a balance has none
+    while its volume idles, its other metrics may)."""
+    firsts = [s.timestamps[0] for s in state.measures.values() if s.timestamps]
+    return min(firsts) if firsts else None
+
+
+def _covered(
+    lows: list[tuple[datetime, float]], before: Series, first: datetime | None
+) -> list[tuple[datetime, float]]:
+    """The daily minima of the days the data covers: the data's first day is left out where
+    the data begins later in the day than `COVERED_FROM_S` (its minimum is that of a few
+    hours; the days fetched before it, daily minima, count as CloudWatch gave them)."""
+    if before.timestamps or first is None or not lows:
+        return lows
+    day = first.replace(hour=0, minute=0, second=0, microsecond=0)
+    if (first - day).total_seconds() <= COVERED_FROM_S:
+        return lows
+    return [(d, v) for d, v in lows if d != day]
 
 
 def cut(state: ResourceState, at: datetime, past: DataPast | None = None) -> ResourceState:

@@ -79,3 +79,48 @@ def test_profile_requests_are_batched_to_fit_one_answer_page() -> None:
     sizes = [w.periods for w in metrics.windows]
     assert sizes[0] == 14  # the minima of all fifty in one call
     assert len(metrics.windows) == 1 + 3  # 4,320 points each: 23 a call
+
+
+def test_a_history_that_begins_within_the_window_leaves_its_first_day_out() -> None:
+    """CloudWatch's daily Minimum of the day a volume's history began is that of its last
+    hours only: it is no day of the trend. A history older than the window keeps its first
+    day."""
+    from datetime import UTC, datetime, timedelta
+
+    from analyzer.collect.past import whole_days
+    from analyzer.model.series import Series, Status
+
+    since = datetime(2026, 11, 2, tzinfo=UTC)
+    days = [since + timedelta(days=d) for d in range(3, 7)]
+    late = Series.of(list(zip(days, [100.0, 6.6, 5.6, 30.0], strict=True)), 86_400, Status.OK)
+    assert list(whole_days(late, since).values) == [6.6, 5.6, 30.0]
+    old = Series.of([(since, 90.0), *late.points()], 86_400, Status.OK)
+    assert list(whole_days(old, since).values) == [90.0, 100.0, 6.6, 5.6, 30.0]
+    empty = Series.of([], 86_400, Status.OK)
+    assert list(whole_days(empty, since).values) == []
+
+
+def test_a_first_day_the_profile_shows_read_from_its_first_hour_counts() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import numpy as np
+
+    from analyzer.collect.past import whole_days
+    from analyzer.model.past import Grid
+    from analyzer.model.series import Series, Status
+
+    since = datetime(2026, 11, 2, tzinfo=UTC)
+    first = since + timedelta(days=3)
+    late = Series.of(
+        [(first + timedelta(days=d), v) for d, v in enumerate((100.0, 6.6, 5.6))],
+        86_400,
+        Status.OK,
+    )
+
+    def grid(from_minute: int) -> Grid:
+        values = np.full(6 * 288, np.nan, dtype=np.float32)
+        values[3 * 288 + from_minute // 5 :] = 100.0
+        return Grid(since, 300, values)
+
+    assert list(whole_days(late, since, grid(0)).values) == [100.0, 6.6, 5.6]
+    assert list(whole_days(late, since, grid(20 * 60 + 30)).values) == [6.6, 5.6]

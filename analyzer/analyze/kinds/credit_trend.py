@@ -5,9 +5,10 @@ it coming until the day it empties; its daily minimum does, sliding down for day
 fits a line through the balance's minima of the last whole days of the same kind as the
 newest (weekdays, or weekend days, where at least `min_days` of them exist) and fires when the
 line reaches zero within `within`, falling at least `min_fall` points a day. Where the
-balance through those days was fetched and shows no pattern (bursts at other hours each day,
-`profile.days_alike`), the minima are the lows of random bursts and their slope is chance: no
-trend.
+balance through those days was fetched and its days do not drain at the same hours (bursts at
+other hours each day, `profile.drain_alike`), the minima are the lows of random bursts and
+their slope is chance: no trend. Days are alike by when they drain, not by how deep: a drain
+that deepens each day is the very trend the rule is for.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from analyzer.analyze.kinds.base import RuleBase
-from analyzer.analyze.profile import days_alike
+from analyzer.analyze.profile import drain_alike
 from analyzer.model.findings import TREND_HORIZON, Credit, Finding
 from analyzer.model.layers import buckets_of
 from analyzer.model.metrics import Measure
@@ -76,7 +77,7 @@ class CreditTrend(RuleBase):
                 continue
             minima, slope, days = found
             grid = state.past.days.get(bucket.balance)
-            if grid is not None and days_alike(grid, minima[-1][0]) is False:
+            if grid is not None and drain_alike(grid, minima[-1][0]) is False:
                 continue  # bursts at other hours each day: their minima wander, no trend
             shown = ", ".join(f"{v:.0f}%" for _, v in minima)
             return self.finding(

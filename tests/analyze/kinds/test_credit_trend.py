@@ -113,3 +113,77 @@ def test_a_falling_minimum_warns_on_the_sixth_morning_from_whole_days_only(
     snap = build(at, at, [seen])
     found = RULE.evaluate(snap.resources[0], snap, at)
     assert found is not None and "(60%, 45%, 30% on the last 3 days)" in found.summary
+
+
+def _deepening_grid(lows: tuple[float, ...]) -> Grid:
+    """A working-hours drain each day, from 09:00 down to `lows[day]` at 13:00, refilled by
+    20:00: the same hours, deeper each day."""
+    hours = np.arange(288) / 12
+    days = []
+    for low in lows:
+        down = np.clip((hours - 9) / 4, 0, 1)
+        up = np.clip((hours - 13) / 7, 0, 1)
+        days.append(100 - (100 - low) * down * (1 - up))
+    return Grid(MONDAY, 300, np.concatenate(days).astype(np.float32))
+
+
+def test_a_drain_deeper_each_day_at_the_same_hours_is_a_trend() -> None:
+    """The days drain alike by when, not by how deep: 90, 75, 60, 45, 30 % at the same hours
+    is the trend itself, where comparing the depths would read it as no pattern."""
+    from analyzer.analyze.profile import days_alike, drain_alike
+
+    grid = _deepening_grid((90, 75, 60, 45, 30))
+    friday = MONDAY + timedelta(days=4)
+    assert days_alike(grid, friday) is False  # the depths differ too much to be one pattern
+    assert drain_alike(grid, friday) is True
+    state = with_past(minima(90, 75, 60, 45, 30))
+    state = replace(state, past=Past(minima=state.past.minima, days={Measure.BURST_BALANCE: grid}))
+    found = evaluate(RULE, state)
+    assert found is not None and "(60%, 45%, 30% on the last 3 days)" in found.summary
+
+
+def test_days_that_barely_move_are_not_drains_to_compare() -> None:
+    from analyzer.analyze.profile import drain_alike
+
+    flat = Grid(MONDAY, 300, np.full(5 * 288, 99.0, dtype=np.float32))
+    assert drain_alike(flat, MONDAY + timedelta(days=4)) is None
+
+
+def _near_misses(start_minute: int):  # type: ignore[no-untyped-def]
+    """A volume whose data begins at `start_minute` of a Monday, full that evening, then
+    drained to 6.6 % and 5.6 % on the next two days, near misses that never empty; read on
+    the Thursday morning as the daemon reads its past."""
+    from analyzer.offline.replay import cut, data_past
+    from tests.helpers import series
+
+    first = MONDAY + timedelta(minutes=start_minute)
+    balance = [100.0] * (1440 - start_minute)
+    for low in (6.6, 5.6):
+        balance += [low if 15 * 60 <= m < 16 * 60 else 100.0 for m in range(1440)]
+    balance += [100.0] * (7 * 60)
+    state = volume_state(
+        "gp2",
+        800,
+        {
+            Measure.BURST_BALANCE: series(balance, first),
+            Measure.IOPS: series([10.0] * len(balance), first),
+        },
+    )
+    at = first + timedelta(minutes=len(balance))
+    return cut(state, at, data_past(state))
+
+
+def test_a_first_day_the_data_barely_covers_is_not_a_day_of_the_trend() -> None:
+    """Data from 20:32: that day's minimum, 100 %, is that of three and a half hours. Counted
+    as a day, 100, 6.6 and 5.6 % would fall 47 points a day and warn of an exhaustion that
+    never comes."""
+    seen = _near_misses(20 * 60 + 32)
+    assert [v for _, v in seen.past.minima[Measure.BURST_BALANCE].points()] == [
+        pytest.approx(6.6),
+        pytest.approx(5.6),
+    ]
+    assert evaluate(RULE, seen) is None
+    # Data from midnight covers the Monday: its 100 % is a day's, and the three days do fall.
+    whole = _near_misses(0)
+    assert len(whole.past.minima[Measure.BURST_BALANCE].points()) == 3
+    assert evaluate(RULE, whole) is not None
