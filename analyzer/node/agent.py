@@ -11,6 +11,7 @@ a few times an hour, to anchor the bucket model.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -315,13 +316,17 @@ def replay(capture: Capture, settings: Settings, ruleset: RuleSet, every_s: int)
     know = _knowing(node, analyzer)
     moments = [start + i * ANCHOR_EVERY_S for i in range(int((end - start) // ANCHOR_EVERY_S) + 1)]
 
+    once = threading.Lock()
+
     def before() -> None:
         know()
         nonlocal cloudwatch
-        if cloudwatch is not None:
-            unanchored = [v for v in node.volumes.values() if v.volume_id not in node.anchors]
-            node.anchors.update(readings(cloudwatch, unanchored, moments))
-            cloudwatch = None  # once: the capture's span is past
+        # The poller fetches its batches in threads, each calling this first: one asks.
+        with once:
+            if cloudwatch is not None:
+                unanchored = [v for v in node.volumes.values() if v.volume_id not in node.anchors]
+                node.anchors.update(readings(cloudwatch, unanchored, moments))
+                cloudwatch = None  # once: the capture's span is past
 
     node.before = before
     return analyzer.run(datetime.fromtimestamp(end, UTC))
