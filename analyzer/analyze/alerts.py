@@ -342,10 +342,7 @@ class AlertBook:
             alert.outbox = Owed.FIRING if heard else None
             self.log.info(
                 "alert.firing",
-                **_claim(alert),
-                rule=alert.rule,
-                resource=alert.resource_id,
-                **_owner(alert),
+                **_about(alert),
                 severity=alert.severity.value,
                 summary=finding.summary,
             )
@@ -361,10 +358,7 @@ class AlertBook:
     def _changed(self, alert: Alert) -> None:
         self.log.info(
             "alert.changed",
-            **_claim(alert),
-            rule=alert.rule,
-            resource=alert.resource_id,
-            **_owner(alert),
+            **_about(alert),
             severity=alert.severity.value,
         )
 
@@ -372,10 +366,7 @@ class AlertBook:
         """The inventory ended it (deleted, detached, moved, stopped): resolved at once."""
         self.log.info(
             "alert.resolved",
-            **_claim(alert),
-            rule=alert.rule,
-            resource=alert.resource_id,
-            **_owner(alert),
+            **_about(alert),
             reason=ended,
         )
         if alert.state is AlertState.PENDING or (
@@ -395,10 +386,7 @@ class AlertBook:
             alert.unknown_since = now
             self.log.warning(
                 "alert.unknown",
-                **_claim(alert),
-                rule=alert.rule,
-                resource=alert.resource_id,
-                **_owner(alert),
+                **_about(alert),
                 state=alert.state.value,
                 reason="its data is missing, stale or failed: the alert keeps its state",
             )
@@ -419,10 +407,7 @@ class AlertBook:
             return
         self.log.info(
             "alert.resolved",
-            **_claim(alert),
-            rule=alert.rule,
-            resource=alert.resource_id,
-            **_owner(alert),
+            **_about(alert),
         )
         if not alert.notified and alert.outbox is not Owed.FIRING:
             del self.alerts[alert.key]
@@ -525,14 +510,13 @@ def _steady(before: Finding, now: Finding) -> Finding:
     return replace(now, remedies=before.remedies, evidence=evidence, sized_for=old)
 
 
-def _owner(alert: Alert) -> dict[str, str]:
-    """The account an alert's resource belongs to, for its log lines, where there are
-    accounts."""
+def _about(alert: Alert) -> dict[str, str]:
+    """What an alert's log lines say it is about: the claim a volume was provisioned for
+    first, where it has one, then the rule, the resource, and the account it belongs to,
+    where there are accounts."""
     ref = alert.finding.resource
-    return {"account_id": ref.account_id} if ref.account_id else {}
-
-
-def _claim(alert: Alert) -> dict[str, str]:
-    """The claim a volume was provisioned for, named first in its log lines."""
-    claim = alert.finding.resource.claim
-    return {"claim": claim.ref} if claim is not None else {}
+    out = {"claim": ref.claim.ref} if ref.claim is not None else {}
+    out |= {"rule": alert.rule, "resource": alert.resource_id}
+    if ref.account_id:
+        out["account_id"] = ref.account_id
+    return out

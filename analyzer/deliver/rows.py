@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from analyzer.deliver.records import KubernetesRecord, finding_row
+from analyzer.deliver.records import finding_row
 from analyzer.model.findings import Finding
 from analyzer.model.reading import DbDetails, Details, InstanceDetails, Reading
 from analyzer.model.resources import Initialization, ResourceType
@@ -28,7 +28,7 @@ def resource_row(r: Reading) -> dict[str, Any]:
         "region": r.ref.region,
         "account_id": r.ref.account_id or None,
         "account_name": r.ref.account_name or None,
-        "kubernetes": _kubernetes(r),
+        "kubernetes": r.ref.claim.as_dict() if r.ref.claim is not None else None,
         "attached_to": r.attached_to,
         "iops": r.iops,
         "throughput_bytes_per_second": r.throughput_bytes_per_second,
@@ -54,11 +54,6 @@ def resource_row(r: Reading) -> dict[str, Any]:
     if r.notes:
         row["notes"] = list(r.notes)
     return row
-
-
-def _kubernetes(r: Reading) -> dict[str, Any] | None:
-    record = KubernetesRecord.of(r.ref.claim)
-    return None if record is None else record.model_dump(mode="json")
 
 
 def _details(d: Details) -> dict[str, Any]:

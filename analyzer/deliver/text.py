@@ -15,6 +15,7 @@ from rich.text import Text
 from analyzer.deliver.rows import report_order
 from analyzer.model import units
 from analyzer.model.findings import Finding
+from analyzer.model.kubernetes import own_name
 from analyzer.model.reading import Condition, InstanceDetails, Reading, VolumeDetails
 from analyzer.model.resources import Initialization, ResourceType
 from analyzer.model.units import Unit, format_rate
@@ -199,7 +200,8 @@ def _no_findings(rows: Sequence[Reading]) -> str:
 
 
 def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
-    named = any(r.name and (r.ref.claim is None or not r.ref.claim.repeats(r.name)) for r in rows)
+    names = [own_name(r.name, r.ref.claim) for r in rows]
+    named = any(names)
     claimed = any(r.ref.claim is not None for r in rows)
     header = list(HEADER)
     if named:
@@ -208,11 +210,10 @@ def _resource_table(rows: Sequence[Reading]) -> list[list[str]]:
         # A claim's volume is known in its cluster by its claim: named first.
         header.insert(0, "CLAIM")
     table = [header]
-    for r in rows:
+    for r, name in zip(rows, names, strict=True):
         cells = _cells(r)
         if named:
-            shown = None if r.ref.claim is not None and r.ref.claim.repeats(r.name) else r.name
-            cells.insert(1, shown or "-")
+            cells.insert(1, name or "-")
         if claimed:
             cells.insert(0, r.ref.claim.ref if r.ref.claim is not None else "-")
         table.append(cells)

@@ -89,6 +89,12 @@ class Claim:
         }
 
 
+def own_name(name: str | None, claim: Claim | None) -> str | None:
+    """A volume's Name tag where it says something its claim does not: None where the volume
+    has no Name, or where it only repeats the claim's PersistentVolume."""
+    return None if claim is not None and claim.repeats(name) else name
+
+
 def claim_of(tags: Mapping[str, str]) -> Claim | None:
     """The claim a volume's tags name; None unless both the claim's namespace and name are
     there (a volume someone tagged by hand with half of it is not a claim)."""

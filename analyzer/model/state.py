@@ -13,6 +13,7 @@ from functools import cached_property
 from types import MappingProxyType
 
 from analyzer.model.findings import Bottleneck
+from analyzer.model.kubernetes import own_name
 from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
 from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
@@ -259,12 +260,11 @@ class ResourceState:
     def label(self) -> str:
         """`vol-0abc "shop-data" (gp2 50 GiB on i-0123)`: the resource as an operator knows it;
         a claim's volume as its cluster knows it first."""
-        name = self.resource.tags.get("Name")
+        name = own_name(self.resource.tags.get("Name"), self.ref.claim)
         named = f' "{name}"' if name and name != self.ref.resource_id else ""
         if self.ref.claim is not None:
             # `PVC db/data-postgres-0 (vol-0abc, gp2 50 GiB on i-0123)`: the claim first.
             claim = self.ref.claim.text()
-            named = "" if self.ref.claim.repeats(name) else named
             return f"{claim} ({self.ref.resource_id}{named}, {self.resource.describe()})"
         return f"{self.ref.resource_id}{named} ({self.resource.describe()})"
 
