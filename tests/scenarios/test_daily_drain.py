@@ -33,6 +33,26 @@ def balance(day: datetime, low: float) -> list[tuple[datetime, float]]:
     return points
 
 
+def _put(account: Account, points: list[tuple[datetime, float]], morning: list[datetime]) -> None:
+    """The replica's balance through `points`, then full and quiet through `morning`."""
+    account.put(
+        {
+            ("orders-replica", "BurstBalance"): points + [(t, 100.0) for t in morning],
+            ("orders-replica", "ReadIOPS"): [(t, 80.0) for t in morning],
+            ("orders-replica", "WriteIOPS"): [(t, 50.0) for t in morning],
+        }
+    )
+
+
+def _run(account: Account, points: list[tuple[datetime, float]], now: datetime) -> dict:  # type: ignore[type-arg]
+    """One cycle at `now`, after the two hours before it full and quiet: the replica's
+    findings by rule."""
+    _put(account, points, [now - timedelta(minutes=m) for m in range(120, 0, -1)])
+    config = settings.load({"region": [account.region]})
+    result = Analyzer(config, rules.load()).run(now + timedelta(minutes=2))
+    return {f.rule: f for f in result.findings if f.resource.resource_id == "orders-replica"}
+
+
 def test_a_falling_daily_minimum_warns_days_ahead(aws: None) -> None:
     account = Account()
     create_replica()
@@ -41,37 +61,13 @@ def test_a_falling_daily_minimum_warns_days_ahead(aws: None) -> None:
         for i, low in enumerate((34.0, 21.0, 8.0))
         for p in balance(MONDAY + timedelta(days=i), low)
     ]
-    morning = [THURSDAY_MORNING - timedelta(minutes=m) for m in range(120, 0, -1)]
-    account.put(
-        {
-            ("orders-replica", "BurstBalance"): past + [(t, 100.0) for t in morning],
-            ("orders-replica", "ReadIOPS"): [(t, 80.0) for t in morning],
-            ("orders-replica", "WriteIOPS"): [(t, 50.0) for t in morning],
-        }
-    )
-    config = settings.load({"region": [account.region]})
-    result = Analyzer(config, rules.load()).run(THURSDAY_MORNING + timedelta(minutes=2))
-    found = {f.rule: f for f in result.findings if f.resource.resource_id == "orders-replica"}
+    found = _run(account, past, THURSDAY_MORNING)
     assert set(found) == {"burst-daily-minimum-falling"}
     trend = found["burst-daily-minimum-falling"]
     assert trend.evidence["forecast"] == "trend"
     assert [d["percent"] for d in trend.evidence["daily_minima"]] == [34.0, 21.0, 8.0]
     assert "falling about 13 points a day" in trend.summary
     assert "empty within 1 day" in trend.summary
-
-
-def _run(account: Account, points: list[tuple[datetime, float]], now: datetime) -> dict:  # type: ignore[type-arg]
-    morning = [now - timedelta(minutes=m) for m in range(120, 0, -1)]
-    account.put(
-        {
-            ("orders-replica", "BurstBalance"): points + [(t, 100.0) for t in morning],
-            ("orders-replica", "ReadIOPS"): [(t, 80.0) for t in morning],
-            ("orders-replica", "WriteIOPS"): [(t, 50.0) for t in morning],
-        }
-    )
-    config = settings.load({"region": [account.region]})
-    result = Analyzer(config, rules.load()).run(now + timedelta(minutes=2))
-    return {f.rule: f for f in result.findings if f.resource.resource_id == "orders-replica"}
 
 
 def test_a_drain_deeper_every_day_warns_on_the_sixth_morning(aws: None) -> None:
@@ -123,14 +119,7 @@ def test_a_backtest_warns_the_sixth_morning_of_a_deepening_drain(aws: None, caps
         for i, low in enumerate((90.0, 75.0, 60.0, 45.0, 30.0))
         for p in balance(monday + timedelta(days=i), low)
     ]
-    morning = [saturday + timedelta(minutes=m) for m in range(0, 8 * 60)]
-    account.put(
-        {
-            ("orders-replica", "BurstBalance"): past + [(t, 100.0) for t in morning],
-            ("orders-replica", "ReadIOPS"): [(t, 80.0) for t in morning],
-            ("orders-replica", "WriteIOPS"): [(t, 50.0) for t in morning],
-        }
-    )
+    _put(account, past, [saturday + timedelta(minutes=m) for m in range(0, 8 * 60)])
     assert main(["backtest", "--since", "14d", "--format", "json", "--region", "us-east-1"]) == 0
     report = json.loads(capsys.readouterr().out)
     morning_of_the_sixth = saturday + timedelta(hours=7, minutes=30)

@@ -292,13 +292,19 @@ def test_a_node_whose_types_are_unknown_is_told_where_to_change_it() -> None:
     )
 
 
-def test_a_joint_fix_changes_the_claim_and_the_node_group() -> None:
+def _capped_claim_on_node():  # type: ignore[no-untyped-def]
+    """Incident 4's gp3 volume, a claim's, at its 1,000 MiB/s on an r6i.8xlarge node of a
+    node group, concluded with its fixes."""
     io = 112 * KIB
     load = {Measure.IOPS: series([9_143] * 30), Measure.THROUGHPUT: series([9_143 * io] * 30)}
     volume = volume_state("gp3", 2_000, load, iops=16_000, throughput=1_000)
     instance = on_node(instance_state(R6I, load, volume_ids=("vol-1",)))
     rule = ThroughputCap(id="t", resource_types=["volume"], severity="warning")
-    options = concluded(rule, claimed(volume), instance).remedies
+    return concluded(rule, claimed(volume), instance)
+
+
+def test_a_joint_fix_changes_the_claim_and_the_node_group() -> None:
+    options = _capped_claim_on_node().remedies
     first, both = options[:2]
     assert first.action.startswith("Provision 16,000 IOPS, 1,200 MiB/s, through PVC")
     assert both.kind is RemedyKind.BOTH
@@ -315,12 +321,7 @@ def test_the_claims_fixes_reach_slack_whole_and_the_state_file_keeps_them() -> N
     from analyzer.deliver import slack
     from analyzer.deliver.records import FindingRecord
 
-    io = 112 * KIB
-    load = {Measure.IOPS: series([9_143] * 30), Measure.THROUGHPUT: series([9_143 * io] * 30)}
-    volume = volume_state("gp3", 2_000, load, iops=16_000, throughput=1_000)
-    instance = on_node(instance_state(R6I, load, volume_ids=("vol-1",)))
-    rule = ThroughputCap(id="t", resource_types=["volume"], severity="warning")
-    finding = concluded(rule, claimed(volume), instance)
+    finding = _capped_claim_on_node()
     book = AlertBook(3600.0, 300.0)
     now = T0 + timedelta(minutes=32)
     book.update(now, [finding], [])

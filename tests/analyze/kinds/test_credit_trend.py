@@ -83,6 +83,29 @@ def test_minima_of_bursts_at_other_hours_each_day_are_no_trend(burst_hour, fires
     assert (evaluate(RULE, state) is not None) is fires
 
 
+def _an_hour_at(low: float) -> list[float]:
+    """A day's balance, a minute a value: full, but for `low` from 15:00 to 16:00."""
+    return [low if 15 * 60 <= m < 16 * 60 else 100.0 for m in range(1440)]
+
+
+def _replayed(balance: list[float], first: datetime):  # type: ignore[no-untyped-def]
+    """A gp2 volume whose balance runs `balance` a minute a value from `first`, as the replay
+    sees it at its end with the past the daemon would have fetched: (state, end)."""
+    from analyzer.offline.replay import cut, data_past
+    from tests.helpers import series
+
+    state = volume_state(
+        "gp2",
+        800,
+        {
+            Measure.BURST_BALANCE: series(balance, first),
+            Measure.IOPS: series([10.0] * len(balance), first),
+        },
+    )
+    at = first + timedelta(minutes=len(balance))
+    return cut(state, at, data_past(state)), at
+
+
 @pytest.mark.parametrize("morning", [timedelta(hours=7, minutes=30), timedelta(hours=23)])
 def test_a_falling_minimum_warns_on_the_sixth_morning_from_whole_days_only(
     morning: timedelta,
@@ -92,23 +115,10 @@ def test_a_falling_minimum_warns_on_the_sixth_morning_from_whole_days_only(
     UTC days only), the trend warns that morning and all day: today's partial day, its
     minimum 100 % so far, is not a day of the trend."""
     from analyzer.analyze.states import build
-    from analyzer.offline.replay import cut, data_past
-    from tests.helpers import series
 
-    balance: list[float] = []
-    for low in (90, 75, 60, 45, 30):
-        balance += [low if 15 * 60 <= m < 16 * 60 else 100.0 for m in range(1440)]
+    balance = [v for low in (90, 75, 60, 45, 30) for v in _an_hour_at(low)]
     balance += [100.0] * int(morning.total_seconds() // 60)
-    state = volume_state(
-        "gp2",
-        800,
-        {
-            Measure.BURST_BALANCE: series(balance, MONDAY),
-            Measure.IOPS: series([10.0] * len(balance), MONDAY),
-        },
-    )
-    at = MONDAY + timedelta(minutes=len(balance))
-    seen = cut(state, at, data_past(state))
+    seen, at = _replayed(balance, MONDAY)
     assert [v for _, v in seen.past.minima[Measure.BURST_BALANCE].points()] == [90, 75, 60, 45, 30]
     snap = build(at, at, [seen])
     found = RULE.evaluate(snap.resources[0], snap, at)
@@ -153,24 +163,10 @@ def _near_misses(start_minute: int):  # type: ignore[no-untyped-def]
     """A volume whose data begins at `start_minute` of a Monday, full that evening, then
     drained to 6.6 % and 5.6 % on the next two days, near misses that never empty; read on
     the Thursday morning as the daemon reads its past."""
-    from analyzer.offline.replay import cut, data_past
-    from tests.helpers import series
-
-    first = MONDAY + timedelta(minutes=start_minute)
     balance = [100.0] * (1440 - start_minute)
-    for low in (6.6, 5.6):
-        balance += [low if 15 * 60 <= m < 16 * 60 else 100.0 for m in range(1440)]
+    balance += [v for low in (6.6, 5.6) for v in _an_hour_at(low)]
     balance += [100.0] * (7 * 60)
-    state = volume_state(
-        "gp2",
-        800,
-        {
-            Measure.BURST_BALANCE: series(balance, first),
-            Measure.IOPS: series([10.0] * len(balance), first),
-        },
-    )
-    at = first + timedelta(minutes=len(balance))
-    return cut(state, at, data_past(state))
+    return _replayed(balance, MONDAY + timedelta(minutes=start_minute))[0]
 
 
 def test_a_first_day_the_data_barely_covers_is_not_a_day_of_the_trend() -> None:
