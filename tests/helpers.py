@@ -288,3 +288,21 @@ def as_claim(state, namespace: str = "db", name: str = "data-postgres-0"):
     }
     resource = replace(state.resource, tags=tags)
     return replace(state, resource=resource, ref=resource.ref)
+
+
+def record_grid(spends: list[float], seed: int = 3):
+    """Fifteen days of 5-minute balances before T0, a drain of each `spend` at hours drawn at
+    random (no two days alike), each falling over 10 minutes, holding its trough for 20 and
+    refilling after; a spend of 100 empties the bucket."""
+    import numpy as np
+
+    from analyzer.model.past import Grid
+
+    rng = np.random.default_rng(seed)
+    values = np.full(15 * 288, 100.0, dtype=np.float32)
+    slots = rng.choice(np.arange(10, len(values) - 40, 30), size=len(spends), replace=False)
+    for slot, spend in zip(slots, spends, strict=True):
+        trough = max(100.0 - spend, 0.0)
+        values[slot : slot + 6] = (100 - spend / 2, trough, trough, trough, trough, trough)
+        values[slot + 6 : slot + 30] = np.minimum(trough + 5 * np.arange(1, 25), 100.0)
+    return Grid(T0 - timedelta(days=15), 300, values)

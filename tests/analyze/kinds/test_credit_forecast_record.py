@@ -5,9 +5,7 @@ bursts holds its warning; a record too thin to say anything leaves the physics f
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 
-import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -17,25 +15,11 @@ from analyzer.model.findings import Finding, Severity
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Grid, Past
 from analyzer.model.units import KIB
-from tests.helpers import T0, series, snapshot_of, volume_state
+from tests.helpers import record_grid, series, snapshot_of, volume_state
 
 RULE = CreditForecast(id="forecast", resource_types=["volume"], severity="warning")
 MINUTES = 60
 """Each state holds an hour of one-minute data, ending here (T0 + 60 min)."""
-
-
-def _grid(spends: list[float], seed: int = 3) -> Grid:
-    """Fifteen days of 5-minute balances before T0, a drain of each `spend` at hours drawn at
-    random (no two days alike), each falling over 10 minutes, holding its trough for 20 and
-    refilling after; a spend of 100 empties the bucket."""
-    rng = np.random.default_rng(seed)
-    values = np.full(15 * 288, 100.0, dtype=np.float32)
-    slots = rng.choice(np.arange(10, len(values) - 40, 30), size=len(spends), replace=False)
-    for slot, spend in zip(slots, spends, strict=True):
-        trough = max(100.0 - spend, 0.0)
-        values[slot : slot + 6] = (100 - spend / 2, trough, trough, trough, trough, trough)
-        values[slot + 6 : slot + 30] = np.minimum(trough + 5 * np.arange(1, 25), 100.0)
-    return Grid(T0 - timedelta(days=15), 300, values)
 
 
 def _judge(balance: list[float], iops: list[float], grid: Grid | None) -> Finding | None:
@@ -62,11 +46,11 @@ LOW = ([100.0] * 30 + [100.0 - 3 * m for m in range(1, 21)] + [40.0] * 10, [0.0]
 
 def test_a_burst_like_the_many_before_it_says_nothing() -> None:
     # Forty drains of 20 points: none spent 30, so the chance is the prior's 30 %.
-    assert _judge(*BURSTING, _grid([20.0] * 40)) is None
+    assert _judge(*BURSTING, record_grid([20.0] * 40)) is None
 
 
 def test_a_burst_whose_like_went_on_to_empty_the_bucket_warns() -> None:
-    found = _judge(*BURSTING, _grid([20.0] * 20 + [100.0] * 20))
+    found = _judge(*BURSTING, record_grid([20.0] * 20 + [100.0] * 20))
     assert found is not None and found.severity is Severity.WARNING
     assert found.evidence["forecast"] == "physics"
     record = found.evidence["record"]
@@ -113,7 +97,7 @@ def test_below_the_floor_a_drain_warns_even_where_its_like_ended_with_credits_le
     iops = [0.0] * 40 + [3_000.0] * 20
     # Drains of 80 to 90 points, none emptying: this one, 84 points in, is like them, yet the
     # alarm operators run would fire: so does the warning.
-    found = _judge(balance, iops, _grid([80.0, 85.0, 90.0, 88.0] * 10))
+    found = _judge(balance, iops, record_grid([80.0, 85.0, 90.0, 88.0] * 10))
     assert found is not None and found.severity is Severity.WARNING
     assert found.evidence["forecast"] == "floor"
     assert "→ 0 in" in found.summary
@@ -135,7 +119,7 @@ def test_an_idle_bucket_warns_until_its_baseline_could_have_refilled_it_past_cle
 
 
 def test_a_thin_record_leaves_the_physics_forecast() -> None:
-    found = _judge(*BURSTING, _grid([20.0] * (LEAST_DRAINS - 1)))
+    found = _judge(*BURSTING, record_grid([20.0] * (LEAST_DRAINS - 1)))
     assert found is not None and found.severity is Severity.WARNING
     assert "record" not in found.evidence
     assert _judge(*BURSTING, None) == found
