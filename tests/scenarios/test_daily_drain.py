@@ -137,3 +137,31 @@ def test_a_backtest_warns_the_sixth_morning_of_a_deepening_drain(aws: None, caps
     ]
     # It speaks once three whole days show the fall (the Thursday), and still on Saturday.
     assert trend and any(on_then(a) for a in trend)
+
+
+def test_once_warns_the_morning_after_five_deepening_days(aws: None, capsys) -> None:  # type: ignore[no-untyped-def]
+    """`ebs-analyzer once` today, after five days that drained to 90, 75, 60, 45 and 30 %,
+    full and quiet since midnight: the trend speaks, whatever the day of the week."""
+    import json
+
+    from analyzer.cli import main
+
+    now = datetime.now(UTC)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    account = Account()
+    create_replica()
+    past = [
+        p
+        for i, low in enumerate((90.0, 75.0, 60.0, 45.0, 30.0))
+        for p in balance(today - timedelta(days=5 - i), low)
+    ]
+    since_midnight = int((now - today).total_seconds() // 60)
+    _put(account, past, [today + timedelta(minutes=m) for m in range(since_midnight)])
+    assert main(["once", "--format", "json", "--region", "us-east-1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    trend = [
+        f
+        for f in report["findings"]
+        if f["rule"] == "burst-daily-minimum-falling" and f["resource_id"] == "orders-replica"
+    ]
+    assert trend and trend[0]["evidence"]["forecast"] == "trend"

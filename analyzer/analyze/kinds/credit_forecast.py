@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.outlook import outlook_at
@@ -44,11 +45,38 @@ from analyzer.model.findings import HOLDS_BALANCE, HOLDS_UNTIL, Credit, Finding,
 from analyzer.model.layers import Bucket
 from analyzer.model.outlook import DEFAULT_RATE_WINDOW_S, DEFAULT_TREND_WINDOW_S, Outlook
 from analyzer.model.resources import ResourceType
-from analyzer.model.series import recent
+from analyzer.model.series import Series, recent
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState, Snapshot
 from analyzer.model.units import Duration, PositiveDuration, Unit, format_rate
 
 CLEAR_BALANCE = 30.0
+
+
+class BurnWindows(BaseModel):
+    """One pair of windows the burn is read over: the balance left is the budget, its net fall
+    per second the burn (the drain less what the baseline earns back). The pair speaks where
+    the burn over both windows empties the bucket `within`: the long window says the drain has
+    lasted, the short one that it goes on now (the multiwindow, multi-burn-rate alert of the
+    SRE Workbook's chapter "Alerting on SLOs")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    long: PositiveDuration
+    short: PositiveDuration
+    within: PositiveDuration
+
+    @model_validator(mode="after")
+    def _short_within_long(self) -> BurnWindows:
+        if self.short >= self.long:
+            raise ValueError(
+                f"burn window short {units.duration(self.short)} is not shorter than long "
+                f"{units.duration(self.long)}"
+            )
+        return self
+
+
+DEFAULT_BURN = (BurnWindows(long=900.0, short=300.0, within=600.0),)
+"""Gone within ten minutes by the last quarter hour's burn and by the last five minutes'."""
 OVERRULES = 20
 """Drains that spent as much as the one under way: a record with this many overrules a
 departure from the past days."""
@@ -97,6 +125,10 @@ class CreditForecast(RuleBase):
     slowed, does not), warns: the floor, a few minutes early. 0: never."""
     anticipate_window: PositiveDuration = 900.0
     """The longer of the two windows the net drain is read over to anticipate the floor."""
+    burn: tuple[BurnWindows, ...] = DEFAULT_BURN
+    """Above `low_balance`, a drain whose record does not judge it likely to empty the bucket
+    still warns where the burn over both windows of a pair empties it within that pair's
+    `within`, the record aside: the physics of the drain under way. Empty: never."""
     drain_window: PositiveDuration = Field(default=DEFAULT_TREND_WINDOW_S, le=3600.0)
     """How far back the drain under way is read from the one-minute balance: a drain that began
     earlier has spent at least what this window shows."""
@@ -115,6 +147,10 @@ class CreditForecast(RuleBase):
     @property
     def reads_past(self) -> bool:
         return self.profile
+
+    def reach(self) -> float:
+        longest = max((pair.long for pair in self.burn), default=0.0)
+        return max(super().reach(), self.for_ + longest)
 
     def _about(
         self,
@@ -163,6 +199,9 @@ class CreditForecast(RuleBase):
                 judged = None
             if judged is None or judged.chance >= self.warn_chance:
                 return self._physics(state, found, judged)
+            burnt = self._burning(state, found.bucket, at)
+            if burnt is not None:
+                return self._physics(state, found, judged, burnt=burnt, spoke="burn")
             reaches = self._reaches_low(state, found.bucket, at)
             if reaches is not None:
                 return self._physics(state, found, judged, reaches)
@@ -251,18 +290,27 @@ class CreditForecast(RuleBase):
             return None
         longest = 0.0
         for window in (self.rate_window, self.anticipate_window):
-            points = recent(balance, at, window).points()
-            if len(points) < 2:
-                return None
-            span = (points[-1][0] - points[0][0]).total_seconds()
-            drop = points[0][1] - points[-1][1]
-            if span < window / 2 or drop <= 0:
-                return None  # too little data, or not draining over this window
-            seconds = (current - self.low_balance) / (drop / span)
-            if seconds > self.anticipate:
-                return None
+            seconds = _seconds_to_spend(balance, at, window, current - self.low_balance)
+            if seconds is None or seconds > self.anticipate:
+                return None  # too little data, not draining, or not there soon enough
             longest = max(longest, seconds)
         return longest
+
+    def _burning(self, state: ResourceState, bucket: Bucket, at: datetime) -> Burnt | None:
+        """The first pair of `burn` windows over both of which the balance's net fall empties
+        the bucket within the pair's `within`; None where none does (or too little data)."""
+        balance = state.measure(bucket.balance)
+        current = state.balance(bucket.balance, at)
+        if current is None:
+            return None
+        for pair in self.burn:
+            long_s = _seconds_to_spend(balance, at, pair.long, current)
+            short_s = _seconds_to_spend(balance, at, pair.short, current)
+            if long_s is None or short_s is None:
+                continue
+            if long_s <= pair.within and short_s <= pair.within:
+                return Burnt(pair, long_s, short_s)
+        return None
 
     def _physics(
         self,
@@ -271,9 +319,11 @@ class CreditForecast(RuleBase):
         judged: Chance | None = None,
         reaches: float | None = None,
         spoke: str = "physics",
+        burnt: Burnt | None = None,
     ) -> Finding:
         """The bucket model's forecast at today's rate; `spoke` says what let it speak: the
-        forecast itself (`physics`), or the balance below the floor (`floor`)."""
+        forecast itself (`physics`), the burn over a pair of windows (`burn`), or the balance
+        below the floor (`floor`)."""
         bucket = found.bucket
         kind = bucket.owner
         summary = (
@@ -282,9 +332,11 @@ class CreditForecast(RuleBase):
             f"{_rate_read(found)}; "
             f"then throttled to {format_rate(bucket.baseline, bucket.unit, kind)}"
             f"{_if_unmerged(found)}{_below(reaches, self.low_balance)}"
-            f"{_went_on(judged)}."
+            f"{_burns(burnt)}{_went_on(judged)}."
         )
         evidence: dict[str, Any] = {**found.evidence, "forecast": spoke}
+        if burnt is not None:
+            evidence["burn"] = burnt.evidence()
         if judged is not None:
             evidence["record"] = _record_evidence(judged, self.warn_chance)
         if reaches is not None:
@@ -437,6 +489,50 @@ class CreditForecast(RuleBase):
             evidence={**evidence, "baseline": bucket.baseline, "burst": bucket.burst, **more},
             balance=balance,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Burnt:
+    """The pair of burn windows that spoke, and the seconds to empty each read."""
+
+    pair: BurnWindows
+    long_s: float
+    short_s: float
+
+    def evidence(self) -> dict[str, float]:
+        return {
+            "long_window_s": self.pair.long,
+            "short_window_s": self.pair.short,
+            "within_s": self.pair.within,
+            "long_seconds_to_empty": round(self.long_s, 1),
+            "short_seconds_to_empty": round(self.short_s, 1),
+        }
+
+
+def _seconds_to_spend(
+    balance: Series, at: datetime, window_s: float, points: float
+) -> float | None:
+    """Seconds until `points` of the balance are spent at its net fall over the last `window_s`;
+    None where the window holds less than half its span of data, or the balance did not fall
+    over it."""
+    read = recent(balance, at, window_s).points()
+    if len(read) < 2:
+        return None
+    span = (read[-1][0] - read[0][0]).total_seconds()
+    fall = read[0][1] - read[-1][1]
+    if span < window_s / 2 or fall <= 0:
+        return None
+    return points / (fall / span)
+
+
+def _burns(burnt: Burnt | None) -> str:
+    if burnt is None:
+        return ""
+    pair = burnt.pair
+    return (
+        f"; its burn over the last {units.duration(pair.long)} and the last "
+        f"{units.duration(pair.short)} both empty it within {units.duration(pair.within)}"
+    )
 
 
 def _draining(state: ResourceState, bucket: Bucket, at: datetime, charged: bool = False) -> bool:
