@@ -12,12 +12,14 @@ warning into `info` on a day that will end with credits left.
 Where the past days share no pattern (bursts at other hours each day: `DayForecast.patterned`),
 the bucket's record of its drains (`analyze/record.py`) judges the physics forecast: a drain
 warns where the drains of the past two weeks that had spent as much as this one went on,
-often enough (`warn_chance`), to spend what is left; otherwise it is a burst like the many
-before it, and says nothing (`info` once the balance is low). Below `low_balance` a smaller
-chance (`low_chance`) suffices, and the warning holds, draining or not, while the record gives
-the drains from there that chance: a bucket that hovers low between bursts is one warning,
-not one a burst. Without a record (a bucket that has not drained in two weeks) the physics
-forecast decides alone. A missing balance never fires it.
+often enough (`warn_chance`), to spend what is left. Where the record does not vouch for it,
+the drain's burn decides (`burn`): the balance's net fall over a long and a short window both
+spend what is left within a pair's `within` (the multiwindow, multi-burn-rate alert of the SRE
+Workbook); otherwise it is a burst like the many before it, and says nothing. Below
+`low_balance` (the floor: the alarm operators run) it warns whatever the forecasts say: a
+bucket that hovers low between bursts is one warning, not one a burst (see `floor`). Without a
+record (a bucket that has not drained in two weeks) the physics forecast decides alone. A
+missing balance never fires it.
 
 Each warning carries `clear_balance` (`HOLDS_UNTIL` in its evidence): the alert book keeps it
 firing, whatever the forecast says meanwhile, until the bucket refills past that level.
