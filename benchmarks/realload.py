@@ -19,9 +19,9 @@ and how long a warning was on beside the time the alarm was.
 Held-out: the settings the rules were chosen among (`CANDIDATES`: the shipped rules and the
 alternatives weighed against them) are each run over every series; for each series, the
 candidate that best meets the aim (`shortfall`) on the *other* series is the one judged on it
-(leave one series out). The held-out table is what the rules do on load their settings were
-not chosen on; the in-sample table is the shipped rules on every series. `--in-sample` runs
-the given rules alone.
+(leave one series out; of candidates that meet it equally, the one listed first). The
+held-out table is what the rules do on load their settings were not chosen on; the in-sample
+table is the shipped rules on every series. `--in-sample` runs the given rules alone.
 Resources run in parallel, one process each; `--cache` keeps the simulated data for reruns.
 """
 
