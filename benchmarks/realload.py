@@ -125,11 +125,16 @@ def run(
     )
 
 
+def _every(leads: list[float], exhaustions: int) -> list[float]:
+    """The lead of each exhaustion: one not warned at all counts as none."""
+    return leads + [0.0] * (exhaustions - len(leads))
+
+
 def _lead(leads: list[float], exhaustions: int) -> str:
-    """The median and the worst lead: an exhaustion not warned at all counts as none."""
+    """The median and the worst lead."""
     if not exhaustions:
         return "-"
-    every = leads + [0.0] * (exhaustions - len(leads))
+    every = _every(leads, exhaustions)
     return f"{units.duration(statistics.median(every))} / {units.duration(min(every))}"
 
 
@@ -151,8 +156,15 @@ def noisier(q: Quality) -> bool:
 
 
 def _median(leads: list[float], exhaustions: int) -> float:
-    every = leads + [0.0] * (exhaustions - len(leads))
+    every = _every(leads, exhaustions)
     return statistics.median(every) if every else 0.0
+
+
+def _summed(qualities: list[Quality]) -> Quality:
+    total = Quality()
+    for quality in qualities:
+        total.add(quality)
+    return total
 
 
 def shortfall(by_resource: list[Quality]) -> tuple[float, ...]:
@@ -160,9 +172,7 @@ def shortfall(by_resource: list[Quality]) -> tuple[float, ...]:
     exhaustions warned later than the alarm, resources noisier than it by more than
     `ALLOWED_FALSE`, false warnings beyond `FALSE_SHARE` of its, the median lead short of
     `LEAD_BEYOND_S` beyond its; then the lead itself."""
-    total = Quality()
-    for quality in by_resource:
-        total.add(quality)
+    total = _summed(by_resource)
     lead = _median(total.leads, total.exhaustions)
     alarm = _median(total.alarm_leads, total.exhaustions)
     return (
@@ -181,15 +191,11 @@ def table(rows: list[tuple[str, Quality]]) -> tuple[Quality, list[str]]:
         "later than the alarm | false warnings / the alarm's | warning on / the alarm |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    total = Quality()
-    noisy = []
     for name, quality in rows:
-        total.add(quality)
-        if noisier(quality):
-            noisy.append(name)
         print(row(name, quality))
+    total = _summed([quality for _, quality in rows])
     print(row("**total**", total))
-    return total, noisy
+    return total, [name for name, quality in rows if noisier(quality)]
 
 
 def verdict(total: Quality, noisy: list[str]) -> str:
@@ -258,10 +264,7 @@ def main() -> int:
         for name in candidates:
             every = [quality[name, d.name] for d in chosen]
             noisy = [d.name for d, q in zip(chosen, every, strict=True) if noisier(q)]
-            total = Quality()
-            for q in every:
-                total.add(q)
-            print(f"- in-sample with {name}: {verdict(total, noisy)}.")
+            print(f"- in-sample with {name}: {verdict(_summed(every), noisy)}.")
         print("\nIn-sample (the shipped rules on every series):\n")
     total, noisy = table([(d.name, quality[first, d.name]) for d in chosen])
     print(f"\nIn-sample: {verdict(total, noisy)}.")
