@@ -4,10 +4,11 @@ import pytest
 import structlog
 from moto import mock_aws
 
-from analyzer.sim import volume_status
+from analyzer.sim import instance_types, volume_status
 
 REGION = "us-east-1"
 volume_status.install()  # moto does not answer DescribeVolumeStatus on its own
+instance_types.install()  # moto builds its 1,400 types' answer afresh each time otherwise
 
 
 @pytest.fixture(autouse=True)

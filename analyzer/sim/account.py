@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
-from analyzer.sim import cluster, volume_status
+from analyzer.sim import cluster, instance_types, volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -296,6 +296,7 @@ def account(
     from moto import mock_aws
 
     volume_status.install()
+    instance_types.install()
     with no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)
@@ -312,6 +313,7 @@ def accounts(now: datetime, specs: Sequence[DemoAccountSpec] = ACCOUNTS) -> Iter
     from moto import mock_aws
 
     volume_status.install()
+    instance_types.install()
     present = now.replace(second=0, microsecond=0)
     with no_real_account(), mock_aws():
         built = []

@@ -1,6 +1,7 @@
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
+from analyzer.collect import aws
 from analyzer.collect.aws import calling, client_config
 from analyzer.errors import AwsAccessError, AwsCallError
 
@@ -96,3 +97,10 @@ def test_an_aws_error_is_one_line_with_credentials_redacted():
     assert (
         len(error_text(ClientError({"Error": {"Code": "X", "Message": "why " * 250}}, "Op"))) <= 300
     )
+
+
+def test_sessions_of_every_region_share_the_service_models_parsed_once() -> None:
+    one, other = aws.session("us-east-1"), aws.session("eu-west-1")
+    loaders = [s._session.get_component("data_loader") for s in (one, other)]
+    assert loaders[0] is loaders[1]
+    assert one._session is not other._session  # each its own credentials and region
