@@ -57,7 +57,17 @@ ENV_PREFIX = "EBS_ANALYZER_"
 log = structlog.get_logger(__name__)
 
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
-List = Annotated[tuple[str, ...], NoDecode]
+
+
+def _split(value: Any) -> Any:
+    """A list written as text (a flag or a variable): its comma-separated parts."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+List = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_split)]
+"""A list of text: a YAML list, or text with its items separated by commas."""
 
 
 class BasicAuth(BaseModel):
@@ -302,13 +312,6 @@ class Settings(BaseSettings):
     monitoring_account: bool = False
     """The daemon runs in a CloudWatch monitoring account the watched accounts are linked to:
     metrics are read there (AccountId in each query), Describe calls through the roles."""
-
-    @field_validator("region", "tag", "rules", "alertmanager_url", mode="before")
-    @classmethod
-    def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
 
     @field_validator("alertmanager_url")
     @classmethod
