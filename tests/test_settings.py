@@ -283,3 +283,154 @@ def test_node_coverage_is_off_unless_a_prometheus_is_named(tmp_path, monkeypatch
     monkeypatch.setenv("EBS_ANALYZER_NODE_COVERAGE_URL", "prometheus:9090")
     with pytest.raises(ConfigError, match=r"EBS_ANALYZER_NODE_COVERAGE_URL.*not an http"):
         settings.load({}, path)
+
+
+def test_every_problem_is_named_in_the_order_of_the_settings(tmp_path):
+    """One line for all of them, whichever way each was given, in the settings' own order."""
+    path = tmp_path / "config.yaml"
+    path.write_text("region: [us-east]\n")
+    with pytest.raises(ConfigError) as info:
+        settings.load({"total_shards": 0, "lookback": "soon"}, path)
+    assert str(info.value) == (
+        f"{path}: region: 'us-east' is not an AWS region's name (such as us-east-1; did you "
+        "mean 'us-east-2'?); --lookback: 'soon' is not a duration such as 90s, 15m, 1h; "
+        "--total-shards: Input should be greater than or equal to 1"
+    )
+
+
+def test_a_list_setting_is_a_yaml_list_or_text_with_commas(tmp_path, monkeypatch):
+    path = tmp_path / "config.yaml"
+    path.write_text("rules: [b, a]\nalertmanager_url: http://am:9093, http://am2:9093\n")
+    loaded = settings.load({}, path)
+    assert loaded.rules == ("b", "a")
+    assert loaded.alertmanager_url == ("http://am:9093", "http://am2:9093")
+    monkeypatch.setenv("EBS_ANALYZER_TAG", " team=db, ,env ")
+    assert settings.load().tag == ("team=db", "env")
+
+
+@pytest.mark.parametrize(
+    ("name", "written", "seconds"),
+    [("lookback", "1.5h", 5400), ("settle_delay", 90, 90), ("overlap", "500ms", 0.5)],
+)
+def test_a_duration_is_seconds_or_a_number_with_its_unit(name, written, seconds):
+    assert getattr(settings.load({name: written}), name) == seconds
+
+
+@pytest.mark.parametrize(("tag", "read"), [("team=db", ("team=db",)), ("env", ("env",))])
+def test_a_tag_is_key_value_or_a_key_alone(tag, read):
+    assert settings.load({"tag": [tag]}).tag == read
+
+
+def test_rule_directories_keep_their_order():
+    assert settings.load().rule_dirs == []
+    assert settings.load({"rules": ["site", "team"]}).rule_dirs == [Path("site"), Path("team")]
+
+
+def test_forecast_window_is_accepted_with_a_warning_that_names_where_it_was_set(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "config.yaml"
+    path.write_text("forecast_window: 1h\n")
+    with capture_logs() as logs:
+        assert settings.load({}, path).forecast_window == 3600
+        monkeypatch.setenv("EBS_ANALYZER_FORECAST_WINDOW", "2h")
+        settings.load({}, path)
+    said = [e["setting"] for e in logs if e["event"] == "settings.ignored"]
+    assert said == [f"{path}: forecast_window", "EBS_ANALYZER_FORECAST_WINDOW"]
+
+
+def test_the_price_list_is_asked_unless_turned_off(tmp_path, monkeypatch):
+    assert settings.load().pricing_api is True
+    assert settings.load().prices is None
+    path = tmp_path / "config.yaml"
+    path.write_text("prices: /etc/ebs-analyzer/prices.yaml\npricing_api: false\n")
+    loaded = settings.load({}, path)
+    assert (loaded.prices, loaded.pricing_api) == (Path("/etc/ebs-analyzer/prices.yaml"), False)
+    monkeypatch.setenv("EBS_ANALYZER_PRICING_API", "maybe")
+    with pytest.raises(ConfigError, match="EBS_ANALYZER_PRICING_API: Input should be a valid"):
+        settings.load()
+
+
+@pytest.mark.parametrize(
+    ("listen", "address"),
+    [
+        ("0.0.0.0:9877", ("0.0.0.0", 9877)),
+        ("127.0.0.1:0", ("127.0.0.1", 0)),
+        (":9000", ("0.0.0.0", 9000)),
+        ("[::1]:80", ("::1", 80)),
+        ("[::]:9877", ("::", 9877)),
+    ],
+)
+def test_the_listen_address_is_a_host_and_a_port(listen, address):
+    assert settings.load({"listen": listen}).listen_address == address
+
+
+@pytest.mark.parametrize(
+    ("listen", "message"),
+    [
+        ("::1:80", "--listen: '::1:80': an IPv6 address is written in brackets, [::1]:9877"),
+        ("[zz]:80", "--listen: '[zz]:80': [zz] is not an IPv6 address"),
+        ("localhost:65536", "--listen: 'localhost:65536' is not HOST:PORT"),
+    ],
+)
+def test_a_listen_address_that_is_not_one_says_how_to_write_it(listen, message):
+    with pytest.raises(ConfigError) as info:
+        settings.load({"listen": listen})
+    assert str(info.value).startswith(message)
+
+
+def test_alerts_resolve_repeat_and_notify_as_set(monkeypatch):
+    from analyzer.model.findings import Severity
+
+    loaded = settings.load()
+    assert (loaded.resolve_after, loaded.repeat_interval) == (300, 4 * 3600)
+    assert (loaded.notify_severity, loaded.dry_run, loaded.state_file) == (
+        Severity.WARNING,
+        False,
+        None,
+    )
+    monkeypatch.setenv("EBS_ANALYZER_NOTIFY_SEVERITY", "info")
+    assert settings.load().notify_severity is Severity.INFO
+    with pytest.raises(ConfigError, match="Input should be 'info', 'warning' or 'critical'"):
+        settings.load({"notify_severity": "loud"})
+
+
+def test_every_alertmanager_is_sent_the_credentials_of_the_settings(monkeypatch):
+    monkeypatch.setenv("EBS_ANALYZER_ALERTMANAGER_URL", "http://am:9093, http://am2:9093")
+    monkeypatch.setenv("EBS_ANALYZER_ALERTMANAGER_BEARER_TOKEN", "am-t0ken")
+    urls = settings.load().alertmanager_url
+    assert urls == ("http://am:9093", "http://am2:9093")
+    assert [url.credentials.header() for url in urls] == ["Bearer am-t0ken"] * 2
+
+
+def test_alertmanager_credentials_of_two_kinds_are_refused(monkeypatch):
+    monkeypatch.setenv("EBS_ANALYZER_ALERTMANAGER_BEARER_TOKEN", "am-t0ken")
+    monkeypatch.setenv("EBS_ANALYZER_ALERTMANAGER_BASIC_AUTH", '{"username": "ebs"}')
+    with pytest.raises(ConfigError) as info:
+        settings.load({"alertmanager_url": ["http://am:9093"]})
+    assert str(info.value) == (
+        "--alertmanager-url: alertmanager_basic_auth and alertmanager_bearer_token are both "
+        "set: keep one"
+    )
+
+
+def test_the_log_format_is_auto_json_or_console(monkeypatch):
+    assert settings.load().log_format == "auto"
+    monkeypatch.setenv("EBS_ANALYZER_LOG_FORMAT", "json")
+    assert settings.load().log_format == "json"
+    with pytest.raises(ConfigError, match=r"--log-format: Input should be 'auto', 'json' or"):
+        settings.load({"log_format": "xml"})
+
+
+def test_the_cloudwatch_agent_is_read_only_where_its_namespace_is_named(monkeypatch):
+    assert settings.load().cloudwatch_agent_namespace is None
+    monkeypatch.setenv("EBS_ANALYZER_CLOUDWATCH_AGENT_NAMESPACE", "CWAgent")
+    assert settings.load().cloudwatch_agent_namespace == "CWAgent"
+    with pytest.raises(ConfigError, match="--cloudwatch-agent-namespace: String should have"):
+        settings.load({"cloudwatch_agent_namespace": ""})
+
+
+def test_a_monitoring_account_is_off_unless_set(monkeypatch):
+    assert settings.load().monitoring_account is False
+    monkeypatch.setenv("EBS_ANALYZER_MONITORING_ACCOUNT", "true")
+    assert settings.load().monitoring_account is True
