@@ -1,0 +1,19 @@
+"""How CloudWatch's history is read: how far back at first, and which newest minutes not yet."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from analyzer.settings.values import Seconds
+
+
+class Reading(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lookback: Seconds = Field(default=3600.0, gt=0, le=15 * 86400.0)
+    """History fetched on the first cycle, so that it can already forecast."""
+    settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
+    """The newest minutes are often incomplete in CloudWatch: leave them out."""
+    forecast_window: Seconds | None = None
+    """No longer used, and accepted with a warning: every output reads one time to empty per
+    resource, over the `rate_window` of the `credit_forecast` rule that applies to it."""

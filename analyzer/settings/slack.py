@@ -1,0 +1,45 @@
+"""The Slack webhook alerts are sent to, given or read from a file, checked at start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+
+from analyzer.deliver.auth import read_secret
+from analyzer.deliver.slack import webhook_problem
+from analyzer.errors import ConfigError
+
+
+class Slack(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slack_webhook_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "slack_webhook_url", "SLACK_WEBHOOK_URL", "EBS_ANALYZER_SLACK_WEBHOOK_URL"
+        ),
+    )
+    """The Slack incoming webhook; SLACK_WEBHOOK_URL works too. Never logged."""
+    slack_webhook_file: Path | None = None
+    """A file holding the webhook URL (a mounted secret)."""
+
+    def webhook_url(self) -> str | None:
+        """The webhook from the setting, or from the file that holds it, checked: a webhook
+        the HTTP client would refuse fails the start, not every cycle."""
+        if self.slack_webhook_url is not None:
+            url = self.slack_webhook_url.get_secret_value().strip() or None
+            origin = "slack_webhook_url"
+        elif self.slack_webhook_file is None:
+            return None
+        else:
+            try:
+                url = read_secret(self.slack_webhook_file, "Slack webhook") or None
+            except OSError as exc:
+                raise ConfigError(str(exc)) from None
+            origin = f"{self.slack_webhook_file}"
+        if url is not None:
+            problem = webhook_problem(url)
+            if problem is not None:
+                raise ConfigError(f"{origin}: not a usable Slack webhook: {problem}")
+        return url
