@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Container, Iterable
+from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
 
-from analyzer.analyze import billing, prices, states
+from analyzer.analyze import prices, states
 from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
@@ -31,9 +31,10 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.collect.window import MINUTE_S, aligned, data_end
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
+from analyzer.live.bill import Bill
 from analyzer.live.polling import RegionPoller
 from analyzer.live.watched import Watched, failure_of
-from analyzer.model.costs import Cadence, Projection
+from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
@@ -138,15 +139,8 @@ class Analyzer:
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
-    _projected: tuple[dict[str, Inventory], tuple[int, ...], frozenset[str], Projection] | None = (
-        field(default=None, repr=False)
-    )
-    """The last projection, with the inventories, the tier moves and the coverage it was
-    worked out from."""
-    bills: dict[str, float] = field(default_factory=dict, repr=False)
-    """The last projection's dollars a month, by scope."""
-    _budget_cadences: dict[str, Cadence] = field(default_factory=dict, repr=False)
-    """The cadence each budget (the total one under "") last set."""
+    bill: Bill = field(init=False, repr=False)
+    """The month's GetMetricData bill, and the cadences the budgets allow."""
 
     def __post_init__(self) -> None:
         if self.watched is None:
@@ -155,6 +149,7 @@ class Analyzer:
             self.coverage = NodeCoverage(self.settings.node_coverage_url)
         if self.agent is None and self.settings.cloudwatch_agent_namespace:
             self.agent = AgentDiscovery(self.settings.cloudwatch_agent_namespace)
+        self.bill = Bill(self.settings)
 
     def refresh_coverage(self) -> frozenset[str]:
         """Ask Prometheus again which volumes node agents read (none where it fails)."""
@@ -375,7 +370,7 @@ class Analyzer:
                     hot_empty_within_s=max(s.hot_empty_within, self.rules.longest_horizon()),
                     low_balance_percent=s.low_balance_percent,
                 ),
-                cadence=self._cadence(),
+                cadence=self.bill.cadence(),
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
                 past=PastDays() if self.rules.reads_past() else None,
                 windows=self.rules.forecast_windows,
@@ -425,7 +420,14 @@ class Analyzer:
         self._say_mismatches(analysis.snapshot)
         readings = analysis.readings.all()
         _say_failures(stats)
-        projection = self._project(inventories)
+        projection = self.bill.project(
+            inventories,
+            self._pollers,
+            self.covered,
+            self.price_list,
+            adaptive=self.adaptive,
+            billed=self.billed,
+        )
         duration = time.monotonic() - started
         log.info(
             "poll.completed",
@@ -482,110 +484,12 @@ class Analyzer:
         self._mismatched = set(now)
 
     def costs(self) -> dict[str, dict[str, Projection]]:
-        """Per region, from the inventory alone: the month's bill with every resource idle,
-        active or hot, and under `polling: full` (every metric every interval); the rates of
-        the volumes node agents read cost nothing (`node_coverage_url`)."""
-        price = prices.load(self.settings.prices).cloudwatch_per_1000_metrics / 1000
-        cadence = self._cadence()
-        out: dict[str, dict[str, Projection]] = {}
-        found = self.refresh_inventory()
-        covered = self.refresh_coverage()
-        for region, inv in found.items():
-            full = queries.for_inventory(inv, None, covered=covered)
-            row = {}
-            for tier in Tier:
-                tiers = dict.fromkeys(full, tier)
-                wanted = queries.for_inventory(inv, tiers, covered=covered)
-                row[tier.value] = billing.project(wanted, tiers, cadence, price)
-            row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
-            out[region] = row
-        return out
-
-    def _cadence(self) -> Cadence:
-        s = self.settings
-        return Cadence(s.interval, s.active_cadence, s.idle_cadence)
-
-    def _project(self, inventories: dict[str, Inventory]) -> Projection:
-        """The month's bill in today's tiers; under a budget, the cadences that keep to it
-        (for the next cycles). Worked out again only when the inventory, a tier or the
-        coverage changed."""
-        moves = tuple(p.tier_moves for p in self._pollers.values())
-        known = self._projected
-        if (
-            known is not None
-            and known[0] is inventories
-            and known[1] == moves
-            and known[2] is self.covered
-        ):
-            return known[3]
-        projection = self._project_afresh(inventories)
-        self._projected = (inventories, moves, self.covered, projection)
-        return projection
-
-    def _project_afresh(self, inventories: dict[str, Inventory]) -> Projection:
-        """Each scope's bill in today's tiers; under the budgets, the cadences that keep to
-        them: the total budget stretches every scope alike, an account's own budget that
-        account's scopes, and each poller takes the longer of the two."""
-        price = self.price_list.cloudwatch_per_1000_metrics / 1000 if self.price_list else 1e-5
-        base = self._cadence()
-        asked: dict[str, tuple[dict[str, list[MetricQuery]], dict[str, Tier]]] = {}
-        for where, inv in inventories.items():
-            poller = self._poller(where)
-            wanted = {
-                rid: [q for q in found if self.billed(q)]
-                for rid, found in poller.wanted(inv).items()
-            }
-            asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
-        unbounded = {w: billing.project(q, t, base, price) for w, (q, t) in asked.items()}
-        cadences = dict.fromkeys(asked, base)
-        if self.adaptive:
-            budget = self.settings.budget
-            if budget is not None:
-                whole = billing.within(budget, _summed(unbounded.values(), price), base)
-                self._say_budget("", budget, _summed(unbounded.values(), price), whole)
-                cadences = dict.fromkeys(asked, whole)
-            for account_id, own in self._account_budgets().items():
-                mine = [w for w, inv in inventories.items() if inv.account_id == account_id]
-                bill = _summed((unbounded[w] for w in mine), price)
-                cadence = billing.within(own, bill, base)
-                self._say_budget(account_id, own, bill, cadence)
-                for w in mine:
-                    cadences[w] = _longer(cadences[w], cadence)
-            for where in asked:
-                self._poller(where).cadence = cadences[where]
-        final = {w: billing.project(q, t, cadences[w], price) for w, (q, t) in asked.items()}
-        self.bills = {w: p.dollars() for w, p in final.items()}
-        return _summed(final.values(), price)
-
-    def _account_budgets(self) -> dict[str, float]:
-        return {a.id: a.budget for a in self.settings.accounts if a.budget is not None}
-
-    def _say_budget(self, account_id: str, budget: float, bill: Projection, now: Cadence) -> None:
-        """Log a budget that starts or stops binding, once, when it does."""
-        if self._budget_cadences.get(account_id, self._cadence()) == now:
-            return
-        self._budget_cadences[account_id] = now
-        log.warning(
-            "budget.binding" if now != self._cadence() else "budget.released",
-            account_id=account_id or None,
-            budget_dollars_per_month=budget,
-            unbounded_dollars_per_month=round(bill.dollars(), 2),
-            active_cadence_s=round(now.active_s),
-            idle_cadence_s=round(now.idle_s),
+        """Per scope, from the inventory (described afresh) alone: the month's bill with every
+        resource idle, active or hot, and under `polling: full`; the rates of the volumes node
+        agents read cost nothing (`node_coverage_url`)."""
+        return self.bill.costs(
+            prices.load(self.settings.prices), self.refresh_inventory(), self.refresh_coverage()
         )
-
-
-def _summed(bills: Iterable[Projection], price: float) -> Projection:
-    metrics = dict.fromkeys(Tier, 0.0)
-    for bill in bills:
-        for tier, count in bill.metrics.items():
-            metrics[tier] += count
-    return Projection(metrics, price)
-
-
-def _longer(one: Cadence, other: Cadence) -> Cadence:
-    """The slower of two cadences, tier by tier (the hot one is the interval in both)."""
-    return Cadence(one.interval_s, max(one.active_s, other.active_s), max(one.idle_s, other.idle_s))
 
 
 def _scopes(pairs: list[tuple[Account, str]]) -> list[str]:

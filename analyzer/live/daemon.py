@@ -305,7 +305,7 @@ class Daemon:
     def _account_bills(self) -> None:
         inventories = self.analyzer.inventories()
         bills = {}
-        for where, dollars in self.analyzer.bills.items():
+        for where, dollars in self.analyzer.bill.by_scope.items():
             inv = inventories.get(where)
             if inv is not None:
                 bills[(inv.account_id, inv.account_name, inv.region)] = dollars
