@@ -20,7 +20,6 @@ from analyzer.collect import inventory, queries, shards
 from analyzer.collect.accounts import Account
 from analyzer.collect.agent_metrics import AgentDiscovery
 from analyzer.collect.aws import NO_REGION, Clients, default_region
-from analyzer.collect.coverage import NodeCoverage
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
 from analyzer.collect.inventory import InstanceTypeCache, TagFilter
@@ -32,6 +31,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.collect.window import MINUTE_S, aligned, data_end
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.bill import Bill
+from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
 from analyzer.live.watched import Watched, failure_of
 from analyzer.model.costs import Projection
@@ -129,11 +129,8 @@ class Analyzer:
     billed: Callable[[MetricQuery], bool] = lambda _: True
     """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
     projected bill and the budget count only those it bills."""
-    coverage: NodeCoverage | None = None
-    """Which volumes node agents read, asked of Prometheus (`node_coverage_url`); made from
-    the settings unless given. None: every volume's rates from CloudWatch."""
-    covered: frozenset[str] = frozenset()
-    """The volumes node agents read, as Prometheus last said: their rates are left to them."""
+    coverage: Coverage = field(init=False, repr=False)
+    """The volumes node agents read (`node_coverage_url`): their rates are left to them."""
     agent: AgentDiscovery | None = None
     """Which volumes the CloudWatch agent publishes for (`cloudwatch_agent_namespace`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
@@ -145,26 +142,10 @@ class Analyzer:
     def __post_init__(self) -> None:
         if self.watched is None:
             self.watched = Watched(self.settings)
-        if self.coverage is None and self.settings.node_coverage_url:
-            self.coverage = NodeCoverage(self.settings.node_coverage_url)
+        self.coverage = Coverage.of(self.settings)
         if self.agent is None and self.settings.cloudwatch_agent_namespace:
             self.agent = AgentDiscovery(self.settings.cloudwatch_agent_namespace)
         self.bill = Bill(self.settings)
-
-    def refresh_coverage(self) -> frozenset[str]:
-        """Ask Prometheus again which volumes node agents read (none where it fails)."""
-        if self.coverage is not None:
-            self.covered = self.coverage.refresh()
-        return self.covered
-
-    def covered_volumes(self) -> int:
-        """How many volumes of the inventory node agents read, as last asked."""
-        return sum(
-            1
-            for inv in self._inventories.values()
-            for v in inv.volumes
-            if v.volume_id in self.covered
-        )
 
     @property
     def accounts(self) -> Watched:
@@ -389,9 +370,9 @@ class Analyzer:
         started = time.monotonic()
         if not self._inventories:
             self.refresh_inventory()
-        self.refresh_coverage()
+        covered = self.coverage.refresh()
         for where in self._inventories:
-            self._poller(where).cover(self.covered)
+            self._poller(where).cover(covered)
         resources: list[ResourceState] = []
         stats = FetchStats()
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
@@ -423,7 +404,7 @@ class Analyzer:
         projection = self.bill.project(
             inventories,
             self._pollers,
-            self.covered,
+            covered,
             self.price_list,
             adaptive=self.adaptive,
             billed=self.billed,
@@ -488,7 +469,7 @@ class Analyzer:
         resource idle, active or hot, and under `polling: full`; the rates of the volumes node
         agents read cost nothing (`node_coverage_url`)."""
         return self.bill.costs(
-            prices.load(self.settings.prices), self.refresh_inventory(), self.refresh_coverage()
+            prices.load(self.settings.prices), self.refresh_inventory(), self.coverage.refresh()
         )
 
 
