@@ -33,7 +33,7 @@ from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.bill import Bill
 from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
-from analyzer.live.watched import Watched, failure_of
+from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
@@ -388,7 +388,7 @@ class Analyzer:
             own = accounts.setdefault(account.id, (account, FetchStats()))[1]
             resources.extend(self._poller(where).poll(inv, now, mine, own))
         for account, own in accounts.values():
-            self._judge_metrics(account, own)
+            self.accounts.judge_metrics(account, own, self.clock)
             stats.merge(own)
         asked = {where: self._poller(where).asked_until() for where in inventories}
         end = data_end(now, self.settings.settle_delay, self.resolution_s)
@@ -434,22 +434,6 @@ class Analyzer:
             unknown,
             readings,
         )
-
-    def _judge_metrics(self, account: Account, stats: FetchStats) -> None:
-        """An account whose every metric failed this cycle is failing (its role denied or
-        deleted, its calls throttled): counted as its outcome, its inventory retried on its
-        schedule. One that answered is back."""
-        if not stats.metrics_requested:
-            return
-        if stats.outcome != "failed":
-            self.accounts.answered(account)
-            return
-        reason = stats.errors[0] if stats.errors else "every metric failed"
-        known = self.accounts.health.get(account.id)
-        if known is not None and not known.up:
-            return  # already failing: its retry schedule stands
-        code = stats.codes[0] if stats.codes else None
-        self.accounts.failed(account, failure_of(reason, code), self.clock())
 
     def _say_mismatches(self, snapshot: Snapshot) -> None:
         """Log a resource whose data contradicts a modelled limit once, when it starts to."""
