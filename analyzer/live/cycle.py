@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Collection, Container
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 
 import structlog
@@ -16,29 +15,26 @@ from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import inventory, queries, shards
+from analyzer.collect import queries
 from analyzer.collect.accounts import Account
-from analyzer.collect.agent_metrics import AgentDiscovery
-from analyzer.collect.aws import NO_REGION, Clients, default_region
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
-from analyzer.collect.inventory import InstanceTypeCache, TagFilter
 from analyzer.collect.offers import AwsOffers
 from analyzer.collect.past import PastDays
 from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
-from analyzer.collect.regions import Region, connect, connect_as
+from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import MINUTE_S, aligned, data_end
-from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.live.bill import Bill
 from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
+from analyzer.live.scopes import Scopes
 from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
-from analyzer.model.resources import Inventory, scope_of
+from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
@@ -98,28 +94,19 @@ class Analyzer:
 
     settings: Settings
     rules: RuleSet
-    connect: Callable[[str], Region] = connect
-    """How a region is read: boto3's standard chain unless a test or the demo says else."""
-    connect_account: Callable[[Account, str], Region] | None = None
-    """How an account's region is read: through its role (`Watched.session`) unless a test
-    or the demo says else."""
-    watched: Watched | None = None
+    connect: InitVar[Callable[[str], Region]] = connect
+    """How a region is read (`Scopes.connect`): boto3's standard chain unless a test or the
+    demo says else."""
+    connect_account: InitVar[Callable[[Account, str], Region] | None] = None
+    """How an account's region is read (`Scopes.connect_account`): through its role
+    (`Watched.session`) unless a test or the demo says else."""
+    watched: InitVar[Watched | None] = None
     """The accounts of the settings and their health; made from the settings unless given."""
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
     """What an account's retry schedule runs on: the daemon's clock."""
-    types: InstanceTypeCache = field(default_factory=InstanceTypeCache)
     price_list: PriceList | None = None
     offers: Offers = NO_OFFERS
     """What else AWS offers, and its prices: what turns a finding into priced options."""
-    _regions: dict[str, Region] = field(default_factory=dict, repr=False)
-    """By scope."""
-    _dark: frozenset[str] = field(default=frozenset(), repr=False)
-    """Scopes of accounts that failed before any inventory of theirs was found."""
-    _swapping: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    """Held while a refresh or an account's retry swaps in the inventories."""
-    _monitoring: dict[str, Clients] = field(default_factory=dict, repr=False)
-    """The monitoring account's clients, by region, where metrics are read there."""
-    _inventories: dict[str, Inventory] = field(default_factory=dict, repr=False)
     adaptive: bool = False
     """Poll each resource on the cadence and with the metrics of its tier (the daemon);
     otherwise every metric of every resource (`once`)."""
@@ -129,176 +116,49 @@ class Analyzer:
     billed: Callable[[MetricQuery], bool] = lambda _: True
     """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
     projected bill and the budget count only those it bills."""
+    accounts: Watched = field(init=False, repr=False)
+    """The accounts watched, and how each answers."""
+    scopes: Scopes = field(init=False, repr=False)
+    """Every (account, region) watched: the region it is read through, its inventory."""
     coverage: Coverage = field(init=False, repr=False)
     """The volumes node agents read (`node_coverage_url`): their rates are left to them."""
-    agent: AgentDiscovery | None = None
-    """Which volumes the CloudWatch agent publishes for (`cloudwatch_agent_namespace`)."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
     bill: Bill = field(init=False, repr=False)
     """The month's GetMetricData bill, and the cadences the budgets allow."""
 
-    def __post_init__(self) -> None:
-        if self.watched is None:
-            self.watched = Watched(self.settings)
+    def __post_init__(
+        self,
+        connect: Callable[[str], Region],
+        connect_account: Callable[[Account, str], Region] | None,
+        watched: Watched | None,
+    ) -> None:
+        self.accounts = Watched(self.settings) if watched is None else watched
+        self.scopes = Scopes(self.settings, self.accounts, connect, connect_account)
         self.coverage = Coverage.of(self.settings)
-        if self.agent is None and self.settings.cloudwatch_agent_namespace:
-            self.agent = AgentDiscovery(self.settings.cloudwatch_agent_namespace)
         self.bill = Bill(self.settings)
-
-    @property
-    def accounts(self) -> Watched:
-        assert self.watched is not None
-        return self.watched
-
-    def regions(self) -> list[str]:
-        if self.settings.region:
-            return list(dict.fromkeys(self.settings.region))
-        region = default_region()
-        if not region:
-            raise ConfigError(NO_REGION)
-        return [region]
 
     def offering(self) -> Analyzer:
         """Read AWS's offers through this analyzer's regions, and their prices from the Price
         List unless the settings say not to: what names other instance types and classes in
         the options, with what they cost."""
         pricing = OnDemandPrices.connect() if self.settings.pricing_api else None
-        self.offers = AwsOffers(lambda region: self._for(region).describe, pricing)
+        self.offers = AwsOffers(lambda region: self.scopes.connected(region).describe, pricing)
         return self
 
-    def targets(self) -> list[tuple[Account | None, str]]:
-        """Every (account, region) to read: the daemon's own account (None) in each region
-        when no account is configured; else each account in its regions (or the top-level
-        ones)."""
-        regions = self.regions()
-        if not self.accounts.configured:
-            return [(None, r) for r in regions]
-        found = self.accounts.resolve(regions[0])
-        return [pair for a in found for pair in _places(a, regions)]
-
-    def _for(self, region: str, account: Account | None = None) -> Region:
-        where = scope_of(account.id, region) if account else region
-        if where not in self._regions:
-            self._regions[where] = (
-                self.connect(region) if account is None else self._connect_account(account, region)
-            )
-        return self._regions[where]
-
-    def _connect_account(self, account: Account, region: str) -> Region:
-        if self.connect_account is not None:
-            return self.connect_account(account, region)
-        if account.role_arn is None:
-            self.accounts.check_own(account, self.regions()[0])
-        member = self.accounts.session(account, self.regions()[0])
-        monitoring = None
-        if self.settings.monitoring_account:
-            # One CloudWatch client per region reads every account's metrics.
-            if region not in self._monitoring:
-                self._monitoring[region] = Clients.for_region(region)
-            monitoring = self._monitoring[region]
-        return connect_as(account, region, member, monitoring)
-
-    def _discover(self, account: Account | None, region: str) -> Inventory:
-        tags = [TagFilter.parse(t) for t in self.settings.tag]
-        where = self._for(region, account)
-        found = inventory.discover(
-            where.describe,
-            self.types,
-            tags,
-            account_id=account.id if account else "",
-            account_name=(account.name or "") if account else "",
-        )
-        if self.agent is not None and where.listing is not None:
-            found = self.agent.discover(found, where.listing)
-        return shards.kept(found, self.settings.sharding())
-
     def refresh_inventory(self) -> dict[str, Inventory]:
-        """Describe every account's regions again; resources that are gone drop out of the
-        next cycle. Where there are accounts, one that fails keeps the inventory it had (its
-        alerts hold) and is described again on its own schedule (`retry_accounts`); the
-        refresh fails only when every account does."""
-        now = self.clock()
-        fresh: dict[str, Inventory] = {}
-        failures: list[Exception] = []
-        by_account: dict[str, list[tuple[Account, str]]] = {}
-        for account, region in self.targets():
-            if account is None:
-                fresh[region] = self._discover(None, region)
-            else:
-                by_account.setdefault(account.id, []).append((account, region))
-        for pairs in by_account.values():
-            found = self._describe_account(pairs, now)
-            if isinstance(found, Exception):
-                failures.append(found)
-                continue
-            fresh.update(found)
-        if by_account and len(failures) == len(by_account):
-            raise failures[0]
-        self._swap(fresh, [s for pairs in by_account.values() for s in _scopes(pairs)])
-        log.info(
-            "inventory.refreshed",
-            regions=len(fresh),
-            accounts=len(by_account) or None,
-            failed_accounts=len(failures) or None,
-            volumes=sum(len(i.volumes) for i in fresh.values()),
-            instances=sum(len(i.instances) for i in fresh.values()),
-        )
-        return self._inventories
-
-    def _describe_account(
-        self, pairs: list[tuple[Account, str]], now: datetime
-    ) -> dict[str, Inventory] | Exception:
-        """One account's regions, all or none: an account that fails in one region is
-        failing (its role, its permissions), and keeps what it had everywhere."""
-        account = pairs[0][0]
-        try:
-            found = {scope_of(a.id, r): self._discover(a, r) for a, r in pairs}
-        except (AwsAccessError, AwsCallError) as exc:
-            self.accounts.failed(account, exc, now)
-            return exc
-        self.accounts.answered(account)
-        return found
-
-    def _swap(self, fresh: dict[str, Inventory], scopes: list[str]) -> None:
-        """Take in a refresh: a scope it has replaces the one kept; one it lacks (its account
-        failed) keeps what it had, or is dark where it had nothing."""
-        with self._swapping:
-            old = self._inventories
-            kept = {s: old[s] for s in scopes if s not in fresh and s in old}
-            self._dark = frozenset(s for s in scopes if s not in fresh and s not in kept)
-            self._inventories = {**fresh, **kept}
+        """Describe every scope again (`Scopes.refresh`): what the next cycles read."""
+        return self.scopes.refresh(self.clock())
 
     def retry_accounts(self, now: datetime | None = None) -> list[str]:
-        """Describe again the failing accounts whose retry time has come; the ids of those
-        that answered."""
-        now = now or self.clock()
-        due = self.accounts.due(now)
-        if not due:
-            return []
-        regions = self.regions()
-        fresh: dict[str, Inventory] = {}
-        back: list[str] = []
-        for account in due:
-            found = self._describe_account(_places(account, regions), now)
-            if not isinstance(found, Exception):
-                fresh.update(found)
-                back.append(account.id)
-        if back:
-            with self._swapping:
-                self._inventories = {**self._inventories, **fresh}
-                self._dark = frozenset(s for s in self._dark if s not in fresh)
-        return back
+        """Describe again the failing accounts whose retry time has come (`Scopes.retry`);
+        the ids of those that answered."""
+        return self.scopes.retry(now or self.clock())
 
     def inventories(self) -> dict[str, Inventory]:
         """What the last refresh found, by scope (the region where there are no accounts)."""
-        return self._inventories
-
-    def _at(self, where: str) -> Region:
-        """The region a scope is read through: connected when its inventory was described
-        (the daemon's own account's region is connected on first use)."""
-        return self._regions.get(where) or self._for(where)
+        return self.scopes.inventories()
 
     def history_queries(self) -> dict[str, list[MetricQuery]]:
         """Per scope, every metric of the inventory (described afresh), at its own period."""
@@ -324,7 +184,7 @@ class Analyzer:
                 for period in sorted({q.period_s for q in found})
             ]
             mine: dict[str, dict[str, Series]] = {}
-            for _, fetched in fetch(self._at(region).metrics, plan, stats):
+            for _, fetched in fetch(self.scopes.at(region).metrics, plan, stats):
                 for query, series in fetched.items():
                     mine.setdefault(query.resource_id, {})[query.metric] = series
             raw[region] = mine
@@ -334,7 +194,7 @@ class Analyzer:
         if region not in self._pollers:
             s = self.settings
             self._pollers[region] = RegionPoller(
-                self._at(region),
+                self.scopes.at(region),
                 # Enough history for the rule that reads furthest back, whatever the setting.
                 History(
                     max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
@@ -368,22 +228,22 @@ class Analyzer:
         """One cycle at `now`. `alerted`: (region, id) of resources with an alert pending or
         firing, which adaptive polling keeps hot."""
         started = time.monotonic()
-        if not self._inventories:
+        if not self.scopes.inventories():
             self.refresh_inventory()
         covered = self.coverage.refresh()
-        for where in self._inventories:
+        for where in self.scopes.inventories():
             self._poller(where).cover(covered)
         resources: list[ResourceState] = []
         stats = FetchStats()
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
-        inventories = self._inventories
+        inventories = self.scopes.inventories()
         accounts: dict[str, tuple[Account, FetchStats]] = {}
         for where, inv in inventories.items():
             mine = {rid for r, rid in alerted if r == where}
             if not inv.account_id:
                 resources.extend(self._poller(where).poll(inv, now, mine, stats))
                 continue
-            account = self._at(where).account
+            account = self.scopes.at(where).account
             assert account is not None
             own = accounts.setdefault(account.id, (account, FetchStats()))[1]
             resources.extend(self._poller(where).poll(inv, now, mine, own))
@@ -424,7 +284,7 @@ class Analyzer:
             projected_dollars_per_month=round(projection.dollars(), 2),
             duration_s=round(duration, 3),
         )
-        unknown = Dark(analysis.unknown, self._dark) if self._dark else analysis.unknown
+        unknown = Dark(analysis.unknown, self.scopes.dark) if self.scopes.dark else analysis.unknown
         return CycleResult(
             analysis.snapshot,
             analysis.firing,
@@ -457,10 +317,6 @@ class Analyzer:
         )
 
 
-def _scopes(pairs: list[tuple[Account, str]]) -> list[str]:
-    return [scope_of(a.id, r) for a, r in pairs]
-
-
 def _say_failures(stats: FetchStats) -> None:
     """One line for a cycle in which metrics failed: the call, where, why, and how many."""
     if not stats.metrics_failed:
@@ -476,8 +332,3 @@ def _say_failures(stats: FetchStats) -> None:
         share=round(stats.failed_share, 3),
         reason=stats.errors[0] if stats.errors else "unknown",
     )
-
-
-def _places(account: Account, regions: list[str]) -> list[tuple[Account, str]]:
-    """Where an account is read: its own regions, or the top-level ones."""
-    return [(account, r) for r in (account.regions or regions)]

@@ -345,4 +345,4 @@ def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
     assert (analyzer.settings.interval, analyzer.settings.polling) == (2.0, "full")
     assert analyzer.resolution_s == 2 and reader.every_s == 2
     assert not analyzer.adaptive
-    assert analyzer.connect("eu-west-1").metrics is reader.metrics
+    assert analyzer.scopes.connect("eu-west-1").metrics is reader.metrics
