@@ -122,11 +122,11 @@ class Analyzer:
     """Every (account, region) watched: the region it is read through, its inventory."""
     coverage: Coverage = field(init=False, repr=False)
     """The volumes node agents read (`node_coverage_url`): their rates are left to them."""
+    bill: Bill = field(init=False, repr=False)
+    """The month's GetMetricData bill, and the cadences the budgets allow."""
     _pollers: dict[str, RegionPoller] = field(default_factory=dict, repr=False)
     _judgements: Judgements = field(default_factory=Judgements, repr=False)
     _mismatched: set[tuple[str, str]] = field(default_factory=set, repr=False)
-    bill: Bill = field(init=False, repr=False)
-    """The month's GetMetricData bill, and the cadences the budgets allow."""
 
     def __post_init__(
         self,
@@ -139,91 +139,6 @@ class Analyzer:
         self.coverage = Coverage.of(self.settings)
         self.bill = Bill(self.settings)
 
-    def offering(self) -> Analyzer:
-        """Read AWS's offers through this analyzer's regions, and their prices from the Price
-        List unless the settings say not to: what names other instance types and classes in
-        the options, with what they cost."""
-        pricing = OnDemandPrices.connect() if self.settings.pricing_api else None
-        self.offers = AwsOffers(lambda region: self.scopes.connected(region).describe, pricing)
-        return self
-
-    def refresh_inventory(self) -> dict[str, Inventory]:
-        """Describe every scope again (`Scopes.refresh`): what the next cycles read."""
-        return self.scopes.refresh(self.clock())
-
-    def retry_accounts(self, now: datetime | None = None) -> list[str]:
-        """Describe again the failing accounts whose retry time has come (`Scopes.retry`);
-        the ids of those that answered."""
-        return self.scopes.retry(now or self.clock())
-
-    def inventories(self) -> dict[str, Inventory]:
-        """What the last refresh found, by scope (the region where there are no accounts)."""
-        return self.scopes.inventories()
-
-    def history_queries(self) -> dict[str, list[MetricQuery]]:
-        """Per scope, every metric of the inventory (described afresh), at its own period."""
-        return {
-            region: [q for found in queries.for_inventory(inv, None).values() for q in found]
-            for region, inv in self.refresh_inventory().items()
-        }
-
-    def history(
-        self, wanted: dict[str, list[MetricQuery]], since_s: float, now: datetime
-    ) -> tuple[dict[str, dict[str, dict[str, Series]]], FetchStats]:
-        """These metrics over the last `since_s` up to the end of the data at `now`, each at
-        its own period, fetched as the daemon fetches: by region, then resource id, then metric
-        name."""
-        raw: dict[str, dict[str, dict[str, Series]]] = {}
-        stats = FetchStats()
-        for region, found in wanted.items():
-            plan = [
-                (
-                    aligned(now, period, since_s, self.settings.settle_delay),
-                    [q for q in found if q.period_s == period],
-                )
-                for period in sorted({q.period_s for q in found})
-            ]
-            mine: dict[str, dict[str, Series]] = {}
-            for _, fetched in fetch(self.scopes.at(region).metrics, plan, stats):
-                for query, series in fetched.items():
-                    mine.setdefault(query.resource_id, {})[query.metric] = series
-            raw[region] = mine
-        return raw, stats
-
-    def _poller(self, region: str) -> RegionPoller:
-        if region not in self._pollers:
-            s = self.settings
-            self._pollers[region] = RegionPoller(
-                self.scopes.at(region),
-                # Enough history for the rule that reads furthest back, whatever the setting.
-                History(
-                    max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
-                    s.overlap,
-                    s.settle_delay,
-                ),
-                s.settle_delay,
-                adaptive=self.adaptive,
-                policy=TierPolicy(
-                    hot_utilization=s.hot_utilization,
-                    quiet_utilization=s.quiet_utilization,
-                    # Never shorter than a forecast rule's horizon: a bucket it will warn
-                    # about is polled every interval before it does.
-                    hot_empty_within_s=max(s.hot_empty_within, self.rules.longest_horizon()),
-                    low_balance_percent=s.low_balance_percent,
-                ),
-                cadence=self.bill.cadence(),
-                span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
-                past=PastDays() if self.rules.reads_past() else None,
-                windows=self.rules.forecast_windows,
-                resolution_s=self.resolution_s,
-                billed=self.billed,
-            )
-        return self._pollers[region]
-
-    def tiers(self) -> dict[tuple[str, str], Tier]:
-        """The polling tier of each resource, by (region, id), after the last cycle."""
-        return {(r, rid): t for r, p in self._pollers.items() for rid, t in p.tiers.items()}
-
     def run(self, now: datetime, alerted: Collection[tuple[str, str]] = ()) -> CycleResult:
         """One cycle at `now`. `alerted`: (region, id) of resources with an alert pending or
         firing, which adaptive polling keeps hot."""
@@ -233,23 +148,9 @@ class Analyzer:
         covered = self.coverage.refresh()
         for where in self.scopes.inventories():
             self._poller(where).cover(covered)
-        resources: list[ResourceState] = []
-        stats = FetchStats()
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
         inventories = self.scopes.inventories()
-        accounts: dict[str, tuple[Account, FetchStats]] = {}
-        for where, inv in inventories.items():
-            mine = {rid for r, rid in alerted if r == where}
-            if not inv.account_id:
-                resources.extend(self._poller(where).poll(inv, now, mine, stats))
-                continue
-            account = self.scopes.at(where).account
-            assert account is not None
-            own = accounts.setdefault(account.id, (account, FetchStats()))[1]
-            resources.extend(self._poller(where).poll(inv, now, mine, own))
-        for account, own in accounts.values():
-            self.accounts.judge_metrics(account, own, self.clock)
-            stats.merge(own)
+        resources, stats = self._poll(inventories, now, alerted)
         asked = {where: self._poller(where).asked_until() for where in inventories}
         end = data_end(now, self.settings.settle_delay, self.resolution_s)
         snap = states.build(now, end, resources, stats, asked)
@@ -295,6 +196,62 @@ class Analyzer:
             readings,
         )
 
+    def _poll(
+        self, inventories: dict[str, Inventory], now: datetime, alerted: Collection[tuple[str, str]]
+    ) -> tuple[list[ResourceState], FetchStats]:
+        """Every resource's state after this cycle's fetches, and what they cost; an account
+        is judged by its own metrics."""
+        resources: list[ResourceState] = []
+        stats = FetchStats()
+        accounts: dict[str, tuple[Account, FetchStats]] = {}
+        for where, inv in inventories.items():
+            mine = {rid for r, rid in alerted if r == where}
+            if not inv.account_id:
+                resources.extend(self._poller(where).poll(inv, now, mine, stats))
+                continue
+            account = self.scopes.at(where).account
+            assert account is not None
+            own = accounts.setdefault(account.id, (account, FetchStats()))[1]
+            resources.extend(self._poller(where).poll(inv, now, mine, own))
+        for account, own in accounts.values():
+            self.accounts.judge_metrics(account, own, self.clock)
+            stats.merge(own)
+        return resources, stats
+
+    def _poller(self, region: str) -> RegionPoller:
+        if region not in self._pollers:
+            s = self.settings
+            self._pollers[region] = RegionPoller(
+                self.scopes.at(region),
+                # Enough history for the rule that reads furthest back, whatever the setting.
+                History(
+                    max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
+                    s.overlap,
+                    s.settle_delay,
+                ),
+                s.settle_delay,
+                adaptive=self.adaptive,
+                policy=TierPolicy(
+                    hot_utilization=s.hot_utilization,
+                    quiet_utilization=s.quiet_utilization,
+                    # Never shorter than a forecast rule's horizon: a bucket it will warn
+                    # about is polled every interval before it does.
+                    hot_empty_within_s=max(s.hot_empty_within, self.rules.longest_horizon()),
+                    low_balance_percent=s.low_balance_percent,
+                ),
+                cadence=self.bill.cadence(),
+                span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
+                past=PastDays() if self.rules.reads_past() else None,
+                windows=self.rules.forecast_windows,
+                resolution_s=self.resolution_s,
+                billed=self.billed,
+            )
+        return self._pollers[region]
+
+    def tiers(self) -> dict[tuple[str, str], Tier]:
+        """The polling tier of each resource, by (region, id), after the last cycle."""
+        return {(r, rid): t for r, p in self._pollers.items() for rid, t in p.tiers.items()}
+
     def _say_mismatches(self, snapshot: Snapshot) -> None:
         """Log a resource whose data contradicts a modelled limit once, when it starts to."""
         now = {(s.ref.scope, s.ref.resource_id): s for s in snapshot.resources if s.mismatches}
@@ -308,6 +265,29 @@ class Analyzer:
             )
         self._mismatched = set(now)
 
+    # --- the other jobs and the commands: the inventory, the retries, cost and history ----
+
+    def refresh_inventory(self) -> dict[str, Inventory]:
+        """Describe every scope again (`Scopes.refresh`): what the next cycles read."""
+        return self.scopes.refresh(self.clock())
+
+    def retry_accounts(self, now: datetime | None = None) -> list[str]:
+        """Describe again the failing accounts whose retry time has come (`Scopes.retry`);
+        the ids of those that answered."""
+        return self.scopes.retry(now or self.clock())
+
+    def inventories(self) -> dict[str, Inventory]:
+        """What the last refresh found, by scope (the region where there are no accounts)."""
+        return self.scopes.inventories()
+
+    def offering(self) -> Analyzer:
+        """Read AWS's offers through this analyzer's regions, and their prices from the Price
+        List unless the settings say not to: what names other instance types and classes in
+        the options, with what they cost."""
+        pricing = OnDemandPrices.connect() if self.settings.pricing_api else None
+        self.offers = AwsOffers(lambda region: self.scopes.connected(region).describe, pricing)
+        return self
+
     def costs(self) -> dict[str, dict[str, Projection]]:
         """Per scope, from the inventory (described afresh) alone: the month's bill with every
         resource idle, active or hot, and under `polling: full`; the rates of the volumes node
@@ -315,6 +295,36 @@ class Analyzer:
         return self.bill.costs(
             prices.load(self.settings.prices), self.refresh_inventory(), self.coverage.refresh()
         )
+
+    def history_queries(self) -> dict[str, list[MetricQuery]]:
+        """Per scope, every metric of the inventory (described afresh), at its own period."""
+        return {
+            region: [q for found in queries.for_inventory(inv, None).values() for q in found]
+            for region, inv in self.refresh_inventory().items()
+        }
+
+    def history(
+        self, wanted: dict[str, list[MetricQuery]], since_s: float, now: datetime
+    ) -> tuple[dict[str, dict[str, dict[str, Series]]], FetchStats]:
+        """These metrics over the last `since_s` up to the end of the data at `now`, each at
+        its own period, fetched as the daemon fetches: by region, then resource id, then metric
+        name."""
+        raw: dict[str, dict[str, dict[str, Series]]] = {}
+        stats = FetchStats()
+        for region, found in wanted.items():
+            plan = [
+                (
+                    aligned(now, period, since_s, self.settings.settle_delay),
+                    [q for q in found if q.period_s == period],
+                )
+                for period in sorted({q.period_s for q in found})
+            ]
+            mine: dict[str, dict[str, Series]] = {}
+            for _, fetched in fetch(self.scopes.at(region).metrics, plan, stats):
+                for query, series in fetched.items():
+                    mine.setdefault(query.resource_id, {})[query.metric] = series
+            raw[region] = mine
+        return raw, stats
 
 
 def _say_failures(stats: FetchStats) -> None:
