@@ -133,8 +133,9 @@ def _cost(args: argparse.Namespace) -> int:
     cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
     shard = settings.sharding()
     part = None if shard.whole else (shard.index, shard.total)
-    watch = analyzer.coverage
-    coverage = (analyzer.covered_volumes(), watch.failing) if watch is not None else None
+    asked = analyzer.coverage.prometheus
+    covered = analyzer.coverage.volumes(analyzer.inventories().values())
+    coverage = (covered, asked.failing) if asked is not None else None
     sys.stdout.write(report.cost_table(table, *cadence, names=names, shard=part, coverage=coverage))
     return 0
 

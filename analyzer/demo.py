@@ -181,9 +181,14 @@ def over(
     simulated: DemoAccounts, settings: settings_mod.Settings, ruleset: rule_files.RuleSet
 ) -> Analyzer:
     """An analyzer of the simulated accounts, as `demo --once` runs it."""
-    analyzer = Analyzer(settings, ruleset, connect=simulated.region)
-    analyzer.connect_account = reading(simulated, lambda: analyzer.accounts)
-    return analyzer
+    watched = Watched(settings)
+    return Analyzer(
+        settings,
+        ruleset,
+        connect=simulated.region,
+        connect_account=reading(simulated, lambda: watched),
+        watched=watched,
+    )
 
 
 def reading(

@@ -31,6 +31,7 @@ import structlog
 from analyzer.analyze import prices
 from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.analyze.rules import RuleSet
+from analyzer.collect import regions
 from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
@@ -305,7 +306,7 @@ class Daemon:
     def _account_bills(self) -> None:
         inventories = self.analyzer.inventories()
         bills = {}
-        for where, dollars in self.analyzer.bills.items():
+        for where, dollars in self.analyzer.bill.by_scope.items():
             inv = inventories.get(where)
             if inv is not None:
                 bills[(inv.account_id, inv.account_name, inv.region)] = dollars
@@ -365,7 +366,7 @@ class Daemon:
             "daemon.started",
             listen=f"{self.settings.listen_address[0]}:{server.port}",
             interval_s=self.settings.interval,
-            regions=self.analyzer.regions(),
+            regions=self.analyzer.scopes.regions(),
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
@@ -471,15 +472,16 @@ def _wire(
 ) -> tuple[Daemon, Exposition]:
     price_list = prices.load(settings.prices)
     analyzer = Analyzer(
-        settings, ruleset, price_list=price_list, adaptive=settings.polling == "adaptive"
+        settings,
+        ruleset,
+        connect=connect or regions.connect,
+        connect_account=connect_account,
+        clock=clock,
+        price_list=price_list,
+        adaptive=settings.polling == "adaptive",
     )
-    if connect is not None:
-        analyzer.connect = connect
-    if connect_account is not None:
-        analyzer.connect_account = connect_account
-    analyzer.clock = clock
     analyzer.offering()
-    analyzer.regions()  # no region at all is a configuration error: say so before starting
+    analyzer.scopes.regions()  # no region at all is a configuration error: say so before starting
     book = AlertBook(settings.repeat_interval, settings.resolve_after, settings.notify_severity)
     if settings.state_file is not None:
         try:

@@ -5,7 +5,8 @@ members the filters keep (listed again at each inventory refresh, so that a new 
 picked up), each through a session that assumes its role, created once. Each account's health
 is its own: a refusal, a throttled call or an unreachable role is that account's outcome, and
 the account is described again on a schedule of its own (a minute, doubling up to the inventory
-interval), while every other account goes on as before.
+interval), while every other account goes on as before. An account whose every metric fails
+in a cycle is failing too, as one whose inventory cannot be described.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from analyzer.collect import accounts as organization
 from analyzer.collect.accounts import Account, Filter
 from analyzer.collect.aws import ACCESS_CODES, client_config
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
+from analyzer.model.state import FetchStats
 from analyzer.settings import AccountEntry, MemberFilter, Settings
 
 log = structlog.get_logger(__name__)
@@ -213,6 +215,24 @@ class Watched:
         health.outcome, health.error, health.failures, health.retry_at = "success", None, 0, None
         self._tell(account, "success")
         return health
+
+    def judge_metrics(
+        self, account: Account, stats: FetchStats, clock: Callable[[], datetime]
+    ) -> None:
+        """An account whose every metric failed this cycle is failing (its role denied or
+        deleted, its calls throttled): counted as its outcome, its inventory retried on its
+        schedule. One that answered is back."""
+        if not stats.metrics_requested:
+            return
+        if stats.outcome != "failed":
+            self.answered(account)
+            return
+        reason = stats.errors[0] if stats.errors else "every metric failed"
+        known = self.health.get(account.id)
+        if known is not None and not known.up:
+            return  # already failing: its retry schedule stands
+        code = stats.codes[0] if stats.codes else None
+        self.failed(account, failure_of(reason, code), clock())
 
     def _tell(self, account: Account, outcome: str) -> None:
         for listener in self.listeners:

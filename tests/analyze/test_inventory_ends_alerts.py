@@ -115,7 +115,9 @@ def test_an_alert_a_node_agent_takes_over_resolves_saying_so_and_is_not_repeated
 
     account = Account()
     analyzer, book, _, volume, now = firing_cap(account)
-    analyzer.coverage = NodeCoverage("http://prometheus:9090", get=lambda *_: (200, vector(volume)))
+    analyzer.coverage.prometheus = NodeCoverage(
+        "http://prometheus:9090", get=lambda *_: (200, vector(volume))
+    )
     later = next_cycle(analyzer, book, now)
     [alert] = book.owed()
     assert alert.state is AlertState.RESOLVED

@@ -262,7 +262,7 @@ def test_coverage_moving_plans_again_and_the_rates_come_back_when_it_ends() -> N
     fleet.add_instance([("gp2", 100, Load(2_000))])
     analyzer, metrics = fleet.analyzer(node_coverage_url="http://prometheus:9090")
     answer = [vector()]
-    analyzer.coverage = NodeCoverage(
+    analyzer.coverage.prometheus = NodeCoverage(
         "http://prometheus:9090", get=lambda url, timeout: (200, answer[0])
     )
     asked: list[MetricQuery] = []

@@ -13,6 +13,7 @@ from analyzer import settings
 from analyzer.collect.accounts import Account
 from analyzer.errors import AwsAccessError, AwsCallError
 from analyzer.live.watched import Watched, failure_of, outcome_of
+from analyzer.model.state import FetchStats
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 OWN = "123456789012"
@@ -166,3 +167,30 @@ def test_an_account_without_a_role_must_be_the_daemons_own(aws):
     with pytest.raises(ConfigError, match="222222222222 has no role_arn, and the daemon's"):
         accounts.check_own(Account("222222222222"), "us-east-1")
     accounts.check_own(Account("222222222222", role_arn="arn:aws:iam::222222222222:role/x"), "")
+
+
+def test_an_account_whose_every_metric_failed_is_failing_until_its_metrics_answer():
+    accounts = watched()
+    account = Account("111111111111", "prod", "arn:aws:iam::111111111111:role/x")
+    asked: list[datetime] = []
+
+    def clock() -> datetime:
+        asked.append(NOW)
+        return NOW
+
+    heard: list[str] = []
+    accounts.listeners.append(lambda a, outcome: heard.append(outcome))
+    accounts.judge_metrics(account, FetchStats(), clock)  # nothing asked: nothing to judge
+    assert heard == [] and asked == []
+    denied = FetchStats(
+        metrics_requested=4, metrics_failed=4, errors=["AccessDenied: no"], codes=["AccessDenied"]
+    )
+    accounts.judge_metrics(account, denied, clock)
+    health = accounts.health[account.id]
+    assert health.outcome == "denied" and health.retry_at == NOW + timedelta(seconds=60)
+    accounts.judge_metrics(account, denied, clock)  # already failing: its schedule stands
+    assert health.failures == 1 and len(asked) == 1
+    partial = FetchStats(metrics_requested=4, metrics_failed=1)
+    accounts.judge_metrics(account, partial, clock)
+    assert health.up and health.retry_at is None
+    assert heard == ["denied", "success"]

@@ -321,8 +321,8 @@ def test_a_node_reads_its_own_volumes_whatever_the_shared_settings_say_of_covera
     shared = settings.load({"node_coverage_url": "http://prometheus:9090"})
     mine = agent.node_settings(shared, 5)
     assert mine.node_coverage_url is None
-    assert Analyzer(mine, rules.load()).coverage is None
-    assert Analyzer(shared, rules.load()).coverage is not None
+    assert Analyzer(mine, rules.load()).coverage.prometheus is None
+    assert Analyzer(shared, rules.load()).coverage.prometheus is not None
 
 
 def test_a_node_runs_in_the_first_region_named_else_the_sdks_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -345,4 +345,4 @@ def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
     assert (analyzer.settings.interval, analyzer.settings.polling) == (2.0, "full")
     assert analyzer.resolution_s == 2 and reader.every_s == 2
     assert not analyzer.adaptive
-    assert analyzer.connect("eu-west-1").metrics is reader.metrics
+    assert analyzer.scopes.connect("eu-west-1").metrics is reader.metrics

@@ -162,8 +162,8 @@ def test_prometheus_failing_means_every_volume_from_cloudwatch_and_one_warning(
     fleet: Fleet, prometheus: PrometheusEndpoint, fault: str
 ) -> None:
     analyzer, cloudwatch = _analyzer(prometheus.root)
-    assert analyzer.coverage is not None
-    analyzer.coverage.timeout_s = 0.3
+    assert analyzer.coverage.prometheus is not None
+    analyzer.coverage.prometheus.timeout_s = 0.3
     analyzer.run(NOW)
     assert cloudwatch.of(*fleet.covered) == {"VolumeStalledIOCheck"}
     if fault == "down":

@@ -293,9 +293,7 @@ def test_a_monitoring_account_reads_the_members_metrics_with_their_account_id(
 
     asked = Answers()
     made = Clients.for_region
-    monkeypatch.setattr(
-        cycle.Clients, "for_region", lambda region, **_: made(region, cloudwatch=asked)
-    )
+    monkeypatch.setattr(Clients, "for_region", lambda region, **_: made(region, cloudwatch=asked))
     prod = next(a for a, m in organization.items() if m.name == "prod")
     config = settings.load(
         {

@@ -27,10 +27,14 @@ def watching(
 ) -> tuple[AlertBook, Callable[[float], None]]:
     """An alert book, and a cycle of the analyzer into it at a minute of the replay (reading
     metrics through `cloudwatch`, where given)."""
-    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
-    if cloudwatch is not None:
-        analyzer.connect = lambda name: connect(
-            name, Clients.for_region(name, cloudwatch=cloudwatch)
+    config = settings.load({"region": [account.region]})
+    if cloudwatch is None:
+        analyzer = Analyzer(config, rules.load())
+    else:
+        analyzer = Analyzer(
+            config,
+            rules.load(),
+            connect=lambda name: connect(name, Clients.for_region(name, cloudwatch=cloudwatch)),
         )
     book = AlertBook(repeat_s=4 * 3600, resolve_after_s=300)
 
