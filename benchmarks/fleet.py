@@ -165,6 +165,8 @@ class Cycle:
     requests: int
     metrics: int
     analyzer_peak_mb: float
+    rss_after_mb: float
+    """The process's resident memory just after the cycle."""
 
 
 def measure(fn: Any) -> tuple[float, float, Any]:
@@ -233,14 +235,14 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
             finally:
                 heap.after_cycle()  # as the daemon does after each cycle
 
-        runs: list[tuple[float, float, int]] = []
+        runs: list[tuple[float, float, int, float]] = []
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             alerted = {(a.finding.resource.region, a.resource_id) for a in book}
             made = recorder.made
             wall, cpu, result = measure(lambda: cycle(now, alerted))  # noqa: B023
             book.update(now, result.findings, result.pending)
-            runs.append((wall, cpu, recorder.made - made))
+            runs.append((wall, cpu, recorder.made - made, rss_mb()))
             if trace and k in (0, cycles - 1):
                 print(f"after cycle {k}:", file=sys.stderr)
                 print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
@@ -248,14 +250,15 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         out = []
         recorder.replay()
-        for k, (wall, cpu, made) in enumerate(runs):
+        for k, (wall, cpu, made, after) in enumerate(runs):
             sent = [recorder.next_copy() for _ in range(made)]
             bare_wall, bare_cpu, _ = measure(lambda: [bare.get_metric_data(**r) for r in sent])  # noqa: B023
             metrics = sum(len(r["MetricDataQueries"]) for r in sent)
-            out.append(Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), metrics, peak_mb))
+            out.append(Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), metrics, peak_mb, after))
             print(
                 f"cycle {k:2d}: {wall:6.2f} s wall, {cpu:6.2f} s CPU; bare loop {bare_wall:6.2f} s "
-                f"wall, {bare_cpu:6.2f} s CPU; {len(sent)} requests, {metrics} metrics",
+                f"wall, {bare_cpu:6.2f} s CPU; {len(sent)} requests, {metrics} metrics; "
+                f"RSS after it {after:,.0f} MB",
                 file=sys.stderr,
             )
         return Run(out, len(found_volumes) + len(found_instances), baseline_mb)
@@ -294,7 +297,8 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
             f"{bare_wall:.2f} s / {bare_cpu:.2f} s; "
             f"CPU beyond the bare loop {cpu - bare_cpu:.2f} s; "
             f"wall {wall / bare_wall if bare_wall else float('nan'):.2f}x the bare loop's",
-            f"peak RSS of the analyzer's cycles: {rss_mb:,.0f} MB",
+            f"peak RSS of the analyzer's cycles: {rss_mb:,.0f} MB; after the last cycle "
+            f"{cycles[-1].rss_after_mb:,.0f} MB",
             f"resources watched: {measured.resources:,}; RSS before the fleet is built "
             f"{measured.baseline_mb:,.0f} MB; (peak - that) per 1,000 resources: "
             f"{per_thousand:,.1f} MB",

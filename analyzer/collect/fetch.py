@@ -10,6 +10,7 @@ which call came back first. A call that fails ends as error series (`cloudwatch`
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -48,8 +49,10 @@ def fetch(
     if not calls:
         return
     with ThreadPoolExecutor(FETCHES_IN_FLIGHT, thread_name_prefix="fetch") as pool:
-        answers = [pool.submit(metrics.fetch, batch, window) for window, batch in calls]
-        for (window, _), answer in zip(calls, answers, strict=True):
-            fetched, call_stats = answer.result()
+        # Each answer is let go of once handed back: a first cycle's answers together weigh
+        # more than the history they become.
+        answers = deque(pool.submit(metrics.fetch, batch, window) for window, batch in calls)
+        for window, _ in calls:
+            fetched, call_stats = answers.popleft().result()
             stats.merge(call_stats)
             yield window, fetched

@@ -34,6 +34,12 @@ class History:
     """What `current` was last asked for."""
     _asked_until: dict[str, datetime] = field(default_factory=dict)
     """By resource id: the end of the latest window CloudWatch answered for it."""
+    _axes: dict[tuple[datetime, ...], tuple[datetime, ...]] = field(default_factory=dict)
+    """Every time axis kept, once: a series' timestamps are the very tuple of every other
+    series over the same minutes (a resource's metrics, and the resources polled with it),
+    not a copy each."""
+    _axes_swept: int = 0
+    """How many axes were in use at the last sweep of those no series holds any more."""
 
     def plan(
         self, queries: Iterable[MetricQuery], now: datetime
@@ -67,11 +73,26 @@ class History:
                 kept = Series(old.timestamps, old.values, query.period_s, Status.ERROR, new.error)
                 self._keep(query, kept)
                 continue
-            self._keep(query, _spliced(old, new, window, oldest))
+            self._keep(query, self._shared(_spliced(old, new, window, oldest)))
             self._until[query] = window.end
             asked = self._asked_until.get(query.resource_id)
             if asked is None or window.end > asked:
                 self._asked_until[query.resource_id] = window.end
+
+    def _shared(self, series: Series) -> Series:
+        """The series on the axis kept for its timestamps (kept from now on if new)."""
+        axis = self._axes.setdefault(series.timestamps, series.timestamps)
+        if axis is series.timestamps:
+            return series
+        return Series(axis, series.values, series.period_s, series.status, series.error)
+
+    def _sweep(self) -> None:
+        """Forget the axes no series is on any more, once they are as many again as at the
+        last sweep: a sweep costs a look at every series."""
+        if len(self._axes) <= 2 * self._axes_swept + 64:
+            return
+        self._axes = {s.timestamps: s.timestamps for s in self._series.values()}
+        self._axes_swept = len(self._axes)
 
     def _keep(self, query: MetricQuery, series: Series) -> None:
         self._series[query] = series
@@ -107,6 +128,7 @@ class History:
     def take_touched(self) -> set[str]:
         """The resources whose series changed (merged or forgotten) since the last call."""
         touched, self._touched = self._touched, set()
+        self._sweep()
         return touched
 
     def __len__(self) -> int:

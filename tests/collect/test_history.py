@@ -145,3 +145,29 @@ def test_a_query_asked_at_another_period_replaces_the_old_one_under_its_name():
     series = h.current(asked)[VOLUME.resource_id][VOLUME.metric]
     assert series.period_s == 300 and set(series.values) == {5.0}
     assert len(h) == 1  # the one-minute query is forgotten
+
+
+WRITES = MetricQuery("vol-1", "AWS/EBS", "VolumeWriteOps", (("VolumeId", "vol-1"),), "Sum", 60)
+OTHER = MetricQuery("vol-2", "AWS/EBS", "VolumeReadOps", (("VolumeId", "vol-2"),), "Sum", 60)
+
+
+def test_series_over_the_same_minutes_keep_one_time_axis():
+    h = history()
+    for minute in range(3):
+        for window, group in h.plan([VOLUME, WRITES, OTHER], at(minute)):
+            # Each answer with timestamps of its own, as each query's part of a reply is.
+            h.merge(window, {q: fill(window, value=k) for k, q in enumerate(group)})
+    held = h.current({"vol-1": [VOLUME, WRITES], "vol-2": [OTHER]})
+    axes = {id(s.timestamps) for mine in held.values() for s in mine.values()}
+    assert len(axes) == 1
+    assert [s.values[-1] for s in held["vol-1"].values()] == [0.0, 1.0]  # values their own
+
+
+def test_an_axis_no_series_is_on_is_forgotten():
+    h = history()
+    for minute in range(400):
+        for window, group in h.plan([VOLUME], at(minute)):
+            h.merge(window, {q: fill(window) for q in group})
+        h.take_touched()
+    assert len(h._axes) <= 2 * 1 + 64  # one in use; the others swept
+    assert held(h).timestamps in h._axes
