@@ -80,8 +80,8 @@ def _common(parser: argparse.ArgumentParser, lookback: bool = True) -> None:
         group.add_argument(
             "--lookback",
             metavar="DURATION",
-            help="history fetched for the first analysis, e.g. 3h (default 1h, and never less "
-            "than the rules read)",
+            help="history fetched for the first analysis, and kept, e.g. 3h (default and least: "
+            "what the rules read, plus 10m)",
         )
     group.add_argument(
         "--log-level",

@@ -225,7 +225,7 @@ class Analyzer:
                 self.scopes.at(region),
                 # Enough history for the rule that reads furthest back, whatever the setting.
                 History(
-                    max(s.lookback, self.rules.reach() + LOOKBACK_MARGIN_S),
+                    max(s.lookback or 0.0, self.rules.reach() + LOOKBACK_MARGIN_S),
                     s.overlap,
                     s.settle_delay,
                 ),

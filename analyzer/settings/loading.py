@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import structlog
 from pydantic import ValidationError
@@ -112,14 +112,20 @@ def _bound_of_duration(problem: Any) -> str | None:
     """A duration out of its bounds, said as one is written (`must be at most 15d`), not in
     seconds alone."""
     location: tuple[Any, ...] = tuple(problem.get("loc") or ())
-    field = Settings.model_fields.get(str(location[0])) if len(location) == 1 else None
+    field = Settings.model_fields.get(str(location[0])) if location else None
     if field is None or problem.get("type") not in BOUNDS:
         return None
-    if not any(getattr(m, "func", None) is parse_duration for m in field.metadata):
+    # A duration, or a duration that may be unset (its bounds then checked on the duration).
+    metadata = [*field.metadata, *(m for a in get_args(field.annotation) for m in _meta(a))]
+    if not any(getattr(m, "func", None) is parse_duration for m in metadata):
         return None
     key, words = BOUNDS[problem["type"]]
     bound = float(problem.get("ctx", {}).get(key, 0))
     return f"must be {words} {_as_written(bound)} ({bound:,.0f} s)"
+
+
+def _meta(annotation: Any) -> tuple[Any, ...]:
+    return tuple(getattr(annotation, "__metadata__", ()))
 
 
 def _as_written(seconds: float) -> str:

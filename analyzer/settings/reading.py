@@ -10,8 +10,9 @@ from analyzer.settings.values import Seconds
 class Reading(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    lookback: Seconds = Field(default=3600.0, gt=0, le=15 * 86400.0)
-    """History fetched on the first cycle, so that it can already forecast."""
+    lookback: Seconds | None = Field(default=None, gt=0, le=15 * 86400.0)
+    """History fetched on the first cycle, so that it can already forecast, and kept. Unset:
+    what the rules read, plus ten minutes (40 minutes with the shipped rules); never less."""
     settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
     """The newest minutes are often incomplete in CloudWatch: leave them out."""
     forecast_window: Seconds | None = None

@@ -45,7 +45,8 @@ def test_a_cycle_over_the_boundaries_finds_the_draining_volume() -> None:
     assert volume.outlook.seconds_to_empty == finding.seconds_to_empty
     [instance] = [s for s in result.snapshot.resources if s.ref.resource_id == "i-1"]
     assert instance.resource.type_info == M5
-    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(hours=1)  # the lookback
+    # What the rules read (30 min with the shipped ones) and ten minutes more: the history kept.
+    assert metrics.windows[0].end - metrics.windows[0].start == timedelta(minutes=40)
 
 
 def test_history_reaches_as_far_back_as_the_rules_read() -> None:

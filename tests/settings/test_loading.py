@@ -12,7 +12,7 @@ from analyzer.errors import ConfigError
 def test_defaults():
     config = settings.load()
     assert config.region == ()
-    assert config.lookback == 3600
+    assert config.lookback is None  # what the rules read, plus ten minutes
     assert config.settle_delay == 120
 
 
