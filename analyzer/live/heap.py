@@ -7,16 +7,44 @@ quarter of a steady cycle's CPU. So after each cycle what is alive is frozen (mo
 collector does not look; reference counting still frees it), and once an hour everything is
 unfrozen and collected in full, so a reference cycle alive at a freeze and dropped later is
 freed within the hour.
+
+The C allocator is told two things where it is glibc's (Linux; the container image): answers
+of a megabyte or more, parsed on the fetch threads, go back to the system when freed (a fixed
+mmap threshold; glibc's own rises after the first such free, and the rest then stays in the
+heap as holes), and those threads share two arenas, not one each, so the holes are few.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 FULL_COLLECTION_EVERY_S = 3600.0
+M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8
+"""mallopt's parameters (glibc's malloc.h)."""
+MMAP_THRESHOLD = 128 * 1024
+"""glibc's starting threshold, kept: larger blocks are mapped, and unmapped when freed."""
+ARENAS = 2
+
+
+@cache
+def settle_allocator() -> bool:
+    """Set glibc's mmap threshold and arena count, once; False where the C library is not
+    glibc (nothing to set)."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = getattr(libc, "mallopt", None)
+        if mallopt is None or not getattr(libc, "gnu_get_libc_version", None):
+            return False
+        return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_ARENA_MAX, ARENAS))
+    except OSError:
+        return False
 
 
 @dataclass
@@ -24,6 +52,9 @@ class Heap:
     full_every_s: float = FULL_COLLECTION_EVERY_S
     clock: Callable[[], float] = time.monotonic
     _last_full: float | None = None
+
+    def __post_init__(self) -> None:
+        settle_allocator()
 
     def after_cycle(self) -> None:
         now = self.clock()

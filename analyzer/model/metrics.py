@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 
 
 class Measure(StrEnum):
@@ -410,12 +410,30 @@ def dimensions(
     is a volume's instance, for the metrics published per attachment. None where AWS publishes
     the metric for no such resource (a per-attachment metric of a volume not attached to one
     instance)."""
-    values = {metric.namespace.dimension: resource_id}
-    if metric.namespace in (Namespace.EBS, Namespace.AGENT) and attached_to is not None:
+    per_attachment = metric.namespace in (Namespace.EBS, Namespace.AGENT)
+    return _pairs(
+        metric.published_with,
+        metric.namespace.dimension,
+        resource_id,
+        attached_to if per_attachment else None,
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _pairs(
+    published_with: tuple[Dimension, ...],
+    own: Dimension,
+    resource_id: str,
+    attached_to: str | None,
+) -> tuple[tuple[str, str], ...] | None:
+    """The pairs, one tuple for every metric of a resource published with the same names,
+    not a tuple each: a fleet's queries hold hundreds of thousands of them."""
+    values = {own: resource_id}
+    if attached_to is not None:
         values[Dimension.INSTANCE] = attached_to
-    if any(name not in values for name in metric.published_with):
+    if any(name not in values for name in published_with):
         return None
-    return tuple((name.value, values[name]) for name in metric.published_with)
+    return tuple((name.value, values[name]) for name in published_with)
 
 
 def named(namespace: Namespace | str, name: str) -> Metric:

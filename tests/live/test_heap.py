@@ -1,9 +1,10 @@
 import gc
+import platform
 import weakref
 
 import pytest
 
-from analyzer.live.heap import Heap
+from analyzer.live.heap import Heap, settle_allocator
 
 
 class Node:
@@ -42,3 +43,12 @@ def test_what_is_dropped_is_freed_at_once_even_when_frozen():
     heap.after_cycle()
     del plain
     assert gone() is None  # reference counting still frees it
+
+
+@pytest.mark.skipif(
+    not platform.libc_ver()[0].startswith("glibc"), reason="the C allocator is not glibc"
+)
+def test_glibcs_allocator_is_told_its_threshold_and_arenas() -> None:
+    assert settle_allocator()
+    Heap()  # and again, as each daemon does: once is enough
+    assert settle_allocator.cache_info().currsize == 1

@@ -102,3 +102,11 @@ def test_the_agent_metrics_stand_for_the_volume_metrics_in_their_units() -> None
             assert m.scale == 1.0
     assert metrics.agent_instead("BurstBalance") is None
     assert metrics.agent_instead("VolumeStalledIOCheck") is None
+
+
+def test_a_resources_metrics_published_with_the_same_names_share_their_dimensions() -> None:
+    reads, writes = (metrics.named(Namespace.EBS, n) for n in ("VolumeReadOps", "VolumeWriteOps"))
+    one = metrics.dimensions(reads, "vol-1", "i-1")
+    assert one == (("VolumeId", "vol-1"),)
+    assert metrics.dimensions(writes, "vol-1", "i-1") is one
+    assert metrics.dimensions(reads, "vol-2", "i-1") == (("VolumeId", "vol-2"),)
