@@ -4,11 +4,10 @@ import pytest
 import structlog
 from moto import mock_aws
 
-from analyzer.sim import instance_types, volume_status
+from analyzer.sim.account import teach_moto
 
 REGION = "us-east-1"
-volume_status.install()  # moto does not answer DescribeVolumeStatus on its own
-instance_types.install()  # moto builds its 1,400 types' answer afresh each time otherwise
+teach_moto()  # DescribeVolumeStatus, which moto lacks; DescribeInstanceTypes, built once
 
 
 @pytest.fixture(autouse=True)

@@ -284,6 +284,13 @@ def require_moto() -> None:
         )
 
 
+def teach_moto() -> None:
+    """What moto does not answer (DescribeVolumeStatus) or answers slowly (DescribeInstanceTypes),
+    taught to it; idempotent."""
+    volume_status.install()
+    instance_types.install()
+
+
 @contextmanager
 def account(
     now: datetime,
@@ -295,8 +302,7 @@ def account(
     import boto3
     from moto import mock_aws
 
-    volume_status.install()
-    instance_types.install()
+    teach_moto()
     with no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)
@@ -312,8 +318,7 @@ def accounts(now: datetime, specs: Sequence[DemoAccountSpec] = ACCOUNTS) -> Iter
     import boto3
     from moto import mock_aws
 
-    volume_status.install()
-    instance_types.install()
+    teach_moto()
     present = now.replace(second=0, microsecond=0)
     with no_real_account(), mock_aws():
         built = []
