@@ -6,6 +6,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from analyzer import settings
+from analyzer.errors import ConfigError
 from analyzer.model.series import Series, Status
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -306,3 +310,15 @@ def record_grid(spends: list[float], seed: int = 3):
         values[slot : slot + 6] = (100 - spend / 2, trough, trough, trough, trough, trough)
         values[slot + 6 : slot + 30] = np.minimum(trough + 5 * np.arange(1, 25), 100.0)
     return Grid(T0 - timedelta(days=15), 300, values)
+
+
+def refusal(tmp_path: Path, text: str) -> tuple[Path, str]:
+    """The settings file `text`, written to `config.yaml`, and the one-line error loading it
+    ends in."""
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        settings.load({}, path)
+    message = str(info.value)
+    assert "\n" not in message
+    return path, message

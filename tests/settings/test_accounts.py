@@ -3,7 +3,7 @@
 import pytest
 
 from analyzer import settings
-from analyzer.errors import ConfigError
+from tests.helpers import refusal
 
 ACCOUNTS = """\
 accounts:
@@ -79,13 +79,9 @@ def test_the_external_id_never_reaches_the_log(tmp_path):
     ],
 )
 def test_a_wrong_account_setting_is_one_clear_line(tmp_path, text, message):
-    path = tmp_path / "config.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        settings.load({}, path)
-    assert message in str(info.value)
-    assert "\n" not in str(info.value)
-    assert str(path) in str(info.value)
+    path, said = refusal(tmp_path, text)
+    assert message in said
+    assert str(path) in said
 
 
 def test_accounts_from_the_environment_as_json(monkeypatch):
