@@ -26,12 +26,15 @@ def project(
     tiers: Mapping[str, Tier],
     cadence: Cadence,
     price_per_metric: float,
+    alarms: Mapping[str, float] | None = None,
 ) -> Projection:
-    """The month's bill if each resource stays in its tier, asking for `wanted[id]`."""
+    """The month's bill if each resource stays in its tier, asking for `wanted[id]`.
+    `alarms`: by resource id, how soon a full bucket it drains reaches 20 % (`Cadence.of`)."""
     metrics = dict.fromkeys(Tier, 0.0)
+    alarms = alarms or {}
     for rid, queries in wanted.items():
         tier = tiers.get(rid, Tier.IDLE)
-        every = cadence.of(tier)
+        every = cadence.of(tier, alarms.get(rid))
         metrics[tier] += sum(SECONDS_PER_MONTH / max(every, q.period_s) for q in queries)
     return Projection(metrics, price_per_metric)
 
@@ -50,6 +53,7 @@ def within(budget: float, projection: Projection, cadence: Cadence) -> Cadence:
         cadence,
         active_s=_stretched(cadence.active_s, factor),
         idle_s=_stretched(cadence.idle_s, factor),
+        stretch=cadence.stretch * factor,
     )
 
 

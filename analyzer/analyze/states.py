@@ -41,12 +41,17 @@ def volume_state(
 
 
 def instance_state(
-    instance: Instance, raw: Mapping[str, Series], volumes: Sequence[ResourceState]
+    instance: Instance,
+    raw: Mapping[str, Series],
+    volumes: Sequence[ResourceState],
+    complete_until: datetime | None = None,
 ) -> ResourceState:
-    """Instance rates come from AWS/EC2; where those are missing or failed, from the sum of
-    the attached volumes (the instance cap applies to exactly that sum). A Multi-Attach
+    """Instance rates come from AWS/EC2; where those are missing, failed or not asked, from the
+    sum of the attached volumes (the instance cap applies to exactly that sum). A Multi-Attach
     volume's I/O is not split by instance in CloudWatch, so it is left out of the sum, which
-    is then a lower bound, and said so."""
+    is then a lower bound, and said so. `complete_until`: where the volumes were last asked at
+    different moments, the end of the minutes every one of them was asked for: the sum stops
+    there, so that a minute not yet asked of one volume does not count as none."""
     measures = normalize.instance(raw)
     notes: list[str] = []
     if _sums_volumes(instance, raw):
@@ -63,10 +68,15 @@ def instance_state(
                 f"{_why_summed(raw, measures)}: rates summed from "
                 f"{len(with_data)} attached volume(s)"
             )
+
             # The volumes' measures share their periods: lay them out once for every sum.
-            grid = normalize.Grid.of([p for v in with_data if (p := v.measure(Measure.IOPS))])
+            def part(v: ResourceState, m: Measure) -> Series:
+                found = v.measure(m)
+                return found if complete_until is None else found.until(complete_until)
+
+            grid = normalize.Grid.of([p for v in with_data if (p := part(v, Measure.IOPS))])
             for m in (Measure.IOPS, Measure.THROUGHPUT):
-                measures[m] = normalize.add(*(v.measure(m) for v in with_data), grid=grid)
+                measures[m] = normalize.add(*(part(v, m) for v in with_data), grid=grid)
             throughput, iops = measures[Measure.THROUGHPUT], measures[Measure.IOPS]
             measures[Measure.AVG_IO_SIZE] = normalize.divide(throughput, iops)
     status, error = _status(measures, instance.active)
@@ -99,7 +109,7 @@ def _sums_volumes(instance: Instance, raw: Mapping[str, Series]) -> bool:
 def _why_summed(raw: Mapping[str, Series], measures: Mapping[Measure, Series]) -> str:
     ops = metrics.feeding(Namespace.EC2, Part.READ_OPS)
     if ops is None or ops.name not in raw:
-        return "AWS/EC2 EBS metrics not read while the instance is idle"
+        return "AWS/EC2 EBS counts not asked (the sums of its volumes', which are read)"
     return f"AWS/EC2 EBS metrics unavailable ({measures[Measure.IOPS].error or 'no data'})"
 
 
@@ -124,6 +134,7 @@ def states_for(
     cache: StateCache | None = None,
     since: datetime | None = None,
     touched: Collection[str] | None = None,
+    complete_until: Mapping[str, datetime] | None = None,
 ) -> list[ResourceState]:
     """The state of every resource of the inventory from its series (`raw`: by resource id,
     then metric name).
@@ -131,7 +142,9 @@ def states_for(
     With a cache, a resource whose data and description are the very objects of last time
     keeps its state from last time; with `touched` (the ids whose series changed since), the
     series of the others are not even compared. With `since`, measures are worked out only
-    from then on (what the analysis reads), although the history holds more."""
+    from then on (what the analysis reads), although the history holds more.
+    `complete_until`: by instance id, where its rates are summed from volumes asked at
+    different moments, the end of what all of them were asked for (`instance_state`)."""
     cache = cache if cache is not None else StateCache()
     # The same inventory as last time, and told what changed: the others are as they were.
     settled = touched is not None and cache.inventory is inventory
@@ -168,10 +181,15 @@ def states_for(
             return kept
         attached = tuple(by_id[vid] for vid in i.volume_ids if vid in by_id)
         mine = raw.get(i.instance_id, nothing)
+        until = (complete_until or {}).get(i.instance_id)
         # Its volumes matter only where its rates are summed from theirs.
-        depends = attached if _sums_volumes(i, mine) else ()
+        depends = (*attached, until) if _sums_volumes(i, mine) else ()
         return cache.get(
-            i, mine, depends, lambda: instance_state(i, cut(mine), attached), changed(i.instance_id)
+            i,
+            mine,
+            depends,
+            lambda: instance_state(i, cut(mine), attached, until),
+            changed(i.instance_id),
         )
 
     def db(d: DbInstance) -> ResourceState:

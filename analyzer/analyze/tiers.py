@@ -12,6 +12,10 @@
 An idle resource stays idle while it is quiet even though its balance is no longer read: with
 no drain, a full bucket stays full. Data that failed leaves the tier as it was.
 
+An idle resource is polled at most every `idle_cadence`, and sooner where a bucket it feeds could
+come to need a warning sooner: within `IDLE_SHARE` of the time that bucket, full, takes to fall
+to the alarm's 20 % at its burst rate (`alarm_times`).
+
 The time to empty is the resource's outlook (`outlook.with_outlook`), worked out over the
 windows of the rule that applies to it: the one the rules read, not a second opinion.
 """
@@ -21,7 +25,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from analyzer.model.limits import (
+    full_to_alarm_s,
+    instance_envelope,
+    instance_full_to_alarm_s,
+    instance_type_envelope,
+    reach,
+    volume_envelope,
+)
 from analyzer.model.metrics import Measure, Tier
+from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.resources import Instance, Inventory
 from analyzer.model.series import Status, recent
 from analyzer.model.state import ResourceState
 from analyzer.model.units import MIB, Unit
@@ -119,3 +133,43 @@ def classify(
     ):
         return Tier.ACTIVE
     return Tier.IDLE
+
+
+def alarm_times(inv: Inventory) -> dict[str, float]:
+    """By resource id, the shortest time in which a bucket its I/O drains, full, falls to the
+    alarm's 20 % at its burst rate: a volume's own bucket and its instance's, at what that
+    instance's volumes can do together; an instance's own; an RDS instance's storage and
+    class. Resources whose I/O drains no bucket are left out: only the caps bound their
+    cadence."""
+    types = {i.instance_id: i.type_info for i in inv.instances}
+    envelopes = {
+        v.volume_id: volume_envelope(v, types.get(v.attached_to or "")) for v in inv.volumes
+    }
+
+    def instance_time(instance: Instance) -> float | None:
+        mine = [envelopes.get(vid) for vid in instance.volume_ids]
+        return instance_full_to_alarm_s(instance_envelope(instance), reach(mine))
+
+    instances = {i.instance_id: instance_time(i) for i in inv.instances}
+    out: dict[str, float] = {}
+
+    def put(rid: str, *times: float | None) -> None:
+        found = [t for t in times if t is not None]
+        if found:
+            out[rid] = min(found)
+
+    for volume in inv.volumes:
+        envelope = envelopes[volume.volume_id]
+        own = full_to_alarm_s(envelope.bucket) if envelope and envelope.bucket else None
+        put(volume.volume_id, own, *(instances.get(iid) for iid in volume.instance_ids))
+    for iid, found in instances.items():
+        put(iid, found)
+    for db in inv.db_instances:
+        storage = db_storage_envelope(db)
+        own = full_to_alarm_s(storage.bucket) if storage and storage.bucket else None
+        put(
+            db.db_instance_id,
+            own,
+            instance_full_to_alarm_s(instance_type_envelope(db.class_info), None),
+        )
+    return out

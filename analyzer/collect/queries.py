@@ -15,10 +15,17 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from analyzer.model import metrics
-from analyzer.model.limits import has_burst_balance
-from analyzer.model.metrics import Metric, Namespace, Tier, When
+from analyzer.model.limits import (
+    binding_units,
+    has_burst_balance,
+    instance_envelope,
+    reach,
+    volume_envelope,
+)
+from analyzer.model.metrics import Measure, Metric, Namespace, Part, Tier, When
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import AgentMetrics, DbInstance, Instance, Inventory, Volume
+from analyzer.model.units import Unit
 
 VOLUME_PERIOD_S = 60
 DETAILED_PERIOD_S = 60
@@ -53,11 +60,16 @@ def _queries(
     attached_to: str | None = None,
     covered: bool = False,
     agent: AgentMetrics | None = None,
+    leave: frozenset[Measure | Part] = frozenset(),
 ) -> list[MetricQuery]:
+    """`leave`: what the resource's metrics feed that is not asked for (worked out otherwise,
+    or of no use)."""
     out = []
     # Covered by a node agent: only what CloudWatch alone has, at every tier (nothing else
     # watches it), on the tier's cadence.
     for m in metrics.beyond_node(namespace) if covered else metrics.of(namespace, tier):
+        if m.feeds in leave:
+            continue
         dims = metrics.dimensions(m, resource_id, attached_to)
         if dims is not None and (m.when is When.ALWAYS or has(m.when)):
             period = m.period_s or period_s
@@ -139,13 +151,22 @@ def for_inventory(
             (volume, instance, t, mine, agent),
             partial(for_volume, volume, nitro, t, period_s or VOLUME_PERIOD_S, mine, agent),
         )
+    volumes = {v.volume_id: v for v in inv.volumes}
     for instance in inv.instances:
         t = tier(instance.instance_id)
         whole = fully_covered(instance, covered)
+        attached = tuple(volumes.get(vid) for vid in instance.volume_ids)
+        leave = (
+            _LEFT.setdefault(
+                found := _left_to_volumes(instance, attached, t, tiers or {}, covered), found
+            )
+            if t is not None
+            else _NOTHING_LEFT
+        )
         out[instance.instance_id] = cached(
             instance.instance_id,
-            (instance, t, whole),
-            partial(for_instance, instance, t, period_s, whole),
+            (instance, t, whole, leave, *attached),
+            partial(for_instance, instance, t, period_s, whole, leave),
         )
     for db in inv.db_instances:
         t = tier(db.db_instance_id)
@@ -153,6 +174,62 @@ def for_inventory(
             db.db_instance_id, (db, t), partial(for_db_instance, db, t, period_s or VOLUME_PERIOD_S)
         )
     return out
+
+
+RATES = frozenset({Part.READ_OPS, Part.WRITE_OPS, Part.READ_BYTES, Part.WRITE_BYTES})
+"""An instance's EBS operation and byte counts: the sums of its volumes'."""
+_BY_UNIT = {
+    Unit.IOPS: frozenset({Measure.IO_BALANCE, Measure.IOPS_EXCEEDED}),
+    Unit.BYTES_PER_SECOND: frozenset({Measure.BYTE_BALANCE, Measure.THROUGHPUT_EXCEEDED}),
+}
+
+
+_NOTHING_LEFT: frozenset[Measure | Part] = frozenset()
+_LEFT: dict[frozenset[Measure | Part], frozenset[Measure | Part]] = {}
+"""One object for each set left out, so that an instance's queries are worked out again only
+when what is left out of them changes."""
+
+
+def _left_to_volumes(
+    instance: Instance,
+    volumes: tuple[Volume | None, ...],
+    tier: Tier,
+    tiers: Mapping[str, Tier],
+    covered: Collection[str],
+) -> frozenset[Measure | Part]:
+    """What the daemon does not ask of an instance, whose volumes tell it or whose limits
+    cannot bind:
+    - an EBS limit its volumes' own limits keep it under (`limits.binding_units`) can neither
+      drain its bucket nor cap it: its balance and its exceeded check are not asked, nor its
+      operation and byte counts where neither of its limits can bind;
+    - its operation and byte counts are the sums of its volumes' (Amazon EC2 User Guide,
+      "Instance metrics"), so where every volume is read at least as often and as closely as
+      the instance, they are summed from the volumes' instead (`states.instance_state`). Not
+      where a volume is Multi-Attach (CloudWatch does not split its I/O by instance), read
+      by a node agent, or not in the inventory."""
+    known = [v for v in volumes if v is not None]
+    types = instance.type_info
+    envelopes = [volume_envelope(v, types) for v in known]
+    found = reach(envelopes) if len(known) == len(volumes) else None
+    binds = binding_units(instance_envelope(instance), found)
+    leave: set[Measure | Part] = set()
+    for unit, fed in _BY_UNIT.items():
+        if unit not in binds:
+            leave |= fed
+    summed = (
+        bool(known)
+        and len(known) == len(volumes)
+        and tier is not Tier.IDLE
+        and all(
+            not v.multi_attach
+            and v.volume_id not in covered
+            and tiers.get(v.volume_id, Tier.IDLE).rank >= tier.rank
+            for v in known
+        )
+    )
+    if not binds or summed:
+        leave |= RATES
+    return frozenset(leave)
 
 
 def fully_covered(instance: Instance, covered: Collection[str]) -> bool:
@@ -230,9 +307,11 @@ def for_instance(
     tier: Tier | None = None,
     period_s: int | None = None,
     covered: bool = False,
+    leave: frozenset[Measure | Part] = frozenset(),
 ) -> list[MetricQuery]:
     """`period_s`: None for CloudWatch's, by the instance's monitoring. `covered`: node agents
-    read every one of its volumes; only what CloudWatch alone has is asked."""
+    read every one of its volumes; only what CloudWatch alone has is asked. `leave`: what is
+    not asked of it (`_left_to_volumes`)."""
     if not instance.active:
         return []
     period = period_s or (DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S)
@@ -251,4 +330,5 @@ def for_instance(
         lambda w: has.get(w, False),
         tier,
         covered=covered,
+        leave=leave,
     )

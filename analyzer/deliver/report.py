@@ -137,7 +137,8 @@ def cost_table(
     )
     return (
         f"GetMetricData a month for {whose}, polled every {interval_s:g} s when hot, "
-        f"{active_s / 60:g} min when active, {idle_s / 60:g} min when idle:\n\n"
+        f"{active_s / 60:g} min when active, at most {idle_s / 60:g} min when idle (sooner "
+        "where a full bucket could drain to 20 % sooner):\n\n"
         + "\n".join(lines)
         + "\n\nThe daemon's bill lies between the all-idle and the all-hot figures, by how many "
         "resources are busy; it logs and exports the projection for the tiers it sees "

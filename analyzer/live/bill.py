@@ -17,6 +17,7 @@ import structlog
 
 from analyzer.analyze import billing
 from analyzer.analyze.prices import PriceList
+from analyzer.analyze.tiers import alarm_times
 from analyzer.collect import queries
 from analyzer.collect.queries import MetricQuery
 from analyzer.live.polling import RegionPoller
@@ -59,11 +60,12 @@ class Bill:
         out: dict[str, dict[str, Projection]] = {}
         for region, inv in found.items():
             full = queries.for_inventory(inv, None, covered=covered)
+            alarms = alarm_times(inv)
             row = {}
             for tier in Tier:
                 tiers = dict.fromkeys(full, tier)
                 wanted = queries.for_inventory(inv, tiers, covered=covered)
-                row[tier.value] = billing.project(wanted, tiers, cadence, price)
+                row[tier.value] = billing.project(wanted, tiers, cadence, price, alarms)
             row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
             out[region] = row
         return out
@@ -114,7 +116,10 @@ class Bill:
                 rid: [q for q in found if billed(q)] for rid, found in poller.wanted(inv).items()
             }
             asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
-        unbounded = {w: billing.project(q, t, base, price) for w, (q, t) in asked.items()}
+        alarms = {where: pollers[where].alarms(inv) for where, inv in inventories.items()}
+        unbounded = {
+            w: billing.project(q, t, base, price, alarms[w]) for w, (q, t) in asked.items()
+        }
         cadences = dict.fromkeys(asked, base)
         if adaptive:
             budget = self.settings.budget
@@ -131,7 +136,9 @@ class Bill:
                     cadences[w] = _longer(cadences[w], cadence)
             for where in asked:
                 pollers[where].cadence = cadences[where]
-        final = {w: billing.project(q, t, cadences[w], price) for w, (q, t) in asked.items()}
+        final = {
+            w: billing.project(q, t, cadences[w], price, alarms[w]) for w, (q, t) in asked.items()
+        }
         self.by_scope = {w: p.dollars() for w, p in final.items()}
         return _summed(final.values(), price)
 
@@ -163,4 +170,9 @@ def _summed(bills: Iterable[Projection], price: float) -> Projection:
 
 def _longer(one: Cadence, other: Cadence) -> Cadence:
     """The slower of two cadences, tier by tier (the hot one is the interval in both)."""
-    return Cadence(one.interval_s, max(one.active_s, other.active_s), max(one.idle_s, other.idle_s))
+    return Cadence(
+        one.interval_s,
+        max(one.active_s, other.active_s),
+        max(one.idle_s, other.idle_s),
+        max(one.stretch, other.stretch),
+    )

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, classify
+from analyzer.analyze.tiers import TierPolicy, alarm_times, classify
 from analyzer.collect import queries
 from analyzer.collect.agent_metrics import Silence
 from analyzer.collect.fetch import fetch
@@ -27,10 +27,11 @@ from analyzer.collect.past import PastDays
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import MINUTE_S, data_end
+from analyzer.model import metrics
 from analyzer.model.costs import Cadence
-from analyzer.model.metrics import Tier
+from analyzer.model.metrics import Namespace, Tier
 from analyzer.model.outlook import ForecastWindows
-from analyzer.model.resources import Inventory
+from analyzer.model.resources import Instance, Inventory
 from analyzer.model.state import FetchStats, ResourceState
 
 MAX_ROUNDS = 3
@@ -69,6 +70,8 @@ class RegionPoller:
     """By resource id: the state as polled, the past's version, and the state with its past."""
     _inventory: Inventory | None = None
     _ids: set[str] = field(default_factory=set)
+    _alarms: dict[str, float] = field(default_factory=dict)
+    """By resource id, how soon a full bucket it drains can reach 20 % (`tiers.alarm_times`)."""
     covered: frozenset[str] = frozenset()
     """The volumes node agents read (`collect/coverage.py`): their rates are left to the nodes.
     A new set only when coverage changes, so that the plan is worked out again only then."""
@@ -89,6 +92,7 @@ class RegionPoller:
         `alerted`: the ids of resources with an alert pending or firing (always hot)."""
         ids = self._ids_of(inv)
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
+        due |= self._summed_volumes(inv, due)
         new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
         self.silence.expire(now)
@@ -98,7 +102,9 @@ class RegionPoller:
             self.polled.update(dict.fromkeys(due, now))
             current = self.history.current(wanted)
             touched = self.history.take_touched()
-            found = states.states_for(inv, current, self.cache, self._since(now), touched)
+            found = states.states_for(
+                inv, current, self.cache, self._since(now), touched, self._complete_until(inv)
+            )
             found = self._mark_covered(inv, found)
             raised = self._decide(found, due, alerted, now)
             # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
@@ -116,6 +122,35 @@ class RegionPoller:
                 ids = {state.ref.resource_id for state in found}
                 self._dated = {rid: kept for rid, kept in self._dated.items() if rid in ids}
         return found
+
+    def _summed(self, inv: Inventory) -> list[Instance]:
+        """The instances whose rates are summed from their volumes' though they are not idle
+        (`queries._left_to_volumes`): their own operation counts are not asked."""
+        if not self.adaptive:
+            return []
+        wanted = self.wanted(inv)
+        return [
+            i
+            for i in inv.instances
+            if self.tiers.get(i.instance_id, Tier.IDLE) is not Tier.IDLE
+            and i.volume_ids
+            and not any(q.metric in _EC2_COUNTS for q in wanted.get(i.instance_id, ()))
+        ]
+
+    def _summed_volumes(self, inv: Inventory, due: set[str]) -> set[str]:
+        """The volumes of the summed instances due now: polled with them, so that the sum
+        covers the same minutes of each."""
+        return {vid for i in self._summed(inv) if i.instance_id in due for vid in i.volume_ids}
+
+    def _complete_until(self, inv: Inventory) -> dict[str, datetime]:
+        """By summed instance, the end of the minutes every one of its volumes was asked for."""
+        asked = self.history.asked_until()
+        out = {}
+        for instance in self._summed(inv):
+            ends = [asked.get(vid) for vid in instance.volume_ids]
+            if all(end is not None for end in ends):
+                out[instance.instance_id] = min(e for e in ends if e is not None)
+        return out
 
     def _with_past(self, state: ResourceState, past: PastDays) -> ResourceState:
         """The state with its past, the very object of last cycle where neither changed (the
@@ -182,7 +217,7 @@ class RegionPoller:
             tier = self.tiers.get(rid, Tier.IDLE)
             if tier is Tier.HOT:
                 continue
-            every = self.cadence.of(tier)
+            every = self.cadence.of(tier, self._alarms.get(rid))
             offset = zlib.crc32(rid.encode()) % int(every)
             self.polled[rid] = now - timedelta(seconds=offset)
 
@@ -190,6 +225,7 @@ class RegionPoller:
         """The inventory's resource ids; a new inventory drops the tiers of those gone."""
         if inv is not self._inventory:
             self._ids = _ids(inv)
+            self._alarms = alarm_times(inv)
             self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
             self._inventory = inv
         return self._ids
@@ -218,6 +254,12 @@ class RegionPoller:
         self._plan = (inv, self.tier_moves, self.covered, agentless, wanted)
         return wanted
 
+    def alarms(self, inv: Inventory) -> Mapping[str, float]:
+        """By resource id of the inventory, how soon a full bucket it drains can reach 20 %:
+        what its idle cadence follows from."""
+        self._ids_of(inv)
+        return self._alarms
+
     def _period(self) -> int | None:
         return None if self.resolution_s == MINUTE_S else self.resolution_s
 
@@ -231,7 +273,7 @@ class RegionPoller:
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
         # interval late.
-        wait = self.cadence.of(tier) - self.cadence.interval_s / 2
+        wait = self.cadence.of(tier, self._alarms.get(rid)) - self.cadence.interval_s / 2
         return (now - last).total_seconds() >= wait
 
     def _decide(
@@ -264,6 +306,9 @@ class RegionPoller:
 
     def _tier_label(self, rid: str) -> str:
         return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL
+
+
+_EC2_COUNTS = frozenset(m.name for m in metrics.of(Namespace.EC2) if m.feeds in queries.RATES)
 
 
 def _ids(inv: Inventory) -> set[str]:

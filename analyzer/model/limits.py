@@ -7,6 +7,7 @@ Resources without a bucket have the same value at both levels.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from analyzer.model.resources import Instance, InstanceType, Volume
@@ -279,3 +280,68 @@ def instance_type_envelope(info: InstanceType | None) -> Envelope | None:
         else info.maximum_throughput_bps
     )
     return Envelope(info.maximum_iops, info.maximum_throughput_bps, baseline_iops, baseline_bps)
+
+
+INSTANCE_BURST_S = 30 * 60.0
+"""An instance type whose EBS baseline is below its maximum runs at its maximum for at least 30
+minutes once every 24 hours (Amazon EC2 User Guide, "Amazon EBS-optimized instance types"): its
+buckets hold that long a run above the baseline."""
+ALARM_PERCENT = 20.0
+"""The `BurstBalance < 20 %` alarm operators run, which a warning must come before."""
+
+
+def reach(envelopes: Iterable[Envelope | None]) -> tuple[float, float] | None:
+    """The most IOPS and bytes per second these volumes can do together: the sum of their
+    limits while credits last. None where one's limits are unknown."""
+    iops = bps = 0.0
+    for envelope in envelopes:
+        if envelope is None:
+            return None
+        iops += envelope.iops
+        bps += envelope.throughput_bps
+    return iops, bps
+
+
+def binding_units(instance: Envelope | None, volumes: tuple[float, float] | None) -> set[Unit]:
+    """The units in which an instance's EBS limits can bind the I/O of volumes that reach
+    `volumes` together: those in which they can do more than its baseline (and so drain its
+    bucket, or reach its cap where it has none). An instance's I/O is its volumes' (Amazon EC2
+    User Guide, "Instance metrics": EBSReadOps and the others are the sums over every attached
+    volume), so a limit that their own limits keep it under cannot bind."""
+    if instance is None or volumes is None:
+        return {Unit.IOPS, Unit.BYTES_PER_SECOND}
+    iops, bps = volumes
+    out = set()
+    if iops > instance.baseline_iops:
+        out.add(Unit.IOPS)
+    if bps > instance.baseline_throughput_bps:
+        out.add(Unit.BYTES_PER_SECOND)
+    return out
+
+
+def full_to_alarm_s(bucket: CreditBucket) -> float | None:
+    """How soon a full bucket falls to the alarm's 20 % at its burst rate: the shortest time
+    in which an idle resource can come to need a warning. None for a bucket that cannot
+    drain."""
+    full = bucket.full_burst_seconds
+    return None if full is None else full * (1 - ALARM_PERCENT / 100)
+
+
+def instance_full_to_alarm_s(
+    instance: Envelope | None, volumes: tuple[float, float] | None
+) -> float | None:
+    """The same for an instance's EBS buckets, drained by volumes that reach `volumes`
+    together: each holds `INSTANCE_BURST_S` at the maximum, and drains at what the volumes can
+    do above the baseline, the maximum at most. None where no bucket can drain."""
+    if instance is None or not instance.bursts:
+        return None
+    iops, bps = volumes if volumes is not None else (instance.iops, instance.throughput_bps)
+    found = []
+    for top, base, demand in (
+        (instance.iops, instance.baseline_iops, iops),
+        (instance.throughput_bps, instance.baseline_throughput_bps, bps),
+    ):
+        drain = min(demand, top) - base
+        if top > base and drain > 0:
+            found.append(INSTANCE_BURST_S * (top - base) / drain)
+    return min(found) * (1 - ALARM_PERCENT / 100) if found else None

@@ -25,8 +25,10 @@ class Polling(BaseModel):
     idle); full: every metric of every resource every interval."""
     active_cadence: Seconds = Field(default=300.0, ge=60, le=3600.0)
     """Between polls of an active resource: I/O that matters, far from every limit."""
-    idle_cadence: Seconds = Field(default=600.0, ge=60, le=3600.0)
-    """Between polls of an idle resource: quiet, not draining, its bucket full."""
+    idle_cadence: Seconds = Field(default=900.0, ge=60, le=3600.0)
+    """The longest between polls of an idle resource (quiet, not draining, its bucket full):
+    the window the cap rules read. Shorter where a bucket the resource drains could fall to
+    20 % sooner: 0.4 of that time."""
     hot_utilization: float = Field(default=0.7, gt=0, le=1)
     """A rate at this share of a limit in force makes a resource hot."""
     quiet_utilization: float = Field(default=0.3, gt=0, le=1)

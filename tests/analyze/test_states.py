@@ -128,3 +128,23 @@ def test_only_the_touched_resources_have_their_series_compared():
     touched = {s.ref.resource_id: s for s in states_for(inv, fetched, cache, touched={"vol-a"})}
     assert touched["vol-a"] is not first["vol-a"]
     assert touched["i-1"] is not first["i-1"]  # it sums vol-a
+
+
+def test_a_sum_of_volumes_asked_at_different_moments_stops_where_all_were_asked():
+    # vol-a was asked two minutes later than vol-b: its last two minutes have no vol-b yet,
+    # which would count as none.
+    fetched = {
+        q("vol-a", "VolumeReadOps"): series([6_000] * 7),
+        q("vol-b", "VolumeReadOps"): series([3_000] * 5),
+    }
+    raw = {}
+    for query, found in fetched.items():
+        raw.setdefault(query.resource_id, {})[query.metric] = found
+    until = {"i-1": T0 + timedelta(minutes=5)}
+    found = analyzed_states_for(inventory(), raw, complete_until=until)
+    instance = next(s for s in found if s.ref.resource_id == "i-1")
+    assert list(instance.measure(Measure.IOPS).values) == [150] * 5
+    assert "not asked" in instance.notes[0]
+    ragged = analyzed_states_for(inventory(), raw)
+    instance = next(s for s in ragged if s.ref.resource_id == "i-1")
+    assert list(instance.measure(Measure.IOPS).values) == [150] * 5 + [100] * 2

@@ -63,3 +63,40 @@ def test_an_outlook_beyond_the_hot_horizon_is_active_not_hot() -> None:
     assert judged.outlook is not None
     far = replace(ONLY_THE_OUTLOOK, hot_empty_within_s=judged.outlook.seconds_to_empty - 1)
     assert classify(judged, Tier.ACTIVE, False, far, AT) is Tier.ACTIVE
+
+
+def test_each_resource_s_soonest_alarm_comes_from_the_buckets_its_io_drains() -> None:
+    from analyzer.analyze.tiers import alarm_times
+    from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
+
+    small = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
+    large = InstanceType("m5.8xlarge", 30_000, 30_000, 850e6, 850e6, nitro=True)
+    inv = Inventory(
+        "us-east-1",
+        volumes=(
+            Volume("vol-gp2", "us-east-1", "gp2", 1, "in-use", None, None, "i-large"),
+            Volume("vol-gp3", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-large"),
+            Volume("vol-small", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-small"),
+        ),
+        instances=(
+            Instance(
+                "i-large",
+                "us-east-1",
+                "m5.8xlarge",
+                "running",
+                False,
+                ("vol-gp2", "vol-gp3"),
+                large,
+            ),
+            Instance("i-small", "us-east-1", "m5.large", "running", False, ("vol-small",), small),
+        ),
+    )
+    found = alarm_times(inv)
+    assert found["vol-gp2"] == pytest.approx(0.8 * 5.4e6 / 2_900)
+    # gp3 drains no bucket of its own, nor its instance's, which has none: only the caps.
+    assert "vol-gp3" not in found and "i-large" not in found
+    # One gp3 volume drains an m5.large's byte bucket (131 MB/s over 81.25), not its I/O one.
+    drain = 125 * 1024**2 - 81.25e6
+    expected = 0.8 * 1_800 * (593.75e6 - 81.25e6) / drain
+    assert found["vol-small"] == pytest.approx(expected)
+    assert found["i-small"] == pytest.approx(expected)

@@ -31,3 +31,18 @@ def test_projection_totals_and_prices_by_tier() -> None:
 
 def test_an_empty_projection_costs_nothing() -> None:
     assert Projection({}, 0.00001).dollars() == 0.0
+
+
+def test_an_idle_resource_is_polled_within_four_tenths_of_its_soonest_alarm() -> None:
+    # A full gp2 bucket of a 1 GiB volume reaches 20 % in 1,490 s: every 10 minutes.
+    assert CADENCE.of(Tier.IDLE, 1_490) == 600
+    # An HDD bucket, slower: the longest idle cadence bounds it.
+    assert CADENCE.of(Tier.IDLE, 3_994) == 900
+    # Never more often than an active resource, whatever the bucket.
+    assert CADENCE.of(Tier.IDLE, 100) == 300
+    # The quiet tiers' own cadences hold whatever the bucket.
+    assert CADENCE.of(Tier.ACTIVE, 1_490) == 300
+    assert CADENCE.of(Tier.HOT, 1_490) == 60
+    # A budget that stretched the cadences stretches this one alike.
+    stretched = Cadence(60, 600, 1_800, stretch=2.0)
+    assert stretched.of(Tier.IDLE, 1_490) == 1_200

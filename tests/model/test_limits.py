@@ -4,7 +4,10 @@ import pytest
 
 from analyzer.model import limits
 from analyzer.model.resources import InstanceType, Volume
-from analyzer.model.units import KIB, MB, MIB
+from analyzer.model.units import KIB, MB, MIB, Unit
+
+BOTH = {Unit.IOPS, Unit.BYTES_PER_SECOND}
+M5_LARGE = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, nitro=True)
 
 
 @pytest.mark.parametrize(
@@ -243,3 +246,45 @@ def test_the_published_volume_figures_the_model_and_the_fixes_read():
     )
     assert limits.io2(10_000).throughput_bps == pytest.approx(2_560 * MIB)
     assert limits.io2(20_000).throughput_bps == 4_000 * MIB  # its ceiling
+
+
+def test_how_soon_a_full_bucket_reaches_the_alarm_at_its_burst_rate():
+    # A full gp2 bucket (5.4 million credits) on a 1 GiB volume (100 IOPS baseline) drained at
+    # 3,000 IOPS: 80 % of it in 1,490 s (Amazon EBS User Guide, General Purpose SSD volumes).
+    assert limits.full_to_alarm_s(limits.gp2(1).bucket) == pytest.approx(0.8 * 5.4e6 / 2_900)
+    assert limits.full_to_alarm_s(limits.gp2(1).bucket) == pytest.approx(1_490, abs=1)
+    # st1 holds 1 TiB of credits a TiB and bursts 250 MiB/s a TiB over a 40 MiB/s baseline
+    # (Throughput Optimized HDD volumes); sc1 80 over 12.
+    assert limits.full_to_alarm_s(limits.st1(1024).bucket) == pytest.approx(0.8 * 1024**2 / 210)
+    assert limits.full_to_alarm_s(limits.sc1(1024).bucket) == pytest.approx(0.8 * 1024**2 / 68)
+    # A bucket that cannot drain: baseline at the burst rate.
+    assert limits.full_to_alarm_s(limits.st1(16_384).bucket) is None
+
+
+def test_an_instance_bucket_holds_thirty_minutes_at_its_maximum():
+    # Amazon EC2 User Guide, "Amazon EBS-optimized instance types": a type whose baseline is
+    # below its maximum bursts at the maximum for at least 30 minutes once a day.
+    assert limits.INSTANCE_BURST_S == 1_800
+    m5 = limits.instance_type_envelope(M5_LARGE)
+    assert limits.instance_full_to_alarm_s(m5, None) == pytest.approx(0.8 * 1_800)
+    # Volumes that reach only part of the way above the baseline drain it slower.
+    slower = limits.instance_full_to_alarm_s(m5, (3_600 + 15_150 / 2, 81.25e6))
+    assert slower == pytest.approx(2 * 0.8 * 1_800)
+    # Volumes that cannot go above its baseline do not drain it at all.
+    assert limits.instance_full_to_alarm_s(m5, (3_000.0, 80e6)) is None
+    big = InstanceType("m5.8xlarge", 30_000, 30_000, 850e6, 850e6, nitro=True)
+    assert limits.instance_full_to_alarm_s(limits.instance_type_envelope(big), None) is None
+
+
+def test_an_instance_limit_binds_only_where_its_volumes_can_go_beyond_its_baseline():
+    m5 = limits.instance_type_envelope(M5_LARGE)
+    one_gp2 = limits.reach([limits.gp2(100)])
+    assert one_gp2 == (3_000, 128 * MIB)
+    # 3,000 IOPS stay under the 3,600 of the baseline; 128 MiB/s exceed its 81.25 MB/s.
+    assert limits.binding_units(m5, one_gp2) == {Unit.BYTES_PER_SECOND}
+    assert limits.binding_units(m5, limits.reach([limits.gp3(3_000, 125)] * 2)) == BOTH
+    assert limits.binding_units(m5, (100.0, 1e6)) == set()
+    # A volume whose limits are unknown, or an instance without figures: either may bind.
+    assert limits.reach([limits.gp2(100), None]) is None
+    assert limits.binding_units(m5, None) == BOTH
+    assert limits.binding_units(None, (1.0, 1.0)) == BOTH
