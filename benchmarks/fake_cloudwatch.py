@@ -29,6 +29,7 @@ IO_BYTES = 16 * 1024
 MIXES: dict[str, tuple[tuple[int, str], ...]] = {
     "today": ((60, "idle"), (30, "quiet"), (8, "busy"), (2, "hot")),
     "busy": ((10, "idle"), (30, "quiet"), (37, "busy"), (20, "draining"), (3, "capped")),
+    "idle": ((83, "idle"), (13, "quiet"), (2, "hot"), (2, "draining")),
 }
 """Of every 100 volumes, in index order: how many of each kind."""
 

@@ -305,3 +305,35 @@ def test_coverage_moving_plans_again_and_the_rates_come_back_when_it_ends() -> N
     back = cycle(2)
     assert "VolumeReadOps" in {q.metric for q in asked if q.resource_id == "vol-00000"}
     assert {f.rule for f in back.findings + back.pending} == found
+
+
+def test_an_instance_whose_volumes_are_all_hot_is_capped_on_their_sum_without_its_own_counts() -> (
+    None
+):
+    """Six gp3 volumes at their 3,000 IOPS cap on an m5.large: 18,000 IOPS, 96 % of the
+    18,750 its type allows. Every volume is hot, and so read every minute with its bytes: the
+    instance's counts are theirs, not asked, and its cap is found all the same."""
+    fleet = Fleet()
+    fleet.add_instance([("gp3", 500, Load(3_000))] * 6)
+    analyzer, metrics = fleet.analyzer()
+    asked: list[str] = []
+    value = metrics.value
+
+    def answer(query: MetricQuery, stamp: datetime) -> float | None:
+        asked.append(query.metric)
+        return value(query, stamp)
+
+    metrics.value = answer
+    book = AlertBook(4 * 3600, 300)
+    fired = set()
+    for minute in range(25):
+        now = START + timedelta(seconds=4 * 3600 + minute * 60 + 5)
+        if minute == 5:
+            asked.clear()  # the first cycles: before the instance is hot
+        result = analyzer.run(now, {(a.finding.resource.region, a.resource_id) for a in book})
+        book.update(now, result.findings, result.pending)
+        fired |= {(a.rule, a.resource_id) for a in book.firing()}
+    assert ("instance-iops-cap", "i-0000") in fired
+    assert "EBSReadOps" not in asked and "VolumeReadOps" in asked
+    tiers = {rid: tier for (_, rid), tier in analyzer.tiers().items()}
+    assert tiers["i-0000"] is Tier.HOT
