@@ -13,11 +13,11 @@ resident memory of the analyzer's cycles (taken before the bare loop runs). The 
 backfills the lookback; the others are the steady state (thirty cycles take the fleet through
 three idle cadences, so that most cycles are past the first round of staggered polls).
 
-`--mix` picks the fleet (see `fake_cloudwatch.py`): `today`'s, mostly idle; `idle`, five in six
-volumes idle and a few hot or draining (what `docs/metrics.md` quotes the cost of); or `busy`, mostly
-active with a fifth of the volumes draining their burst credits. Memory per resource is
-reported beside the peak: the peak less the process's resident memory just before the fleet
-is built (after the imports, both clients and the rules), over the resources watched.
+`--mix` picks the fleet (see `fake_cloudwatch.py`): `today`'s, mostly idle; `idle`, five in
+six volumes idle and a few hot or draining (what `docs/metrics.md` quotes the cost of); or
+`busy`, mostly active with a fifth of the volumes draining their burst credits. Memory per
+resource is reported beside the peak: the peak less the process's resident memory just before
+the fleet is built (after the imports, both clients and the rules), over the resources watched.
 `--trace-memory N` also prints the N largest allocation sites, by line, after the first cycle
 and after the last (tracemalloc slows the cycles and adds its own memory: its runs' times and
 peaks are not figures).
