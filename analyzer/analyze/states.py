@@ -55,6 +55,18 @@ def instance_state(
     measures = normalize.instance(raw)
     notes: list[str] = []
     if _sums_volumes(instance, raw):
+        failed = [
+            v
+            for v in volumes
+            if v.measure(Measure.IOPS).status is Status.ERROR and not _multi_attach(v)
+        ]
+        if failed and not _asked_counts(raw):
+            # Its counts are its volumes' alone: without one of them, the sum is not known.
+            first = failed[0]
+            why = f"{first.ref.resource_id}: {first.measure(Measure.IOPS).error}"
+            for m in (Measure.IOPS, Measure.THROUGHPUT, Measure.AVG_IO_SIZE):
+                measures[m] = Series.failed(why, measures[m].period_s)
+            volumes = ()
         with_data = [v for v in volumes if v.measure(Measure.IOPS).status is Status.OK]
         shared = [v for v in with_data if _multi_attach(v)]
         with_data = [v for v in with_data if not _multi_attach(v)]
@@ -106,9 +118,14 @@ def _sums_volumes(instance: Instance, raw: Mapping[str, Series]) -> bool:
     return combine_status(*found)[0] is not Status.OK
 
 
-def _why_summed(raw: Mapping[str, Series], measures: Mapping[Measure, Series]) -> str:
+def _asked_counts(raw: Mapping[str, Series]) -> bool:
+    """Whether the instance's own AWS/EC2 operation counts were asked for."""
     ops = metrics.feeding(Namespace.EC2, Part.READ_OPS)
-    if ops is None or ops.name not in raw:
+    return ops is not None and ops.name in raw
+
+
+def _why_summed(raw: Mapping[str, Series], measures: Mapping[Measure, Series]) -> str:
+    if not _asked_counts(raw):
         return "AWS/EC2 EBS counts not asked (the sums of its volumes', which are read)"
     return f"AWS/EC2 EBS metrics unavailable ({measures[Measure.IOPS].error or 'no data'})"
 

@@ -148,3 +148,18 @@ def test_a_sum_of_volumes_asked_at_different_moments_stops_where_all_were_asked(
     ragged = analyzed_states_for(inventory(), raw)
     instance = next(s for s in ragged if s.ref.resource_id == "i-1")
     assert list(instance.measure(Measure.IOPS).values) == [150] * 5 + [100] * 2
+
+
+def test_an_instance_summed_from_its_volumes_does_not_know_its_rates_without_one_of_them():
+    fetched = {
+        q("vol-a", "VolumeReadOps"): series([6_000] * 5),
+        q("vol-b", "VolumeReadOps"): Series.failed("Throttling: Rate exceeded"),
+    }
+    states = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}
+    instance = states["i-1"]
+    assert instance.status is Status.ERROR
+    assert instance.measure(Measure.IOPS).error == "vol-b: Throttling: Rate exceeded"
+    # Where its own counts were asked and failed too, what its volumes have is the best known.
+    fetched[q("i-1", "EBSReadOps", "AWS/EC2")] = Series.failed("InternalError")
+    states = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}
+    assert list(states["i-1"].measure(Measure.IOPS).values) == [100] * 5
