@@ -124,18 +124,26 @@ class RegionPoller:
         return found
 
     def _summed(self, inv: Inventory) -> list[Instance]:
-        """The instances whose rates are summed from their volumes' though they are not idle
-        (`queries._left_to_volumes`): their own operation counts are not asked."""
+        """The instances whose rates are summed from their volumes' though they are not idle,
+        since every volume is read at least as often (`queries._left_to_volumes`): their own
+        operation counts are not asked. (An instance none of whose limits can bind is not
+        asked them either, but its volumes keep their own cadences: its sum decides nothing.)"""
         if not self.adaptive:
             return []
         wanted = self.wanted(inv)
-        return [
-            i
-            for i in inv.instances
-            if self.tiers.get(i.instance_id, Tier.IDLE) is not Tier.IDLE
-            and i.volume_ids
-            and not any(q.metric in _EC2_COUNTS for q in wanted.get(i.instance_id, ()))
-        ]
+        out = []
+        for instance in inv.instances:
+            tier = self.tiers.get(instance.instance_id, Tier.IDLE)
+            if (
+                tier is not Tier.IDLE
+                and instance.volume_ids
+                and all(
+                    self.tiers.get(vid, Tier.IDLE).rank >= tier.rank for vid in instance.volume_ids
+                )
+                and not any(q.metric in _EC2_COUNTS for q in wanted.get(instance.instance_id, ()))
+            ):
+                out.append(instance)
+        return out
 
     def _summed_volumes(self, inv: Inventory, due: set[str]) -> set[str]:
         """The volumes of the summed instances due now: polled with them, so that the sum
