@@ -16,7 +16,17 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     level a command run in an earlier test configured (the one-shot commands log from WARNING
     up, and `capture_logs` sees only what that level lets through)."""
     _isolate(monkeypatch)
+    _plain_defaults()
+
+
+def _plain_defaults() -> None:
+    """structlog's defaults, with an exception as plain text, as `analyzer.logs` writes it:
+    the default renders it through rich, source and locals in boxes, a second or more for
+    each failed cycle a test logs."""
     structlog.reset_defaults()
+    *processors, _ = structlog.get_config()["processors"]
+    renderer = structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
+    structlog.configure(processors=[*processors, renderer])
 
 
 def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:
