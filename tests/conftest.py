@@ -10,6 +10,20 @@ REGION = "us-east-1"
 teach_moto()  # DescribeVolumeStatus, which moto lacks; DescribeInstanceTypes, built once
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The whole stories first (tests/scenarios/ and the modules directly in tests/: a few
+    tests each, tens of seconds to minutes, some waiting on real servers), then the modules
+    of the package's own, many quick tests: the workers (`--dist loadscope`, in this order,
+    `--no-loadscope-reorder`) start on the long ones and end together on the short ones,
+    where ordering modules by their number of tests left a story of three tests to the end."""
+    items.sort(key=lambda item: 0 if _is_story(item.nodeid) else 1)
+
+
+def _is_story(nodeid: str) -> bool:
+    path = nodeid.split("::", 1)[0]
+    return path.startswith("tests/scenarios/") or path.count("/") == 1
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real AWS account or pick up the developer's settings, nor the log
