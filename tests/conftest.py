@@ -10,13 +10,37 @@ REGION = "us-east-1"
 teach_moto()  # DescribeVolumeStatus, which moto lacks; DescribeInstanceTypes, built once
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The whole stories first (tests/scenarios/ and the modules directly in tests/: a few
+    tests each, tens of seconds to minutes, some waiting on real servers), then the modules
+    of the package's own, many quick tests: the workers (`--dist loadscope`, in this order,
+    `--no-loadscope-reorder`) start on the long ones and end together on the short ones,
+    where ordering modules by their number of tests left a story of three tests to the end."""
+    items.sort(key=lambda item: 0 if _is_story(item.nodeid) else 1)
+
+
+def _is_story(nodeid: str) -> bool:
+    path = nodeid.split("::", 1)[0]
+    return path.startswith("tests/scenarios/") or path.count("/") == 1
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real AWS account or pick up the developer's settings, nor the log
     level a command run in an earlier test configured (the one-shot commands log from WARNING
     up, and `capture_logs` sees only what that level lets through)."""
     _isolate(monkeypatch)
+    _plain_defaults()
+
+
+def _plain_defaults() -> None:
+    """structlog's defaults, with an exception as plain text, as `analyzer.logs` writes it:
+    the default renders it through rich, source and locals in boxes, a second or more for
+    each failed cycle a test logs."""
     structlog.reset_defaults()
+    *processors, _ = structlog.get_config()["processors"]
+    renderer = structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
+    structlog.configure(processors=[*processors, renderer])
 
 
 def _isolate(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -235,6 +235,8 @@ class Simulation:
                 return False
             if any(start < begin + 60 and begin < end for start, end in sim.stalls):
                 return False
+            if sim.demand.held(begin, 60):
+                continue
             first = sim.demand.iops(begin)
             if any(sim.demand.iops(begin + k) != first for k in range(1, 60)):
                 return False

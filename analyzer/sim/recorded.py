@@ -141,6 +141,26 @@ class Driven:
 
         return asked
 
+    def volume_demand(
+        self,
+        burst: float,
+        baseline: float,
+        io_size_bytes: float,
+        read_fraction: float,
+        sequential: bool = False,
+    ) -> Demand:
+        """`demand` asked of a volume in I/O of `io_size_bytes`, with the periods it holds
+        each rate for: those of the series."""
+        series = load(self.series)
+        return Demand(
+            self.demand(burst, baseline),
+            io_size_bytes,
+            read_fraction,
+            sequential,
+            held_s=series.period_s,
+            held_from_s=series.offset_s,
+        )
+
     def volume(self) -> Volume:
         return Volume(
             self.resource_id,
@@ -204,7 +224,7 @@ def simulate(driven: Driven, days: float = WARMUP_DAYS + DAYS) -> tuple[Inventor
     # Rates in operations of `size`: gp2 counts IOPS, st1/sc1 their throughput in MiB.
     burst = envelope.throughput_bps / size if hdd else envelope.iops
     baseline = envelope.baseline_throughput_bps / size if hdd else envelope.bucket.baseline
-    demand = Demand(driven.demand(burst, baseline), size, 0.3 if hdd else 0.6, sequential=hdd)
+    demand = driven.volume_demand(burst, baseline, size, 0.3 if hdd else 0.6, sequential=hdd)
     instance_id = volume.attached_to or ""
     instance = Instance(
         instance_id, REGION, HOST.name, "running", volume_ids=(volume.volume_id,), type_info=HOST

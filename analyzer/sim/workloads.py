@@ -59,3 +59,15 @@ class Demand:
     read_fraction: float = 0.7
     sequential: bool = False
     """Contiguous I/O, which st1 and sc1 merge into 1 MiB operations."""
+    held_s: float | None = None
+    """Where known: `iops` asks one rate at every second of each whole period of this many
+    seconds counted from `held_from_s` (a recorded series holds each value for its period)."""
+    held_from_s: float = 0.0
+
+    def held(self, begin: float, seconds: float) -> bool:
+        """Whether `iops` is known to ask one rate at every second from `begin` for
+        `seconds`, without asking it each second."""
+        if self.held_s is None:
+            return False
+        last = begin + seconds - 1
+        return (begin - self.held_from_s) // self.held_s == (last - self.held_from_s) // self.held_s

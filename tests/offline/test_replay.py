@@ -85,3 +85,37 @@ def test_a_balance_drained_since_the_data_began_gives_its_past_before_a_whole_da
     assert Measure.BURST_BALANCE not in before.past.days
     assert after.past.days[Measure.BURST_BALANCE] is past.profiles[Measure.BURST_BALANCE]
     assert not after.past.minima  # no whole day yet
+
+
+def test_series_of_one_time_axis_are_cut_to_one_copy_of_it() -> None:
+    """A replay holds each time axis once and cuts it once a step for every series on it:
+    the same series as each cut on its own, stamps and values, at every step."""
+    from analyzer.model.series import Series, Status
+    from analyzer.offline.replay import Axes, cut, share_axes
+
+    balance = Series.of([(T0 + timedelta(minutes=m), 90.0) for m in range(0, 30, 2)], 60, Status.OK)
+    state = volume_state(
+        "gp2",
+        100,
+        {
+            Measure.IOPS: series([100.0 + i for i in range(30)]),
+            Measure.THROUGHPUT: series([4_096.0 * i for i in range(30)]),
+            Measure.BURST_BALANCE: balance,
+        },
+    )
+    [shared] = share_axes([state])
+    assert shared.measures == state.measures
+    iops, throughput = shared.measure(Measure.IOPS), shared.measure(Measure.THROUGHPUT)
+    assert iops.timestamps is throughput.timestamps
+    assert (
+        state.measure(Measure.IOPS).timestamps is not state.measure(Measure.THROUGHPUT).timestamps
+    )
+    for minute in range(-1, 32):
+        at = T0 + timedelta(minutes=minute)
+        axes: Axes = {}
+        done, again = cut(shared, at, None, axes), cut(shared, at, None, axes)
+        alone = cut(state, at)
+        assert done.measures == again.measures == alone.measures, minute
+        for measure, part in alone.measures.items():
+            assert list(done.measure(measure).values) == list(part.values)
+        assert done.measure(Measure.IOPS).timestamps is again.measure(Measure.THROUGHPUT).timestamps

@@ -89,8 +89,51 @@ REAL = [d for d in recorded.scenarios() if not d.is_db]
 simulation takes a minute each, are judged by the benchmark alone."""
 
 
-@pytest.mark.parametrize("driven", REAL, ids=lambda d: d.name)
-def test_on_real_load_a_warning_is_on_wherever_the_alarm_would_be(driven: recorded.Driven) -> None:
+class OnRealLoad:
+    """The benchmark's volumes of one size (kind, GiB, load), a class a size: a test module
+    runs on one worker, each class of it may run on another (`--dist loadscope`), and each
+    volume simulates a fortnight."""
+
+    size: tuple[str, int, float]
+
+    def test_on_real_load_a_warning_is_on_wherever_the_alarm_would_be(
+        self, driven: recorded.Driven
+    ) -> None:
+        on_real_load_a_warning_is_on_wherever_the_alarm_would_be(driven)
+
+
+class TestGp2Of100GiB(OnRealLoad):
+    size = ("gp2", 100, 0.8)
+
+
+class TestGp2Of250GiBAtHalfItsBaseline(OnRealLoad):
+    size = ("gp2", 250, 0.5)
+
+
+class TestGp2Of250GiBAtItsBaseline(OnRealLoad):
+    size = ("gp2", 250, 1.0)
+
+
+class TestSt1Of500GiB(OnRealLoad):
+    size = ("st1", 500, 0.8)
+
+
+def _sized(size: tuple[str, int, float]) -> list[recorded.Driven]:
+    return [d for d in REAL if (d.kind, d.size_gib, d.load) == size]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.cls is not None and issubclass(metafunc.cls, OnRealLoad):
+        metafunc.parametrize("driven", _sized(metafunc.cls.size), ids=lambda d: d.name)
+
+
+def test_the_classes_hold_every_volume_of_the_benchmark_once() -> None:
+    sizes = [_sized(c.size) for c in OnRealLoad.__subclasses__()]
+    assert all(sizes)
+    assert sorted(d.name for size in sizes for d in size) == sorted(d.name for d in REAL)
+
+
+def on_real_load_a_warning_is_on_wherever_the_alarm_would_be(driven: recorded.Driven) -> None:
     """Each benchmark volume over the day around its lowest balance of the fortnight."""
     inventory, data = recorded.simulate(driven)
     states = states_for(inventory, as_raw(data))

@@ -80,6 +80,28 @@ def test_a_steady_minute_is_simulated_at_once_to_the_same_datapoints():
         )
 
 
+def test_a_demand_held_over_periods_is_simulated_as_one_asked_each_second():
+    """A demand that says it holds each rate for whole periods is not asked 60 times a
+    minute; a minute within a period is steady, one across a change is not: the same data
+    as the demand asked each second (its changes fall within minutes, and on a boundary)."""
+    load = steps((0, 3_000), (1_900, 100), (2_600, 0), (2_900, 3_000), (9_000, 280))
+    asked = []
+
+    def counted(t):
+        asked.append(t)
+        return load(t)
+
+    def volume(held_s):
+        volume = Volume("vol-a", "us-east-1", "gp2", 100, "in-use", attached_to="i-a")
+        return SimVolume(volume, Demand(counted, 16 * KIB, held_s=held_s, held_from_s=-200), 60.0)
+
+    held = run([volume(100)], 180)
+    asked_held, asked[:] = len(asked), []
+    each = run([volume(None)], 180)
+    assert held == each
+    assert asked_held < len(asked) / 2
+
+
 def test_growing_a_volume_online_refills_the_bucket():
     data = run([gp2(100, constant(3_000), balance=0.0, resizes=[(600, 250)])], 15)
     ops = values(data, "VolumeReadOps")

@@ -137,6 +137,23 @@ def test_the_demand_asks_load_times_the_baseline_on_average(load_factor: float) 
     assert np.mean(samples) == pytest.approx(load_factor * 300, rel=0.01)
 
 
+@pytest.mark.parametrize("name", loads())
+def test_a_volumes_demand_asks_one_rate_through_each_period_it_says_it_holds(name: str) -> None:
+    """The simulator asks a held demand once a minute: it must be true, second by second, over
+    periods on each side of midnight and of the series' wrap."""
+    demand = Driven(name, "gp2", 100).volume_demand(3_000.0, 300.0, 16 * 1024, 0.6)
+    series = load(name)
+    assert (demand.held_s, demand.held_from_s) == (series.period_s, series.offset_s)
+    held = int(series.period_s)
+    wrap = len(series.values) * held
+    for first in (-2 * held, 86_400 - held, wrap - 2 * held, 3 * 86_400):
+        start = int(series.offset_s) + (first // held) * held
+        for period in range(start, start + 3 * held, held):
+            assert demand.held(period, held) and not demand.held(period + 1, held)
+            rates = {demand.iops(float(t)) for t in range(period, period + held)}
+            assert len(rates) == 1, (name, period)
+
+
 def test_a_kind_without_a_bucket_cannot_be_driven() -> None:
     with pytest.raises(ValueError, match="gp3: no burst bucket"):
         simulate(Driven("nyc_taxi", "gp3", 100), days=0.01)

@@ -55,3 +55,12 @@ def test_periodic_comes_back_every_period(t: float, iops: float) -> None:
 def test_demand_defaults() -> None:
     demand = Demand(constant(100))
     assert (demand.io_size_bytes, demand.read_fraction, demand.sequential) == (16 * KIB, 0.7, False)
+
+
+def test_a_held_demand_says_which_spans_ask_one_rate() -> None:
+    """Held for 300 s from 180 s: 180-479 is one period, 480 starts the next."""
+    demand = Demand(constant(0), held_s=300, held_from_s=180)
+    assert demand.held(180, 60) and demand.held(420, 60) and demand.held(-120, 300)
+    assert not demand.held(421, 60)
+    assert not demand.held(150, 60)
+    assert not Demand(constant(0)).held(0, 60)
