@@ -26,7 +26,7 @@ from tests.test_cli import run_cli
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = {"sh", "bash", "shell", "console"}
-RUN_TIMEOUT_S = 600  # a backtest over a shipped fortnight takes about two minutes on 2 CPUs
+RUN_TIMEOUT_S = 600  # a backtest over a shipped fortnight: about 20 s on 2 CPUs, more when busy
 
 
 @dataclass(frozen=True)
