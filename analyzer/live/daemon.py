@@ -1,8 +1,9 @@
 """The daemon: a cycle every --interval, the inventory on its own slower schedule, the last
 finished cycle published for /metrics, alerts delivered, state saved.
 
-The two jobs run on two threads, scheduled on the monotonic clock (`schedule.every`), so that a
-step of the wall clock neither stalls nor bunches them: an inventory refresh (Describe calls
+The jobs (the cycle, the inventory, the retry of failed accounts) each run on a thread of their
+own, scheduled on the monotonic clock (`schedule.every`), so that a step of the wall clock
+neither stalls nor bunches them: an inventory refresh (Describe calls
 over a whole account) never holds up a cycle, which goes on with the inventory it has and
 takes the new one whole at its next start. Neither job overlaps itself; missed runs are
 skipped and the first run starts after a little jitter. A cycle
