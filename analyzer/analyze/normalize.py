@@ -49,7 +49,8 @@ def with_detected_period(series: Series) -> Series:
 
 def rate(sums: Series) -> Series:
     """Sum per period → per second. rate × period = sum, exactly."""
-    values = array("d", map(operator.truediv, sums.values, repeat(float(sums.period_s))))
+    # Built from a list, not an iterator: an array grown from an iterator keeps spare room.
+    values = array("d", list(map(operator.truediv, sums.values, repeat(float(sums.period_s)))))
     return Series(sums.timestamps, values, sums.period_s, sums.status, sums.error)
 
 
@@ -67,7 +68,7 @@ def add(*parts: Series, grid: Grid | None = None) -> Series:
         # The usual case: parts fetched together, on the same periods. Sum them as arrays.
         values = array("d", present[0].values)
         for part in present[1:]:
-            values = array("d", map(operator.add, values, part.values))
+            values = array("d", list(map(operator.add, values, part.values)))
         return Series(present[0].timestamps, values, period, Status.OK)
     if grid is None or not grid.fits(present):
         grid = Grid.of(present)
@@ -141,7 +142,9 @@ def divide(
         if not denominator.values or max(denominator.values) <= 0:
             return Series((), (), period, Status.NO_DATA)
         if min(denominator.values) > 0:
-            quotients = array("d", map(operator.truediv, numerator.values, denominator.values))
+            quotients = array(
+                "d", list(map(operator.truediv, numerator.values, denominator.values))
+            )
             return Series(numerator.timestamps, quotients, period, Status.OK)
         keep = [d > 0 for d in denominator.values]
         ratios = [n / d for n, d in zip(numerator.values, denominator.values, strict=True) if d > 0]
@@ -161,7 +164,7 @@ def divide(
 def _active_rate(ops: Series, idle: Series) -> Series:
     """Ops per second of time the volume was busy: catches bursts hidden by the average."""
     period = float(ops.period_s)
-    busy = array("d", map(max, map(operator.sub, repeat(period), idle.values), repeat(0.0)))
+    busy = array("d", list(map(max, map(operator.sub, repeat(period), idle.values), repeat(0.0))))
     return divide(ops, Series(idle.timestamps, busy, idle.period_s, idle.status, idle.error))
 
 
