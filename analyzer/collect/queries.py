@@ -65,12 +65,17 @@ def _queries(
     """`leave`: what the resource's metrics feed that is not asked for (worked out otherwise,
     or of no use)."""
     out = []
+    # One tuple of dimensions for every metric published with the same names: a fleet's
+    # queries hold hundreds of thousands of them.
+    shared: dict[tuple[metrics.Dimension, ...], tuple[tuple[str, str], ...] | None] = {}
     # Covered by a node agent: only what CloudWatch alone has, at every tier (nothing else
     # watches it), on the tier's cadence.
     for m in metrics.beyond_node(namespace) if covered else metrics.of(namespace, tier):
         if m.feeds in leave:
             continue
-        dims = metrics.dimensions(m, resource_id, attached_to)
+        if m.published_with not in shared:
+            shared[m.published_with] = metrics.dimensions(m, resource_id, attached_to)
+        dims = shared[m.published_with]
         if dims is not None and (m.when is When.ALWAYS or has(m.when)):
             period = m.period_s or period_s
             instead = _agent_query(m, resource_id, period, agent)

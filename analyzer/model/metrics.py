@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache, lru_cache
+from functools import cache
 
 
 class Measure(StrEnum):
@@ -419,15 +419,14 @@ def dimensions(
     )
 
 
-@lru_cache(maxsize=1 << 16)
 def _pairs(
     published_with: tuple[Dimension, ...],
     own: Dimension,
     resource_id: str,
     attached_to: str | None,
 ) -> tuple[tuple[str, str], ...] | None:
-    """The pairs, one tuple for every metric of a resource published with the same names,
-    not a tuple each: a fleet's queries hold hundreds of thousands of them."""
+    """The pairs, as a new tuple (`collect/queries.py` shares one among the metrics of a
+    resource published with the same names)."""
     values = {own: resource_id}
     if attached_to is not None:
         values[Dimension.INSTANCE] = attached_to

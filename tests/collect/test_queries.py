@@ -415,3 +415,12 @@ def test_an_instance_whose_limits_its_volumes_cannot_reach_is_asked_only_its_sta
     found = names(queries.for_inventory(Inventory("us-east-1", (volume,), (small,)), hot)["i-1"])
     assert {"EBSReadBytes", "EBSByteBalance%", "InstanceEBSThroughputExceededCheck"} <= found
     assert not {"EBSIOBalance%", "InstanceEBSIOPSExceededCheck"} & found
+
+
+def test_a_resource_s_queries_published_with_the_same_names_share_their_dimensions():
+    volume = Volume("vol-1", "us-east-1", "gp2", 100, "in-use", 300, None, "i-1")
+    asked = queries.for_volume(volume, nitro=True)
+    alone = [q.dimensions for q in asked if len(q.dimensions) == 1]
+    paired = [q.dimensions for q in asked if len(q.dimensions) == 2]
+    assert len(alone) > 1 and len(paired) > 1
+    assert all(d is alone[0] for d in alone) and all(d is paired[0] for d in paired)

@@ -104,9 +104,12 @@ def test_the_agent_metrics_stand_for_the_volume_metrics_in_their_units() -> None
     assert metrics.agent_instead("VolumeStalledIOCheck") is None
 
 
-def test_a_resources_metrics_published_with_the_same_names_share_their_dimensions() -> None:
-    reads, writes = (metrics.named(Namespace.EBS, n) for n in ("VolumeReadOps", "VolumeWriteOps"))
-    one = metrics.dimensions(reads, "vol-1", "i-1")
-    assert one == (("VolumeId", "vol-1"),)
-    assert metrics.dimensions(writes, "vol-1", "i-1") is one
-    assert metrics.dimensions(reads, "vol-2", "i-1") == (("VolumeId", "vol-2"),)
+def test_a_metric_s_dimensions_are_the_names_it_is_published_with() -> None:
+    reads = metrics.named(Namespace.EBS, "VolumeReadOps")
+    checked = metrics.named(Namespace.EBS, "VolumeIOPSExceededCheck")
+    assert metrics.dimensions(reads, "vol-1", "i-1") == (("VolumeId", "vol-1"),)
+    assert metrics.dimensions(checked, "vol-1", "i-1") == (
+        ("InstanceId", "i-1"),
+        ("VolumeId", "vol-1"),
+    )
+    assert metrics.dimensions(checked, "vol-1") is None
