@@ -11,7 +11,7 @@ empty, and is billed all the same.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from analyzer.model import metrics
@@ -43,12 +43,13 @@ class MetricQuery:
     period_s: int
     scale: float = 1.0
     """Multiplies each value CloudWatch answers into the catalogue's unit (`Metric.scale`)."""
-    _hash: int = field(init=False, repr=False, compare=False)
-    """Worked out once: a query is a key of the history, looked up every cycle."""
 
-    def __post_init__(self) -> None:
-        key = (self.resource_id, self.namespace, self.metric, self.dimensions, self.stat)
-        object.__setattr__(self, "_hash", hash((*key, self.period_s)))
+    def __hash__(self) -> int:
+        """From the resource and the metric alone, two strings that keep their own hashes: a
+        query is a key of the history, looked up many times a cycle, and the same metric of
+        the same resource asked two ways is rare. Nothing is stored for it (a fleet holds
+        hundreds of thousands of queries)."""
+        return hash((self.resource_id, self.metric))
 
 
 def _queries(

@@ -424,3 +424,13 @@ def test_a_resource_s_queries_published_with_the_same_names_share_their_dimensio
     paired = [q.dimensions for q in asked if len(q.dimensions) == 2]
     assert len(alone) > 1 and len(paired) > 1
     assert all(d is alone[0] for d in alone) and all(d is paired[0] for d in paired)
+
+
+def test_queries_of_one_resource_and_metric_asked_two_ways_are_two_keys():
+    dims = (("VolumeId", "vol-1"),)
+    minute = queries.MetricQuery("vol-1", "AWS/EBS", "BurstBalance", dims, "Average", 60)
+    daily = queries.MetricQuery("vol-1", "AWS/EBS", "BurstBalance", dims, "Minimum", 86_400)
+    again = queries.MetricQuery("vol-1", "AWS/EBS", "BurstBalance", dims, "Average", 60)
+    kept = {minute: "minute", daily: "daily"}
+    assert kept[again] == "minute" and kept[daily] == "daily" and len(kept) == 2
+    assert hash(again) == hash(minute)
