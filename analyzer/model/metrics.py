@@ -409,30 +409,14 @@ def dimensions(
     """The (name, value) pairs this metric of this resource is published with: `attached_to`
     is a volume's instance, for the metrics published per attachment. None where AWS publishes
     the metric for no such resource (a per-attachment metric of a volume not attached to one
-    instance)."""
-    per_attachment = metric.namespace in (Namespace.EBS, Namespace.AGENT)
-    return _pairs(
-        metric.published_with,
-        metric.namespace.dimension,
-        resource_id,
-        attached_to if per_attachment else None,
-    )
-
-
-def _pairs(
-    published_with: tuple[Dimension, ...],
-    own: Dimension,
-    resource_id: str,
-    attached_to: str | None,
-) -> tuple[tuple[str, str], ...] | None:
-    """The pairs, as a new tuple (`collect/queries.py` shares one among the metrics of a
-    resource published with the same names)."""
-    values = {own: resource_id}
-    if attached_to is not None:
+    instance). A new tuple each call: `collect/queries.py` shares one among the metrics of a
+    resource published with the same names."""
+    values = {metric.namespace.dimension: resource_id}
+    if attached_to is not None and metric.namespace in (Namespace.EBS, Namespace.AGENT):
         values[Dimension.INSTANCE] = attached_to
-    if any(name not in values for name in published_with):
+    if any(name not in values for name in metric.published_with):
         return None
-    return tuple((name.value, values[name]) for name in published_with)
+    return tuple((name.value, values[name]) for name in metric.published_with)
 
 
 def named(namespace: Namespace | str, name: str) -> Metric:
