@@ -16,6 +16,10 @@ An idle resource is polled at most every `idle_cadence`, and sooner where a buck
 come to need a warning sooner: within `IDLE_SHARE` of the time that bucket, full, takes to fall
 to the alarm's 20 % at its burst rate (`alarm_times`).
 
+A hot resource says which limits make it hot (`Placement.hot_for`): where an alert already fires
+about each of them and none is pending or clearing, nothing about it is about to change state,
+and it is polled only as often as keeps its data recent (`Cadence.of`, `steady`).
+
 The time to empty is the resource's outlook (`outlook.with_outlook`), worked out over the
 windows of the rule that applies to it: the one the rules read, not a second opinion.
 """
@@ -25,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from analyzer.model.findings import Bottleneck
+from analyzer.model.layers import Layer
 from analyzer.model.limits import (
     full_to_alarm_s,
     instance_envelope,
@@ -70,9 +76,10 @@ def _load(state: ResourceState, at: datetime, window_s: float) -> _Load | None:
     return _Load(iops, bps if bps is not None else iops * ASSUMED_IO_BYTES)
 
 
-def _utilization(state: ResourceState, load: _Load, at: datetime) -> float:
-    """The highest share of a limit in force that the load takes, over every layer."""
-    shares = [0.0]
+def _shares(state: ResourceState, load: _Load, at: datetime) -> list[tuple[float, Bottleneck]]:
+    """The share of each limit in force that the load takes, over every layer, with the limit:
+    a bucket's where the limit in force is a baseline because its credits ran out."""
+    out = []
     for layer in state.layers():
         if layer.envelope.approximate:
             continue
@@ -80,8 +87,14 @@ def _utilization(state: ResourceState, load: _Load, at: datetime) -> float:
         for unit, rate in ((Unit.IOPS, counted), (Unit.BYTES_PER_SECOND, load.bps)):
             limit = state.limit(layer, unit, at)
             if limit:
-                shares.append(rate / limit)
-    return max(shares)
+                out.append((rate / limit, _limit_in_force(layer, unit, limit)))
+    return out
+
+
+def _limit_in_force(layer: Layer, unit: Unit, limit: float) -> Bottleneck:
+    if limit < layer.limit(unit, credits_left=True):
+        return Bottleneck.BURST_CREDITS if layer.storage else Bottleneck.INSTANCE_BURST_CREDITS
+    return layer.bottleneck(unit)
 
 
 def _draining(state: ResourceState, load: _Load) -> bool:
@@ -95,8 +108,47 @@ def _draining(state: ResourceState, load: _Load) -> bool:
     return False
 
 
-def _balances(state: ResourceState, at: datetime) -> list[float | None]:
-    return [state.balance(bucket.balance, at) for bucket in state.buckets()]
+@dataclass(frozen=True, slots=True)
+class Placement:
+    tier: Tier
+    hot_for: frozenset[Bottleneck] | None = frozenset()
+    """The limits that make it hot, its alerts aside: a rate at `hot_utilization` of one, a
+    bucket that empties soon or is low. None where its data failed (nothing is known)."""
+
+
+def place(
+    state: ResourceState,
+    previous: Tier | None,
+    alerted: bool,
+    policy: TierPolicy,
+    at: datetime,
+) -> Placement:
+    """The tier `state` belongs in with the data complete by `at`, its outlook worked out at
+    `at`, and the limits that make it hot."""
+    if state.status is Status.ERROR:
+        return Placement(Tier.HOT if alerted else previous or Tier.ACTIVE, None)
+    load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
+    shares = _shares(state, load, at)
+    balances = [(state.balance(b.balance, at), b) for b in state.buckets()]
+    found = state.outlook
+    hot_for = {limit for share, limit in shares if share >= policy.hot_utilization}
+    if found is not None and found.seconds_to_empty <= policy.hot_empty_within_s:
+        hot_for.add(found.bucket.bottleneck)
+    low = policy.low_balance_percent
+    hot_for |= {b.bottleneck for value, b in balances if value is not None and value < low}
+    if alerted or hot_for:
+        return Placement(Tier.HOT, frozenset(hot_for))
+    # A bucket's balance is read once before its resource may go idle; where AWS reports
+    # none (an unattached or a large gp2 volume), the load alone decides.
+    never_read = previous is None and any(value is None for value, _ in balances)
+    if (
+        max((share for share, _ in shares), default=0.0) >= policy.quiet_utilization
+        or _draining(state, load)
+        or never_read
+        or any(value is not None and value < FULL_PERCENT for value, _ in balances)
+    ):
+        return Placement(Tier.ACTIVE)
+    return Placement(Tier.IDLE)
 
 
 def classify(
@@ -108,31 +160,7 @@ def classify(
 ) -> Tier:
     """The tier `state` belongs in with the data complete by `at`, its outlook worked out at
     `at`."""
-    if alerted:
-        return Tier.HOT
-    if state.status is Status.ERROR:
-        return previous or Tier.ACTIVE
-    load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
-    utilization = _utilization(state, load, at)
-    balances = _balances(state, at)
-    found = state.outlook
-    if (
-        utilization >= policy.hot_utilization
-        or (found is not None and found.seconds_to_empty <= policy.hot_empty_within_s)
-        or any(b is not None and b < policy.low_balance_percent for b in balances)
-    ):
-        return Tier.HOT
-    # A bucket's balance is read once before its resource may go idle; where AWS reports
-    # none (an unattached or a large gp2 volume), the load alone decides.
-    never_read = previous is None and any(b is None for b in balances)
-    if (
-        utilization >= policy.quiet_utilization
-        or _draining(state, load)
-        or never_read
-        or any(b is not None and b < FULL_PERCENT for b in balances)
-    ):
-        return Tier.ACTIVE
-    return Tier.IDLE
+    return place(state, previous, alerted, policy, at).tier
 
 
 def alarm_times(inv: Inventory) -> dict[str, float]:

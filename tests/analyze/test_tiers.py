@@ -8,10 +8,12 @@ from datetime import timedelta
 import pytest
 
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, classify
+from analyzer.analyze.tiers import TierPolicy, classify, place
+from analyzer.model.findings import Bottleneck
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.series import Status
+from analyzer.model.state import ResourceState
 from analyzer.model.units import KIB
 from tests.helpers import T0, series, shop_volume, volume_state
 
@@ -63,6 +65,66 @@ def test_an_outlook_beyond_the_hot_horizon_is_active_not_hot() -> None:
     assert judged.outlook is not None
     far = replace(ONLY_THE_OUTLOOK, hot_empty_within_s=judged.outlook.seconds_to_empty - 1)
     assert classify(judged, Tier.ACTIVE, False, far, AT) is Tier.ACTIVE
+
+
+def at_cap() -> ResourceState:
+    """A gp3 volume at 97 % of its 3,000 IOPS, far from its throughput."""
+    return volume_state(
+        "gp3",
+        500,
+        {
+            Measure.IOPS: series([2_910] * 30),
+            Measure.THROUGHPUT: series([2_910 * 4 * KIB] * 30),
+        },
+        iops=3_000,
+        throughput=125,
+    )
+
+
+def emptied() -> ResourceState:
+    """A gp2 volume of 100 GiB whose credits are gone, pinned at its 300 IOPS baseline."""
+    return volume_state(
+        "gp2",
+        100,
+        {
+            Measure.IOPS: series([300] * 30),
+            Measure.THROUGHPUT: series([300 * 16 * KIB] * 30),
+            Measure.BURST_BALANCE: series([0.0] * 30),
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "hot_for"),
+    [
+        (at_cap, {Bottleneck.VOLUME_IOPS}),
+        # At the baseline because the credits ran out: the bucket holds it, not the cap.
+        (emptied, {Bottleneck.BURST_CREDITS}),
+        (quiet, set()),
+    ],
+)
+def test_a_hot_resource_names_the_limits_that_make_it_hot(state, hot_for) -> None:
+    judged = with_outlook(state(), ForecastWindows(), AT, AT)
+    placed = place(judged, Tier.ACTIVE, False, TierPolicy(), AT)
+    assert placed.hot_for == hot_for
+    assert placed.tier is (Tier.HOT if hot_for else Tier.IDLE)
+
+
+def test_the_outlook_names_the_bucket_and_failed_data_names_nothing() -> None:
+    judged = with_outlook(shop_volume(), ForecastWindows(rate_s=900.0), AT, AT)
+    placed = place(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT)
+    assert placed == place(judged, Tier.ACTIVE, True, ONLY_THE_OUTLOOK, AT)
+    assert placed.hot_for == {Bottleneck.BURST_CREDITS}
+    # Alerted but failed: hot, and nothing is known of what makes it so.
+    failed = replace(quiet(), status=Status.ERROR)
+    assert place(failed, Tier.HOT, True, TierPolicy(), AT).hot_for is None
+    # Alerted and quiet: hot for its alert alone.
+    assert (
+        place(
+            with_outlook(quiet(), ForecastWindows(), AT, AT), None, True, TierPolicy(), AT
+        ).hot_for
+        == set()
+    )
 
 
 def test_each_resource_s_soonest_alarm_comes_from_the_buckets_its_io_drains() -> None:
