@@ -53,6 +53,7 @@ from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.heap import Heap
+from analyzer.model.findings import Bottleneck
 from analyzer.model.resources import (
     DbInstance,
     Initialization,
@@ -230,9 +231,13 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         book = AlertBook(4 * 3600, 300)
         heap = Heap()
 
-        def cycle(now: datetime, alerted: set[tuple[str, str]]) -> CycleResult:
+        def cycle(
+            now: datetime,
+            alerted: set[tuple[str, str]],
+            steady: dict[tuple[str, str], frozenset[Bottleneck]],
+        ) -> CycleResult:
             try:
-                return analyzer.run(now, alerted)
+                return analyzer.run(now, alerted, steady)
             finally:
                 heap.after_cycle()  # as the daemon does after each cycle
 
@@ -240,8 +245,9 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             alerted = {(a.finding.resource.region, a.resource_id) for a in book}
+            steady = book.steady()
             made = recorder.made
-            wall, cpu, result = measure(lambda: cycle(now, alerted))  # noqa: B023
+            wall, cpu, result = measure(lambda: cycle(now, alerted, steady))  # noqa: B023
             book.update(now, result.findings, result.pending)
             runs.append((wall, cpu, recorder.made - made, rss_mb()))
             if trace and k in (0, cycles - 1):

@@ -445,6 +445,24 @@ class AlertBook:
         """Every alert kept, owed resolutions of alerts that fired again first."""
         return iter([*self.cleared, *self.alerts.values()])
 
+    def steady(self) -> dict[tuple[str, str], frozenset[Bottleneck]]:
+        """By (scope, id) of each resource whose alerts are all settled, none pending and none
+        clearing: the limits its firing alerts name. Nothing about such a resource is about
+        to change state, unless a limit no alert names is in play (adaptive polling reads it
+        less often only where none is: `tiers.Placement`)."""
+        out: dict[tuple[str, str], set[Bottleneck]] = {}
+        unsettled: set[tuple[str, str]] = set()
+        for alert in self:
+            where = (alert.finding.resource.scope, alert.resource_id)
+            named = out.setdefault(where, set())
+            if alert.state is AlertState.PENDING:
+                unsettled.add(where)
+            elif alert.state is AlertState.FIRING:
+                named.add(alert.finding.bottleneck)
+                if alert.absent_since is not None:
+                    unsettled.add(where)
+        return {where: frozenset(named) for where, named in out.items() if where not in unsettled}
+
 
 def _was_below(finding: Finding) -> bool:
     """Its last finding saw the bucket below the level it holds until."""

@@ -9,7 +9,7 @@ is asked for at most once per 5-minute point, however often its resource is due.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from analyzer.collect.queries import MetricQuery
@@ -27,14 +27,16 @@ def project(
     cadence: Cadence,
     price_per_metric: float,
     alarms: Mapping[str, float] | None = None,
+    steady: Collection[str] = frozenset(),
 ) -> Projection:
     """The month's bill if each resource stays in its tier, asking for `wanted[id]`.
-    `alarms`: by resource id, how soon a full bucket it drains reaches 20 % (`Cadence.of`)."""
+    `alarms`: by resource id, how soon a full bucket it drains reaches 20 % (`Cadence.of`);
+    `steady`: the ids of hot resources whose alerts fire steadily (`Cadence.of`)."""
     metrics = dict.fromkeys(Tier, 0.0)
     alarms = alarms or {}
     for rid, queries in wanted.items():
         tier = tiers.get(rid, Tier.IDLE)
-        every = cadence.of(tier, alarms.get(rid))
+        every = cadence.of(tier, alarms.get(rid), rid in steady)
         metrics[tier] += sum(SECONDS_PER_MONTH / max(every, q.period_s) for q in queries)
     return Projection(metrics, price_per_metric)
 

@@ -36,11 +36,11 @@ class Bill:
     settings: Settings
     by_scope: dict[str, float] = field(default_factory=dict)
     """The last projection's dollars a month, by scope."""
-    _projected: tuple[dict[str, Inventory], tuple[int, ...], frozenset[str], Projection] | None = (
-        field(default=None, repr=False)
-    )
-    """The last projection, with the inventories, the tier moves and the coverage it was
-    worked out from."""
+    _projected: (
+        tuple[dict[str, Inventory], tuple[tuple[int, int], ...], frozenset[str], Projection] | None
+    ) = field(default=None, repr=False)
+    """The last projection, with the inventories, the tier and steady moves and the coverage
+    it was worked out from."""
     _budget_cadences: dict[str, Cadence] = field(default_factory=dict, repr=False)
     """The cadence each budget (the total one under "") last set."""
 
@@ -83,7 +83,7 @@ class Bill:
         """The month's bill in today's tiers; under a budget, the cadences that keep to it
         (for the next cycles). Worked out again only when the inventory, a tier or the
         coverage changed. `pollers`: by scope, one for each of the inventories at least."""
-        moves = tuple(p.tier_moves for p in pollers.values())
+        moves = tuple((p.tier_moves, p.steady_moves) for p in pollers.values())
         known = self._projected
         if (
             known is not None
@@ -117,8 +117,10 @@ class Bill:
             }
             asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
         alarms = {where: pollers[where].alarms(inv) for where, inv in inventories.items()}
+        steady = {where: pollers[where].steady for where in inventories}
         unbounded = {
-            w: billing.project(q, t, base, price, alarms[w]) for w, (q, t) in asked.items()
+            w: billing.project(q, t, base, price, alarms[w], steady[w])
+            for w, (q, t) in asked.items()
         }
         cadences = dict.fromkeys(asked, base)
         if adaptive:
@@ -137,7 +139,8 @@ class Bill:
             for where in asked:
                 pollers[where].cadence = cadences[where]
         final = {
-            w: billing.project(q, t, cadences[w], price, alarms[w]) for w, (q, t) in asked.items()
+            w: billing.project(q, t, cadences[w], price, alarms[w], steady[w])
+            for w, (q, t) in asked.items()
         }
         self.by_scope = {w: p.dollars() for w, p in final.items()}
         return _summed(final.values(), price)

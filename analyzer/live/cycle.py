@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Container
+from collections.abc import Callable, Collection, Container, Mapping
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 
@@ -31,7 +31,7 @@ from analyzer.live.polling import RegionPoller
 from analyzer.live.scopes import Scopes
 from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
-from analyzer.model.findings import Finding
+from analyzer.model.findings import Bottleneck, Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
 from analyzer.model.resources import Inventory
@@ -139,9 +139,16 @@ class Analyzer:
         self.coverage = Coverage.of(self.settings)
         self.bill = Bill(self.settings)
 
-    def run(self, now: datetime, alerted: Collection[tuple[str, str]] = ()) -> CycleResult:
+    def run(
+        self,
+        now: datetime,
+        alerted: Collection[tuple[str, str]] = (),
+        steady: Mapping[tuple[str, str], frozenset[Bottleneck]] | None = None,
+    ) -> CycleResult:
         """One cycle at `now`. `alerted`: (region, id) of resources with an alert pending or
-        firing, which adaptive polling keeps hot."""
+        firing, which adaptive polling keeps hot; `steady`: those none of whose alerts is
+        pending or clearing, with the limits their firing alerts name (`AlertBook.steady`),
+        which it reads less often where no other limit is in play."""
         started = time.monotonic()
         if not self.scopes.inventories():
             self.refresh_inventory()
@@ -150,7 +157,7 @@ class Analyzer:
             self._poller(where).cover(covered)
         # A refresh on the other worker swaps in a new dict whole; this cycle keeps its own.
         inventories = self.scopes.inventories()
-        resources, stats = self._poll(inventories, now, alerted)
+        resources, stats = self._poll(inventories, now, alerted, steady or {})
         asked = {where: self._poller(where).asked_until() for where in inventories}
         end = data_end(now, self.settings.settle_delay, self.resolution_s)
         snap = states.build(now, end, resources, stats, asked)
@@ -197,7 +204,11 @@ class Analyzer:
         )
 
     def _poll(
-        self, inventories: dict[str, Inventory], now: datetime, alerted: Collection[tuple[str, str]]
+        self,
+        inventories: dict[str, Inventory],
+        now: datetime,
+        alerted: Collection[tuple[str, str]],
+        steady: Mapping[tuple[str, str], frozenset[Bottleneck]],
     ) -> tuple[list[ResourceState], FetchStats]:
         """Every resource's state after this cycle's fetches, and what they cost; an account
         is judged by its own metrics."""
@@ -206,13 +217,14 @@ class Analyzer:
         accounts: dict[str, tuple[Account, FetchStats]] = {}
         for where, inv in inventories.items():
             mine = {rid for r, rid in alerted if r == where}
+            settled = {rid: named for (r, rid), named in steady.items() if r == where}
             if not inv.account_id:
-                resources.extend(self._poller(where).poll(inv, now, mine, stats))
+                resources.extend(self._poller(where).poll(inv, now, mine, stats, settled))
                 continue
             account = self.scopes.at(where).account
             assert account is not None
             own = accounts.setdefault(account.id, (account, FetchStats()))[1]
-            resources.extend(self._poller(where).poll(inv, now, mine, own))
+            resources.extend(self._poller(where).poll(inv, now, mine, own, settled))
         for account, own in accounts.values():
             self.accounts.judge_metrics(account, own, self.clock)
             stats.merge(own)

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, alarm_times, classify
+from analyzer.analyze.tiers import TierPolicy, alarm_times, place
 from analyzer.collect import queries
 from analyzer.collect.agent_metrics import Silence
 from analyzer.collect.fetch import fetch
@@ -29,6 +29,7 @@ from analyzer.collect.regions import Region
 from analyzer.collect.window import MINUTE_S, data_end
 from analyzer.model import metrics
 from analyzer.model.costs import Cadence
+from analyzer.model.findings import Bottleneck
 from analyzer.model.metrics import Namespace, Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Instance, Inventory
@@ -52,6 +53,14 @@ class RegionPoller:
     polled: dict[str, datetime] = field(default_factory=dict)
     cache: states.StateCache = field(default_factory=states.StateCache)
     known: queries.Known = field(default_factory=dict)
+    hot_for: dict[str, frozenset[Bottleneck] | None] = field(default_factory=dict)
+    """By resource id, the limits that made it hot at its last poll (`tiers.Placement`); None
+    where more is about to change than its alerts say: its data failed, or a bucket of it
+    empties before a steady poll would come round again."""
+    steady: frozenset[str] = frozenset()
+    """The hot resources read at the steady cadence this cycle (`Cadence.of`)."""
+    steady_moves: int = 0
+    """How many times `steady` has changed: what the projected bill follows."""
     tier_moves: int = 0
     """How many times a resource has changed tier: what is asked for changes only then."""
     span_s: float | None = None
@@ -86,11 +95,23 @@ class RegionPoller:
     """The volumes whose CloudWatch agent fell silent: read from AWS/EBS for a while."""
 
     def poll(
-        self, inv: Inventory, now: datetime, alerted: Collection[str], stats: FetchStats
+        self,
+        inv: Inventory,
+        now: datetime,
+        alerted: Collection[str],
+        stats: FetchStats,
+        steady: Mapping[str, frozenset[Bottleneck]] | None = None,
     ) -> list[ResourceState]:
         """The state of every resource of the inventory after this cycle's fetches.
-        `alerted`: the ids of resources with an alert pending or firing (always hot)."""
+        `alerted`: the ids of resources with an alert pending or firing (always hot).
+        `steady`: of those, the ones none of whose alerts is pending or clearing, with the
+        limits their firing alerts name (`AlertBook.steady`)."""
         ids = self._ids_of(inv)
+        settled = frozenset(
+            rid for rid, named in (steady or {}).items() if rid in ids and self._settled(rid, named)
+        )
+        if settled != self.steady:
+            self.steady, self.steady_moves = settled, self.steady_moves + 1
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
         due |= self._summed_volumes(inv, due)
         new = {rid for rid in due if rid not in self.polled}
@@ -235,6 +256,7 @@ class RegionPoller:
             self._ids = _ids(inv)
             self._alarms = alarm_times(inv)
             self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
+            self.hot_for = {rid: h for rid, h in self.hot_for.items() if rid in self._ids}
             self._inventory = inv
         return self._ids
 
@@ -274,6 +296,12 @@ class RegionPoller:
     def _query_tiers(self, ids: Collection[str]) -> dict[str, Tier]:
         return {rid: self.tiers.get(rid, Tier.IDLE) for rid in ids}
 
+    def _settled(self, rid: str, named: frozenset[Bottleneck]) -> bool:
+        """Whether every limit that made it hot at its last poll has an alert firing about it
+        (`named`, none pending or clearing), and nothing else is about to change."""
+        hot_for = self.hot_for.get(rid)
+        return hot_for is not None and hot_for <= named
+
     def _due(self, rid: str, alerted: bool, now: datetime) -> bool:
         last = self.polled.get(rid)
         if last is None or not self.adaptive:
@@ -281,7 +309,8 @@ class RegionPoller:
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
         # interval late.
-        wait = self.cadence.of(tier, self._alarms.get(rid)) - self.cadence.interval_s / 2
+        every = self.cadence.of(tier, self._alarms.get(rid), rid in self.steady)
+        wait = every - self.cadence.interval_s / 2
         return (now - last).total_seconds() >= wait
 
     def _decide(
@@ -296,7 +325,11 @@ class RegionPoller:
                 continue
             previous = self.tiers.get(rid)
             judged = with_outlook(state, self.windows(state), at, at)
-            tier = classify(judged, previous, rid in alerted, self.policy, at)
+            placed = place(judged, previous, rid in alerted, self.policy, at)
+            tier = placed.tier
+            empties = judged.outlook.seconds_to_empty if judged.outlook else None
+            soon = empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True)
+            self.hot_for[rid] = None if soon else placed.hot_for
             if tier.rank > (previous or Tier.IDLE).rank:
                 raised.add(rid)
             if tier is not previous:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from analyzer.model.metrics import Tier
+from analyzer.model.series import STALE_PERIODS
 
 SECONDS_PER_MONTH = 30 * 86400.0
 
@@ -16,6 +17,12 @@ within this share of `t`. The worst case, a full gp2 bucket on a 1 GiB volume (1
 baseline) drained at 3,000 IOPS, reaches 20 % after 1,490 s: polled every 10 minutes, the drain
 is seen at the latest 13 minutes in (with the settle delay and a cycle), and warned of at least
 2.9 times as long before empty as the alarm (docs/daemon.md, Adaptive polling)."""
+
+
+STEADY_S = (STALE_PERIODS + 1) * 60.0
+"""A hot resource whose alerts all fire steadily is polled this often: CloudWatch's one-minute
+data stays recent for `STALE_PERIODS` minutes after a poll, so its rules and its alerts are
+judged on data every cycle, and an alert that starts to clear is seen within two minutes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +36,15 @@ class Cadence:
     stretch: float = 1.0
     """The factor a budget stretched the quiet cadences by (`billing.within`)."""
 
-    def of(self, tier: Tier, alarm_s: float | None = None) -> float:
+    def of(self, tier: Tier, alarm_s: float | None = None, steady: bool = False) -> float:
         """`alarm_s`: the shortest time in which a bucket the resource drains, full, falls to
         the alarm's 20 % (`tiers.alarm_times`); an idle resource is polled within
-        `IDLE_SHARE` of it, in whole minutes, never more often than an active one."""
+        `IDLE_SHARE` of it, in whole minutes, never more often than an active one. `steady`: a
+        hot resource whose every limit in play has its alert firing, none pending or clearing
+        (`tiers.Placement`): polled every `STEADY_S`, never less often than an active one."""
         if tier is Tier.HOT:
+            if steady:
+                return max(self.interval_s, min(STEADY_S, self.active_s))
             return self.interval_s
         if tier is Tier.ACTIVE:
             return self.active_s

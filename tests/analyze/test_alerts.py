@@ -193,6 +193,29 @@ def test_even_without_resolve_after_one_absent_cycle_does_not_resolve() -> None:
     assert book.alerts[WARNING.key].state is AlertState.RESOLVED
 
 
+def test_steady_names_the_limits_of_alerts_that_fire_and_are_still_found() -> None:
+    """A resource is steady while every alert of it fires with its finding still found: one
+    pending, or one clearing, and the next minutes decide something about it."""
+    cap = replace(
+        WARNING,
+        rule="volume-iops-cap",
+        resource=ResourceRef(ResourceType.VOLUME, "vol-2", "us-east-1"),
+        bottleneck=Bottleneck.VOLUME_IOPS,
+    )
+    other = replace(cap, rule="volume-throughput-cap", bottleneck=Bottleneck.VOLUME_THROUGHPUT)
+    book = AlertBook(REPEAT_S, RESOLVE_S)
+    book.update(T0, [WARNING, cap], [other])
+    # vol-2 has a pending alert: not steady.
+    assert book.steady() == {("us-east-1", "vol-1"): {Bottleneck.BURST_CREDITS}}
+    book.update(T0 + timedelta(minutes=1), [cap, other], [])
+    # vol-1's warning is no longer found: clearing, not steady.
+    assert book.steady() == {
+        ("us-east-1", "vol-2"): {Bottleneck.VOLUME_IOPS, Bottleneck.VOLUME_THROUGHPUT}
+    }
+    book.update(T0 + timedelta(minutes=2), [WARNING, cap, other], [])
+    assert set(book.steady()) == {("us-east-1", "vol-1"), ("us-east-1", "vol-2")}
+
+
 def test_a_resolved_message_says_what_cleared_and_when() -> None:
     cap = replace(
         WARNING,

@@ -112,10 +112,11 @@ class Fleet:
 
 
 def run(
-    fleet: Fleet, minutes: int, start_at: float, **config: object
+    fleet: Fleet, minutes: int, start_at: float, steady: bool = True, **config: object
 ) -> tuple[Analyzer, int, dict]:
     """The daemon's loop over the fleet: a cycle a minute from `start_at` seconds, the alert
-    book in between. The analyzer, the metrics requested, and when each alert first fired."""
+    book in between. The analyzer, the metrics requested, and when each alert first fired.
+    `steady`: tell the analyzer which alerts fire steadily, as the daemon does."""
     analyzer, _ = fleet.analyzer(**config)
     book = AlertBook(4 * 3600, 300)
     requested = 0
@@ -123,7 +124,7 @@ def run(
     for minute in range(minutes):
         now = START + timedelta(seconds=start_at + minute * 60 + 5)
         alerted = {(a.finding.resource.region, a.resource_id) for a in book}
-        result = analyzer.run(now, alerted)
+        result = analyzer.run(now, alerted, book.steady() if steady else None)
         requested += result.snapshot.stats.metrics_requested
         book.update(now, result.findings, result.pending)
         for alert in book.firing():
@@ -188,12 +189,76 @@ def test_a_quiet_volume_that_starts_draining_is_warned_twice_as_early_as_an_alar
     assert lead >= 2 * alarm_lead, (lead, alarm_lead)
 
 
+def test_steady_alerts_are_read_every_third_minute_and_change_as_if_read_every_minute() -> None:
+    """Four hot volumes, each alert fired:
+    - a gp3 volume at its IOPS cap for 25 minutes, then idle: its alert clears;
+    - a gp2 volume draining its credits: warned of, then empty, then critical;
+    - a gp3 volume at its IOPS cap with a workload that stops while nothing else changes;
+    - a gp3 volume at its IOPS cap and at 72 % of its throughput, which no alert names.
+    Whatever fires and clears, at the same minutes as when every hot volume is read every
+    minute; the steady ones are read every third minute meanwhile, the fourth every minute."""
+    start_at = 4 * 3600.0
+    fleet = Fleet()
+    fleet.add_instance(
+        [
+            ("gp3", 500, Load(0, since=start_at + 25 * 60, before=2_900)),
+            ("gp2", 100, Load(1_500, since=start_at - 40 * 60)),
+            ("gp3", 500, Load(0, since=start_at + 45 * 60, before=2_900)),
+            ("gp3", 500, Load(2_900, io=32 * KIB)),
+        ]
+    )
+
+    def lifecycle(steady: bool) -> tuple[list[list[tuple[str, str, str]]], dict[str, int]]:
+        analyzer, metrics = fleet.analyzer()
+        polls: dict[str, int] = {}
+        answer = metrics.fetch
+
+        def counted(queries, window):  # type: ignore[no-untyped-def]
+            for rid in {q.resource_id for q in queries}:
+                polls[rid] = polls.get(rid, 0) + 1
+            return answer(queries, window)
+
+        metrics.fetch = counted  # type: ignore[method-assign]
+        book = AlertBook(4 * 3600, 300)
+        seen = []
+        for minute in range(75):
+            now = START + timedelta(seconds=start_at + minute * 60 + 5)
+            if minute == 15:
+                polls.clear()  # from here on, every alert has fired
+            alerted = {(a.finding.resource.region, a.resource_id) for a in book}
+            result = analyzer.run(now, alerted, book.steady() if steady else None)
+            book.update(now, result.findings, result.pending)
+            seen.append(sorted((a.rule, a.resource_id, a.state.value) for a in book))
+        return seen, polls
+
+    every_minute, polled_then = lifecycle(steady=False)
+    steady, polled_now = lifecycle(steady=True)
+    assert steady == every_minute
+    fired = {(rule, rid) for cycle in steady for rule, rid, _ in cycle}
+    assert {
+        ("volume-iops-cap", "vol-00000"),
+        ("gp2-burst-exhaustion", "vol-00001"),
+        ("volume-burst-credits-exhausted", "vol-00001"),
+        ("volume-iops-cap", "vol-00002"),
+        ("volume-iops-cap", "vol-00003"),
+    } <= fired
+    assert polled_then["vol-00002"] == polled_then["vol-00003"] == 60
+    assert polled_now["vol-00003"] == 60  # its throughput is in play, and no alert names it
+    assert polled_now["vol-00002"] < 30 and polled_now["vol-00001"] < polled_then["vol-00001"]
+
+
 def test_a_budget_stretches_the_quiet_tiers_and_says_so() -> None:
     fleet = mostly_quiet_fleet()
     _, free, _ = run(fleet, minutes=30, start_at=4 * 3600.0)
     with capture_logs() as logs:
         analyzer, bounded, fired = run(fleet, minutes=30, start_at=4 * 3600.0, budget=20)
-    [binding] = [e for e in logs if e["event"] == "budget.binding"]
+    said = [e for e in logs if e["event"] == "budget.binding"]
+    # Once the hot volumes' alerts fire steadily they are read every third minute: the bill
+    # falls, the budget stretches the quiet tiers less, and says so again.
+    assert [e["active_cadence_s"] for e in said] == sorted(e["active_cadence_s"] for e in said)[
+        ::-1
+    ]
+    binding = said[-1]
     assert binding["idle_cadence_s"] > 600 and binding["active_cadence_s"] > 300
     assert bounded < free
     hot = {rid for (_, rid), tier in analyzer.tiers().items() if tier is Tier.HOT}

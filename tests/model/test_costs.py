@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.model.costs import SECONDS_PER_MONTH, Cadence, Projection
+from analyzer.model.costs import SECONDS_PER_MONTH, STEADY_S, Cadence, Projection
 from analyzer.model.metrics import Tier
 
 CADENCE = Cadence(interval_s=60, active_s=300, idle_s=900)
@@ -15,6 +15,16 @@ CADENCE = Cadence(interval_s=60, active_s=300, idle_s=900)
 )
 def test_each_tier_polls_at_its_own_cadence(tier: Tier, seconds: float) -> None:
     assert CADENCE.of(tier) == seconds
+
+
+def test_a_steady_hot_resource_is_polled_while_its_data_stays_recent() -> None:
+    """One-minute data stays recent for two minutes after a poll (`STALE_PERIODS`): a poll
+    every third minute keeps its rules and alerts judged on data every cycle."""
+    assert STEADY_S == 180
+    assert CADENCE.of(Tier.HOT, steady=True) == 180
+    assert Cadence(60, 120, 900).of(Tier.HOT, steady=True) == 120  # never past the active
+    assert Cadence(300, 300, 900).of(Tier.HOT, steady=True) == 300  # nor within the interval
+    assert CADENCE.of(Tier.ACTIVE, steady=True) == 300  # steady says nothing of other tiers
 
 
 def test_a_month_is_thirty_days() -> None:
