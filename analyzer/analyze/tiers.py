@@ -108,10 +108,20 @@ def _draining(state: ResourceState, load: _Load) -> bool:
     return False
 
 
+_NOT_HOT: frozenset[Bottleneck] = frozenset()
+_LIMITS: dict[frozenset[Bottleneck], frozenset[Bottleneck]] = {_NOT_HOT: _NOT_HOT}
+"""One object for each set of limits: the poller keeps one a resource."""
+
+
+def _interned(limits: set[Bottleneck]) -> frozenset[Bottleneck]:
+    found = frozenset(limits)
+    return _LIMITS.setdefault(found, found)
+
+
 @dataclass(frozen=True, slots=True)
 class Placement:
     tier: Tier
-    hot_for: frozenset[Bottleneck] | None = frozenset()
+    hot_for: frozenset[Bottleneck] | None = _NOT_HOT
     """The limits that make it hot, its alerts aside: a rate at `hot_utilization` of one, a
     bucket that empties soon or is low. None where its data failed (nothing is known)."""
 
@@ -137,7 +147,7 @@ def place(
     low = policy.low_balance_percent
     hot_for |= {b.bottleneck for value, b in balances if value is not None and value < low}
     if alerted or hot_for:
-        return Placement(Tier.HOT, frozenset(hot_for))
+        return Placement(Tier.HOT, _interned(hot_for))
     # A bucket's balance is read once before its resource may go idle; where AWS reports
     # none (an unattached or a large gp2 volume), the load alone decides.
     never_read = previous is None and any(value is None for value, _ in balances)
