@@ -245,7 +245,7 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             alerted = {(a.finding.resource.region, a.resource_id) for a in book}
-            steady = book.steady()
+            steady = book.steady(loaded.daily())
             made = recorder.made
             wall, cpu, result = measure(lambda: cycle(now, alerted, steady))  # noqa: B023
             book.update(now, result.findings, result.pending)

@@ -445,11 +445,11 @@ class AlertBook:
         """Every alert kept, owed resolutions of alerts that fired again first."""
         return iter([*self.cleared, *self.alerts.values()])
 
-    def steady(self) -> dict[tuple[str, str], frozenset[Bottleneck]]:
-        """By (scope, id) of each resource whose alerts are all settled, none pending and none
-        clearing: the limits its firing alerts name. Nothing about such a resource is about
-        to change state, unless a limit no alert names is in play (adaptive polling reads it
-        less often only where none is: `tiers.Placement`)."""
+    def steady(self, daily: Container[str] = ()) -> dict[tuple[str, str], frozenset[Bottleneck]]:
+        """By (scope, id) of each resource with an alert kept, none of them pending and none
+        clearing: the limits its firing alerts name, those of `daily` rules (whose condition
+        moves with the days) aside. Adaptive polling reads such a resource less often where
+        every limit that makes it hot is named (`RegionPoller`)."""
         out: dict[tuple[str, str], set[Bottleneck]] = {}
         unsettled: set[tuple[str, str]] = set()
         for alert in self:
@@ -458,7 +458,8 @@ class AlertBook:
             if alert.state is AlertState.PENDING:
                 unsettled.add(where)
             elif alert.state is AlertState.FIRING:
-                named.add(alert.finding.bottleneck)
+                if alert.rule not in daily:
+                    named.add(alert.finding.bottleneck)
                 if alert.absent_since is not None:
                     unsettled.add(where)
         return {where: frozenset(named) for where, named in out.items() if where not in unsettled}

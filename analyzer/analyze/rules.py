@@ -67,6 +67,10 @@ class RuleSet:
         """Whether a rule in force reads the past days (and they are worth fetching)."""
         return any(getattr(r, "reads_past", False) for r in self.rules)
 
+    def daily(self) -> frozenset[str]:
+        """The ids of the rules in force whose condition moves with the days (`daily`)."""
+        return frozenset(r.id for r in self.rules if r.daily)
+
     def longest_horizon(self) -> float:
         """The furthest any `credit_forecast` rule in force looks ahead (0 without one)."""
         return max((r.horizon for r in self.rules if isinstance(r, CreditForecast)), default=0.0)

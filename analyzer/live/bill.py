@@ -1,9 +1,10 @@
 """The month's GetMetricData bill of watching the inventory, and the budgets that bound it.
 
 Each cycle the bill is projected from what the pollers ask in today's tiers (CloudWatch bills
-no query a node's NVMe statistics answer), and worked out again only when the inventory, a tier
-or the coverage changed. Under a budget (`budget`, or an account's own) the quiet tiers'
-cadences are stretched until the bill keeps to it, for the next cycles: the total budget
+no query a node's NVMe statistics answer), and worked out again only when the inventory, a tier,
+the set of hot resources read at the steady cadence, or the coverage changed. Under a budget
+(`budget`, or an account's own) the quiet tiers' cadences are stretched until the bill, every
+hot resource counted at the interval, keeps to it, for the next cycles: the total budget
 stretches every scope alike, an account's budget that account's scopes, and each poller takes
 the longer of the two. A budget that starts or stops binding is said once, when it does.
 """
@@ -81,8 +82,9 @@ class Bill:
         billed: Callable[[MetricQuery], bool],
     ) -> Projection:
         """The month's bill in today's tiers; under a budget, the cadences that keep to it
-        (for the next cycles). Worked out again only when the inventory, a tier or the
-        coverage changed. `pollers`: by scope, one for each of the inventories at least."""
+        (for the next cycles). Worked out again only when the inventory, a tier, the steady
+        resources or the coverage changed. `pollers`: by scope, one for each of the
+        inventories at least."""
         moves = tuple((p.tier_moves, p.steady_moves) for p in pollers.values())
         known = self._projected
         if (
@@ -117,10 +119,10 @@ class Bill:
             }
             asked[where] = (wanted, {rid: poller.tiers.get(rid, Tier.IDLE) for rid in wanted})
         alarms = {where: pollers[where].alarms(inv) for where, inv in inventories.items()}
-        steady = {where: pollers[where].steady for where in inventories}
+        # The budgets weigh every hot resource at the interval: what they stretch the quiet
+        # tiers by does not move each time an alert starts or stops firing steadily.
         unbounded = {
-            w: billing.project(q, t, base, price, alarms[w], steady[w])
-            for w, (q, t) in asked.items()
+            w: billing.project(q, t, base, price, alarms[w]) for w, (q, t) in asked.items()
         }
         cadences = dict.fromkeys(asked, base)
         if adaptive:
@@ -138,6 +140,7 @@ class Bill:
                     cadences[w] = _longer(cadences[w], cadence)
             for where in asked:
                 pollers[where].cadence = cadences[where]
+        steady = {where: pollers[where].steady for where in inventories}
         final = {
             w: billing.project(q, t, cadences[w], price, alarms[w], steady[w])
             for w, (q, t) in asked.items()

@@ -196,7 +196,8 @@ class Daemon:
                 return False
         try:
             alerted = {(a.finding.resource.scope, a.resource_id) for a in self.book}
-            result = self.analyzer.run(now, alerted, self.book.steady())
+            steady = self.book.steady(self.analyzer.rules.daily())
+            result = self.analyzer.run(now, alerted, steady)
         except Exception as exc:
             self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))
             self._last_end = self._ticks()

@@ -54,11 +54,16 @@ class RegionPoller:
     cache: states.StateCache = field(default_factory=states.StateCache)
     known: queries.Known = field(default_factory=dict)
     hot_for: dict[str, frozenset[Bottleneck] | None] = field(default_factory=dict)
-    """By resource id, the limits that made it hot at its last poll (`tiers.Placement`); None
-    where more is about to change than its alerts say: its data failed, or a bucket of it
-    empties before a steady poll would come round again."""
+    """By resource id, the limits that made it hot at its last poll (`tiers.Placement`)."""
+    _emptying: set[str] = field(default_factory=set)
+    """The resources a bucket of which empties, by its outlook at their last poll, before a
+    steady poll would come round again."""
+    _recent_until: dict[str, datetime] = field(default_factory=dict)
+    """By resource id, the last data end at which its series are all still recent, as of its
+    last poll (`ResourceState.recent_until`)."""
     steady: frozenset[str] = frozenset()
-    """The hot resources read at the steady cadence this cycle (`Cadence.of`)."""
+    """The hot resources read only as their data goes stale this cycle: every limit that
+    makes them hot has an alert firing about it, none pending or clearing."""
     steady_moves: int = 0
     """How many times `steady` has changed: what the projected bill follows."""
     tier_moves: int = 0
@@ -257,6 +262,10 @@ class RegionPoller:
             self._alarms = alarm_times(inv)
             self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
             self.hot_for = {rid: h for rid, h in self.hot_for.items() if rid in self._ids}
+            self._recent_until = {
+                rid: t for rid, t in self._recent_until.items() if rid in self._ids
+            }
+            self._emptying &= self._ids
             self._inventory = inv
         return self._ids
 
@@ -298,19 +307,24 @@ class RegionPoller:
 
     def _settled(self, rid: str, named: frozenset[Bottleneck]) -> bool:
         """Whether every limit that made it hot at its last poll has an alert firing about it
-        (`named`, none pending or clearing), and nothing else is about to change."""
+        (`named`: none pending or clearing), its data did not fail, and no bucket of it
+        empties before a steady poll would come round again."""
         hot_for = self.hot_for.get(rid)
-        return hot_for is not None and hot_for <= named
+        return hot_for is not None and hot_for <= named and rid not in self._emptying
 
     def _due(self, rid: str, alerted: bool, now: datetime) -> bool:
         last = self.polled.get(rid)
         if last is None or not self.adaptive:
             return True
+        if rid in self.steady:
+            # Read in the cycle its data would otherwise go stale in: its rules and alerts are
+            # judged on data every cycle, however late CloudWatch's newest minute comes.
+            until = self._recent_until.get(rid)
+            return until is None or data_end(now, self.settle_s, self.resolution_s) > until
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
         # interval late.
-        every = self.cadence.of(tier, self._alarms.get(rid), rid in self.steady)
-        wait = every - self.cadence.interval_s / 2
+        wait = self.cadence.of(tier, self._alarms.get(rid)) - self.cadence.interval_s / 2
         return (now - last).total_seconds() >= wait
 
     def _decide(
@@ -327,9 +341,17 @@ class RegionPoller:
             judged = with_outlook(state, self.windows(state), at, at)
             placed = place(judged, previous, rid in alerted, self.policy, at)
             tier = placed.tier
+            self.hot_for[rid] = placed.hot_for
             empties = judged.outlook.seconds_to_empty if judged.outlook else None
-            soon = empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True)
-            self.hot_for[rid] = None if soon else placed.hot_for
+            if empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True):
+                self._emptying.add(rid)
+            else:
+                self._emptying.discard(rid)
+            until = state.recent_until(at)
+            if until is not None:
+                self._recent_until[rid] = until
+            else:
+                self._recent_until.pop(rid, None)
             if tier.rank > (previous or Tier.IDLE).rank:
                 raised.add(rid)
             if tier is not previous:

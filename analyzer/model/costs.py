@@ -20,14 +20,17 @@ is seen at the latest 13 minutes in (with the settle delay and a cycle), and war
 
 
 STEADY_S = (STALE_PERIODS + 1) * 60.0
-"""A hot resource whose alerts all fire steadily is polled this often: CloudWatch's one-minute
-data stays recent for `STALE_PERIODS` minutes after a poll, so its rules and its alerts are
-judged on data every cycle, and an alert that starts to clear is seen within two minutes."""
+"""How often a hot resource whose alerts all fire steadily is polled, where CloudWatch's
+newest minute is in by the settle delay: one-minute data stays recent for `STALE_PERIODS`
+minutes after a poll, and the poller reads it again in the cycle it would go stale in (sooner
+where the newest minute comes late). What its data shows meanwhile is seen up to
+`STALE_PERIODS` minutes later than with a poll every minute."""
 
 
 @dataclass(frozen=True, slots=True)
 class Cadence:
-    """Seconds between polls of a resource, by tier; hot resources are polled every cycle."""
+    """Seconds between polls of a resource, by tier: hot resources every cycle, or as their
+    data goes stale while their alerts fire steadily (`STEADY_S`)."""
 
     interval_s: float
     active_s: float

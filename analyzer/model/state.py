@@ -211,6 +211,16 @@ class ResourceState:
         polled minutes ago, on the cadence of a quiet tier, is not analyzed again meanwhile."""
         return any(is_recent(series, at) for series in self.measures.values())
 
+    def recent_until(self, at: datetime) -> datetime | None:
+        """The last data end at which every series of it that is recent at `at` still is:
+        until then its rules read the same windows without a new poll. None where none is."""
+        ends = [
+            series.timestamps[-1] + timedelta(seconds=series.period_s * (1 + STALE_PERIODS))
+            for series in self.measures.values()
+            if is_recent(series, at)
+        ]
+        return min(ends, default=None)
+
     def newest_end(self) -> datetime | None:
         """The end of the newest period of its rates."""
         rates = self.measure(Measure.IOPS)

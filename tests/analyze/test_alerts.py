@@ -214,6 +214,8 @@ def test_steady_names_the_limits_of_alerts_that_fire_and_are_still_found() -> No
     }
     book.update(T0 + timedelta(minutes=2), [WARNING, cap, other], [])
     assert set(book.steady()) == {("us-east-1", "vol-1"), ("us-east-1", "vol-2")}
+    # A rule whose condition moves with the days names nothing the next minutes can change.
+    assert book.steady(daily={"gp2-burst-exhaustion"})[("us-east-1", "vol-1")] == set()
 
 
 def test_a_resolved_message_says_what_cleared_and_when() -> None:

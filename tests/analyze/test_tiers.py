@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, classify, place
+from analyzer.analyze.tiers import TierPolicy, place
 from analyzer.model.findings import Bottleneck
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.outlook import ForecastWindows
@@ -46,7 +46,7 @@ def quiet():
 )
 def test_tiers_of_quiet_alerted_and_failed_resources(state, previous, alerted, tier) -> None:
     judged = with_outlook(state, ForecastWindows(), AT, AT)
-    assert classify(judged, previous, alerted, TierPolicy(), AT) is tier
+    assert place(judged, previous, alerted, TierPolicy(), AT).tier is tier
 
 
 def test_the_tier_reads_the_outlook_the_rules_read() -> None:
@@ -55,16 +55,16 @@ def test_the_tier_reads_the_outlook_the_rules_read() -> None:
     own, over windows of its own."""
     judged = with_outlook(shop_volume(), ForecastWindows(rate_s=900.0), AT, AT)
     assert judged.outlook is not None and judged.outlook.seconds_to_empty < 3600
-    assert classify(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT) is Tier.HOT
+    assert place(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT).tier is Tier.HOT
     unjudged = replace(judged, outlook=None)
-    assert classify(unjudged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT) is Tier.ACTIVE
+    assert place(unjudged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT).tier is Tier.ACTIVE
 
 
 def test_an_outlook_beyond_the_hot_horizon_is_active_not_hot() -> None:
     judged = with_outlook(shop_volume(), ForecastWindows(), AT, AT)
     assert judged.outlook is not None
     far = replace(ONLY_THE_OUTLOOK, hot_empty_within_s=judged.outlook.seconds_to_empty - 1)
-    assert classify(judged, Tier.ACTIVE, False, far, AT) is Tier.ACTIVE
+    assert place(judged, Tier.ACTIVE, False, far, AT).tier is Tier.ACTIVE
 
 
 def at_cap() -> ResourceState:

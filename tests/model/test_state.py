@@ -44,6 +44,25 @@ def test_a_resource_without_rates_has_no_age_and_is_never_stale():
     assert not snap.stale(silent)
 
 
+def test_a_state_stays_recent_until_its_first_recent_series_goes_stale():
+    """Two periods after the newest minute of each series it has (`STALE_PERIODS`): the
+    soonest of them. A series already stale does not count."""
+    state = volume_state(
+        "gp2",
+        50,
+        {
+            Measure.IOPS: series([100.0] * 30),
+            Measure.BURST_BALANCE: series([90.0] * 29),
+            Measure.THROUGHPUT: series([1.0] * 10),
+        },
+    )
+    at = T0 + timedelta(minutes=30)
+    # The balance ends a minute before the rates: it goes stale first.
+    assert state.recent_until(at) == T0 + timedelta(minutes=29 + 2)
+    assert state.has_recent_data(T0 + timedelta(minutes=31))
+    assert volume_state("gp2", 50, {}).recent_until(at) is None
+
+
 def test_data_age_is_never_negative():
     state = shop_volume()
     snap = build(T0 + minutes(10), T0 + minutes(10), [state])

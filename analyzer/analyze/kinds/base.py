@@ -29,6 +29,9 @@ class RuleBase(BaseModel):
     enabled: bool = True
 
     supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
+    daily: ClassVar[bool] = False
+    """Its condition moves with the days, not the minutes: its alert firing says nothing of
+    what the next minutes bring (`AlertBook.steady`)."""
 
     @model_validator(mode="after")
     def _supported_resource_types(self) -> RuleBase:

@@ -69,6 +69,7 @@ class CreditTrend(RuleBase):
 
     supported: ClassVar[frozenset[ResourceType]] = frozenset(ResourceType)
     reads_past: ClassVar[bool] = True
+    daily: ClassVar[bool] = True
 
     def evaluate(self, state: ResourceState, snapshot: Snapshot, at: datetime) -> Finding | None:
         for bucket in buckets_of(state.ref.resource_type, state.envelope, state.class_envelope):
