@@ -117,8 +117,19 @@ class History:
                 if not mine:
                     self._grouped.pop(gone.resource_id, None)
                     self._asked_until.pop(gone.resource_id, None)
+            self._rekey(wanted)
             self._asked = wanted
         return self._grouped
+
+    def _rekey(self, wanted: Mapping[str, Sequence[MetricQuery]]) -> None:
+        """Key what is kept by the very queries `wanted` holds. A resource's queries are
+        worked out anew when its tier moves: equal to those kept, but other objects, each
+        with its tuple of dimensions, and a dict keeps the key it first had, so both would
+        stay alive. Built afresh, the dicts are also sized for what they hold now, not for
+        the backfill's queries."""
+        series, until = self._series, self._until
+        self._series = {q: series[q] for queries in wanted.values() for q in queries if q in series}
+        self._until = {q: until[q] for queries in wanted.values() for q in queries if q in until}
 
     def asked_until(self) -> Mapping[str, datetime]:
         """By resource id, the end of the latest window CloudWatch answered for it: data older

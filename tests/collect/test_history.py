@@ -1,3 +1,4 @@
+from dataclasses import replace
 from datetime import timedelta
 
 from hypothesis import given
@@ -171,3 +172,17 @@ def test_an_axis_no_series_is_on_is_forgotten():
         h.take_touched()
     assert len(h._axes) <= 2 * 1 + 64  # one in use; the others swept
     assert held(h).timestamps in h._axes
+
+
+def test_what_is_kept_is_keyed_by_the_queries_asked_for_now():
+    h = history()
+    for window, group in h.plan([VOLUME, OTHER], at(0)):
+        h.merge(window, {q: fill(window) for q in group})
+    # The volume's query worked out again (its tier moved): equal, but another object.
+    again = replace(VOLUME)
+    assert again == VOLUME and again is not VOLUME
+    h.current({"vol-1": [again], "vol-2": [OTHER]})
+    assert next(q for q in h._series if q == VOLUME) is again
+    assert next(q for q in h._until if q == VOLUME) is again
+    assert held(h).values  # still found by an equal query
+    assert h.plan([again], at(0)) == []  # and known to be up to date
