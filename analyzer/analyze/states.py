@@ -225,17 +225,23 @@ def states_for(
     return out
 
 
+_Raw = tuple[tuple[str, ...], tuple[Series, ...]]
+"""A resource's series as a state was built from them: the metric names, and the series in
+the same order. Two tuples, the names shared, not a copy of the mapping each: under half
+the size, for every resource."""
+
+
 @dataclass
 class StateCache:
     """Each resource's state with what it was built from, compared by identity: the history
     replaces a series only when new data arrives, and the inventory a description only when
     it is described again, so an unchanged resource is not normalized again."""
 
-    _known: dict[str, tuple[tuple[object, ...], dict[str, Series], ResourceState]] = field(
-        default_factory=dict
-    )
+    _known: dict[str, tuple[tuple[object, ...], _Raw, ResourceState]] = field(default_factory=dict)
     inventory: Inventory | None = None
     """The inventory of the last call."""
+    _names: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+    """Every tuple of metric names kept, once: resources read at the same tier share one."""
 
     def kept(self, rid: str) -> ResourceState | None:
         known = self._known.get(rid)
@@ -261,7 +267,9 @@ class StateCache:
         ):
             return known[2]
         state = build()
-        self._known[rid] = ((resource, *depends), dict(raw), state)
+        names = tuple(raw)
+        kept = (self._names.setdefault(names, names), tuple(raw.values()))
+        self._known[rid] = ((resource, *depends), kept, state)
         return state
 
     def keep_only(self, ids: set[str]) -> None:
@@ -274,9 +282,12 @@ def _same(old: tuple[object, ...], new: tuple[object, ...]) -> bool:
     return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
 
 
-def _same_series(old: Mapping[str, Series], new: Mapping[str, Series]) -> bool:
+def _same_series(old: _Raw, new: Mapping[str, Series]) -> bool:
     """The same series objects, by metric name."""
-    return len(old) == len(new) and all(new.get(name) is s for name, s in old.items())
+    names, series = old
+    return len(names) == len(new) and all(
+        new.get(name) is s for name, s in zip(names, series, strict=True)
+    )
 
 
 def build(
