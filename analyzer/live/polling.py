@@ -139,6 +139,21 @@ class RegionPoller:
             due = (raised if self.adaptive else set()) | silent
             if not due:
                 break
+        if self.adaptive and self.wanted(inv) is not wanted:
+            # A resource moved down in the last round: the series its new tier does not read
+            # go now, not a cycle later (a first cycle reads every bucket's balance once before
+            # its resource may go idle), and its state is built without them, as the next
+            # cycles' will be.
+            current = self.history.current(self.wanted(inv))
+            found = states.states_for(
+                inv,
+                current,
+                self.cache,
+                self._since(now),
+                self.history.take_touched(),
+                self._complete_until(inv),
+            )
+            found = self._mark_covered(inv, found)
         if self.adaptive:
             self._stagger(new, now)
         if self.past is not None:
