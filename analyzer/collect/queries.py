@@ -141,6 +141,11 @@ def for_inventory(
         if found is not None and _same(found[0], key):
             return found[1]
         made = make()
+        if found is not None:
+            # The queries it kept stay the very objects (the history's keys): a tier move
+            # adds or drops some, and leaves the others as they were.
+            kept = {q: q for q in found[1]}
+            made = [kept.get(q, q) for q in made]
         known[rid] = (key, made)
         return made
 
