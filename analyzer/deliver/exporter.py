@@ -7,7 +7,8 @@ AWS. Series of resources that disappeared disappear with the next publication.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import io
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,18 +42,18 @@ prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 @dataclass(frozen=True, slots=True)
 class Published:
-    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The series and
-    their text are worked out once here, from the cycle's readings, not on every scrape."""
+    """What a finished cycle leaves for scrapes: immutable, swapped in whole. The series'
+    text is worked out once here, from the cycle's readings, not on every scrape: family by
+    family, each dropped once written (a large fleet's hundreds of thousands of samples are
+    never all held at once), and only the text is kept."""
 
     readings: tuple[Reading, ...]
     firing: tuple[Alert, ...]
-    families: tuple[Metric, ...]
     exposition: bytes
 
     @classmethod
     def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Published:
-        families = tuple(_snapshot_families(readings, firing))
-        return cls(tuple(readings), tuple(firing), families, render(families))
+        return cls(tuple(readings), tuple(firing), render(snapshot_families(readings, firing)))
 
 
 Spec = tuple[str, str, Callable[[Any], float | None]]
@@ -278,7 +279,8 @@ def _db_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Metri
     )
 
 
-def _snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iterator[Metric]:
+def snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iterator[Metric]:
+    """The series of a cycle's readings and firing alerts, one family at a time."""
     of: dict[ResourceType, list[Reading]] = {kind: [] for kind in ResourceType}
     for r in rows:
         of[r.ref.resource_type].append(r)
@@ -304,20 +306,22 @@ class _Fixed(Collector):
         yield from self._families
 
 
-def render(families: Sequence[Metric]) -> bytes:
-    """The exposition text of these series, as prometheus_client writes it. Gauges, which
-    are all of a snapshot's tens of thousands of series, are written here: prometheus_client
-    checks and escapes every label name of every sample, most of the cost of publishing a
-    large fleet."""
-    parts = []
+def render(families: Iterable[Metric]) -> bytes:
+    """The exposition text of these series, as prometheus_client writes it, taking them one
+    at a time. Gauges, which are all of a snapshot's tens of thousands of series, are written
+    here: prometheus_client checks and escapes every label name of every sample, most of the
+    cost of publishing a large fleet."""
+    # Written into one buffer whose bytes are handed over as they are (BytesIO.getvalue
+    # shares them): a fleet's text is held once, not once in parts and again joined.
+    out = io.BytesIO()
     for family in families:
         if family.type == "gauge" and all(s.name == family.name for s in family.samples):
-            parts.append(_gauge_text(family))
+            out.write(_gauge_text(family).encode())
         else:
             registry = CollectorRegistry(auto_describe=False)
             registry.register(_Fixed([family]))
-            parts.append(prometheus_client.generate_latest(registry).decode())
-    return "".join(parts).encode()
+            out.write(prometheus_client.generate_latest(registry))
+    return out.getvalue()
 
 
 def _gauge_text(family: Metric) -> str:
@@ -381,7 +385,7 @@ def exposition_for(
         prometheus_client.ProcessCollector(registry=live)
         prometheus_client.PlatformCollector(registry=live)
     telemetry = Telemetry(live)
-    empty = render(tuple(_snapshot_families((), ())))
+    empty = render(snapshot_families((), ()))
 
     def exposition() -> bytes:
         published = source()

@@ -8,7 +8,7 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from analyzer.analyze.alerts import AlertBook
-from analyzer.deliver.exporter import Published, exposition_for
+from analyzer.deliver.exporter import Published, exposition_for, snapshot_families
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import InstanceType
@@ -104,7 +104,8 @@ def exposition(current):
     series in one registry."""
     text, telemetry = exposition_for(lambda: current, process_metrics=False)
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(_Families((current or Published.of((), ())).families))
+    shown = current or Published.of((), ())
+    registry.register(_Families(list(snapshot_families(shown.readings, shown.firing))))
     together = Telemetry(registry)
     stats = FetchStats(metrics_requested=25, datapoints=4_500)
     stats.requests["success"] = 1
