@@ -51,9 +51,9 @@ from analyzer.analyze.alerts import AlertBook
 from analyzer.collect.aws import Clients
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.regions import Region
-from analyzer.live.cycle import Analyzer, CycleResult
+from analyzer.deliver.exporter import Published
+from analyzer.live.cycle import Analyzer
 from analyzer.live.heap import Heap
-from analyzer.model.findings import Bottleneck
 from analyzer.model.resources import (
     DbInstance,
     Initialization,
@@ -194,6 +194,20 @@ def top_sites(snapshot: tracemalloc.Snapshot, count: int) -> str:
     return "\n".join(lines)
 
 
+def daemon_cycle(analyzer: Analyzer, book: AlertBook, heap: Heap, now: datetime) -> Published:
+    """A cycle as the daemon runs it: what the alert book holds read hot, the findings taken
+    into the book, /metrics published; the cycle's result is dropped, what is published
+    kept."""
+    alerted = {(a.finding.resource.region, a.resource_id) for a in book}
+    steady = book.steady(analyzer.rules.daily())
+    try:
+        result = analyzer.run(now, alerted, steady)
+        book.update(now, result.findings, result.pending)
+        return Published.of(result.readings, book.firing())
+    finally:
+        heap.after_cycle()  # as the daemon does after each cycle
+
+
 @dataclass
 class Run:
     cycles: list[Cycle]
@@ -231,24 +245,15 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         book = AlertBook(4 * 3600, 300)
         heap = Heap()
 
-        def cycle(
-            now: datetime,
-            alerted: set[tuple[str, str]],
-            steady: dict[tuple[str, str], frozenset[Bottleneck]],
-        ) -> CycleResult:
-            try:
-                return analyzer.run(now, alerted, steady)
-            finally:
-                heap.after_cycle()  # as the daemon does after each cycle
-
         runs: list[tuple[float, float, int, float]] = []
+        shown: list[Published] = []
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
-            alerted = {(a.finding.resource.region, a.resource_id) for a in book}
-            steady = book.steady(loaded.daily())
             made = recorder.made
-            wall, cpu, result = measure(lambda: cycle(now, alerted, steady))  # noqa: B023
-            book.update(now, result.findings, result.pending)
+            # What is published stays until the next cycle's replaces it, as in the daemon.
+            wall, cpu, shown[:] = measure(
+                lambda: [daemon_cycle(analyzer, book, heap, now)]  # noqa: B023
+            )
             runs.append((wall, cpu, recorder.made - made, rss_mb()))
             if trace and k in (0, cycles - 1):
                 print(f"after cycle {k}:", file=sys.stderr)
