@@ -4,8 +4,9 @@
 
 A fake CloudWatch (`fake_cloudwatch.py`) runs in a process of its own and generates the
 fleet's datapoints on the fly; the inventory is handed to the analyzer in memory. Each cycle
-runs the analyzer as the daemon does (adaptive polling, alert book, the garbage collector kept
-off long-lived data, a minute of simulated time between cycles) and records every
+runs the analyzer as the daemon does (adaptive polling, the alert book, /metrics rendered and
+kept until the next cycle's, the garbage collector kept off long-lived data, a minute of
+simulated time between cycles) and records every
 GetMetricData request it makes; then a bare loop on a boto3 client of the same configuration
 issues exactly those requests again. Both are measured in
 this process: wall time, CPU time (the fake's work is in the other process), and the peak
