@@ -45,15 +45,14 @@ class Published:
     """What a finished cycle leaves for scrapes: immutable, swapped in whole. The series'
     text is worked out once here, from the cycle's readings, not on every scrape: family by
     family, each dropped once written (a large fleet's hundreds of thousands of samples are
-    never all held at once), and only the text is kept."""
+    never all held at once), and only the text is kept, not the readings (while the next cycle
+    works out its own, two sets of them would be alive)."""
 
-    readings: tuple[Reading, ...]
-    firing: tuple[Alert, ...]
     exposition: bytes
 
     @classmethod
     def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Published:
-        return cls(tuple(readings), tuple(firing), render(snapshot_families(readings, firing)))
+        return cls(render(snapshot_families(readings, firing)))
 
 
 Spec = tuple[str, str, Callable[[Any], float | None]]

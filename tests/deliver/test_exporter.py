@@ -1,4 +1,7 @@
+from __future__ import annotations
+
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from hypothesis import given
@@ -7,10 +10,11 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from analyzer.analyze.alerts import AlertBook
+from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.deliver.exporter import Published, exposition_for, snapshot_families
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.metrics import Measure
+from analyzer.model.reading import Reading
 from analyzer.model.resources import InstanceType
 from analyzer.model.series import Status
 from analyzer.model.state import FetchStats
@@ -88,7 +92,21 @@ def published(include_spare=True):
     snap = analysis.snapshot
     book = AlertBook(4 * 3600, 300)
     book.update(snap.generated_at, analysis.firing, [])
-    return Published.of(analysis.readings.all(), book.firing())
+    return Shown.of(analysis.readings.all(), book.firing())
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What was published, with the readings and alerts it was published from (the daemon
+    keeps only the text)."""
+
+    readings: tuple[Reading, ...]
+    firing: tuple[Alert, ...]
+    exposition: bytes
+
+    @classmethod
+    def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Shown:
+        return cls(tuple(readings), tuple(firing), Published.of(readings, firing).exposition)
 
 
 class _Families(Collector):
@@ -104,7 +122,7 @@ def exposition(current):
     series in one registry."""
     text, telemetry = exposition_for(lambda: current, process_metrics=False)
     registry = CollectorRegistry(auto_describe=True)
-    shown = current or Published.of((), ())
+    shown = current or Shown.of((), ())
     registry.register(_Families(list(snapshot_families(shown.readings, shown.firing))))
     together = Telemetry(registry)
     stats = FetchStats(metrics_requested=25, datapoints=4_500)
@@ -178,7 +196,7 @@ def owned_published():
     analysis = analyze(prod, staging, shop)
     book = AlertBook(4 * 3600, 300)
     book.update(analysis.snapshot.generated_at, analysis.firing, [])
-    return Published.of(analysis.readings.all(), book.firing())
+    return Shown.of(analysis.readings.all(), book.firing())
 
 
 def test_with_accounts_every_resource_series_and_finding_names_its_account():
@@ -215,7 +233,7 @@ def claimed_published():
     analysis = analyze(claim, plain)
     book = AlertBook(4 * 3600, 300)
     book.update(analysis.snapshot.generated_at, analysis.firing, [])
-    return Published.of(analysis.readings.all(), book.firing())
+    return Shown.of(analysis.readings.all(), book.firing())
 
 
 def test_a_claims_volume_series_and_findings_carry_its_namespace_and_claim():
