@@ -33,6 +33,7 @@ from analyzer.model.findings import Bottleneck
 from analyzer.model.metrics import Namespace, Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Instance, Inventory
+from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState
 
 MAX_ROUNDS = 3
@@ -126,12 +127,7 @@ class RegionPoller:
             wanted = self.wanted(inv)
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
-            current = self.history.current(wanted)
-            touched = self.history.take_touched()
-            found = states.states_for(
-                inv, current, self.cache, self._since(now), touched, self._complete_until(inv)
-            )
-            found = self._mark_covered(inv, found)
+            current, found = self._states(inv, wanted, now)
             raised = self._decide(found, due, alerted, now)
             # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
             end = data_end(now, self.settle_s, self.resolution_s)
@@ -144,16 +140,7 @@ class RegionPoller:
             # go now, not a cycle later (a first cycle reads every bucket's balance once before
             # its resource may go idle), and its state is built without them, as the next
             # cycles' will be.
-            current = self.history.current(self.wanted(inv))
-            found = states.states_for(
-                inv,
-                current,
-                self.cache,
-                self._since(now),
-                self.history.take_touched(),
-                self._complete_until(inv),
-            )
-            found = self._mark_covered(inv, found)
+            _, found = self._states(inv, self.wanted(inv), now)
         if self.adaptive:
             self._stagger(new, now)
         if self.past is not None:
@@ -163,6 +150,18 @@ class RegionPoller:
                 ids = {state.ref.resource_id for state in found}
                 self._dated = {rid: kept for rid, kept in self._dated.items() if rid in ids}
         return found
+
+    def _states(
+        self, inv: Inventory, wanted: dict[str, list[MetricQuery]], now: datetime
+    ) -> tuple[dict[str, dict[str, Series]], list[ResourceState]]:
+        """The history of what `wanted` asks (the rest forgotten), and every resource's state
+        built from it."""
+        current = self.history.current(wanted)
+        touched = self.history.take_touched()
+        found = states.states_for(
+            inv, current, self.cache, self._since(now), touched, self._complete_until(inv)
+        )
+        return current, self._mark_covered(inv, found)
 
     def _summed(self, inv: Inventory) -> list[Instance]:
         """The instances whose rates are summed from their volumes' though they are not idle,
