@@ -22,17 +22,22 @@ ONLY_THE_OUTLOOK = TierPolicy(low_balance_percent=10.0, hot_utilization=2.0)
 """A policy where neither a low balance nor a rate near a limit makes a resource hot."""
 
 
-def quiet():
-    return volume_state(
-        "gp3",
-        100,
-        {
-            Measure.IOPS: series([10] * 30),
-            Measure.THROUGHPUT: series([10 * 16 * KIB] * 30),
-        },
-        iops=3_000,
-        throughput=125,
-    )
+def running(
+    volume_type: str, size: int, rate: float, io: float, balance: float | None = None, **limits
+) -> ResourceState:
+    """A volume doing `rate` operations of `io` bytes a second for the last 30 minutes, its
+    BurstBalance at `balance` where given; `limits`: its provisioned IOPS and throughput."""
+    measures = {
+        Measure.IOPS: series([rate] * 30),
+        Measure.THROUGHPUT: series([rate * io] * 30),
+    }
+    if balance is not None:
+        measures[Measure.BURST_BALANCE] = series([balance] * 30)
+    return volume_state(volume_type, size, measures, **limits)
+
+
+def quiet() -> ResourceState:
+    return running("gp3", 100, 10, 16 * KIB, iops=3_000, throughput=125)
 
 
 @pytest.mark.parametrize(
@@ -69,29 +74,12 @@ def test_an_outlook_beyond_the_hot_horizon_is_active_not_hot() -> None:
 
 def at_cap() -> ResourceState:
     """A gp3 volume at 97 % of its 3,000 IOPS, far from its throughput."""
-    return volume_state(
-        "gp3",
-        500,
-        {
-            Measure.IOPS: series([2_910] * 30),
-            Measure.THROUGHPUT: series([2_910 * 4 * KIB] * 30),
-        },
-        iops=3_000,
-        throughput=125,
-    )
+    return running("gp3", 500, 2_910, 4 * KIB, iops=3_000, throughput=125)
 
 
 def emptied() -> ResourceState:
     """A gp2 volume of 100 GiB whose credits are gone, pinned at its 300 IOPS baseline."""
-    return volume_state(
-        "gp2",
-        100,
-        {
-            Measure.IOPS: series([300] * 30),
-            Measure.THROUGHPUT: series([300 * 16 * KIB] * 30),
-            Measure.BURST_BALANCE: series([0.0] * 30),
-        },
-    )
+    return running("gp2", 100, 300, 16 * KIB, balance=0.0)
 
 
 @pytest.mark.parametrize(
