@@ -7,8 +7,8 @@ cycle, the daemon's own metrics included); a bare `http.server.ThreadingHTTPServ
 standard library's defaults (a listen backlog of 5) serves the same bytes. Both run in a
 process of their own. In each round, `--clients` scrapers (threads of this process) open a new
 connection at the same moment, as scrapers whose intervals line up do, and fetch /metrics.
-Reported per server: the latency percentiles of a scrape over all rounds, and the scrapes that
-failed.
+Each asks for gzip, as Prometheus does (the bare server sends the text as it is). Reported per
+server: the latency percentiles of a scrape over all rounds, and the scrapes that failed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 from analyzer import logs
 from analyzer import settings as settings_mod
 from analyzer.analyze import rules
+from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.server import Server
 from analyzer.live.cycle import Analyzer
@@ -42,7 +43,7 @@ def demo_exposition() -> bytes:
         result = Analyzer(settings, rules.load(), connect=simulated.region).run(simulated.now)
     published = Published.of(result.readings, [])
     exposition, _ = exposition_for(lambda: published)
-    return exposition()
+    return exposition().text()
 
 
 def bare_server(body: bytes) -> tuple[ThreadingHTTPServer, int]:
@@ -71,7 +72,7 @@ def hammer(port: int, clients: int, rounds: int) -> tuple[list[float], int]:
         started = time.perf_counter()
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-            connection.request("GET", "/metrics")
+            connection.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
             answer = connection.getresponse()
             answer.read()
             connection.close()
@@ -104,7 +105,8 @@ def serve(ports: Queue[Any], stop: Event) -> None:
     """The two servers, in a process of their own: the scrapers do not share their GIL."""
     logs.configure("warning")
     body = demo_exposition()
-    ours = Server("127.0.0.1", 0, lambda: body, lambda: (True, "ready"))
+    text = Deflated.of([body])
+    ours = Server("127.0.0.1", 0, lambda: text, lambda: (True, "ready"))
     ours.start()
     bare, bare_port = bare_server(body)
     ports.put((len(body), ours.port, bare_port))

@@ -7,7 +7,6 @@ AWS. Series of resources that disappeared disappear with the next publication.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
+from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.labels import (
     ACCOUNT_ID,
     ACCOUNT_NAME,
@@ -45,14 +45,14 @@ class Published:
     """What a finished cycle leaves for scrapes: immutable, swapped in whole. The series'
     text is worked out once here, from the cycle's readings, not on every scrape: family by
     family, each dropped once written (a large fleet's hundreds of thousands of samples are
-    never all held at once), and only the text is kept, not the readings (while the next cycle
-    works out its own, two sets of them would be alive)."""
+    never all held at once), and only the text is kept, compressed as it is written, not the
+    readings (while the next cycle works out its own, two sets of them would be alive)."""
 
-    exposition: bytes
+    exposition: Deflated
 
     @classmethod
     def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Published:
-        return cls(render(snapshot_families(readings, firing)))
+        return cls(Deflated.of(rendered(snapshot_families(readings, firing))))
 
 
 Spec = tuple[str, str, Callable[[Any], float | None]]
@@ -305,22 +305,23 @@ class _Fixed(Collector):
         yield from self._families
 
 
-def render(families: Iterable[Metric]) -> bytes:
-    """The exposition text of these series, as prometheus_client writes it, taking them one
-    at a time. Gauges, which are all of a snapshot's tens of thousands of series, are written
-    here: prometheus_client checks and escapes every label name of every sample, most of the
-    cost of publishing a large fleet."""
-    # Written into one buffer whose bytes are handed over as they are (BytesIO.getvalue
-    # shares them): a fleet's text is held once, not once in parts and again joined.
-    out = io.BytesIO()
+def rendered(families: Iterable[Metric]) -> Iterator[bytes]:
+    """The exposition text of these series, as prometheus_client writes it, family by family.
+    Gauges, which are all of a snapshot's tens of thousands of series, are written here:
+    prometheus_client checks and escapes every label name of every sample, most of the cost
+    of publishing a large fleet."""
     for family in families:
         if family.type == "gauge" and all(s.name == family.name for s in family.samples):
-            out.write(_gauge_text(family).encode())
+            yield _gauge_text(family).encode()
         else:
             registry = CollectorRegistry(auto_describe=False)
             registry.register(_Fixed([family]))
-            out.write(prometheus_client.generate_latest(registry))
-    return out.getvalue()
+            yield prometheus_client.generate_latest(registry)
+
+
+def render(families: Iterable[Metric]) -> bytes:
+    """The exposition text of these series, whole."""
+    return b"".join(rendered(families))
 
 
 def _gauge_text(family: Metric) -> str:
@@ -376,7 +377,7 @@ def _finding_family(
 
 def exposition_for(
     source: Callable[[], Published | None], process_metrics: bool = True
-) -> tuple[Callable[[], bytes], Telemetry]:
+) -> tuple[Callable[[], Deflated], Telemetry]:
     """What /metrics sends: the last published snapshot's text, rendered when it was
     published, then the daemon's own metrics, rendered now."""
     live = CollectorRegistry(auto_describe=True)
@@ -384,11 +385,11 @@ def exposition_for(
         prometheus_client.ProcessCollector(registry=live)
         prometheus_client.PlatformCollector(registry=live)
     telemetry = Telemetry(live)
-    empty = render(snapshot_families((), ()))
+    empty = Deflated.of(rendered(snapshot_families((), ())))
 
-    def exposition() -> bytes:
+    def exposition() -> Deflated:
         published = source()
         snapshot = published.exposition if published is not None else empty
-        return snapshot + prometheus_client.generate_latest(live)
+        return snapshot.followed_by(prometheus_client.generate_latest(live))
 
     return exposition, telemetry

@@ -16,8 +16,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from analyzer.deliver.deflated import Deflated
+
 Readiness = Callable[[], tuple[bool, str]]
-Exposition = Callable[[], bytes]
+Exposition = Callable[[], Deflated]
 """The /metrics text: Prometheus's text format."""
 StartResponse = Callable[..., Any]
 
@@ -136,6 +138,24 @@ def _text(
     return [data]
 
 
+def gzip_accepted(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip (RFC 9110, section 12.5.3): named, or
+    `*`, and not with a weight of zero."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.split(","):
+        coding, _, params = item.partition(";")
+        weight = 1.0
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        weights[coding.strip().lower()] = weight
+    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
+
+
 def application(
     exposition: Exposition, ready: Readiness, live: Readiness | None = None
 ) -> Callable[..., Iterable[bytes]]:
@@ -155,12 +175,17 @@ def application(
     def endpoint(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path == "/metrics":
-            body = exposition()
-            start_response(
-                "200 OK",
-                [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))],
-            )
-            return [body]
+            text = exposition()
+            headers = [("Content-Type", CONTENT_TYPE_LATEST), ("Vary", "Accept-Encoding")]
+            if gzip_accepted(environ.get("HTTP_ACCEPT_ENCODING", "")):
+                pieces = text.gzip()
+                length = sum(map(len, pieces))
+                headers.append(("Content-Encoding", "gzip"))
+                body: Iterable[bytes] = pieces
+            else:
+                length, body = text.length, text.pieces()
+            start_response("200 OK", [*headers, ("Content-Length", str(length))])
+            return body
         if path == "/healthz":
             return _text(start_response, "200 OK", "ok\n")
         if path == "/livez":
@@ -215,7 +240,7 @@ class Server:
         def starting() -> tuple[bool, str]:
             return False, "not ready: starting"
 
-        return cls(host, port, lambda: b"", starting, starting)
+        return cls(host, port, lambda: Deflated.of([]), starting, starting)
 
     def answer_with(
         self, exposition: Exposition, ready: Readiness, live: Readiness | None = None

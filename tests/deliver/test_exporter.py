@@ -11,6 +11,7 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from analyzer.analyze.alerts import Alert, AlertBook
+from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.exporter import Published, exposition_for, snapshot_families
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.metrics import Measure
@@ -102,7 +103,7 @@ class Shown:
 
     readings: tuple[Reading, ...]
     firing: tuple[Alert, ...]
-    exposition: bytes
+    exposition: Deflated
 
     @classmethod
     def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Shown:
@@ -131,7 +132,7 @@ def exposition(current):
         t.wall_clock = (T0 + timedelta(minutes=32)).timestamp
         t.cycle_done(stats, 1.5, T0 + timedelta(minutes=32), backfill=True)
         t.notified("slack", "success")
-    served = text().decode()
+    served = text().text().decode()
     assert served == generate_latest(registry).decode()
     return served
 
@@ -139,8 +140,8 @@ def exposition(current):
 def test_the_snapshot_is_rendered_once_when_published():
     current = published()
     text, _ = exposition_for(lambda: current, process_metrics=False)
-    assert text().startswith(current.exposition)
-    assert b"ebs_analyzer_volume_iops{" in current.exposition
+    assert text().text().startswith(current.exposition.text())
+    assert b"ebs_analyzer_volume_iops{" in current.exposition.text()
 
 
 def test_metrics_exposition_is_golden():

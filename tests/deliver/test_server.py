@@ -12,12 +12,18 @@ import pytest
 
 from analyzer import settings
 from analyzer.deliver import server as server_mod
+from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.server import Server
 
 
 def serving(host: str, idle_timeout_s: float = server_mod.IDLE_TIMEOUT_S) -> Server:
     server = Server(
-        host, 0, lambda: b"ebs_analyzer_up 1\n", lambda: (True, "ready"), None, idle_timeout_s
+        host,
+        0,
+        lambda: Deflated.of([b"ebs_analyzer_up 1\n"]),
+        lambda: (True, "ready"),
+        None,
+        idle_timeout_s,
     )
     server.start()
     return server
@@ -72,7 +78,9 @@ def test_livez_answers_what_the_liveness_check_says() -> None:
     import urllib.error
 
     verdict = [(True, "alive")]
-    server = Server("127.0.0.1", 0, lambda: b"", lambda: (True, "ready"), live=lambda: verdict[0])
+    server = Server(
+        "127.0.0.1", 0, lambda: Deflated.of([]), lambda: (True, "ready"), live=lambda: verdict[0]
+    )
     server.start()
     try:
         url = f"http://127.0.0.1:{server.port}/livez"
@@ -142,10 +150,10 @@ def test_stop_lets_a_request_being_answered_finish() -> None:
 
     answering, release = threading.Event(), threading.Event()
 
-    def slow() -> bytes:
+    def slow() -> Deflated:
         answering.set()
         release.wait(5)
-        return b"late 1\n"
+        return Deflated.of([b"late 1\n"])
 
     server = Server("127.0.0.1", 0, slow, lambda: (True, "ready"))
     server.start()
@@ -248,3 +256,57 @@ def test_a_refused_request_with_a_large_body_still_gets_its_answer() -> None:
         assert refused.value.code == 405
     finally:
         server.stop()
+
+
+def metrics_answer(server: Server, method: str = "GET", **headers: str) -> tuple[dict, bytes]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}/metrics", method=method, headers=headers
+    )
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return dict(answer.headers.items()), answer.read()
+
+
+def test_metrics_are_sent_gzipped_to_a_scraper_that_asks_as_prometheus_does() -> None:
+    import gzip
+
+    text = b"".join(
+        b'ebs_analyzer_volume_iops{volume_id="vol-%06d"} 1.0\n' % n for n in range(5_000)
+    )
+    server = Server(
+        "127.0.0.1", 0, lambda: Deflated.of([text]).followed_by(b"up 1\n"), lambda: (True, "ok")
+    )
+    server.start()
+    try:
+        headers, body = metrics_answer(server, **{"Accept-Encoding": "gzip"})
+        assert headers["Content-Encoding"] == "gzip"
+        assert headers["Vary"] == "Accept-Encoding"
+        assert int(headers["Content-Length"]) == len(body) < len(text) / 10
+        assert gzip.decompress(body) == text + b"up 1\n"
+        headers, body = metrics_answer(server)
+        assert "Content-Encoding" not in headers
+        assert int(headers["Content-Length"]) == len(body)
+        assert body == text + b"up 1\n"
+        headers, body = metrics_answer(server, "HEAD", **{"Accept-Encoding": "gzip"})
+        assert body == b"" and int(headers["Content-Length"]) < len(text) / 10
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("accept", "gzipped"),
+    [
+        ("gzip", True),
+        ("deflate, gzip;q=0.5", True),
+        ("br, GZIP", True),
+        ("*", True),
+        ("x-gzip", True),
+        ("", False),
+        ("identity", False),
+        ("gzip;q=0", False),
+        ("gzip; q=0.0, *", False),
+        ("*;q=0", False),
+        ("gzip;q=nonsense", False),
+    ],
+)
+def test_gzip_is_taken_as_accept_encoding_weighs_it(accept: str, gzipped: bool) -> None:
+    assert server_mod.gzip_accepted(accept) is gzipped

@@ -90,7 +90,7 @@ def _with_window(rule_id: str, window: str):
 
 
 def _gauge(published: Published, name: str) -> float:
-    text = published.exposition.decode()
+    text = published.exposition.text().decode()
     [sample] = [
         s
         for family in text_string_to_metric_families(text)

@@ -131,7 +131,7 @@ def test_a_volume_left_out_of_the_answers_is_stale_not_current(aws: None) -> Non
     assert rows[volume]["status"] == "stale"
     assert rows[volume]["iops"] is None and rows[volume]["iops_limit"] == 3_000
     assert rows[volume]["data_age_seconds"] == 300  # its last minute ends 06:37; data end 06:42
-    lines = Published.of(result.readings, []).exposition.decode().splitlines()
+    lines = Published.of(result.readings, []).exposition.text().decode().splitlines()
     mine = [line for line in lines if f'volume_id="{volume}"' in line]
     [up] = [line for line in mine if line.startswith("ebs_analyzer_volume_up{")]
     assert 'status="stale"' in up and up.endswith(" 0.0")

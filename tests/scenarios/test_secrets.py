@@ -45,9 +45,8 @@ def test_a_daemon_at_debug_level_prints_no_secret(account, monkeypatch, capsys):
         assert process.cycle()
         published = process.published()
         assert published is not None
-        scraped = (
-            published.exposition.decode() + generate_latest(process.telemetry.registry).decode()
-        )  # what /metrics serves
+        own = generate_latest(process.telemetry.registry)
+        scraped = published.exposition.followed_by(own).text().decode()  # what /metrics serves
         # What a library or an exception would quote: the settings, the URLs as given.
         log = structlog.get_logger("test")
         log.debug("settings.loaded", settings=repr(config), env={"url": webhook + " "})
