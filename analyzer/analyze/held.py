@@ -1,0 +1,213 @@
+"""Pure: whether an option would have held the workload, replayed over the resource's own past.
+
+A resource's rates over its last days, period by period, are run through an option's limits
+and, where it has one, its bucket (which fills at its baseline and drains by what is consumed
+above it, as `CreditBucket` models it): a period whose demand the option's limit in force
+stays below is a period it would have limited. The bucket starts full: fourteen days back,
+a bucket has refilled overnight far more often than not, and a wrong start shows only until
+its first refill.
+
+Where the past was itself held back by the resource's limits, the demand in those periods is
+unknown: what CloudWatch shows is the limit, not what was asked. Those periods count at the
+rate observed just before the limit bound (a bucket's drain ran at its demand until it
+emptied), which is a floor, and the figures built on them say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+import numpy as np
+import numpy.typing as npt
+
+from analyzer.model.limits import CreditBucket, Envelope
+
+Floats = npt.NDArray[np.float64]
+Flags = npt.NDArray[np.bool_]
+
+LIMITED_ABOVE = 1.02
+"""A demand up to 2 % above a limit is taken as held: rates at a cap waver about it."""
+BOUND_AT = 0.95
+"""A period at 95 % of the limit in force or more was held there: its demand is unknown."""
+EMPTY_PERCENT = 1.0
+"""At or below this share of its capacity a bucket is empty, as `ResourceState` reads it."""
+DAY_S = 86_400
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Demand:
+    """What a resource asked for over its past days: IOPS and bytes per second, a period at a
+    time from `start`, oldest first (zero where CloudWatch had no datapoint: a volume is
+    idle then). `floor` marks the periods whose demand is only a floor."""
+
+    start: datetime
+    period_s: int
+    iops: Floats
+    bps: Floats
+    floor: Flags
+
+    @property
+    def days(self) -> float:
+        return len(self.iops) * self.period_s / DAY_S
+
+    @classmethod
+    def observed(
+        cls, start: datetime, period_s: int, iops: Floats, bps: Floats, limits: Envelope | None
+    ) -> Demand:
+        """The demand behind rates observed under `limits` (the resource's own): where a
+        limit in force held them (`BOUND_AT`), the rate of the period before the hold began
+        stands for each period of it, where that is more, and those periods are floors."""
+        iops = np.nan_to_num(np.asarray(iops, dtype=np.float64), nan=0.0)
+        bps = np.nan_to_num(np.asarray(bps, dtype=np.float64), nan=0.0)
+        if limits is None:
+            return cls(start, period_s, iops, bps, np.zeros(len(iops), dtype=np.bool_))
+        iops_limit, bps_limit = _limits_in_force(limits, iops, bps, period_s)
+        counted = _counted(limits, iops, bps)
+        held = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
+        raised_iops, raised_bps = iops.copy(), bps.copy()
+        for first, end in _runs(held):
+            if first > 0:
+                raised_iops[first:end] = np.maximum(iops[first:end], iops[first - 1])
+                raised_bps[first:end] = np.maximum(bps[first:end], bps[first - 1])
+        return cls(start, period_s, raised_iops, raised_bps, held)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """An option replayed over a demand: the periods it would have limited, by UTC day."""
+
+    days: float
+    minutes_limited: int
+    limited_days: int
+    """Days with at least one period limited."""
+    worst_day: date | None
+    """The day with the most minutes limited; None where none was."""
+    worst_day_minutes: int
+    floor: bool
+    """The demand counted includes periods held back then: the figures are floors."""
+    first_limited: tuple[datetime | None, ...]
+    """Each day's first period limited (None: the day was held), oldest day first."""
+
+    @property
+    def held(self) -> bool:
+        return self.minutes_limited == 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "days": round(self.days, 1),
+            "minutes_limited": self.minutes_limited,
+            "worst_day": self.worst_day.isoformat() if self.worst_day else None,
+            "floor": self.floor,
+        }
+
+    def text(self) -> str:
+        """`would have limited 0 min of the last 14 days`; `… 37 min, on 3 of 14 days`."""
+        days = f"{self.days:.0f}" if self.days >= 1 else f"{self.days:.1f}"
+        at_least = "at least " if self.floor and self.minutes_limited else ""
+        if self.minutes_limited == 0:
+            held = " (its demand while held back then counted at the rate before)"
+            return f"would have limited 0 min of the last {days} days" + (
+                held if self.floor else ""
+            )
+        return (
+            f"would have limited {at_least}{self.minutes_limited:,} min, on "
+            f"{self.limited_days} of {days} days"
+        )
+
+
+def replay(demand: Demand, option: Envelope) -> Held:
+    """`option` over `demand`, period by period."""
+    counted = _counted(option, demand.iops, demand.bps)
+    iops_limit, bps_limit = _limits_in_force(option, demand.iops, demand.bps, demand.period_s)
+    limited = (counted > LIMITED_ABOVE * iops_limit) | (demand.bps > LIMITED_ABOVE * bps_limit)
+    midnight = datetime.combine(demand.start.date(), datetime.min.time(), demand.start.tzinfo)
+    offset = (demand.start - midnight).total_seconds()
+    day_of = ((offset + np.arange(len(limited)) * demand.period_s) // DAY_S).astype(np.int64)
+    count = int(day_of[-1]) + 1 if len(day_of) else 0
+    per_day = np.bincount(day_of[limited], minlength=count) * demand.period_s / 60
+    firsts: list[datetime | None] = [None] * count
+    for index in np.flatnonzero(limited)[::-1].tolist():
+        firsts[day_of[index]] = demand.start + timedelta(seconds=index * demand.period_s)
+    worst = int(np.argmax(per_day)) if count and per_day.max() > 0 else None
+    return Held(
+        days=demand.days,
+        minutes_limited=int(per_day.sum()),
+        limited_days=int(np.count_nonzero(per_day)),
+        worst_day=(midnight + timedelta(days=worst)).date() if worst is not None else None,
+        worst_day_minutes=int(per_day[worst]) if worst is not None else 0,
+        floor=bool(demand.floor.any()),
+        first_limited=tuple(firsts),
+    )
+
+
+def time_bought(option: Held, today: Held) -> float | None:
+    """Seconds later than the resource as it is that `option` would have begun to limit the
+    workload, on the day the resource as it is was limited most. None where the resource as
+    it is held throughout, or the option held all of that day (its own figures say so)."""
+    for mine, theirs in zip(today.first_limited, option.first_limited, strict=False):
+        if mine is not None and mine.date() == today.worst_day:
+            return None if theirs is None else max((theirs - mine).total_seconds(), 0.0)
+    return None
+
+
+def _counted(limits: Envelope, iops: Floats, bps: Floats) -> Floats:
+    """IOPS as the limit counts them (an I/O above the unit counts as several)."""
+    if limits.io_unit_bytes is None:
+        return iops
+    by_size = bps / limits.io_unit_bytes
+    if limits.merges:
+        return np.where(iops > 1.1 * limits.iops, by_size, np.maximum(iops, by_size))
+    return np.maximum(iops, by_size)
+
+
+def _limits_in_force(
+    limits: Envelope, iops: Floats, bps: Floats, period_s: int
+) -> tuple[Floats, Floats]:
+    """The IOPS and throughput limits in force in each period: the burst levels while the
+    bucket has credits, the baselines once it is empty."""
+    n = len(iops)
+    if limits.bucket is None or not limits.bursts:
+        return np.full(n, limits.iops), np.full(n, limits.throughput_bps)
+    left = _credits_left(limits.bucket, iops, bps, period_s)
+    return (
+        np.where(left, limits.iops, limits.baseline_iops),
+        np.where(left, limits.throughput_bps, limits.baseline_throughput_bps),
+    )
+
+
+def _credits_left(bucket: CreditBucket, iops: Floats, bps: Floats, period_s: int) -> Flags:
+    """Whether the bucket has credits at the start of each period, starting full: each period
+    it earns its baseline and is charged what it serves (at most its burst, and at most its
+    baseline once empty)."""
+    charge = _charges(bucket, iops, bps)
+    draining = np.flatnonzero(charge > bucket.baseline)
+    left = np.ones(len(charge), dtype=np.bool_)
+    if len(draining) == 0:
+        return left
+    empty_at = EMPTY_PERCENT / 100 * bucket.capacity
+    credits = bucket.capacity
+    # From the first period that drains on; before it the bucket is full.
+    start = int(draining[0])
+    for index, used in enumerate(charge[start:].tolist(), start):
+        has = credits > empty_at
+        left[index] = has
+        served = min(used, bucket.burst if has else bucket.baseline)
+        credits = min(max(credits - (served - bucket.baseline) * period_s, 0.0), bucket.capacity)
+    return left
+
+
+def _charges(bucket: CreditBucket, iops: Floats, bps: Floats) -> Floats:
+    """What each period would charge the bucket, at most (`CreditBucket.charge_range`)."""
+    return np.fromiter(
+        (bucket.consumption(i, b) for i, b in zip(iops.tolist(), bps.tolist(), strict=True)),
+        dtype=np.float64,
+        count=len(iops),
+    )
+
+
+def _runs(flags: Flags) -> list[tuple[int, int]]:
+    """The (first, end) of each run of True."""
+    padded = np.concatenate(([False], flags, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))

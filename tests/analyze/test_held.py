@@ -1,0 +1,146 @@
+"""Options replayed over a workload's own past: the minutes each would have limited."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from analyzer.analyze import held
+from analyzer.analyze.held import Demand, replay, time_bought
+from analyzer.model import limits
+from analyzer.model.limits import Envelope
+
+START = datetime(2026, 11, 13, 0, 0, tzinfo=UTC)
+DAYS = 14
+MINUTES = DAYS * 1440
+BATCH_AT, BATCH_MIN, BATCH_IOPS = 2 * 60, 120, 1_200.0
+"""A nightly batch: two hours at 1,200 IOPS from 02:00, 16 KiB I/O."""
+IO_BYTES = 16 * 1024
+
+
+def nightly_batch(quiet_iops: float = 20.0) -> tuple[np.ndarray, np.ndarray]:
+    """The demand: the batch every night, a trickle otherwise."""
+    iops = np.full(MINUTES, quiet_iops)
+    for day in range(DAYS):
+        first = day * 1440 + BATCH_AT
+        iops[first : first + BATCH_MIN] = BATCH_IOPS
+    return iops, iops * IO_BYTES
+
+
+def as_served(envelope: Envelope, iops: np.ndarray, bps: np.ndarray) -> tuple[list, list]:
+    """What CloudWatch shows of that demand on a volume with `envelope`, minute by minute:
+    its own bucket model, written out here apart from the one under test."""
+    bucket = envelope.bucket
+    assert bucket is not None
+    credits, shown_iops, shown_bps = bucket.capacity, [], []
+    for want, want_bps in zip(iops.tolist(), bps.tolist(), strict=True):
+        cap = envelope.iops if credits > bucket.capacity / 100 else envelope.baseline_iops
+        got = min(want, cap)
+        shown_iops.append(got)
+        shown_bps.append(want_bps * got / want if want else 0.0)
+        credits = min(max(credits - (got - bucket.baseline) * 60, 0.0), bucket.capacity)
+    return shown_iops, shown_bps
+
+
+def observed_on_gp2_80() -> Demand:
+    iops, bps = nightly_batch()
+    shown_iops, shown_bps = as_served(limits.gp2(80), iops, bps)
+    return Demand.observed(START, 60, np.array(shown_iops), np.array(shown_bps), limits.gp2(80))
+
+
+def test_a_gp2_volume_drained_nightly_is_replayed_at_the_demand_before_it_emptied() -> None:
+    # gp2 80 GiB: 240 IOPS baseline, 3,000 burst, 5.4 M credits (Amazon EBS User Guide, "gp2").
+    assert limits.gp2(80).baseline_iops == 240
+    assert limits.gp2(80).bucket is not None
+    assert limits.gp2(80).bucket.capacity == 5_400_000
+    demand = observed_on_gp2_80()
+    # 5.4 M credits fall by (1,200 - 240) x 60 a minute, below the 1 % read as empty after
+    # 93 minutes: the last 27 minutes of each night ran at the baseline, and stand for
+    # 1,200 IOPS, a floor.
+    assert demand.floor.sum() == DAYS * 27
+    assert demand.iops.max() == BATCH_IOPS
+    assert demand.iops[BATCH_AT + 119] == BATCH_IOPS
+    as_is = replay(demand, limits.gp2(80))
+    assert as_is.minutes_limited == DAYS * 27
+    assert as_is.limited_days == DAYS and as_is.floor
+    assert as_is.days == 14.0
+    assert as_is.text() == f"would have limited at least {DAYS * 27:,} min, on 14 of 14 days"
+
+
+def test_the_size_its_demand_needs_holds_and_the_burst_is_not_needed() -> None:
+    demand = observed_on_gp2_80()
+    # 400 GiB: a 1,200 IOPS baseline, the batch's own rate.
+    assert replay(demand, limits.gp2(400)).held
+    assert replay(demand, limits.gp3(3000, 125)).held
+    # 160 GiB: 480 IOPS baseline; its credits last 125 min at 1,200 IOPS, past the batch.
+    assert replay(demand, limits.gp2(160)).held
+
+
+def test_a_stopgap_says_how_long_it_would_have_bought_on_the_worst_day() -> None:
+    demand = observed_on_gp2_80()
+    as_is = replay(demand, limits.gp2(80))
+    # 120 GiB: 360 IOPS baseline, 5.4 M / 840 s = 107.1 min before empty, against 93.75.
+    grown = replay(demand, limits.gp2(120))
+    assert 0 < grown.minutes_limited < as_is.minutes_limited
+    bought = time_bought(grown, as_is)
+    assert bought == pytest.approx(14 * 60, abs=60)
+    assert time_bought(replay(demand, limits.gp2(400)), as_is) is None
+
+
+def test_a_cap_limits_the_minutes_above_it_on_the_days_they_came() -> None:
+    iops = np.full(3 * 1440 + 600, 500.0)  # starts at midnight, ends at 10:00 on day four
+    iops[1440 + 60 : 1440 + 70] = 3_500.0  # ten minutes above 3,000 on the second day
+    iops[2 * 1440 + 5] = 3_050.0  # within the 2 % a cap wavers by: held
+    demand = Demand.observed(START, 60, iops, iops * IO_BYTES, None)
+    result = replay(demand, limits.gp3(3000, 125))
+    assert result.minutes_limited == 10
+    assert result.limited_days == 1
+    assert result.worst_day == date(2026, 11, 14)
+    assert result.worst_day_minutes == 10
+    assert not result.floor
+    assert result.first_limited[1] == START + timedelta(days=1, minutes=60)
+    assert result.first_limited[0] is None and len(result.first_limited) == 4
+    assert result.as_dict() == {
+        "days": 3.4,
+        "minutes_limited": 10,
+        "worst_day": "2026-11-14",
+        "floor": False,
+    }
+    assert result.text() == "would have limited 10 min, on 1 of 3 days"
+
+
+def test_throughput_limits_too() -> None:
+    iops = np.full(1440, 100.0)
+    bps = np.full(1440, 100.0 * 1024**2)  # 100 MiB/s
+    bps[600:630] = 200 * 1024**2
+    demand = Demand.observed(START, 60, iops, bps, None)
+    assert replay(demand, limits.gp3(3000, 125)).minutes_limited == 30
+    assert replay(demand, limits.gp3(3000, 250)).held
+
+
+def test_no_datapoint_is_no_demand_and_a_period_counts_its_minutes() -> None:
+    iops = np.array([np.nan, 4_000.0, np.nan, 4_000.0])
+    demand = Demand.observed(START, 300, iops, iops * IO_BYTES, None)
+    assert demand.iops.tolist() == [0.0, 4_000.0, 0.0, 4_000.0]
+    result = replay(demand, limits.gp3(3000, 125))
+    assert result.minutes_limited == 10
+    assert result.as_dict()["days"] == 0.0
+    assert result.text() == "would have limited 10 min, on 1 of 0.0 days"
+
+
+def test_a_workload_held_at_its_cap_from_the_start_counts_as_a_floor() -> None:
+    iops = np.full(600, 3_000.0)  # pinned at gp3's 3,000 from the first minute: unknown above
+    demand = Demand.observed(START, 60, iops, iops * IO_BYTES, limits.gp3(3000, 125))
+    assert demand.floor.all()
+    result = replay(demand, limits.gp3(6000, 125))
+    assert result.held and result.floor
+    assert "counted at the rate before" in result.text()
+
+
+def test_nothing_to_replay() -> None:
+    empty = np.array([])
+    result = replay(Demand.observed(START, 60, empty, empty, None), limits.gp3(3000, 125))
+    assert result.held and result.worst_day is None and result.first_limited == ()
+    assert held.DAY_S == 86_400
