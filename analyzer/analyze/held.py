@@ -19,12 +19,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 import numpy as np
-import numpy.typing as npt
 
+from analyzer.model.demand import DAY_S, Demand, Flags, Floats
+from analyzer.model.findings import PastFit
 from analyzer.model.limits import CreditBucket, Envelope
-
-Floats = npt.NDArray[np.float64]
-Flags = npt.NDArray[np.bool_]
 
 LIMITED_ABOVE = 1.02
 """A demand up to 2 % above a limit is taken as held: rates at a cap waver about it."""
@@ -32,45 +30,24 @@ BOUND_AT = 0.95
 """A period at 95 % of the limit in force or more was held there: its demand is unknown."""
 EMPTY_PERCENT = 1.0
 """At or below this share of its capacity a bucket is empty, as `ResourceState` reads it."""
-DAY_S = 86_400
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Demand:
-    """What a resource asked for over its past days: IOPS and bytes per second, a period at a
-    time from `start`, oldest first (zero where CloudWatch had no datapoint: a volume is
-    idle then). `floor` marks the periods whose demand is only a floor."""
-
-    start: datetime
-    period_s: int
-    iops: Floats
-    bps: Floats
-    floor: Flags
-
-    @property
-    def days(self) -> float:
-        return len(self.iops) * self.period_s / DAY_S
-
-    @classmethod
-    def observed(
-        cls, start: datetime, period_s: int, iops: Floats, bps: Floats, limits: Envelope | None
-    ) -> Demand:
-        """The demand behind rates observed under `limits` (the resource's own): where a
-        limit in force held them (`BOUND_AT`), the rate of the period before the hold began
-        stands for each period of it, where that is more, and those periods are floors."""
-        iops = np.nan_to_num(np.asarray(iops, dtype=np.float64), nan=0.0)
-        bps = np.nan_to_num(np.asarray(bps, dtype=np.float64), nan=0.0)
-        if limits is None:
-            return cls(start, period_s, iops, bps, np.zeros(len(iops), dtype=np.bool_))
-        iops_limit, bps_limit = _limits_in_force(limits, iops, bps, period_s)
-        counted = _counted(limits, iops, bps)
-        held = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
-        raised_iops, raised_bps = iops.copy(), bps.copy()
-        for first, end in _runs(held):
-            if first > 0:
-                raised_iops[first:end] = np.maximum(iops[first:end], iops[first - 1])
-                raised_bps[first:end] = np.maximum(bps[first:end], bps[first - 1])
-        return cls(start, period_s, raised_iops, raised_bps, held)
+def behind(seen: Demand, limits: Envelope | None) -> Demand:
+    """The demand behind rates seen under `limits` (the resource's own): where a limit in
+    force held them (`BOUND_AT`), the rate of the period before the hold began stands for
+    each period of it, where that is more, and those periods are floors."""
+    iops, bps = seen.iops, seen.bps
+    if limits is None:
+        return seen
+    iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s)
+    counted = _counted(limits, iops, bps)
+    held = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
+    raised_iops, raised_bps = iops.copy(), bps.copy()
+    for first, end in _runs(held):
+        if first > 0:
+            raised_iops[first:end] = np.maximum(iops[first:end], iops[first - 1])
+            raised_bps[first:end] = np.maximum(bps[first:end], bps[first - 1])
+    return Demand(seen.start, seen.period_s, raised_iops, raised_bps, held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,26 +70,10 @@ class Held:
     def held(self) -> bool:
         return self.minutes_limited == 0
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "days": round(self.days, 1),
-            "minutes_limited": self.minutes_limited,
-            "worst_day": self.worst_day.isoformat() if self.worst_day else None,
-            "floor": self.floor,
-        }
-
-    def text(self) -> str:
-        """`would have limited 0 min of the last 14 days`; `… 37 min, on 3 of 14 days`."""
-        days = f"{self.days:.0f}" if self.days >= 1 else f"{self.days:.1f}"
-        at_least = "at least " if self.floor and self.minutes_limited else ""
-        if self.minutes_limited == 0:
-            held = " (its demand while held back then counted at the rate before)"
-            return f"would have limited 0 min of the last {days} days" + (
-                held if self.floor else ""
-            )
-        return (
-            f"would have limited {at_least}{self.minutes_limited:,} min, on "
-            f"{self.limited_days} of {days} days"
+    def fit(self, bought_s: float | None = None) -> PastFit:
+        """What a fix carries of it."""
+        return PastFit(
+            self.days, self.minutes_limited, self.limited_days, self.worst_day, self.floor, bought_s
         )
 
 

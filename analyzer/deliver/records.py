@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -25,6 +26,7 @@ from analyzer.model.findings import (
     Credit,
     Finding,
     NextBottleneck,
+    PastFit,
     Remedy,
     RemedyKind,
     Severity,
@@ -54,6 +56,39 @@ class _Change(_Record):
     to: dict[str, Any] = Field(default_factory=dict)
 
 
+class _Past(_Record):
+    days: float
+    minutes_limited: int
+    worst_day: date | None = None
+    floor: bool = False
+    limited_days: int = 0
+    bought_seconds: float | None = None
+
+    @classmethod
+    def of(cls, past: PastFit | None) -> _Past | None:
+        if past is None:
+            return None
+        bought = round(past.bought_s, 1) if past.bought_s is not None else None
+        return cls(
+            days=round(past.days, 1),
+            minutes_limited=past.minutes_limited,
+            worst_day=past.worst_day,
+            floor=past.floor,
+            limited_days=past.limited_days,
+            bought_seconds=bought,
+        )
+
+    def fit(self) -> PastFit:
+        return PastFit(
+            self.days,
+            self.minutes_limited,
+            self.limited_days,
+            self.worst_day,
+            self.floor,
+            self.bought_seconds,
+        )
+
+
 class _Remedy(_Record):
     action: str
     monthly_cost: float | None = None
@@ -64,6 +99,8 @@ class _Remedy(_Record):
     """Every resource it changes, `change` first."""
     kind: RemedyKind | None = None
     """Kept in the state file only; absent from files written before fixes kept it."""
+    past: _Past | None = None
+    """The fix replayed over the resource's own past; null without history."""
 
 
 class KubernetesRecord(_Record):
@@ -203,6 +240,7 @@ class FindingRecord(_Record):
                     change=_change_record(r.change),
                     changes=[_Change.model_validate(c.as_dict()) for c in r.changes],
                     kind=r.kind,
+                    past=_Past.of(r.past),
                 )
                 for r in f.remedies
             ],
@@ -261,6 +299,7 @@ class FindingRecord(_Record):
                     _change(r.change),
                     tuple(c for c in map(_change, r.changes[1:]) if c is not None),
                     kind=r.kind,
+                    past=r.past.fit() if r.past is not None else None,
                 )
                 for r in self.remedies
             ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -128,6 +129,52 @@ class RemedyKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class PastFit:
+    """A fix replayed over the resource's own past, minute by minute (`analyze/held.py`): the
+    minutes it would have held the workload below its demand."""
+
+    days: float
+    """The past replayed: fourteen days, or what history there is."""
+    minutes_limited: int
+    limited_days: int = 0
+    worst_day: date | None = None
+    """The UTC day with the most minutes limited; None where none was."""
+    floor: bool = False
+    """Part of the demand counted was held back then, and counts at the rate before the limit
+    bound: the minutes are at least these."""
+    bought_s: float | None = None
+    """A fix to buy time: how much later than the resource as it is it would have begun to
+    limit the workload, on the day the resource as it is was limited most."""
+
+    @property
+    def held(self) -> bool:
+        return self.minutes_limited == 0
+
+    def text(self) -> str:
+        """`would have limited 0 min of the last 14 days`; `… 37 min, on 3 of 14 days`."""
+        whole = self.days >= 1
+        hours = self.days * 24
+        span = (
+            f"{self.days:.0f} days"
+            if whole
+            else f"{hours:.0f} h"
+            if hours >= 1
+            else f"{hours * 60:.0f} min"
+        )
+        at_least = "at least " if self.floor and not self.held else ""
+        said = f"would have limited {at_least}{self.minutes_limited:,} min"
+        if self.held or not whole:
+            said += f" of the last {span}"
+        else:
+            said += f", on {self.limited_days} of {span}"
+        if self.floor:
+            said += " (a floor: held-back demand counted at its rate before)"
+        if self.bought_s is not None:
+            said += f", buying {self.bought_s / 60:,.0f} min on the worst day"
+        return said
+
+
+@dataclass(frozen=True, slots=True)
 class Remedy:
     """One way to lift a finding's limit, with the resource's monthly price after it."""
 
@@ -142,14 +189,18 @@ class Remedy:
     kind: RemedyKind | None = field(kw_only=True)
     """None only where it was read back from a state file written before fixes kept their
     kind."""
+    past: PastFit | None = field(default=None, kw_only=True)
+    """The fix replayed over the resource's own past; None where there is no history."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
         return ((self.change,) if self.change is not None else ()) + self.also
 
     def text(self) -> str:
-        """`Move to gp3 …: −$1.00/month`: the action and what it costs, or "unpriced"."""
-        return f"{self.action}: {self.cost_text()}"
+        """`Move to gp3 …: −$1.00/month`: the action and what it costs, or "unpriced"; and
+        what it would have done over the past, where that was replayed."""
+        past = f"; {self.past.text()}" if self.past is not None else ""
+        return f"{self.action}: {self.cost_text()}{past}"
 
     def cost_text(self) -> str:
         """`+$12.50/month` against today; `$2,439.31/month` where today's price is unknown;

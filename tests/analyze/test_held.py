@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from analyzer.analyze import held
-from analyzer.analyze.held import Demand, replay, time_bought
+from analyzer.analyze.held import behind, replay, time_bought
 from analyzer.model import limits
+from analyzer.model.demand import Demand
 from analyzer.model.limits import Envelope
 
 START = datetime(2026, 11, 13, 0, 0, tzinfo=UTC)
@@ -47,7 +47,7 @@ def as_served(envelope: Envelope, iops: np.ndarray, bps: np.ndarray) -> tuple[li
 def observed_on_gp2_80() -> Demand:
     iops, bps = nightly_batch()
     shown_iops, shown_bps = as_served(limits.gp2(80), iops, bps)
-    return Demand.observed(START, 60, np.array(shown_iops), np.array(shown_bps), limits.gp2(80))
+    return behind(Demand.seen(START, 60, np.array(shown_iops), np.array(shown_bps)), limits.gp2(80))
 
 
 def test_a_gp2_volume_drained_nightly_is_replayed_at_the_demand_before_it_emptied() -> None:
@@ -66,7 +66,10 @@ def test_a_gp2_volume_drained_nightly_is_replayed_at_the_demand_before_it_emptie
     assert as_is.minutes_limited == DAYS * 27
     assert as_is.limited_days == DAYS and as_is.floor
     assert as_is.days == 14.0
-    assert as_is.text() == f"would have limited at least {DAYS * 27:,} min, on 14 of 14 days"
+    assert as_is.fit().text() == (
+        f"would have limited at least {DAYS * 27:,} min, on 14 of 14 days (a floor: held-back "
+        "demand counted at its rate before)"
+    )
 
 
 def test_the_size_its_demand_needs_holds_and_the_burst_is_not_needed() -> None:
@@ -86,6 +89,7 @@ def test_a_stopgap_says_how_long_it_would_have_bought_on_the_worst_day() -> None
     assert 0 < grown.minutes_limited < as_is.minutes_limited
     bought = time_bought(grown, as_is)
     assert bought == pytest.approx(14 * 60, abs=60)
+    assert grown.fit(bought).text().endswith(", buying 14 min on the worst day")
     assert time_bought(replay(demand, limits.gp2(400)), as_is) is None
 
 
@@ -93,7 +97,7 @@ def test_a_cap_limits_the_minutes_above_it_on_the_days_they_came() -> None:
     iops = np.full(3 * 1440 + 600, 500.0)  # starts at midnight, ends at 10:00 on day four
     iops[1440 + 60 : 1440 + 70] = 3_500.0  # ten minutes above 3,000 on the second day
     iops[2 * 1440 + 5] = 3_050.0  # within the 2 % a cap wavers by: held
-    demand = Demand.observed(START, 60, iops, iops * IO_BYTES, None)
+    demand = behind(Demand.seen(START, 60, iops, iops * IO_BYTES), None)
     result = replay(demand, limits.gp3(3000, 125))
     assert result.minutes_limited == 10
     assert result.limited_days == 1
@@ -102,45 +106,41 @@ def test_a_cap_limits_the_minutes_above_it_on_the_days_they_came() -> None:
     assert not result.floor
     assert result.first_limited[1] == START + timedelta(days=1, minutes=60)
     assert result.first_limited[0] is None and len(result.first_limited) == 4
-    assert result.as_dict() == {
-        "days": 3.4,
-        "minutes_limited": 10,
-        "worst_day": "2026-11-14",
-        "floor": False,
-    }
-    assert result.text() == "would have limited 10 min, on 1 of 3 days"
+    assert result.fit().text() == "would have limited 10 min, on 1 of 3 days"
+    short = Demand.seen(START, 60, iops[:300], iops[:300] * IO_BYTES)
+    assert replay(short, limits.gp3(3000, 125)).fit().text() == (
+        "would have limited 0 min of the last 5 h"
+    )
 
 
 def test_throughput_limits_too() -> None:
     iops = np.full(1440, 100.0)
     bps = np.full(1440, 100.0 * 1024**2)  # 100 MiB/s
     bps[600:630] = 200 * 1024**2
-    demand = Demand.observed(START, 60, iops, bps, None)
+    demand = behind(Demand.seen(START, 60, iops, bps), None)
     assert replay(demand, limits.gp3(3000, 125)).minutes_limited == 30
     assert replay(demand, limits.gp3(3000, 250)).held
 
 
 def test_no_datapoint_is_no_demand_and_a_period_counts_its_minutes() -> None:
     iops = np.array([np.nan, 4_000.0, np.nan, 4_000.0])
-    demand = Demand.observed(START, 300, iops, iops * IO_BYTES, None)
+    demand = behind(Demand.seen(START, 300, iops, iops * IO_BYTES), None)
     assert demand.iops.tolist() == [0.0, 4_000.0, 0.0, 4_000.0]
     result = replay(demand, limits.gp3(3000, 125))
     assert result.minutes_limited == 10
-    assert result.as_dict()["days"] == 0.0
-    assert result.text() == "would have limited 10 min, on 1 of 0.0 days"
+    assert result.fit().text() == "would have limited 10 min of the last 20 min"
 
 
 def test_a_workload_held_at_its_cap_from_the_start_counts_as_a_floor() -> None:
     iops = np.full(600, 3_000.0)  # pinned at gp3's 3,000 from the first minute: unknown above
-    demand = Demand.observed(START, 60, iops, iops * IO_BYTES, limits.gp3(3000, 125))
+    demand = behind(Demand.seen(START, 60, iops, iops * IO_BYTES), limits.gp3(3000, 125))
     assert demand.floor.all()
     result = replay(demand, limits.gp3(6000, 125))
     assert result.held and result.floor
-    assert "counted at the rate before" in result.text()
+    assert result.fit().floor
 
 
 def test_nothing_to_replay() -> None:
     empty = np.array([])
-    result = replay(Demand.observed(START, 60, empty, empty, None), limits.gp3(3000, 125))
+    result = replay(behind(Demand.seen(START, 60, empty, empty), None), limits.gp3(3000, 125))
     assert result.held and result.worst_day is None and result.first_limited == ()
-    assert held.DAY_S == 86_400

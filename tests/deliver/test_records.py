@@ -5,6 +5,7 @@ carried typed fields loads with them typed, or is refused by name."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from analyzer.model.findings import (
     Credit,
     Finding,
     NextBottleneck,
+    PastFit,
     Remedy,
     RemedyKind,
     Severity,
@@ -48,6 +50,16 @@ refs = st.builds(
     st.sampled_from(["us-east-1", "eu-west-1"]),
 )
 changes = st.builds(Change, st.sampled_from(ResourceType), words, configs, configs)
+tenths = st.integers(0, 10**6).map(lambda n: n / 10)
+pasts = st.builds(
+    PastFit,
+    tenths,
+    st.integers(0, 20_160),
+    st.integers(0, 14),
+    st.none() | st.dates(),
+    st.booleans(),
+    st.none() | tenths,
+)
 remedies = st.builds(
     Remedy,
     words,
@@ -57,6 +69,7 @@ remedies = st.builds(
     st.none() | changes,
     st.lists(changes, max_size=2).map(tuple),
     kind=st.none() | st.sampled_from(RemedyKind),
+    past=st.none() | pasts,
 ).filter(lambda r: r.change is not None or not r.also)
 # A record reads `also` back as its changes after the first: `also` without a `change` comes
 # back empty. The advice builds `also` beside a volume's change only; here it does the same.
@@ -140,6 +153,36 @@ def test_a_remedy_stores_its_kind_and_every_change_it_makes() -> None:
     assert [c["resource_id"] for c in stored["changes"]] == ["vol-1", "i-1"]
     assert stored["change"] == stored["changes"][0]
     assert stored_and_read(f).remedies[0].changes == (volume, instance)
+
+
+def test_a_fix_carries_its_past_as_the_report_gives_it() -> None:
+    past = PastFit(14.0, 37, 3, date(2026, 11, 20), floor=True, bought_s=840.0)
+    f = Finding(
+        "gp2-burst-exhaustion",
+        Severity.WARNING,
+        ResourceRef(ResourceType.VOLUME, "vol-1", "us-east-1"),
+        Bottleneck.BURST_CREDITS,
+        "draining",
+        1_200.0,
+        240.0,
+        Unit.IOPS,
+        remedies=(Remedy("Grow to 120 GiB", 12.0, 4.0, kind=RemedyKind.STOPGAP, past=past),),
+    )
+    [row] = finding_row(f)["remedies"]
+    assert row["past"] == {
+        "days": 14.0,
+        "minutes_limited": 37,
+        "worst_day": "2026-11-20",
+        "floor": True,
+        "limited_days": 3,
+        "bought_seconds": 840.0,
+    }
+    assert stored_and_read(f).remedies[0].past == past
+    assert f.remedies[0].text() == (
+        "Grow to 120 GiB: +$4.00/month; would have limited at least 37 min, on 3 of 14 days "
+        "(a floor: held-back demand counted at its rate before), buying 14 min on the "
+        "worst day"
+    )
 
 
 def golden_finding() -> dict[str, Any]:

@@ -313,7 +313,9 @@ def test_a_finding_row_follows_the_contract():
         "currency",
         "change",
         "changes",
+        "past",
     ]
+    assert first["past"] is None  # no history here: said, never guessed
     assert (first["monthly_cost"], first["monthly_cost_delta"], first["currency"]) == (
         4.0,
         -1.0,
