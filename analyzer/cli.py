@@ -63,8 +63,9 @@ def _settings(args: argparse.Namespace) -> settings_mod.Settings:
 def _once(args: argparse.Namespace) -> int:
     settings = _settings(args)
     ruleset = rules.load(settings.rule_dirs)
-    result = Analyzer(settings, ruleset).offering().run(datetime.now(UTC))
-    return _report(args, result)
+    analyzer = Analyzer(settings, ruleset).offering()
+    now = datetime.now(UTC)
+    return _report(args, analyzer.proven(analyzer.run(now), now))
 
 
 def _report(args: argparse.Namespace, result: CycleResult) -> int:

@@ -101,7 +101,8 @@ def run(
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
-        result = over(simulated, settings, ruleset).offering().run(simulated.now)
+        analyzer = over(simulated, settings, ruleset).offering()
+        result = analyzer.proven(analyzer.run(simulated.now), simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
@@ -143,7 +144,7 @@ def _playback(
         analyzer = Analyzer(
             settings, ruleset, connect=played.region, connect_account=recorded_account
         ).offering()
-        result = analyzer.run(recorded.end)
+        result = analyzer.proven(analyzer.run(recorded.end), recorded.end)
         sys.stdout.write(
             report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
         )

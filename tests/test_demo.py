@@ -199,6 +199,8 @@ def test_demo_once_prints_the_stories_then_the_report(capsys):
     )
     assert prod < out.index("shop-data ") and staging < out.index("staging-api-data ")
     assert "gp2-burst-exhaustion  · account staging (210987654321)" in out
+    # Each volume fix replayed over the four hours the demo's CloudWatch holds.
+    assert "/month; would have limited 0 min of the last 4 h" in out
 
 
 def test_demo_once_in_json_names_each_resources_account(capsys):
@@ -241,6 +243,10 @@ def test_demo_once_in_json_names_the_draining_claim(capsys):
         "persistentvolume": cluster.PERSISTENT_VOLUMES[0],
     }
     assert finding["summary"].startswith("PVC db/")
+    pasts = [r["past"] for r in finding["remedies"]]
+    assert all(p is not None and p["days"] == 0.2 for p in pasts)  # four hours
+    limited = [p["minutes_limited"] > 0 for p in pasts]
+    assert limited == sorted(limited)  # the fixes that would have held first
     claims = {
         r["kubernetes"]["persistentvolumeclaim"]: r
         for r in report["resources"]

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Container, Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, dataclass, field, replace
 from datetime import UTC, datetime
 
 import structlog
 
 from analyzer.analyze import prices, states
+from analyzer.analyze.advice import proof
 from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import queries
+from analyzer.collect import demand, queries
 from analyzer.collect.accounts import Account
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
@@ -31,6 +32,7 @@ from analyzer.live.polling import RegionPoller
 from analyzer.live.scopes import Scopes
 from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
+from analyzer.model.demand import Demand
 from analyzer.model.findings import Bottleneck, Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
@@ -291,6 +293,30 @@ class Analyzer:
     def inventories(self) -> dict[str, Inventory]:
         """What the last refresh found, by scope (the region where there are no accounts)."""
         return self.scopes.inventories()
+
+    def proven(self, result: CycleResult, now: datetime) -> CycleResult:
+        """`result` with each finding's fixes replayed over its resource's last fourteen days
+        (`analyze/advice/proof.py`), read from CloudWatch now: four metrics a volume with a
+        fix to prove, counted in the snapshot's stats."""
+        snapshot = result.snapshot
+        states: dict[str, list[ResourceState]] = {}
+        for f in result.findings:
+            state = snapshot.get(f.resource.scope, f.resource.resource_id)
+            if state is not None and f.remedies:
+                states.setdefault(f.resource.scope, []).append(state)
+        seen: dict[tuple[str, str], Demand] = {}
+        for scope, found in states.items():
+            metrics = self.scopes.at(scope).metrics
+            settle = self.settings.settle_delay
+            fetched = demand.fetch_demand(metrics, found, now, settle, snapshot.stats)
+            seen |= {(scope, rid): d for rid, d in fetched.items()}
+        findings = []
+        for f in result.findings:
+            key = (f.resource.scope, f.resource.resource_id)
+            state = snapshot.get(*key)
+            mine = seen.get(key)
+            findings.append(f if mine is None or state is None else proof.proven(f, state, mine))
+        return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:
         """Read AWS's offers through this analyzer's regions, and their prices from the Price

@@ -1,0 +1,97 @@
+"""Each fix of a finding replayed over the resource's own past: whether it would have held.
+
+A fix that changes the resource's own limits (a volume modified, a set striped, io2) is run
+through them over the demand of the resource's last days (`analyze/held.py`). The fixes that
+would have limited the workload go after those that would not, whatever they cost, each group
+in the order the advice gave (the cheapest useful first); a fix to buy time says how much
+later than today it would have begun to limit, on the worst day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.analyze.held import behind, replay, time_bought
+from analyzer.model.demand import Demand
+from analyzer.model.findings import Change, Finding, Remedy, RemedyKind
+from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
+from analyzer.model.resources import ResourceType, Volume
+from analyzer.model.state import ResourceState
+
+
+def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
+    """`finding` with each fix's `past`, and its fixes in that order. `seen`: the resource's
+    rates over its past days, as CloudWatch shows them."""
+    demand = behind(seen, state.envelope)
+    today = replay(demand, state.envelope) if state.envelope is not None else None
+    fixes = []
+    for remedy in finding.remedies:
+        limits = option_limits(remedy.change, state)
+        if limits is None:
+            fixes.append(remedy)
+            continue
+        held = replay(demand, limits)
+        bought = (
+            time_bought(held, today)
+            if remedy.kind is RemedyKind.STOPGAP and today is not None
+            else None
+        )
+        fixes.append(replace(remedy, past=held.fit(bought)))
+    return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
+
+
+def _would_have_limited(remedy: Remedy) -> bool:
+    return remedy.past is not None and not remedy.past.held
+
+
+def option_limits(change: Change | None, state: ResourceState) -> Envelope | None:
+    """The limits the resource has after `change`, where it changes this very volume; None
+    for a change of anything else (an instance type, a DB class: not replayed here)."""
+    volume = state.resource
+    if (
+        change is None
+        or change.resource_type is not ResourceType.VOLUME
+        or change.resource_id != state.ref.resource_id
+        or not isinstance(volume, Volume)
+    ):
+        return None
+    after = change.after
+    modified = replace(
+        volume,
+        volume_type=str(after.get("volume_type", volume.volume_type)),
+        size_gib=int(after.get("size_gib") or volume.size_gib),
+        iops=_int_or_none(after.get("iops")),
+        throughput_mibps=_int_or_none(after.get("throughput_mibps")),
+    )
+    limits = volume_envelope(modified)
+    if limits is None:
+        return None
+    return _striped(limits, int(after.get("volumes") or 1))
+
+
+def _int_or_none(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _striped(limits: Envelope, volumes: int) -> Envelope:
+    """A set of `volumes` alike, striped: every limit and bucket `volumes` times over, I/O
+    spread evenly across them."""
+    if volumes == 1:
+        return limits
+    bucket = limits.bucket
+    return replace(
+        limits,
+        iops=limits.iops * volumes,
+        throughput_bps=limits.throughput_bps * volumes,
+        baseline_iops=limits.baseline_iops * volumes,
+        baseline_throughput_bps=limits.baseline_throughput_bps * volumes,
+        bucket=None
+        if bucket is None
+        else CreditBucket(
+            bucket.capacity * volumes,
+            bucket.baseline * volumes,
+            bucket.burst * volumes,
+            bucket.unit,
+            bucket.io_cap * volumes if bucket.io_cap is not None else None,
+        ),
+    )

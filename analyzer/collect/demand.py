@@ -1,0 +1,114 @@
+"""What a resource asked of its storage over its last days, minute by minute, for replaying
+fixes through (`analyze/held.py`).
+
+CloudWatch keeps 1-minute data for 15 days and bills a metric per request, not per datapoint:
+a volume's operation and byte counts over fourteen days cost four metrics, what one minute's
+poll of them costs. They are asked only for resources with a fix to prove, when it is proven,
+and dropped once replayed: a fortnight of minutes is 20,160 values a metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from analyzer.collect import queries
+from analyzer.collect.boundaries import MetricData
+from analyzer.collect.fetch import fetch
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window, aligned
+from analyzer.model import metrics
+from analyzer.model.demand import Demand
+from analyzer.model.metrics import Namespace, Part
+from analyzer.model.resources import Volume
+from analyzer.model.series import Series, Status
+from analyzer.model.state import FetchStats, ResourceState
+
+DAYS = 14
+PERIOD_S = 60
+OPS = (Part.READ_OPS, Part.WRITE_OPS)
+BYTES = (Part.READ_BYTES, Part.WRITE_BYTES)
+"""AWS/EBS's per-period sums of a volume's operations and bytes (EBS User Guide, "Amazon
+CloudWatch metrics for Amazon EBS"): a rate is the sum over the period's seconds."""
+
+
+def _names(parts: tuple[Part, ...]) -> tuple[str, ...]:
+    found = (metrics.feeding(Namespace.EBS, part) for part in parts)
+    return tuple(m.name for m in found if m is not None)
+
+
+def demand_queries(state: ResourceState) -> list[MetricQuery]:
+    """A volume's operation and byte sums at one minute, as AWS/EBS publishes them (the
+    CloudWatch agent's, where it publishes some, stand for them only in polls)."""
+    volume = state.resource
+    if not isinstance(volume, Volume):
+        return []
+    found = queries.for_volume(volume, use_agent=False)
+    names = _names(OPS + BYTES)
+    return [replace(q, period_s=PERIOD_S) for q in found if q.metric in names]
+
+
+def fetch_demand(
+    metrics: MetricData,
+    states: Iterable[ResourceState],
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
+) -> dict[str, Demand]:
+    """By resource id, each volume's rates over its last `DAYS` days (or what CloudWatch
+    holds of them), as CloudWatch shows them. A volume whose counts failed, or that has
+    none, is left out: its fixes say nothing of the past rather than something wrong."""
+    wanted = {s.ref.resource_id: demand_queries(s) for s in states}
+    wanted = {rid: found for rid, found in wanted.items() if found}
+    if not wanted:
+        return {}
+    window = aligned(now, PERIOD_S, DAYS * 86_400, settle_s)
+    plan = [(window, [q for found in wanted.values() for q in found])]
+    answered: dict[MetricQuery, Series] = {}
+    for _, got in fetch(metrics, plan, stats):
+        answered.update(got)
+    out = {}
+    for rid, found in wanted.items():
+        series = {q.metric: answered.get(q, Series.failed("not answered")) for q in found}
+        demand = _demand(series, window)
+        if demand is not None:
+            out[rid] = demand
+    return out
+
+
+def _demand(series: Mapping[str, Series], window: Window) -> Demand | None:
+    if any(s.status is Status.ERROR for s in series.values()):
+        return None
+    ops, sums = _names(OPS), _names(BYTES)
+    if not any(series[name].values for name in ops if name in series):
+        return None
+    iops = _rates([series[n] for n in ops if n in series], window)
+    bps = _rates([series[n] for n in sums if n in series], window)
+    first = _first_datapoint(series.values(), window)
+    start = window.start + timedelta(seconds=first * window.period_s)
+    return Demand.seen(start, window.period_s, iops[first:], bps[first:])
+
+
+def _rates(sums: list[Series], window: Window) -> np.ndarray:
+    """The per-second rate of these sums together in each period of `window` (zero where
+    CloudWatch has no datapoint: it publishes none while a volume is idle)."""
+    total = np.zeros(window.periods)
+    base = window.start.timestamp()
+    for series in sums:
+        for at, value in zip(series.timestamps, series.values, strict=True):
+            index = int((at.timestamp() - base) // window.period_s)
+            if 0 <= index < len(total):
+                total[index] += value
+    return total / window.period_s
+
+
+def _first_datapoint(series: Iterable[Series], window: Window) -> int:
+    """The period of the oldest datapoint: the volume's history begins there (a volume
+    created last week has a week of it)."""
+    stamps = [s.timestamps[0] for s in series if s.timestamps]
+    if not stamps:
+        return 0
+    return max(int((min(stamps) - window.start).total_seconds() // window.period_s), 0)

@@ -1,0 +1,93 @@
+"""Each fix replayed over the resource's own past: the fixes that would have held go first,
+a fix to buy time says what it would have bought."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import numpy as np
+
+from analyzer.analyze.advice.proof import option_limits, proven
+from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.model.demand import Demand
+from analyzer.model.findings import Change, RemedyKind
+from analyzer.model.resources import ResourceType
+from tests.helpers import fixes_of, steady_gp2
+
+START = datetime(2026, 11, 7, tzinfo=UTC)
+IO_BYTES = 4096
+
+
+def nightly(iops: float, minutes: int, days: int = 14) -> Demand:
+    """`iops` for `minutes` from 02:00 every night, 20 IOPS otherwise, as CloudWatch shows a
+    gp2 50 GiB volume doing it: at its 150 IOPS baseline once the bucket is empty."""
+    demand = np.full(days * 1440, 20.0)
+    for day in range(days):
+        first = day * 1440 + 120
+        demand[first : first + minutes] = iops
+    shown, credits = [], 5_400_000.0
+    for want in demand.tolist():
+        got = min(want, 3_000.0 if credits > 54_000 else 150.0)
+        shown.append(got)
+        credits = min(max(credits - (got - 150.0) * 60, 0.0), 5_400_000.0)
+    rates = np.array(shown)
+    return Demand.seen(START, 60, rates, rates * IO_BYTES)
+
+
+def draining_gp2_finding():
+    rule = CreditForecast(id="f", resource_types=["volume"], severity="warning")
+    state = steady_gp2(1_500, 40.0)
+    finding, options = fixes_of(rule, state)
+    assert [o.kind for o in options] == [RemedyKind.MODIFY, RemedyKind.STOPGAP, RemedyKind.MODIFY]
+    return finding, state
+
+
+def test_every_fix_carries_its_past_and_the_one_that_would_have_throttled_goes_last() -> None:
+    finding, state = draining_gp2_finding()
+    # 1,500 IOPS for two hours a night: 5.4 M credits last 5,400,000 / 1,350 s, 67 min.
+    proved = proven(finding, state, nightly(1_500, 120))
+    gp3, grow, stopgap = proved.remedies
+    assert gp3.action.startswith("Move to gp3") and gp3.past is not None and gp3.past.held
+    assert grow.action.startswith("Grow to 600 GiB") and grow.past is not None and grow.past.held
+    # Grown to 51 GiB the bucket lasts a minute longer: the batch is throttled every night.
+    assert stopgap.kind is RemedyKind.STOPGAP and stopgap.past is not None
+    assert stopgap.past.limited_days == 14 and stopgap.past.floor
+    assert stopgap.past.minutes_limited >= 14 * 50
+    assert stopgap.past.bought_s is not None and 0 < stopgap.past.bought_s <= 120
+    assert stopgap.text().endswith("on the worst day")
+    assert gp3.past.days == 14.0 and grow.past.bought_s is None
+
+
+def test_where_every_fix_would_have_held_the_order_is_the_advice_s() -> None:
+    finding, state = draining_gp2_finding()
+    proved = proven(finding, state, nightly(1_000, 30))
+    assert [r.action for r in proved.remedies] == [r.action for r in finding.remedies]
+    assert all(r.past is not None and r.past.held for r in proved.remedies)
+
+
+def test_a_change_of_another_resource_is_not_replayed_here() -> None:
+    _, state = draining_gp2_finding()
+    other = Change(ResourceType.INSTANCE, "i-1", {"instance_type": "m5.large"}, {})
+    assert option_limits(other, state) is None
+    assert option_limits(None, state) is None
+    elsewhere = Change(ResourceType.VOLUME, "vol-2", {}, {"volume_type": "gp3"})
+    assert option_limits(elsewhere, state) is None
+
+
+def test_a_striped_set_has_every_limit_of_its_volumes_together() -> None:
+    _, state = draining_gp2_finding()
+    after = {"volume_type": "gp3", "size_gib": 500, "iops": 16_000, "throughput_mibps": 1_000}
+    one = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, after), state)
+    four = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, after | {"volumes": 4}), state)
+    assert one is not None and four is not None
+    assert (four.iops, four.throughput_bps) == (4 * one.iops, 4 * one.throughput_bps)
+    grown = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, {"size_gib": 600}), state)
+    assert grown is not None and grown.baseline_iops == 1_800
+
+
+def test_a_fix_without_a_change_keeps_no_past() -> None:
+    finding, state = draining_gp2_finding()
+    words = replace(finding.remedies[0], change=None)
+    proved = proven(replace(finding, remedies=(words,)), state, nightly(1_500, 120))
+    assert proved.remedies[0].past is None

@@ -1,0 +1,97 @@
+"""A volume's operations and bytes over its last fourteen days, by the minute, for replaying
+its fixes: four metrics a volume, asked as AWS/EBS publishes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from analyzer.collect.demand import DAYS, demand_queries, fetch_demand
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window
+from analyzer.model.resources import InstanceType
+from analyzer.model.series import Series
+from analyzer.model.state import FetchStats
+from analyzer.model.units import MB
+from tests.fakes import FakeMetricData
+from tests.helpers import instance_state, volume_state
+
+M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, 8 * 1024**3, nitro=True)
+NOW = datetime(2026, 11, 27, 8, 30, 5, tzinfo=UTC)
+SETTLE_S = 120.0
+
+
+def test_a_volume_is_asked_its_four_sums_by_the_minute() -> None:
+    asked = demand_queries(volume_state("gp2", 80))
+    assert sorted(q.metric for q in asked) == [
+        "VolumeReadBytes",
+        "VolumeReadOps",
+        "VolumeWriteBytes",
+        "VolumeWriteOps",
+    ]
+    assert {(q.namespace, q.stat, q.period_s) for q in asked} == {("AWS/EBS", "Sum", 60)}
+    assert {q.dimensions for q in asked} == {(("VolumeId", "vol-1"),)}
+    assert demand_queries(instance_state(M5)) == []
+
+
+def test_rates_over_the_fortnight_from_the_first_datapoint() -> None:
+    """vol-new was created three days ago: its demand begins then, not fourteen days back."""
+    created = NOW - timedelta(days=3)
+
+    def value(query: MetricQuery, at: datetime) -> float | None:
+        if query.resource_id == "vol-new" and at < created:
+            return None
+        if at.hour == 2 and "Ops" in query.metric:
+            return 600.0 * 60  # 600 a second each way
+        return 6_000.0 * 60 if "Bytes" in query.metric else 60.0
+
+    metrics = Counted(value)
+    stats = FetchStats()
+    states = [volume_state(volume_id="vol-old"), volume_state(volume_id="vol-new")]
+    found = fetch_demand(metrics, states, NOW, SETTLE_S, stats)
+    assert stats.metrics_requested == 8
+    # 20,160 minutes a metric: five metrics a call answer in one page of 100,800 points.
+    assert sorted(metrics.calls) == [3, 5]
+    [window] = {*metrics.windows}
+    assert window.end == datetime(2026, 11, 27, 8, 28, tzinfo=UTC)
+    assert window.start == window.end - timedelta(days=DAYS)
+    old, new = found["vol-old"], found["vol-new"]
+    assert old.start == window.start and old.days == 14.0
+    assert new.start >= created and round(new.days) == 3
+    assert old.iops.max() == 1_200.0 and old.iops.min() == 2.0
+    assert old.bps.max() == 12_000.0
+    assert not old.floor.any()
+
+
+def test_a_volume_whose_counts_failed_or_never_came_is_left_out() -> None:
+    class Failing(FakeMetricData):
+        def fetch(
+            self, queries: Sequence[MetricQuery], window: Window
+        ) -> tuple[dict[MetricQuery, Series], FetchStats]:
+            out, stats = super().fetch(queries, window)
+            for query in queries:
+                if query.resource_id == "vol-failed" and query.metric == "VolumeWriteOps":
+                    out[query] = Series.failed("AccessDenied")
+            return out, stats
+
+    def value(query: MetricQuery, _at: datetime) -> float | None:
+        return None if query.resource_id == "vol-idle" else 60.0
+
+    states = [volume_state(volume_id=v) for v in ("vol-ok", "vol-failed", "vol-idle")]
+    found = fetch_demand(Failing(value), states, NOW, SETTLE_S, FetchStats())
+    assert set(found) == {"vol-ok"}
+    assert fetch_demand(Failing(value), [instance_state(M5)], NOW, SETTLE_S, FetchStats()) == {}
+
+
+class Counted(FakeMetricData):
+    """Counts the queries of each call."""
+
+    def fetch(
+        self, queries: Sequence[MetricQuery], window: Window
+    ) -> tuple[dict[MetricQuery, Series], FetchStats]:
+        self.calls.append(len(queries))
+        return super().fetch(queries, window)
+
+    @property
+    def calls(self) -> list[int]:
+        return self.__dict__.setdefault("_calls", [])
