@@ -40,6 +40,46 @@ def _names(parts: tuple[Part, ...]) -> tuple[str, ...]:
     return tuple(m.name for m in found if m is not None)
 
 
+CPU = "CPUUtilization"
+"""AWS/EC2's CPU utilization of an instance, in percent, published every 5 minutes under basic
+monitoring (EC2 User Guide, "Instance metrics"): the periods a peak is read over."""
+CPU_PERIOD_S = 300
+
+
+def cpu_query(instance_id: str) -> MetricQuery:
+    return MetricQuery(
+        instance_id,
+        Namespace.EC2.value,
+        CPU,
+        (("InstanceId", instance_id),),
+        "Average",
+        CPU_PERIOD_S,
+    )
+
+
+def fetch_cpu_peaks(
+    metrics: MetricData,
+    instance_ids: Iterable[str],
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
+) -> dict[str, tuple[float, float]]:
+    """By instance id, the highest 5-minute mean of its CPU utilization over the last `DAYS`
+    days (percent), and the days that covers: one metric an instance with a type to choose.
+    An instance whose answer failed or held nothing is left out: its CPU is unknown."""
+    asked = [cpu_query(i) for i in dict.fromkeys(instance_ids)]
+    if not asked:
+        return {}
+    window = aligned(now, CPU_PERIOD_S, DAYS * 86_400, settle_s)
+    out = {}
+    for _, got in fetch(metrics, [(window, asked)], stats):
+        for query, series in got.items():
+            if series.status is Status.OK and series.values:
+                days = (window.end - series.timestamps[0]).total_seconds() / 86_400
+                out[query.resource_id] = (max(series.values), days)
+    return out
+
+
 def demand_queries(state: ResourceState) -> list[MetricQuery]:
     """A volume's operation and byte sums at one minute, as AWS/EBS publishes them (the
     CloudWatch agent's, where it publishes some, stand for them only in polls)."""

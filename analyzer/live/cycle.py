@@ -36,7 +36,7 @@ from analyzer.model.demand import Demand
 from analyzer.model.findings import Bottleneck, Finding
 from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
-from analyzer.model.resources import Inventory
+from analyzer.model.resources import Inventory, ResourceType
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
 from analyzer.settings import Settings
@@ -295,27 +295,36 @@ class Analyzer:
         return self.scopes.inventories()
 
     def proven(self, result: CycleResult, now: datetime) -> CycleResult:
-        """`result` with each finding's fixes replayed over its resource's last fourteen days
-        (`analyze/advice/proof.py`), read from CloudWatch now: four metrics a volume with a
-        fix to prove, counted in the snapshot's stats."""
+        """`result` with each finding's fixes weighed on its resource's own past, read from
+        CloudWatch now and counted in the snapshot's stats: each volume fix replayed over the
+        volume's last fourteen days (four metrics a volume), and instance types with fewer
+        vCPUs kept only where the instance's peak CPU fits them (one metric an instance;
+        `analyze/advice/proof.py`)."""
         snapshot = result.snapshot
-        states: dict[str, list[ResourceState]] = {}
+        volumes: dict[str, list[ResourceState]] = {}
+        instances: dict[str, set[str]] = {}
         for f in result.findings:
             state = snapshot.get(f.resource.scope, f.resource.resource_id)
             if state is not None and f.remedies:
-                states.setdefault(f.resource.scope, []).append(state)
+                volumes.setdefault(f.resource.scope, []).append(state)
+            for remedy in f.remedies:
+                for change in remedy.changes:
+                    if change.resource_type is ResourceType.INSTANCE:
+                        instances.setdefault(f.resource.scope, set()).add(change.resource_id)
         seen: dict[tuple[str, str], Demand] = {}
-        for scope, found in states.items():
+        cpu: dict[tuple[str, str], tuple[float, float]] = {}
+        settle = self.settings.settle_delay
+        for scope in volumes.keys() | instances.keys():
             metrics = self.scopes.at(scope).metrics
-            settle = self.settings.settle_delay
-            fetched = demand.fetch_demand(metrics, found, now, settle, snapshot.stats)
-            seen |= {(scope, rid): d for rid, d in fetched.items()}
-        findings = []
-        for f in result.findings:
-            key = (f.resource.scope, f.resource.resource_id)
-            state = snapshot.get(*key)
-            mine = seen.get(key)
-            findings.append(f if mine is None or state is None else proof.proven(f, state, mine))
+            found = demand.fetch_demand(
+                metrics, volumes.get(scope, []), now, settle, snapshot.stats
+            )
+            seen |= {(scope, rid): d for rid, d in found.items()}
+            peaks = demand.fetch_cpu_peaks(
+                metrics, sorted(instances.get(scope, ())), now, settle, snapshot.stats
+            )
+            cpu |= {(scope, iid): peak for iid, peak in peaks.items()}
+        findings = [_weighed(f, snapshot, seen, cpu) for f in result.findings]
         return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:
@@ -363,6 +372,28 @@ class Analyzer:
                     mine.setdefault(query.resource_id, {})[query.metric] = series
             raw[region] = mine
         return raw, stats
+
+
+def _weighed(
+    finding: Finding,
+    snapshot: Snapshot,
+    seen: Mapping[tuple[str, str], Demand],
+    cpu: Mapping[tuple[str, str], tuple[float, float]],
+) -> Finding:
+    """A finding's fixes replayed over its volume's demand, where read, and its instance types
+    kept to those its instance's peak CPU fits."""
+    scope, rid = finding.resource.scope, finding.resource.resource_id
+    state, mine = snapshot.get(scope, rid), seen.get((scope, rid))
+    proved = (
+        proof.proven(finding, state, mine) if mine is not None and state is not None else finding
+    )
+    changed = [
+        c.resource_id
+        for r in proved.remedies
+        for c in r.changes
+        if c.resource_type is ResourceType.INSTANCE
+    ]
+    return proof.fitted(proved, cpu.get((scope, changed[0]))) if changed else proved
 
 
 def _say_failures(stats: FetchStats) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from analyzer.collect.demand import DAYS, demand_queries, fetch_demand
+from analyzer.collect.demand import DAYS, cpu_query, demand_queries, fetch_cpu_peaks, fetch_demand
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
 from analyzer.model.resources import InstanceType
@@ -95,3 +95,22 @@ class Counted(FakeMetricData):
     @property
     def calls(self) -> list[int]:
         return self.__dict__.setdefault("_calls", [])
+
+
+def test_an_instance_s_peak_cpu_is_its_highest_5_minute_mean_over_the_fortnight() -> None:
+    def value(query: MetricQuery, at: datetime) -> float | None:
+        if query.resource_id == "i-dark":
+            return None
+        return 71.5 if at.day == 20 and at.hour == 14 else 12.0
+
+    metrics = Counted(value)
+    stats = FetchStats()
+    peaks = fetch_cpu_peaks(metrics, ["i-1", "i-dark", "i-1"], NOW, SETTLE_S, stats)
+    assert peaks == {"i-1": (71.5, 14.0)}
+    assert stats.metrics_requested == 2 and metrics.calls == [2]
+    [window] = metrics.windows
+    assert window.period_s == 300 and window.end - window.start == timedelta(days=DAYS)
+    [query] = [cpu_query("i-1")]
+    assert (query.namespace, query.metric, query.stat) == ("AWS/EC2", "CPUUtilization", "Average")
+    assert query.dimensions == (("InstanceId", "i-1"),)
+    assert fetch_cpu_peaks(metrics, [], NOW, SETTLE_S, stats) == {}

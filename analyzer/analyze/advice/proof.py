@@ -40,6 +40,50 @@ def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
 
 
+CPU_FITS = 80.0
+"""Percent: a type with fewer vCPUs is offered where the peak CPU would be at most this of it,
+a fifth left for what the peak did not show."""
+
+
+def fitted(finding: Finding, cpu: tuple[float, float] | None) -> Finding:
+    """`finding` without the instance types its workload is not known to fit in. `cpu`: the
+    instance's peak CPU (percent, the highest 5-minute mean) and the days it was read over;
+    None where unknown. A type with fewer vCPUs stays where that peak would be at most
+    `CPU_FITS` of it, and says the figure; one with less memory is left out, since how much
+    of its memory the workload uses is not read."""
+    found = (_fits(remedy, cpu) for remedy in finding.remedies)
+    return replace(finding, remedies=tuple(r for r in found if r is not None))
+
+
+def _fits(remedy: Remedy, cpu: tuple[float, float] | None) -> Remedy | None:
+    change = _instance_change(remedy)
+    if change is None:
+        return remedy
+    had, gets = change.before.get("vcpus"), change.after.get("vcpus")
+    had_gib, gets_gib = change.before.get("memory_gib"), change.after.get("memory_gib")
+    numbers = int | float
+    if isinstance(had_gib, numbers) and isinstance(gets_gib, numbers) and gets_gib < had_gib:
+        return None
+    if not (isinstance(had, int) and isinstance(gets, int) and gets < had):
+        return remedy
+    if cpu is None:
+        return None
+    peak, days = cpu
+    would = peak * had / gets
+    if would > CPU_FITS:
+        return None
+    span = f"{days:.0f} days" if days >= 1 else f"{days * 24:.0f} h"
+    return replace(
+        remedy,
+        action=f"{remedy.action}; its peak CPU over the last {span}, {peak:.0f} % of {had} "
+        f"vCPUs, would be {would:.0f} % of {gets}",
+    )
+
+
+def _instance_change(remedy: Remedy) -> Change | None:
+    return next((c for c in remedy.changes if c.resource_type is ResourceType.INSTANCE), None)
+
+
 def _would_have_limited(remedy: Remedy) -> bool:
     return remedy.past is not None and not remedy.past.held
 

@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from analyzer.analyze.advice.proof import option_limits, proven
+from analyzer.analyze.advice.proof import fitted, option_limits, proven
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.model.demand import Demand
-from analyzer.model.findings import Change, RemedyKind
-from analyzer.model.resources import ResourceType
+from analyzer.model.findings import Bottleneck, Change, Finding, Remedy, RemedyKind, Severity
+from analyzer.model.resources import ResourceRef, ResourceType
+from analyzer.model.units import Unit
 from tests.helpers import fixes_of, steady_gp2
 
 START = datetime(2026, 11, 7, tzinfo=UTC)
@@ -91,3 +92,52 @@ def test_a_fix_without_a_change_keeps_no_past() -> None:
     words = replace(finding.remedies[0], change=None)
     proved = proven(replace(finding, remedies=(words,)), state, nightly(1_500, 120))
     assert proved.remedies[0].past is None
+
+
+def instance_fix(vcpus: int, memory_gib: float, name: str = "r6in.2xlarge") -> Remedy:
+    before = {"instance_type": "m5.4xlarge", "vcpus": 16, "memory_gib": 64.0}
+    after = {"instance_type": name, "vcpus": vcpus, "memory_gib": memory_gib}
+    change = Change(ResourceType.INSTANCE, "i-1", before, after)
+    return Remedy(f"Move i-1 to {name}", 100.0, -50.0, change=change, kind=RemedyKind.INSTANCE)
+
+
+def capped(*fixes: Remedy) -> Finding:
+    return Finding(
+        "instance-iops-cap",
+        Severity.WARNING,
+        ResourceRef(ResourceType.INSTANCE, "i-1", "us-east-1"),
+        Bottleneck.INSTANCE_IOPS,
+        "pinned",
+        18_750.0,
+        18_750.0,
+        Unit.IOPS,
+        remedies=fixes,
+    )
+
+
+def test_half_the_vcpus_are_offered_at_a_peak_of_10_percent_with_the_figure() -> None:
+    finding = capped(instance_fix(8, 64.0), instance_fix(32, 128.0, "m5.8xlarge"))
+    [half, double] = fitted(finding, (10.0, 14.0)).remedies
+    assert half.action == (
+        "Move i-1 to r6in.2xlarge; its peak CPU over the last 14 days, 10 % of 16 vCPUs, "
+        "would be 20 % of 8"
+    )
+    assert double.action == "Move i-1 to m5.8xlarge"  # more of both: nothing to say
+
+
+def test_half_the_vcpus_are_not_offered_at_a_peak_of_70_percent_nor_where_unknown() -> None:
+    finding = capped(instance_fix(8, 64.0), instance_fix(32, 128.0, "m5.8xlarge"))
+    assert [r.action for r in fitted(finding, (70.0, 14.0)).remedies] == ["Move i-1 to m5.8xlarge"]
+    assert [r.action for r in fitted(finding, None).remedies] == ["Move i-1 to m5.8xlarge"]
+    # 40 % of 16 is 80 % of 8: a fifth left, offered.
+    assert len(fitted(finding, (40.0, 14.0)).remedies) == 2
+
+
+def test_less_memory_is_left_out_since_the_memory_used_is_not_read() -> None:
+    finding = capped(instance_fix(16, 32.0, "c6in.4xlarge"), instance_fix(32, 128.0, "m5.8xlarge"))
+    assert [r.action for r in fitted(finding, (5.0, 14.0)).remedies] == ["Move i-1 to m5.8xlarge"]
+
+
+def test_a_volume_fix_is_not_weighed_on_the_cpu() -> None:
+    finding, _ = draining_gp2_finding()
+    assert fitted(finding, None) == finding
