@@ -314,16 +314,28 @@ class Analyzer:
         seen: dict[tuple[str, str], Demand] = {}
         cpu: dict[tuple[str, str], tuple[float, float]] = {}
         settle = self.settings.settle_delay
+        # Counted apart: a failure here leaves fixes without their past, not rows without data.
+        stats = FetchStats()
         for scope in volumes.keys() | instances.keys():
             metrics = self.scopes.at(scope).metrics
-            found = demand.fetch_demand(
-                metrics, volumes.get(scope, []), now, settle, snapshot.stats
-            )
+            found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
             seen |= {(scope, rid): d for rid, d in found.items()}
             peaks = demand.fetch_cpu_peaks(
-                metrics, sorted(instances.get(scope, ())), now, settle, snapshot.stats
+                metrics, sorted(instances.get(scope, ())), now, settle, stats
             )
             cpu |= {(scope, iid): peak for iid, peak in peaks.items()}
+        snapshot.stats.metrics_requested += stats.metrics_requested
+        snapshot.stats.requests.update(stats.requests)
+        if stats.metrics_failed:
+            log.warning(
+                "past.unread",
+                call="GetMetricData",
+                failed=stats.metrics_failed,
+                requested=stats.metrics_requested,
+                reason=stats.errors[0] if stats.errors else "unknown",
+                effect="their fixes say nothing of the past; instance types with fewer vCPUs "
+                "are left out",
+            )
         findings = [_weighed(f, snapshot, seen, cpu) for f in result.findings]
         return replace(result, findings=findings)
 

@@ -137,3 +137,43 @@ def test_three_shards_watch_the_fleet_once_between_them() -> None:
     assert {k: v for readings, _ in parts for k, v in readings.items()} == whole
     assert set().union(*(f for _, f in parts)) == found
     assert all(readings for readings, _ in parts)  # each shard has its share
+
+
+def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_only_that() -> None:
+    import structlog
+
+    from analyzer.collect.window import Window
+    from analyzer.model.series import Series
+    from analyzer.model.state import FetchStats
+
+    class PastFails(FakeMetricData):
+        def fetch(self, queries, window: Window):  # type: ignore[no-untyped-def]
+            out, stats = super().fetch(queries, window)
+            if window.period_s == 60 and window.end - window.start > timedelta(days=1):
+                out = {q: Series.failed("Throttling: Rate exceeded") for q in queries}
+                stats = FetchStats(metrics_requested=len(queries), metrics_failed=len(queries))
+                stats.errors.append("Throttling: Rate exceeded")
+            return out, stats
+
+    describer = FakeDescriber(
+        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
+    )
+    config = settings.load({"region": ["us-east-1"]})
+    for metrics in (FakeMetricData(shop_metrics), PastFails(shop_metrics)):
+        analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))  # noqa: B023
+        result = analyzer.run(T0)
+        asked = result.snapshot.stats.metrics_requested
+        with structlog.testing.capture_logs() as logged:
+            weighed = analyzer.proven(result, T0)
+        [finding] = [f for f in weighed.findings if f.resource.resource_id == "vol-shop"]
+        # Four sums of the volume over fourteen days, by the minute, counted in the run's bill.
+        assert weighed.snapshot.stats.metrics_requested == asked + 4
+        assert weighed.snapshot.stats.outcome == "success"
+        pasts = [r.past for r in finding.remedies if r.change is not None]
+        if isinstance(metrics, PastFails):
+            assert pasts and all(p is None for p in pasts)
+            [warning] = [e for e in logged if e["event"] == "past.unread"]
+            assert warning["reason"] == "Throttling: Rate exceeded" and warning["failed"] == 4
+        else:
+            assert pasts and all(p is not None and p.days == 14.0 for p in pasts)
+            assert not [e for e in logged if e["event"] == "past.unread"]
