@@ -9,7 +9,7 @@ and dropped once replayed: a fortnight of minutes is 20,160 values a metric.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -22,7 +22,7 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window, aligned
 from analyzer.model import metrics
 from analyzer.model.demand import Demand
-from analyzer.model.metrics import Namespace, Part
+from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats, ResourceState
@@ -46,37 +46,71 @@ monitoring (EC2 User Guide, "Instance metrics"): the periods a peak is read over
 CPU_PERIOD_S = 300
 
 
-def cpu_query(instance_id: str) -> MetricQuery:
+def cpu_query(resource_id: str, namespace: Namespace = Namespace.EC2) -> MetricQuery:
+    """An EC2 instance's CPU utilization, or an RDS instance's (AWS/RDS publishes the same
+    name by DBInstanceIdentifier)."""
+    dimension = namespace.dimension.value
     return MetricQuery(
-        instance_id,
-        Namespace.EC2.value,
-        CPU,
-        (("InstanceId", instance_id),),
-        "Average",
+        resource_id, namespace.value, CPU, ((dimension, resource_id),), "Average", CPU_PERIOD_S
+    )
+
+
+def free_memory_query(db_instance_id: str) -> MetricQuery:
+    """An RDS instance's lowest freeable memory in each 5-minute period, in bytes."""
+    metric = metrics.feeding(Namespace.RDS, Measure.FREEABLE_MEMORY)
+    assert metric is not None
+    return MetricQuery(
+        db_instance_id,
+        Namespace.RDS.value,
+        metric.name,
+        (("DBInstanceIdentifier", db_instance_id),),
+        "Minimum",
         CPU_PERIOD_S,
     )
 
 
 def fetch_cpu_peaks(
-    metrics: MetricData,
-    instance_ids: Iterable[str],
+    metrics_: MetricData,
+    ids: Iterable[str],
     now: datetime,
     settle_s: float,
     stats: FetchStats,
+    namespace: Namespace = Namespace.EC2,
 ) -> dict[str, tuple[float, float]]:
     """By instance id, the highest 5-minute mean of its CPU utilization over the last `DAYS`
     days (percent), and the days that covers: one metric an instance with a type to choose.
     An instance whose answer failed or held nothing is left out: its CPU is unknown."""
-    asked = [cpu_query(i) for i in dict.fromkeys(instance_ids)]
+    return _extremes(
+        metrics_, [cpu_query(i, namespace) for i in dict.fromkeys(ids)], now, settle_s, stats, max
+    )
+
+
+def fetch_least_free_memory(
+    metrics_: MetricData, ids: Iterable[str], now: datetime, settle_s: float, stats: FetchStats
+) -> dict[str, tuple[float, float]]:
+    """By RDS instance id, its lowest freeable memory (bytes) over the last `DAYS` days, and
+    the days that covers: one metric a DB instance with a class to choose."""
+    asked = [free_memory_query(i) for i in dict.fromkeys(ids)]
+    return _extremes(metrics_, asked, now, settle_s, stats, min)
+
+
+def _extremes(
+    metrics_: MetricData,
+    asked: list[MetricQuery],
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
+    pick: Callable[[Iterable[float]], float],
+) -> dict[str, tuple[float, float]]:
     if not asked:
         return {}
     window = aligned(now, CPU_PERIOD_S, DAYS * 86_400, settle_s)
     out = {}
-    for _, got in fetch(metrics, [(window, asked)], stats):
+    for _, got in fetch(metrics_, [(window, asked)], stats):
         for query, series in got.items():
             if series.status is Status.OK and series.values:
                 days = (window.end - series.timestamps[0]).total_seconds() / 86_400
-                out[query.resource_id] = (max(series.values), days)
+                out[query.resource_id] = (pick(series.values), days)
     return out
 
 

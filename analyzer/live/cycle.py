@@ -34,11 +34,12 @@ from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Bottleneck, Finding
-from analyzer.model.metrics import Tier
+from analyzer.model.metrics import Namespace, Tier
 from analyzer.model.reading import Reading
-from analyzer.model.resources import Inventory, ResourceType
+from analyzer.model.resources import DbInstance, Inventory, ResourceType
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
+from analyzer.model.units import GIB
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -302,17 +303,19 @@ class Analyzer:
         `analyze/advice/proof.py`)."""
         snapshot = result.snapshot
         volumes: dict[str, list[ResourceState]] = {}
-        instances: dict[str, set[str]] = {}
+        instances: dict[str, set[tuple[ResourceType, str]]] = {}
         for f in result.findings:
             state = snapshot.get(f.resource.scope, f.resource.resource_id)
             if state is not None and f.remedies:
                 volumes.setdefault(f.resource.scope, []).append(state)
             for remedy in f.remedies:
-                for change in remedy.changes:
-                    if change.resource_type is ResourceType.INSTANCE:
-                        instances.setdefault(f.resource.scope, set()).add(change.resource_id)
+                change = proof.type_change(remedy)
+                if change is not None:
+                    types = instances.setdefault(f.resource.scope, set())
+                    types.add((change.resource_type, change.resource_id))
         seen: dict[tuple[str, str], Demand] = {}
         cpu: dict[tuple[str, str], tuple[float, float]] = {}
+        used: dict[tuple[str, str], tuple[float, float]] = {}
         settle = self.settings.settle_delay
         # Counted apart: a failure here leaves fixes without their past, not rows without data.
         stats = FetchStats()
@@ -320,10 +323,20 @@ class Analyzer:
             metrics = self.scopes.at(scope).metrics
             found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
             seen |= {(scope, rid): d for rid, d in found.items()}
-            peaks = demand.fetch_cpu_peaks(
-                metrics, sorted(instances.get(scope, ())), now, settle, stats
-            )
-            cpu |= {(scope, iid): peak for iid, peak in peaks.items()}
+            ec2 = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.INSTANCE)
+            rds = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.DB_INSTANCE)
+            peaks = demand.fetch_cpu_peaks(metrics, ec2, now, settle, stats)
+            peaks |= demand.fetch_cpu_peaks(metrics, rds, now, settle, stats, Namespace.RDS)
+            cpu |= {(scope, rid): peak for rid, peak in peaks.items()}
+            for rid, (free, days) in demand.fetch_least_free_memory(
+                metrics, rds, now, settle, stats
+            ).items():
+                db = snapshot.get(scope, rid)
+                info = (
+                    db.resource.class_info if db and isinstance(db.resource, DbInstance) else None
+                )
+                if info is not None and info.memory_bytes:
+                    used[(scope, rid)] = (max(info.memory_bytes - free, 0.0) / GIB, days)
         snapshot.stats.metrics_requested += stats.metrics_requested
         snapshot.stats.requests.update(stats.requests)
         if stats.metrics_failed:
@@ -336,7 +349,7 @@ class Analyzer:
                 effect="their fixes say nothing of the past; instance types with fewer vCPUs "
                 "are left out",
             )
-        findings = [_weighed(f, snapshot, seen, cpu) for f in result.findings]
+        findings = [_weighed(f, snapshot, seen, cpu, used) for f in result.findings]
         return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:
@@ -391,21 +404,20 @@ def _weighed(
     snapshot: Snapshot,
     seen: Mapping[tuple[str, str], Demand],
     cpu: Mapping[tuple[str, str], tuple[float, float]],
+    used: Mapping[tuple[str, str], tuple[float, float]],
 ) -> Finding:
     """A finding's fixes replayed over its volume's demand, where read, and its instance types
-    kept to those its instance's peak CPU fits."""
+    and DB classes kept to those its peak CPU and memory fit."""
     scope, rid = finding.resource.scope, finding.resource.resource_id
     state, mine = snapshot.get(scope, rid), seen.get((scope, rid))
     proved = (
         proof.proven(finding, state, mine) if mine is not None and state is not None else finding
     )
-    changed = [
-        c.resource_id
-        for r in proved.remedies
-        for c in r.changes
-        if c.resource_type is ResourceType.INSTANCE
-    ]
-    return proof.fitted(proved, cpu.get((scope, changed[0]))) if changed else proved
+    changed = [c.resource_id for r in proved.remedies if (c := proof.type_change(r)) is not None]
+    if not changed:
+        return proved
+    key = (scope, changed[0])
+    return proof.fitted(proved, cpu.get(key), used.get(key))
 
 
 def _say_failures(stats: FetchStats) -> None:

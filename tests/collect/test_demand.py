@@ -114,3 +114,26 @@ def test_an_instance_s_peak_cpu_is_its_highest_5_minute_mean_over_the_fortnight(
     assert (query.namespace, query.metric, query.stat) == ("AWS/EC2", "CPUUtilization", "Average")
     assert query.dimensions == (("InstanceId", "i-1"),)
     assert fetch_cpu_peaks(metrics, [], NOW, SETTLE_S, stats) == {}
+
+
+def test_an_rds_instance_s_cpu_and_least_free_memory_are_asked_by_its_identifier() -> None:
+    from analyzer.collect.demand import fetch_least_free_memory, free_memory_query
+    from analyzer.model.metrics import Namespace
+
+    def value(query: MetricQuery, at: datetime) -> float | None:
+        if query.metric == "FreeableMemory":
+            return 4e9 if at.day == 21 else 40e9
+        return 55.0 if at.day == 22 else 20.0
+
+    metrics = Counted(value)
+    stats = FetchStats()
+    assert fetch_cpu_peaks(metrics, ["orders"], NOW, SETTLE_S, stats, Namespace.RDS) == {
+        "orders": (55.0, 14.0)
+    }
+    assert fetch_least_free_memory(metrics, ["orders"], NOW, SETTLE_S, stats) == {
+        "orders": (4e9, 14.0)
+    }
+    cpu, free = cpu_query("orders", Namespace.RDS), free_memory_query("orders")
+    assert (cpu.namespace, cpu.dimensions) == ("AWS/RDS", (("DBInstanceIdentifier", "orders"),))
+    assert (free.metric, free.stat, free.period_s) == ("FreeableMemory", "Minimum", 300)
+    assert stats.metrics_requested == 2

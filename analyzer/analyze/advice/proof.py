@@ -43,45 +43,61 @@ def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
 CPU_FITS = 80.0
 """Percent: a type with fewer vCPUs is offered where the peak CPU would be at most this of it,
 a fifth left for what the peak did not show."""
+MEMORY_FITS = 80.0
+"""Percent: a class with less memory is offered where the most memory used would be at most
+this of it."""
+
+Peak = tuple[float, float]
+"""A peak read over the past, and the days it was read over."""
 
 
-def fitted(finding: Finding, cpu: tuple[float, float] | None) -> Finding:
-    """`finding` without the instance types its workload is not known to fit in. `cpu`: the
-    instance's peak CPU (percent, the highest 5-minute mean) and the days it was read over;
-    None where unknown. A type with fewer vCPUs stays where that peak would be at most
-    `CPU_FITS` of it, and says the figure; one with less memory is left out, since how much
-    of its memory the workload uses is not read."""
-    found = (_fits(remedy, cpu) for remedy in finding.remedies)
+def fitted(finding: Finding, cpu: Peak | None, memory: Peak | None = None) -> Finding:
+    """`finding` without the instance types or DB classes its workload is not known to fit
+    in. `cpu`: the peak CPU (percent, the highest 5-minute mean); `memory`: the most memory
+    used (GiB; an RDS instance's memory less its lowest `FreeableMemory`); each with the days
+    it was read over, None where unknown. A type with fewer vCPUs, or less memory, stays where
+    that peak would be at most `CPU_FITS` (`MEMORY_FITS`) of it, and says the figure."""
+    found = (_fits(remedy, cpu, memory) for remedy in finding.remedies)
     return replace(finding, remedies=tuple(r for r in found if r is not None))
 
 
-def _fits(remedy: Remedy, cpu: tuple[float, float] | None) -> Remedy | None:
-    change = _instance_change(remedy)
-    if change is None:
-        return remedy
-    had, gets = change.before.get("vcpus"), change.after.get("vcpus")
-    had_gib, gets_gib = change.before.get("memory_gib"), change.after.get("memory_gib")
-    numbers = int | float
-    if isinstance(had_gib, numbers) and isinstance(gets_gib, numbers) and gets_gib < had_gib:
-        return None
-    if not (isinstance(had, int) and isinstance(gets, int) and gets < had):
-        return remedy
-    if cpu is None:
-        return None
-    peak, days = cpu
-    would = peak * had / gets
-    if would > CPU_FITS:
-        return None
-    span = f"{days:.0f} days" if days >= 1 else f"{days * 24:.0f} h"
-    return replace(
-        remedy,
-        action=f"{remedy.action}; its peak CPU over the last {span}, {peak:.0f} % of {had} "
-        f"vCPUs, would be {would:.0f} % of {gets}",
+def type_change(remedy: Remedy) -> Change | None:
+    """The change of an instance type or a DB class a fix makes, if any."""
+    kinds = (ResourceType.INSTANCE, ResourceType.DB_INSTANCE)
+    return next(
+        (c for c in remedy.changes if c.resource_type in kinds and "vcpus" in c.after), None
     )
 
 
-def _instance_change(remedy: Remedy) -> Change | None:
-    return next((c for c in remedy.changes if c.resource_type is ResourceType.INSTANCE), None)
+def _fits(remedy: Remedy, cpu: Peak | None, memory: Peak | None) -> Remedy | None:
+    change = type_change(remedy)
+    if change is None:
+        return remedy
+    said = []
+    for key, peak, fits in (("vcpus", cpu, CPU_FITS), ("memory_gib", memory, MEMORY_FITS)):
+        had, gets = change.before.get(key), change.after.get(key)
+        if not (isinstance(had, int | float) and isinstance(gets, int | float) and gets < had):
+            continue
+        if peak is None:
+            return None
+        value, days = peak
+        would = value / gets * 100 if key == "memory_gib" else value * had / gets
+        if would > fits:
+            return None
+        span = f"{days:.0f} days" if days >= 1 else f"{days * 24:.0f} h"
+        if key == "vcpus":
+            said.append(
+                f"its peak CPU over the last {span}, {value:.0f} % of {had} vCPUs, would be "
+                f"{would:.0f} % of {gets}"
+            )
+        else:
+            said.append(
+                f"the most memory it used over the last {span}, {value:,.1f} GiB, would be "
+                f"{would:.0f} % of {gets:,.0f} GiB"
+            )
+    if not said:
+        return remedy
+    return replace(remedy, action=f"{remedy.action}; {'; '.join(said)}")
 
 
 def _would_have_limited(remedy: Remedy) -> bool:

@@ -141,3 +141,27 @@ def test_less_memory_is_left_out_since_the_memory_used_is_not_read() -> None:
 def test_a_volume_fix_is_not_weighed_on_the_cpu() -> None:
     finding, _ = draining_gp2_finding()
     assert fitted(finding, None) == finding
+
+
+def class_fix(vcpus: int, memory_gib: float, name: str) -> Remedy:
+    before = {"instance_type": "db.r5.2xlarge", "vcpus": 8, "memory_gib": 64.0}
+    after = {"instance_type": name, "vcpus": vcpus, "memory_gib": memory_gib}
+    change = Change(ResourceType.DB_INSTANCE, "orders", before, after)
+    return Remedy(f"Move orders to {name}", 500.0, 100.0, change=change, kind=RemedyKind.INSTANCE)
+
+
+def test_a_db_class_with_less_memory_is_offered_where_the_memory_used_fits_it() -> None:
+    finding = replace(
+        capped(),
+        remedies=(class_fix(8, 32.0, "db.m6i.2xlarge"), class_fix(8, 64.0, "db.r6i.2xlarge")),
+    )
+    # 20 GiB used at most (64 GiB less its lowest FreeableMemory): 62.5 % of 32 GiB.
+    [smaller, same] = fitted(finding, (30.0, 14.0), (20.0, 14.0)).remedies
+    assert smaller.action == (
+        "Move orders to db.m6i.2xlarge; the most memory it used over the last 14 days, "
+        "20.0 GiB, would be 62 % of 32 GiB"
+    )
+    assert same.action == "Move orders to db.r6i.2xlarge"
+    # 30 GiB used would be 94 % of 32: left out; unknown: left out.
+    assert len(fitted(finding, (30.0, 14.0), (30.0, 14.0)).remedies) == 1
+    assert len(fitted(finding, (30.0, 14.0), None).remedies) == 1
