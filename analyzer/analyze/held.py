@@ -22,14 +22,13 @@ import numpy as np
 
 from analyzer.model.demand import DAY_S, Demand, Flags, Floats
 from analyzer.model.findings import PastFit
-from analyzer.model.limits import CreditBucket, Envelope
+from analyzer.model.limits import MERGED_ABOVE, CreditBucket, Envelope
+from analyzer.model.state import EMPTY_BALANCE_PERCENT
 
 LIMITED_ABOVE = 1.02
 """A demand up to 2 % above a limit is taken as held: rates at a cap waver about it."""
 BOUND_AT = 0.95
 """A period at 95 % of the limit in force or more was held there: its demand is unknown."""
-EMPTY_PERCENT = 1.0
-"""At or below this share of its capacity a bucket is empty, as `ResourceState` reads it."""
 
 
 def behind(seen: Demand, limits: Envelope | None) -> Demand:
@@ -118,7 +117,7 @@ def _counted(limits: Envelope, iops: Floats, bps: Floats) -> Floats:
         return iops
     by_size = bps / limits.io_unit_bytes
     if limits.merges:
-        return np.where(iops > 1.1 * limits.iops, by_size, np.maximum(iops, by_size))
+        return np.where(iops > MERGED_ABOVE * limits.iops, by_size, np.maximum(iops, by_size))
     return np.maximum(iops, by_size)
 
 
@@ -146,7 +145,7 @@ def _credits_left(bucket: CreditBucket, iops: Floats, bps: Floats, period_s: int
     left = np.ones(len(charge), dtype=np.bool_)
     if len(draining) == 0:
         return left
-    empty_at = EMPTY_PERCENT / 100 * bucket.capacity
+    empty_at = EMPTY_BALANCE_PERCENT / 100 * bucket.capacity
     credits = bucket.capacity
     # From the first period that drains on; before it the bucket is full.
     start = int(draining[0])

@@ -58,14 +58,10 @@ def cpu_query(resource_id: str, namespace: Namespace = Namespace.EC2) -> MetricQ
 def free_memory_query(db_instance_id: str) -> MetricQuery:
     """An RDS instance's lowest freeable memory in each 5-minute period, in bytes."""
     metric = metrics.feeding(Namespace.RDS, Measure.FREEABLE_MEMORY)
-    assert metric is not None
+    dimensions = metrics.dimensions(metric, db_instance_id) if metric is not None else None
+    assert metric is not None and dimensions is not None
     return MetricQuery(
-        db_instance_id,
-        Namespace.RDS.value,
-        metric.name,
-        (("DBInstanceIdentifier", db_instance_id),),
-        "Minimum",
-        CPU_PERIOD_S,
+        db_instance_id, Namespace.RDS.value, metric.name, dimensions, "Minimum", CPU_PERIOD_S
     )
 
 

@@ -135,12 +135,13 @@ class RegionPoller:
             due = (raised if self.adaptive else set()) | silent
             if not due:
                 break
-        if self.adaptive and self.wanted(inv) is not wanted:
+        moved = self.wanted(inv) if self.adaptive else wanted
+        if moved is not wanted:
             # A resource moved down in the last round: the series its new tier does not read
             # go now, not a cycle later (a first cycle reads every bucket's balance once before
             # its resource may go idle), and its state is built without them, as the next
             # cycles' will be.
-            _, found = self._states(inv, self.wanted(inv), now)
+            _, found = self._states(inv, moved, now)
         if self.adaptive:
             self._stagger(new, now)
         if self.past is not None:

@@ -128,6 +128,14 @@ class RemedyKind(StrEnum):
     """The volume and its instance changed together."""
 
 
+def past_span(days: float) -> str:
+    """How much past a figure was read over: `14 days`, `4 h`, `20 min`."""
+    hours = days * 24
+    if days >= 1:
+        return f"{days:.0f} days"
+    return f"{hours:.0f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+
+
 @dataclass(frozen=True, slots=True)
 class PastFit:
     """A fix replayed over the resource's own past, minute by minute (`analyze/held.py`): the
@@ -153,14 +161,7 @@ class PastFit:
     def text(self) -> str:
         """`would have limited 0 min of the last 14 days`; `… 37 min, on 3 of 14 days`."""
         whole = self.days >= 1
-        hours = self.days * 24
-        span = (
-            f"{self.days:.0f} days"
-            if whole
-            else f"{hours:.0f} h"
-            if hours >= 1
-            else f"{hours * 60:.0f} min"
-        )
+        span = past_span(self.days)
         at_least = "at least " if self.floor and not self.held else ""
         said = f"would have limited {at_least}{self.minutes_limited:,} min"
         if self.held or not whole:

@@ -9,14 +9,11 @@ from datetime import UTC, datetime, timedelta
 from analyzer.collect.demand import DAYS, cpu_query, demand_queries, fetch_cpu_peaks, fetch_demand
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
-from analyzer.model.resources import InstanceType
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
-from analyzer.model.units import MB
-from tests.fakes import FakeMetricData
+from tests.fakes import M5, FakeMetricData
 from tests.helpers import instance_state, volume_state
 
-M5 = InstanceType("m5.large", 3_600, 18_750, 81.25 * MB, 593.75 * MB, 8 * 1024**3, nitro=True)
 NOW = datetime(2026, 11, 27, 8, 30, 5, tzinfo=UTC)
 SETTLE_S = 120.0
 

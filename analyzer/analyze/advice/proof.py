@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from analyzer.analyze.held import behind, replay, time_bought
 from analyzer.model.demand import Demand
-from analyzer.model.findings import Change, Finding, Remedy, RemedyKind
+from analyzer.model.findings import Change, Finding, Remedy, RemedyKind, past_span
 from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
 from analyzer.model.resources import ResourceType, Volume
 from analyzer.model.state import ResourceState
@@ -23,7 +23,9 @@ def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
     """`finding` with each fix's `past`, and its fixes in that order. `seen`: the resource's
     rates over its past days, as CloudWatch shows them."""
     demand = behind(seen, state.envelope)
-    today = replay(demand, state.envelope) if state.envelope is not None else None
+    # The resource as it is, replayed only where a fix to buy time is weighed against it.
+    stopgap = any(r.kind is RemedyKind.STOPGAP for r in finding.remedies)
+    today = replay(demand, state.envelope) if stopgap and state.envelope is not None else None
     fixes = []
     for remedy in finding.remedies:
         limits = option_limits(remedy.change, state)
@@ -31,11 +33,8 @@ def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
             fixes.append(remedy)
             continue
         held = replay(demand, limits)
-        bought = (
-            time_bought(held, today)
-            if remedy.kind is RemedyKind.STOPGAP and today is not None
-            else None
-        )
+        buys_time = remedy.kind is RemedyKind.STOPGAP
+        bought = time_bought(held, today) if buys_time and today is not None else None
         fixes.append(replace(remedy, past=held.fit(bought)))
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
 
@@ -84,7 +83,7 @@ def _fits(remedy: Remedy, cpu: Peak | None, memory: Peak | None) -> Remedy | Non
         would = value / gets * 100 if key == "memory_gib" else value * had / gets
         if would > fits:
             return None
-        span = f"{days:.0f} days" if days >= 1 else f"{days * 24:.0f} h"
+        span = past_span(days)
         if key == "vcpus":
             said.append(
                 f"its peak CPU over the last {span}, {value:.0f} % of {had} vCPUs, would be "

@@ -11,9 +11,9 @@ import numpy as np
 from analyzer.analyze.advice.proof import fitted, option_limits, proven
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.model.demand import Demand
-from analyzer.model.findings import Bottleneck, Change, Finding, Remedy, RemedyKind, Severity
-from analyzer.model.resources import ResourceRef, ResourceType
-from analyzer.model.units import Unit
+from analyzer.model.findings import Change, Finding, Remedy, RemedyKind
+from analyzer.model.resources import ResourceType
+from tests.analyze.advice.test_instance import cap
 from tests.helpers import fixes_of, steady_gp2
 
 START = datetime(2026, 11, 7, tzinfo=UTC)
@@ -102,17 +102,7 @@ def instance_fix(vcpus: int, memory_gib: float, name: str = "r6in.2xlarge") -> R
 
 
 def capped(*fixes: Remedy) -> Finding:
-    return Finding(
-        "instance-iops-cap",
-        Severity.WARNING,
-        ResourceRef(ResourceType.INSTANCE, "i-1", "us-east-1"),
-        Bottleneck.INSTANCE_IOPS,
-        "pinned",
-        18_750.0,
-        18_750.0,
-        Unit.IOPS,
-        remedies=fixes,
-    )
+    return replace(cap(None), remedies=fixes)
 
 
 def test_half_the_vcpus_are_offered_at_a_peak_of_10_percent_with_the_figure() -> None:
