@@ -26,6 +26,7 @@ from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import MINUTE_S, aligned, data_end
+from analyzer.errors import AnalyzerError
 from analyzer.live.bill import Bill
 from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
@@ -320,23 +321,32 @@ class Analyzer:
         # Counted apart: a failure here leaves fixes without their past, not rows without data.
         stats = FetchStats()
         for scope in volumes.keys() | instances.keys():
-            metrics = self.scopes.at(scope).metrics
-            found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
-            seen |= {(scope, rid): d for rid, d in found.items()}
-            ec2 = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.INSTANCE)
-            rds = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.DB_INSTANCE)
-            peaks = demand.fetch_cpu_peaks(metrics, ec2, now, settle, stats)
-            peaks |= demand.fetch_cpu_peaks(metrics, rds, now, settle, stats, Namespace.RDS)
-            cpu |= {(scope, rid): peak for rid, peak in peaks.items()}
-            for rid, (free, days) in demand.fetch_least_free_memory(
-                metrics, rds, now, settle, stats
-            ).items():
-                db = snapshot.get(scope, rid)
-                info = (
-                    db.resource.class_info if db and isinstance(db.resource, DbInstance) else None
+            try:
+                metrics = self.scopes.at(scope).metrics
+                found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
+                seen |= {(scope, rid): d for rid, d in found.items()}
+                ec2 = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.INSTANCE)
+                rds = sorted(
+                    i for t, i in instances.get(scope, ()) if t is ResourceType.DB_INSTANCE
                 )
-                if info is not None and info.memory_bytes:
-                    used[(scope, rid)] = (max(info.memory_bytes - free, 0.0) / GIB, days)
+                peaks = demand.fetch_cpu_peaks(metrics, ec2, now, settle, stats)
+                peaks |= demand.fetch_cpu_peaks(metrics, rds, now, settle, stats, Namespace.RDS)
+                cpu |= {(scope, rid): peak for rid, peak in peaks.items()}
+                for rid, (free, days) in demand.fetch_least_free_memory(
+                    metrics, rds, now, settle, stats
+                ).items():
+                    db = snapshot.get(scope, rid)
+                    info = (
+                        db.resource.class_info
+                        if db and isinstance(db.resource, DbInstance)
+                        else None
+                    )
+                    if info is not None and info.memory_bytes:
+                        used[(scope, rid)] = (max(info.memory_bytes - free, 0.0) / GIB, days)
+            except AnalyzerError as exc:
+                # CloudWatch out of reach for this long read: only the past is lost.
+                stats.metrics_failed += 1
+                stats.errors.append(str(exc))
         snapshot.stats.metrics_requested += stats.metrics_requested
         snapshot.stats.requests.update(stats.requests)
         if stats.metrics_failed:

@@ -143,6 +143,7 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
     import structlog
 
     from analyzer.collect.window import Window
+    from analyzer.errors import AwsAccessError
     from analyzer.model.series import Series
     from analyzer.model.state import FetchStats
 
@@ -155,11 +156,18 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
                 stats.errors.append("Throttling: Rate exceeded")
             return out, stats
 
+    class PastUnreachable(FakeMetricData):
+        def fetch(self, queries, window: Window):  # type: ignore[no-untyped-def]
+            if window.period_s == 60 and window.end - window.start > timedelta(days=1):
+                raise AwsAccessError("cloudwatch:GetMetricData in us-east-1: Read timeout")
+            return super().fetch(queries, window)
+
     describer = FakeDescriber(
         found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
     )
     config = settings.load({"region": ["us-east-1"]})
-    for metrics in (FakeMetricData(shop_metrics), PastFails(shop_metrics)):
+    fakes = (FakeMetricData, PastFails, PastUnreachable)
+    for metrics in (fake(shop_metrics) for fake in fakes):
         analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))  # noqa: B023
         result = analyzer.run(T0)
         asked = result.snapshot.stats.metrics_requested
@@ -167,10 +175,15 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
             weighed = analyzer.proven(result, T0)
         [finding] = [f for f in weighed.findings if f.resource.resource_id == "vol-shop"]
         # Four sums of the volume over fourteen days, by the minute, counted in the run's bill.
-        assert weighed.snapshot.stats.metrics_requested == asked + 4
+        unreachable = isinstance(metrics, PastUnreachable)
+        assert weighed.snapshot.stats.metrics_requested == asked + (0 if unreachable else 4)
         assert weighed.snapshot.stats.outcome == "success"
         pasts = [r.past for r in finding.remedies if r.change is not None]
-        if isinstance(metrics, PastFails):
+        if unreachable:
+            assert pasts and all(p is None for p in pasts)
+            [warning] = [e for e in logged if e["event"] == "past.unread"]
+            assert warning["reason"].endswith("Read timeout")
+        elif isinstance(metrics, PastFails):
             assert pasts and all(p is None for p in pasts)
             [warning] = [e for e in logged if e["event"] == "past.unread"]
             assert warning["reason"] == "Throttling: Rate exceeded" and warning["failed"] == 4
