@@ -20,10 +20,12 @@ from datetime import date, datetime, timedelta
 
 import numpy as np
 
+from analyzer.analyze.kinds.credits_exhausted import BEFORE_ABOVE
 from analyzer.model.demand import DAY_S, Demand, Flags, Floats
 from analyzer.model.findings import PastFit
 from analyzer.model.limits import MERGED_ABOVE, CreditBucket, Envelope
 from analyzer.model.state import EMPTY_BALANCE_PERCENT
+from analyzer.model.units import Unit
 
 LIMITED_ABOVE = 1.02
 """A demand up to 2 % above a limit is taken as held: rates at a cap waver about it."""
@@ -99,6 +101,36 @@ def replay(demand: Demand, option: Envelope) -> Held:
         floor=bool(demand.floor.any()),
         first_limited=tuple(firsts),
     )
+
+
+BEFORE_PERIODS = 10
+"""The periods whose mean is the rate before a bucket ran out, as the rule reads it (ten
+minutes: `credits_exhausted`)."""
+
+
+def before_emptied(seen: Demand, bucket: CreditBucket) -> float | None:
+    """For a bucket empty now: the mean rate, in the bucket's unit (IOPS, or bytes per
+    second), of the periods before its charge fell to the baseline and stayed there to the
+    end of `seen` (a drain runs at its demand until the bucket is empty). None where the end
+    is not at the baseline, or the rate before it was not clearly above it (`BEFORE_ABOVE`,
+    as the rule says it)."""
+    charge = _charges(bucket, seen.iops, seen.bps)
+    # The newest minutes may not be published yet: CloudWatch shows nothing, not zero.
+    seen_at = np.flatnonzero((seen.iops > 0) | (seen.bps > 0))
+    if len(seen_at) == 0:
+        return None
+    end = int(seen_at[-1]) + 1
+    at_baseline = (charge[:end] >= BOUND_AT * bucket.baseline) & (
+        charge[:end] <= LIMITED_ABOVE * bucket.baseline
+    )
+    runs = _runs(at_baseline)
+    if not runs or runs[-1][1] != end or runs[-1][0] == 0:
+        return None
+    first = runs[-1][0]
+    before = slice(max(first - BEFORE_PERIODS, 0), first)
+    rate = seen.iops[before] if bucket.unit is Unit.IOPS else seen.bps[before]
+    mean = float(rate.mean())
+    return mean if float(charge[before].mean()) > BEFORE_ABOVE * bucket.baseline else None
 
 
 def time_bought(option: Held, today: Held) -> float | None:

@@ -11,7 +11,7 @@ import structlog
 
 from analyzer.analyze import prices, states
 from analyzer.analyze.advice import proof
-from analyzer.analyze.analysis import Judgements, analyze
+from analyzer.analyze.analysis import Judgements, analyze, conclude
 from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
@@ -359,7 +359,10 @@ class Analyzer:
                 effect="their fixes say nothing of the past; instance types with fewer vCPUs "
                 "are left out",
             )
-        findings = [_weighed(f, snapshot, seen, cpu, used) for f in result.findings]
+        if self.price_list is None:
+            self.price_list = prices.load(self.settings.prices)
+        catalog = Catalog(self.price_list, self.offers)
+        findings = [_weighed(f, snapshot, seen, cpu, used, catalog) for f in result.findings]
         return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:
@@ -415,14 +418,19 @@ def _weighed(
     seen: Mapping[tuple[str, str], Demand],
     cpu: Mapping[tuple[str, str], tuple[float, float]],
     used: Mapping[tuple[str, str], tuple[float, float]],
+    catalog: Catalog,
 ) -> Finding:
-    """A finding's fixes replayed over its volume's demand, where read, and its instance types
+    """A finding's fixes replayed over its volume's demand, where read (an empty bucket's
+    fixes sized anew for the rate its past shows before it ran out), and its instance types
     and DB classes kept to those its peak CPU and memory fit."""
     scope, rid = finding.resource.scope, finding.resource.resource_id
     state, mine = snapshot.get(scope, rid), seen.get((scope, rid))
-    proved = (
-        proof.proven(finding, state, mine) if mine is not None and state is not None else finding
-    )
+    proved = finding
+    if mine is not None and state is not None:
+        recalled = proof.recalled(finding, state, mine)
+        if recalled is not None:
+            proved = conclude(recalled, snapshot, catalog)
+        proved = proof.proven(proved, state, mine)
     changed = [c.resource_id for r in proved.remedies if (c := proof.type_change(r)) is not None]
     if not changed:
         return proved

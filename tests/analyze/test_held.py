@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from analyzer.analyze.held import behind, replay, time_bought
+from analyzer.analyze.held import before_emptied, behind, replay, time_bought
 from analyzer.model import limits
 from analyzer.model.demand import Demand
 from analyzer.model.limits import Envelope
@@ -144,3 +144,44 @@ def test_nothing_to_replay() -> None:
     empty = np.array([])
     result = replay(behind(Demand.seen(START, 60, empty, empty), None), limits.gp3(3000, 125))
     assert result.held and result.worst_day is None and result.first_limited == ()
+
+
+def drained_until_now(minutes_empty: int) -> Demand:
+    """gp2 80 GiB drained at 1,200 IOPS from a full bucket, then `minutes_empty` minutes at
+    its baseline to the end: the volume `once` finds exhausted."""
+    drain = 93  # (5.4 M - 1 %) / ((1,200 - 240) x 60), as above
+    iops = np.concatenate(
+        (np.full(600, 20.0), np.full(drain, BATCH_IOPS), np.full(minutes_empty, 240.0))
+    )
+    return Demand.seen(START, 60, iops, iops * IO_BYTES)
+
+
+def test_the_rate_before_an_empty_bucket_ran_out_is_read_from_its_past() -> None:
+    bucket = limits.gp2(80).bucket
+    assert bucket is not None
+    assert before_emptied(drained_until_now(60), bucket) == BATCH_IOPS
+    # The newest minutes not published yet: CloudWatch shows nothing, not zero.
+    late = drained_until_now(60)
+    late.iops[-2:] = 0.0
+    late.bps[-2:] = 0.0
+    assert before_emptied(late, bucket) == BATCH_IOPS
+
+
+def test_no_rate_before_is_claimed_where_the_past_does_not_end_at_the_baseline() -> None:
+    bucket = limits.gp2(80).bucket
+    assert bucket is not None
+    # Still draining at the end, or back to a trickle: not empty by its past.
+    iops = np.concatenate((np.full(600, 20.0), np.full(60, BATCH_IOPS)))
+    assert before_emptied(Demand.seen(START, 60, iops, iops * IO_BYTES), bucket) is None
+    iops = np.concatenate((np.full(600, 20.0), np.full(60, 240.0), np.full(30, 20.0)))
+    assert before_emptied(Demand.seen(START, 60, iops, iops * IO_BYTES), bucket) is None
+    # At the baseline throughout, or after a rate no higher: nothing clearly above it.
+    assert (
+        before_emptied(
+            Demand.seen(START, 60, np.full(600, 240.0), np.full(600, 240.0 * IO_BYTES)), bucket
+        )
+        is None
+    )
+    iops = np.concatenate((np.full(600, 250.0), np.full(60, 240.0)))
+    assert before_emptied(Demand.seen(START, 60, iops, iops * IO_BYTES), bucket) is None
+    assert before_emptied(Demand.seen(START, 60, np.zeros(60), np.zeros(60)), bucket) is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from analyzer import settings
 from analyzer.analyze import rules
@@ -190,3 +190,50 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
         else:
             assert pasts and all(p is not None and p.days == 14.0 for p in pasts)
             assert not [e for e in logged if e["event"] == "past.unread"]
+
+
+EMPTIED = Volume("vol-batch", "us-east-1", "gp2", 80, "in-use", attached_to="i-1")
+EMPTIED_AT = T0 - timedelta(hours=1)
+
+
+def drained_an_hour_ago(query: MetricQuery, at: datetime) -> float | None:
+    """gp2 80 GiB: a batch at 1,200 IOPS of 16 KiB emptied its bucket an hour ago, and it has
+    run at its 240 IOPS baseline since; before the batch, a trickle."""
+    if query.resource_id != EMPTIED.volume_id or query.period_s != 60:
+        return None
+    if at >= EMPTIED_AT:
+        iops, balance = 240.0, 0.0
+    elif at >= EMPTIED_AT - timedelta(minutes=93):
+        iops, balance = 1_200.0, 50.0
+    else:
+        iops, balance = 20.0, 100.0
+    per_minute = {
+        "VolumeReadOps": iops * 60,
+        "VolumeReadBytes": iops * 60 * 16_384,
+        "BurstBalance": balance,
+        "VolumeIdleTime": 0.0,
+    }
+    return per_minute.get(query.metric, 0.0)
+
+
+def test_once_sizes_an_empty_bucket_s_fix_for_the_demand_its_past_shows_before_the_drain() -> None:
+    describer = FakeDescriber(
+        found_volumes=[EMPTIED],
+        found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")],
+    )
+    metrics = FakeMetricData(drained_an_hour_ago)
+    config = settings.load({"region": ["us-east-1"]})
+    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+    result = analyzer.run(T0)
+    [found] = [f for f in result.findings if f.rule == "volume-burst-credits-exhausted"]
+    # The run's own window shows only the baseline: sized for the burst, 1,000 GiB.
+    assert found.credit is not None and found.credit.rate_before_empty is None
+    assert "Grow to 1,000 GiB" in " ".join(r.action for r in found.remedies)
+    [weighed] = [f for f in analyzer.proven(result, T0).findings if f.rule == found.rule]
+    # The fortnight shows the drain at 1,200 IOPS: a fifth more room is 1,440 IOPS, 480 GiB.
+    assert weighed.credit is not None and weighed.credit.rate_before_empty == 1_200.0
+    assert weighed.summary.endswith(", down from 1,200 IOPS while credits lasted.")
+    actions = " ".join(r.action for r in weighed.remedies)
+    assert "Grow to 480 GiB" in actions and "1,000 GiB" not in actions
+    [grown] = [r for r in weighed.remedies if "Grow to 480 GiB" in r.action]
+    assert grown.past is not None and grown.past.held

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analyzer.analyze.held import behind, replay, time_bought
+from analyzer.analyze.held import before_emptied, behind, replay, time_bought
+from analyzer.analyze.kinds.credits_exhausted import down_from
 from analyzer.model.demand import Demand
-from analyzer.model.findings import Change, Finding, Remedy, RemedyKind, past_span
+from analyzer.model.findings import (
+    RATE_BEFORE_EMPTY,
+    Change,
+    Finding,
+    Remedy,
+    RemedyKind,
+    past_span,
+)
 from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
 from analyzer.model.resources import ResourceType, Volume
 from analyzer.model.state import ResourceState
@@ -37,6 +45,29 @@ def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
         bought = time_bought(held, today) if buys_time and today is not None else None
         fixes.append(replace(remedy, past=held.fit(bought)))
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
+
+
+def recalled(finding: Finding, state: ResourceState, seen: Demand) -> Finding | None:
+    """An empty bucket's finding whose history did not reach back to the drain (a single
+    run, or a daemon started after it), with the rate before the bucket ran out as its past
+    shows it (`held.before_emptied`): its fixes are then sized for that demand, not the
+    burst, as the daemon sizes them from what it saw. None where there is nothing to add."""
+    credit = finding.credit
+    if credit is None or not credit.empty or credit.rate_before_empty is not None:
+        return None
+    bucket = next((b for b in state.buckets() if b.balance is credit.balance), None)
+    if bucket is None or bucket.model is None:
+        return None
+    before = before_emptied(seen, bucket.model)
+    if before is None:
+        return None
+    summary = finding.summary.removesuffix(".") + down_from(before, bucket) + "."
+    return replace(
+        finding,
+        summary=summary,
+        evidence={**finding.evidence, RATE_BEFORE_EMPTY: before},
+        credit=replace(credit, rate_before_empty=before),
+    )
 
 
 CPU_FITS = 80.0

@@ -44,6 +44,14 @@ BEFORE_ABOVE = 1.1
 """A rate before the bucket ran out is said only where it was clearly above the baseline."""
 
 
+def down_from(before: float | None, bucket: Bucket) -> str:
+    """The summary's clause on the rate before the bucket ran out, where it was clearly above
+    the baseline."""
+    if before is None or before <= BEFORE_ABOVE * bucket.baseline:
+        return ""
+    return f", down from {format_rate(before, bucket.unit, bucket.owner)} while credits lasted"
+
+
 class CreditsExhausted(RuleBase):
     """Fires when a bucket is empty and I/O is pinned at the baseline it leaves."""
 
@@ -82,15 +90,10 @@ class CreditsExhausted(RuleBase):
         kind = bucket.owner
         minutes = len(points) * rates.period_s / 60
         before = self._before_empty(state, bucket, at)
-        past = (
-            f", down from {format_rate(before, bucket.unit, kind)} while credits lasted"
-            if before is not None and before > BEFORE_ABOVE * bucket.baseline
-            else ""
-        )
         summary = (
             f"{state.label}: burst credits exhausted ({bucket.name} {current:.0f}%); "
             f"throttled at baseline {format_rate(bucket.baseline, bucket.unit, kind)} "
-            f"for the last {minutes:.0f} min{past}."
+            f"for the last {minutes:.0f} min{down_from(before, bucket)}."
         )
         return self.finding(
             state,
