@@ -427,7 +427,8 @@ def _weighed(
     state, mine = snapshot.get(scope, rid), seen.get((scope, rid))
     proved = finding
     if mine is not None and state is not None:
-        recalled = proof.recalled(finding, state, mine)
+        before = proof.before_empty(finding, state, mine)
+        recalled = proof.recalled(finding, state, before) if before is not None else None
         if recalled is not None:
             proved = conclude(recalled, snapshot, catalog)
         proved = proof.proven(proved, state, mine)

@@ -9,6 +9,7 @@ later than today it would have begun to limit, on the worst day.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from analyzer.analyze.held import before_emptied, behind, replay, time_bought
@@ -18,48 +19,92 @@ from analyzer.model.findings import (
     RATE_BEFORE_EMPTY,
     Change,
     Finding,
+    PastFit,
     Remedy,
     RemedyKind,
     past_span,
 )
+from analyzer.model.layers import Bucket
 from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
 from analyzer.model.resources import ResourceType, Volume
 from analyzer.model.state import ResourceState
+
+ChangeKey = tuple[object, ...]
+"""A volume change told apart from another (`change_key`): what a fix's past is kept by."""
+
+
+def change_key(change: Change) -> ChangeKey:
+    return (
+        change.resource_type,
+        change.resource_id,
+        tuple(sorted((k, repr(v)) for k, v in change.after.items())),
+    )
 
 
 def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
     """`finding` with each fix's `past`, and its fixes in that order. `seen`: the resource's
     rates over its past days, as CloudWatch shows them."""
+    return with_past(finding, weighed(finding, state, seen))
+
+
+def weighed(finding: Finding, state: ResourceState, seen: Demand) -> dict[ChangeKey, PastFit]:
+    """The past of each of the finding's fixes that changes the resource's own limits, by its
+    change: the figures kept where the demand is not (a fortnight of minutes is 20,160 values
+    a metric)."""
     demand = behind(seen, state.envelope)
     # The resource as it is, replayed only where a fix to buy time is weighed against it.
     stopgap = any(r.kind is RemedyKind.STOPGAP for r in finding.remedies)
     today = replay(demand, state.envelope) if stopgap and state.envelope is not None else None
-    fixes = []
+    fits = {}
     for remedy in finding.remedies:
         limits = option_limits(remedy.change, state)
-        if limits is None:
-            fixes.append(remedy)
+        if limits is None or remedy.change is None:
             continue
         held = replay(demand, limits)
         buys_time = remedy.kind is RemedyKind.STOPGAP
         bought = time_bought(held, today) if buys_time and today is not None else None
-        fixes.append(replace(remedy, past=held.fit(bought)))
+        fits[change_key(remedy.change)] = held.fit(bought)
+    return fits
+
+
+def with_past(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> Finding:
+    """`finding` with each fix's past from `fits`, where it has one, the fixes that would have
+    limited the workload after those that would not."""
+    fixes = [
+        replace(remedy, past=fits.get(change_key(remedy.change)))
+        if remedy.change is not None
+        else remedy
+        for remedy in finding.remedies
+    ]
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
 
 
-def recalled(finding: Finding, state: ResourceState, seen: Demand) -> Finding | None:
-    """An empty bucket's finding whose history did not reach back to the drain (a single
-    run, or a daemon started after it), with the rate before the bucket ran out as its past
-    shows it (`held.before_emptied`): its fixes are then sized for that demand, not the
-    burst, as the daemon sizes them from what it saw. None where there is nothing to add."""
+def unweighed(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> bool:
+    """Whether a fix of `finding` that a past could be given has none in `fits` (its fixes
+    were sized anew since they were weighed)."""
+    return any(
+        r.change is not None
+        and r.change.resource_type is ResourceType.VOLUME
+        and change_key(r.change) not in fits
+        for r in finding.remedies
+    )
+
+
+def before_empty(finding: Finding, state: ResourceState, seen: Demand) -> float | None:
+    """An empty bucket's rate before it ran out as its past shows it (`held.before_emptied`),
+    where its finding's history did not reach back to the drain (a single run, or a daemon
+    started after it); None where there is nothing to add."""
+    bucket = _empty_bucket(finding, state)
+    return before_emptied(seen, bucket.model) if bucket is not None and bucket.model else None
+
+
+def recalled(finding: Finding, state: ResourceState, before: float) -> Finding | None:
+    """The finding of an empty bucket, with `before` as the rate it ran at before it ran out:
+    what its fixes are then sized for, not the burst, as the daemon sizes them from what it
+    saw. None where it is no such finding, or knows that rate already."""
     credit = finding.credit
-    if credit is None or not credit.empty or credit.rate_before_empty is not None:
-        return None
-    bucket = next((b for b in state.buckets() if b.balance is credit.balance), None)
-    if bucket is None or bucket.model is None:
-        return None
-    before = before_emptied(seen, bucket.model)
-    if before is None:
+    bucket = _empty_bucket(finding, state)
+    if bucket is None or credit is None:
         return None
     summary = finding.summary.removesuffix(".") + down_from(before, bucket) + "."
     return replace(
@@ -68,6 +113,13 @@ def recalled(finding: Finding, state: ResourceState, seen: Demand) -> Finding | 
         evidence={**finding.evidence, RATE_BEFORE_EMPTY: before},
         credit=replace(credit, rate_before_empty=before),
     )
+
+
+def _empty_bucket(finding: Finding, state: ResourceState) -> Bucket | None:
+    credit = finding.credit
+    if credit is None or not credit.empty or credit.rate_before_empty is not None:
+        return None
+    return next((b for b in state.buckets() if b.balance is credit.balance), None)
 
 
 CPU_FITS = 80.0
