@@ -324,7 +324,7 @@ class Analyzer:
             try:
                 metrics = self.scopes.at(scope).metrics
                 found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
-                seen |= {(scope, rid): d for rid, d in found.items()}
+                seen |= {(scope, rid): d for rid, d in found}
                 ec2 = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.INSTANCE)
                 rds = sorted(
                     i for t, i in instances.get(scope, ()) if t is ResourceType.DB_INSTANCE
