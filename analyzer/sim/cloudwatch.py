@@ -121,7 +121,9 @@ class SimulatedCloudWatch:
             with self._lock:
                 points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
             instance = dict(dims).get(Dimension.INSTANCE.value, "")
-            if key[0] == "AWS/EC2" and instance in self._basic and not _fixed(key[1]):
+            # A metric nothing publishes comes back empty, as CloudWatch answers it.
+            basic = points and instance in self._basic
+            if key[0] == "AWS/EC2" and basic and not _fixed(key[1]):
                 points = fold(points, BASIC_PERIOD_S, statistic(instance, key[1]))
             folded = fold(points, stat["Period"], stat["Stat"])
             results.append(

@@ -165,6 +165,14 @@ def test_basic_monitoring_gives_five_minute_ec2_points_whatever_the_period(
     assert stamps == [T0 + timedelta(seconds=s) for s in range(0, 600, period_s)]
 
 
+def test_a_metric_the_simulation_does_not_publish_comes_back_empty() -> None:
+    # CloudWatch answers a metric nothing publishes with no datapoints, not an error
+    # (GetMetricData, "MetricDataResults": an empty Values list with StatusCode Complete).
+    cloud = SimulatedCloudWatch(simulations=[_instance(False)])
+    dims = [("InstanceId", "i-a")]
+    assert ask(cloud, "AWS/EC2", "CPUUtilization", dims, T0 + timedelta(minutes=10)) == []
+
+
 def test_basic_monitoring_keeps_the_sum_of_the_minutes() -> None:
     detailed = ask(
         SimulatedCloudWatch(simulations=[_instance(True)]),
