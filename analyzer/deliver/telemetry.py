@@ -53,7 +53,7 @@ class Telemetry:
         self.metrics_requested = Counter(
             "ebs_analyzer_cloudwatch_metrics_requested",
             "Metrics requested from GetMetricData, what CloudWatch bills, by the polling tier "
-            "of their resource (full: every metric).",
+            "of their resource (full: every metric; past: the fortnights fixes are weighed on).",
             ["tier"],
             registry=r,
         )
@@ -121,7 +121,7 @@ class Telemetry:
             self.state_saves.labels(outcome)
         for outcome in CYCLE_OUTCOMES:
             self.cycles.labels(outcome)
-        for tier in (*(t.value for t in Tier), "full"):
+        for tier in (*(t.value for t in Tier), "full", "past"):
             self.metrics_requested.labels(tier)
 
     def expect_channel(self, channel: str) -> None:

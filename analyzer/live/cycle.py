@@ -10,13 +10,12 @@ from datetime import UTC, datetime
 import structlog
 
 from analyzer.analyze import prices, states
-from analyzer.analyze.advice import proof
-from analyzer.analyze.analysis import Judgements, analyze, conclude
+from analyzer.analyze.analysis import Judgements, analyze
 from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.tiers import TierPolicy
-from analyzer.collect import demand, queries
+from analyzer.collect import queries
 from analyzer.collect.accounts import Account
 from analyzer.collect.fetch import fetch
 from analyzer.collect.history import History
@@ -26,25 +25,26 @@ from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import MINUTE_S, aligned, data_end
-from analyzer.errors import AnalyzerError
+from analyzer.live import proofs
 from analyzer.live.bill import Bill
 from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
+from analyzer.live.proofs import Proofs
 from analyzer.live.scopes import Scopes
 from analyzer.live.watched import Watched
 from analyzer.model.costs import Projection
-from analyzer.model.demand import Demand
 from analyzer.model.findings import Bottleneck, Finding
-from analyzer.model.metrics import Namespace, Tier
+from analyzer.model.metrics import Tier
 from analyzer.model.reading import Reading
-from analyzer.model.resources import DbInstance, Inventory, ResourceType
+from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats, ResourceState, Snapshot
-from analyzer.model.units import GIB
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
 
+PAST_TIER = "past"
+"""What the fixes' past costs is counted apart from the polls' tiers, under this name."""
 LOOKBACK_MARGIN_S = 600.0
 """History kept beyond what the rules read: late datapoints and a few missed cycles."""
 
@@ -118,6 +118,9 @@ class Analyzer:
     """The finest period asked for: CloudWatch's minute, or a few seconds where the regions'
     metrics come from a node's NVMe statistics."""
     billed: Callable[[MetricQuery], bool] = lambda _: True
+    proofs: Proofs | None = None
+    """What the fixes' past showed, kept between cycles and read a few resources a cycle (the
+    daemon); None: each `proven` reads the past of every finding (`once`)."""
     """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
     projected bill and the budget count only those it bills."""
     accounts: Watched = field(init=False, repr=False)
@@ -296,73 +299,51 @@ class Analyzer:
         """What the last refresh found, by scope (the region where there are no accounts)."""
         return self.scopes.inventories()
 
-    def proven(self, result: CycleResult, now: datetime) -> CycleResult:
-        """`result` with each finding's fixes weighed on its resource's own past, read from
-        CloudWatch now and counted in the snapshot's stats: each volume fix replayed over the
-        volume's last fourteen days (four metrics a volume), and instance types with fewer
-        vCPUs kept only where the instance's peak CPU fits them (one metric an instance;
-        `analyze/advice/proof.py`)."""
+    def proven(
+        self, result: CycleResult, now: datetime, alerted: Collection[tuple[str, str]] = ()
+    ) -> CycleResult:
+        """`result` with each finding's fixes weighed on its resource's own past
+        (`live/proofs.py`), read from CloudWatch where due and counted in the snapshot's
+        stats: each volume fix replayed over the volume's last fourteen days (four metrics a
+        volume), and the instance types and DB classes with fewer vCPUs or less memory kept
+        only where the peaks of the last fourteen days fit them (one or two metrics an
+        instance; `analyze/advice/proof.py`). `alerted`: (scope, id) of resources whose
+        alerts are raised already, read after the others."""
         snapshot = result.snapshot
-        volumes: dict[str, list[ResourceState]] = {}
-        instances: dict[str, set[tuple[ResourceType, str]]] = {}
-        for f in result.findings:
-            state = snapshot.get(f.resource.scope, f.resource.resource_id)
-            if state is not None and f.remedies:
-                volumes.setdefault(f.resource.scope, []).append(state)
-            for remedy in f.remedies:
-                change = proof.type_change(remedy)
-                if change is not None:
-                    types = instances.setdefault(f.resource.scope, set())
-                    types.add((change.resource_type, change.resource_id))
-        seen: dict[tuple[str, str], Demand] = {}
-        cpu: dict[tuple[str, str], tuple[float, float]] = {}
-        used: dict[tuple[str, str], tuple[float, float]] = {}
-        settle = self.settings.settle_delay
-        # Counted apart: a failure here leaves fixes without their past, not rows without data.
-        stats = FetchStats()
-        for scope in volumes.keys() | instances.keys():
-            try:
-                metrics = self.scopes.at(scope).metrics
-                found = demand.fetch_demand(metrics, volumes.get(scope, []), now, settle, stats)
-                seen |= {(scope, rid): d for rid, d in found}
-                ec2 = sorted(i for t, i in instances.get(scope, ()) if t is ResourceType.INSTANCE)
-                rds = sorted(
-                    i for t, i in instances.get(scope, ()) if t is ResourceType.DB_INSTANCE
-                )
-                peaks = demand.fetch_cpu_peaks(metrics, ec2, now, settle, stats)
-                peaks |= demand.fetch_cpu_peaks(metrics, rds, now, settle, stats, Namespace.RDS)
-                cpu |= {(scope, rid): peak for rid, peak in peaks.items()}
-                for rid, (free, days) in demand.fetch_least_free_memory(
-                    metrics, rds, now, settle, stats
-                ).items():
-                    db = snapshot.get(scope, rid)
-                    info = (
-                        db.resource.class_info
-                        if db and isinstance(db.resource, DbInstance)
-                        else None
-                    )
-                    if info is not None and info.memory_bytes:
-                        used[(scope, rid)] = (max(info.memory_bytes - free, 0.0) / GIB, days)
-            except AnalyzerError as exc:
-                # CloudWatch out of reach for this long read: only the past is lost.
-                stats.metrics_failed += 1
-                stats.errors.append(str(exc))
-        snapshot.stats.metrics_requested += stats.metrics_requested
-        snapshot.stats.requests.update(stats.requests)
-        if stats.metrics_failed:
-            log.warning(
-                "past.unread",
-                call="GetMetricData",
-                failed=stats.metrics_failed,
-                requested=stats.metrics_requested,
-                reason=stats.errors[0] if stats.errors else "unknown",
-                effect="their fixes say nothing of the past; instance types with fewer vCPUs "
-                "are left out",
-            )
+        kept = self.proofs if self.proofs is not None else Proofs(reads_per_cycle=None)
+        choosing = proofs.chosen(result.findings)
+        due = kept.due(result.findings, snapshot, now, alerted, choosing)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         catalog = Catalog(self.price_list, self.offers)
-        findings = [_weighed(f, snapshot, seen, cpu, used, catalog) for f in result.findings]
+        if due:
+            # Counted apart: a failure leaves fixes without their past, not rows without data.
+            stats = FetchStats()
+            kept.read(
+                due,
+                result.findings,
+                snapshot,
+                lambda scope: self.scopes.at(scope).metrics,
+                now,
+                self.settings.settle_delay,
+                stats,
+                catalog,
+            )
+            snapshot.stats.metrics_requested += stats.metrics_requested
+            snapshot.stats.by_tier[PAST_TIER] += stats.metrics_requested
+            snapshot.stats.requests.update(stats.requests)
+            if stats.metrics_failed:
+                log.warning(
+                    "past.unread",
+                    call="GetMetricData",
+                    failed=stats.metrics_failed,
+                    requested=stats.metrics_requested,
+                    reason=stats.errors[0] if stats.errors else "unknown",
+                    effect="their fixes say nothing of the past; instance types with fewer "
+                    "vCPUs or less memory are left out",
+                )
+        findings = [kept.applied(f, snapshot, catalog, choosing) for f in result.findings]
+        kept.keep_only(result.findings, choosing)
         return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:
@@ -410,33 +391,6 @@ class Analyzer:
                     mine.setdefault(query.resource_id, {})[query.metric] = series
             raw[region] = mine
         return raw, stats
-
-
-def _weighed(
-    finding: Finding,
-    snapshot: Snapshot,
-    seen: Mapping[tuple[str, str], Demand],
-    cpu: Mapping[tuple[str, str], tuple[float, float]],
-    used: Mapping[tuple[str, str], tuple[float, float]],
-    catalog: Catalog,
-) -> Finding:
-    """A finding's fixes replayed over its volume's demand, where read (an empty bucket's
-    fixes sized anew for the rate its past shows before it ran out), and its instance types
-    and DB classes kept to those its peak CPU and memory fit."""
-    scope, rid = finding.resource.scope, finding.resource.resource_id
-    state, mine = snapshot.get(scope, rid), seen.get((scope, rid))
-    proved = finding
-    if mine is not None and state is not None:
-        before = proof.before_empty(finding, state, mine)
-        recalled = proof.recalled(finding, state, before) if before is not None else None
-        if recalled is not None:
-            proved = conclude(recalled, snapshot, catalog)
-        proved = proof.proven(proved, state, mine)
-    changed = [c.resource_id for r in proved.remedies if (c := proof.type_change(r)) is not None]
-    if not changed:
-        return proved
-    key = (scope, changed[0])
-    return proof.fitted(proved, cpu.get(key), used.get(key))
 
 
 def _say_failures(stats: FetchStats) -> None:

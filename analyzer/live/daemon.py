@@ -43,6 +43,7 @@ from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.heap import Heap
+from analyzer.live.proofs import Proofs
 from analyzer.live.schedule import StepWatch, every
 from analyzer.model.costs import Projection
 from analyzer.model.metrics import Tier
@@ -202,6 +203,12 @@ class Daemon:
             self._failed(StepFailed("reading AWS", exc), exc_info=not hasattr(exc, "exit_code"))
             self._last_end = self._ticks()
             return False
+        if self.analyzer.proofs is not None:
+            try:
+                result = self.analyzer.proven(result, now, alerted)
+            except Exception as exc:
+                # The past is evidence for the fixes, never a reason to hold an alert back.
+                log.error("past.failed", error=str(exc) or type(exc).__name__, exc_info=exc)
         self._cycles += 1
         with self._book_lock:
             try:
@@ -438,14 +445,16 @@ def build(
     fallback: Channel | None = None,
     server: Server | None = None,
     connect_account: Callable[[Account, str], Region] | None = None,
+    past: bool = True,
 ) -> tuple[Daemon, Server]:
     """The daemon and its HTTP server, wired from the settings; `server`, if given, already
     holds the address (`bind`). The address is taken first: a busy port is said before any
-    AWS call."""
+    AWS call. `past`: weigh the alerts' fixes on their resources' last fourteen days
+    (`live/proofs.py`), where the regions are read from CloudWatch."""
     server = server or bind(settings)
     try:
         daemon, exposition = _wire(
-            settings, ruleset, connect, clock, process_metrics, fallback, connect_account
+            settings, ruleset, connect, clock, process_metrics, fallback, connect_account, past
         )
     except BaseException:
         server.stop()
@@ -471,6 +480,7 @@ def _wire(
     process_metrics: bool,
     fallback: Channel | None,
     connect_account: Callable[[Account, str], Region] | None = None,
+    past: bool = True,
 ) -> tuple[Daemon, Exposition]:
     price_list = prices.load(settings.prices)
     analyzer = Analyzer(
@@ -481,6 +491,7 @@ def _wire(
         clock=clock,
         price_list=price_list,
         adaptive=settings.polling == "adaptive",
+        proofs=Proofs() if past else None,
     )
     analyzer.offering()
     analyzer.scopes.regions()  # no region at all is a configuration error: say so before starting

@@ -455,7 +455,8 @@ def serve(
     built: list[tuple[Daemon, Server]] = []
 
     def in_daemon(config: Settings, rules: RuleSet, connect: Callable[[str], Region]) -> Analyzer:
-        built.append(daemon.build(config, rules, connect=connect))
+        # A node's pages hold minutes, not the fortnight a fix is weighed on.
+        built.append(daemon.build(config, rules, connect=connect, past=False))
         return built[0][0].analyzer
 
     _, reader = analyzer_for(settings, ruleset, every_s, sys_root, dev_root, in_daemon, read)

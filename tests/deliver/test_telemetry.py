@@ -19,6 +19,7 @@ def test_every_counter_series_is_there_at_zero_before_its_first_event():
         'ebs_analyzer_cloudwatch_requests_total{operation="GetMetricData",outcome="error"} 0.0',
         'ebs_analyzer_cloudwatch_metrics_requested_total{tier="hot"} 0.0',
         'ebs_analyzer_cloudwatch_metrics_requested_total{tier="full"} 0.0',
+        'ebs_analyzer_cloudwatch_metrics_requested_total{tier="past"} 0.0',
     ):
         assert line in text
 

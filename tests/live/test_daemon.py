@@ -120,6 +120,9 @@ def test_fire_repeat_restart_retry_and_resolve(tmp_path, receiver, account):
     assert "`volume-throughput-cap`" in section
     assert "*Observed:* 125 MiB/s · *Limit:* 125 MiB/s" in section
     assert "*Fix:* Provision 3,000 IOPS, 250 MiB/s" in section
+    # Weighed on the volume's past before it was sent: the simulated CloudWatch holds 3 h.
+    fix = next(line for line in section.splitlines() if line.startswith("*Fix:*"))
+    assert "would have limited 0 min of the last 3 h" in fix
 
     # The same alert a minute and two hours later: nothing is sent again.
     for later in (timedelta(minutes=1), timedelta(hours=2)):

@@ -1,0 +1,269 @@
+"""What the fixes' past showed, kept between cycles: the figures, not the minutes behind them.
+
+A fix is weighed on its resource's last fourteen days when its finding is there to be told:
+each run of `once`, and in the daemon when its alert is about to be sent. The daemon reads
+the past of at most `reads_per_cycle` resources a cycle, those of alerts not yet sent first,
+and keeps what it showed (`Proof`, `Peaks`: a few figures a fix) for `keep_s`, or until the
+resource has no finding left. A fix sized anew since is weighed again once its figures are
+an hour old; meanwhile it says nothing of the past rather than another fix's figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from analyzer.analyze.advice import proof
+from analyzer.analyze.advice.proof import ChangeKey, Peak
+from analyzer.analyze.analysis import conclude
+from analyzer.analyze.catalog import Catalog
+from analyzer.collect import demand
+from analyzer.collect.boundaries import MetricData
+from analyzer.errors import AnalyzerError
+from analyzer.model.demand import Demand
+from analyzer.model.findings import Finding, PastFit
+from analyzer.model.metrics import Namespace
+from analyzer.model.resources import DbInstance, ResourceType, Volume
+from analyzer.model.state import FetchStats, Snapshot
+from analyzer.model.units import GIB
+
+Key = tuple[str, str]
+"""(scope, resource id)."""
+
+READS_PER_CYCLE = 20
+"""Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume."""
+KEEP_S = 6 * 3600.0
+"""How long what a read showed stands: fourteen days moved by six hours change little."""
+REWEIGH_AFTER_S = 3600.0
+"""A fix sized anew is weighed again once the figures kept are this old."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """What one read of a volume's past showed: each weighed fix's figures, by its change, and
+    the rate its empty bucket ran at before it ran out, where the finding did not know it."""
+
+    read_at: datetime
+    fits: Mapping[ChangeKey, PastFit]
+    before_empty: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Peaks:
+    """What one read of an instance's or DB instance's past showed: its peak CPU and the most
+    memory it used, each with the days read over; None where unknown."""
+
+    read_at: datetime
+    cpu: Peak | None
+    memory: Peak | None
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """What a cycle reads, by scope: the volumes whose fixes it weighs, and the instances and
+    DB instances whose type or class it chooses."""
+
+    volumes: dict[str, list[str]] = field(default_factory=dict)
+    peaks: dict[str, list[Chosen]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.volumes or self.peaks)
+
+
+Chosen = tuple[ResourceType, str]
+"""An instance or DB instance whose type or class a finding's fixes choose."""
+
+
+def chosen(findings: Iterable[Finding]) -> dict[Key, Chosen]:
+    """By finding's resource, the instance or DB instance whose type or class its fixes
+    choose, where they choose one."""
+    out: dict[Key, Chosen] = {}
+    for f in findings:
+        change = next((c for r in f.remedies if (c := proof.type_change(r)) is not None), None)
+        if change is not None:
+            out[(f.resource.scope, f.resource.resource_id)] = (
+                change.resource_type,
+                change.resource_id,
+            )
+    return out
+
+
+@dataclass
+class Proofs:
+    reads_per_cycle: int | None = READS_PER_CYCLE
+    """None: every resource with a fix to weigh (`once`)."""
+    keep_s: float = KEEP_S
+    volumes: dict[Key, Proof] = field(default_factory=dict)
+    peaks: dict[Key, Peaks] = field(default_factory=dict)
+
+    def due(
+        self,
+        findings: Iterable[Finding],
+        snapshot: Snapshot,
+        now: datetime,
+        alerted: Collection[Key] = (),
+        choosing: Mapping[Key, Chosen] | None = None,
+    ) -> Due:
+        """The resources to read now: a volume with fixes and nothing kept (or kept too
+        long, or kept before its fixes were sized anew, or when its read failed), an instance
+        or DB instance with a type or class to choose and nothing kept; those of alerts not
+        yet raised (not in `alerted`) first, then the most severe. `choosing`: `chosen`."""
+        wanted: dict[tuple[str, str, Chosen], tuple[bool, int]] = {}
+
+        def want(what: tuple[str, str, Chosen], rank: tuple[bool, int]) -> None:
+            wanted[what] = min(wanted.get(what, rank), rank)
+
+        for finding in findings:
+            scope, rid = key = (finding.resource.scope, finding.resource.resource_id)
+            rank = (key in alerted, -finding.severity.rank)
+            state = snapshot.get(scope, rid)
+            weighs = state is not None and isinstance(state.resource, Volume) and finding.remedies
+            if weighs and self._stale(finding, self.volumes.get(key), now):
+                want(("volume", scope, (ResourceType.VOLUME, rid)), rank)
+            other = (choosing or {}).get(key)
+            if other is not None and self._peaks_stale(self.peaks.get((scope, other[1])), now):
+                want(("peaks", scope, other), rank)
+        ordered = sorted(wanted, key=lambda w: wanted[w])
+        if self.reads_per_cycle is not None:
+            ordered = ordered[: self.reads_per_cycle]
+        due = Due()
+        for what, scope, (kind, rid) in ordered:
+            if what == "volume":
+                due.volumes.setdefault(scope, []).append(rid)
+            else:
+                due.peaks.setdefault(scope, []).append((kind, rid))
+        return due
+
+    def read(
+        self,
+        due: Due,
+        findings: Iterable[Finding],
+        snapshot: Snapshot,
+        metrics_at: Callable[[str], MetricData],
+        now: datetime,
+        settle_s: float,
+        stats: FetchStats,
+        catalog: Catalog,
+    ) -> None:
+        """Read what is due and keep what it shows. A scope CloudWatch does not answer costs
+        its resources their past (for an hour), nothing else: one error counted in `stats`."""
+        by_key: dict[Key, list[Finding]] = {}
+        for f in findings:
+            by_key.setdefault((f.resource.scope, f.resource.resource_id), []).append(f)
+        for scope in due.volumes.keys() | due.peaks.keys():
+            asked = due.volumes.get(scope, [])
+            try:
+                metrics = metrics_at(scope)
+                states = [s for rid in asked if (s := snapshot.get(scope, rid)) is not None]
+                for rid, seen in demand.fetch_demand(metrics, states, now, settle_s, stats):
+                    found = by_key.get((scope, rid), [])
+                    self.volumes[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
+                self._read_peaks(
+                    scope, due.peaks.get(scope, []), snapshot, metrics, now, settle_s, stats
+                )
+            except AnalyzerError as exc:
+                stats.metrics_failed += 1
+                stats.errors.append(str(exc))
+            # Asked and not answered (failed, or no counts): nothing to say, asked again later.
+            for rid in asked:
+                kept = self.volumes.get((scope, rid))
+                if kept is None or kept.read_at != now:
+                    self.volumes[(scope, rid)] = Proof(now, {})
+            for _, rid in due.peaks.get(scope, []):
+                if (scope, rid) not in self.peaks or self.peaks[(scope, rid)].read_at != now:
+                    self.peaks[(scope, rid)] = Peaks(now, None, None)
+
+    def applied(
+        self,
+        finding: Finding,
+        snapshot: Snapshot,
+        catalog: Catalog,
+        choosing: Mapping[Key, Chosen],
+    ) -> Finding:
+        """`finding` with what its resource's past showed: an empty bucket's fixes sized for
+        the rate before it ran out, each fix's figures, and only the types and classes its
+        workload is known to fit in."""
+        key = (finding.resource.scope, finding.resource.resource_id)
+        state, kept = snapshot.get(*key), self.volumes.get(key)
+        if kept is not None and state is not None:
+            if kept.before_empty is not None:
+                recalled = proof.recalled(finding, state, kept.before_empty)
+                if recalled is not None:
+                    finding = conclude(recalled, snapshot, catalog)
+            finding = proof.with_past(finding, kept.fits)
+        other = choosing.get(key)
+        if other is None:
+            return finding
+        peaks = self.peaks.get((key[0], other[1]))
+        return proof.fitted(finding, *((peaks.cpu, peaks.memory) if peaks else (None, None)))
+
+    def keep_only(self, findings: Iterable[Finding], choosing: Mapping[Key, Chosen]) -> None:
+        """Forget the resources no finding names any more."""
+        named = {(f.resource.scope, f.resource.resource_id) for f in findings}
+        others = {(k[0], choosing[k][1]) for k in named if k in choosing}
+        self.volumes = {k: v for k, v in self.volumes.items() if k in named}
+        self.peaks = {k: v for k, v in self.peaks.items() if k in others}
+
+    def _read_peaks(
+        self,
+        scope: str,
+        asked: list[Chosen],
+        snapshot: Snapshot,
+        metrics: MetricData,
+        now: datetime,
+        settle_s: float,
+        stats: FetchStats,
+    ) -> None:
+        ec2 = [rid for kind, rid in asked if kind is ResourceType.INSTANCE]
+        rds = [rid for kind, rid in asked if kind is ResourceType.DB_INSTANCE]
+        cpu = demand.fetch_cpu_peaks(metrics, ec2, now, settle_s, stats)
+        cpu |= demand.fetch_cpu_peaks(metrics, rds, now, settle_s, stats, Namespace.RDS)
+        used: dict[str, Peak] = {}
+        for rid, (free, days) in demand.fetch_least_free_memory(
+            metrics, rds, now, settle_s, stats
+        ).items():
+            db = snapshot.get(scope, rid)
+            info = db.resource.class_info if db and isinstance(db.resource, DbInstance) else None
+            if info is not None and info.memory_bytes:
+                used[rid] = (max(info.memory_bytes - free, 0.0) / GIB, days)
+        for _, rid in asked:
+            self.peaks[(scope, rid)] = Peaks(now, cpu.get(rid), used.get(rid))
+
+    def _stale(self, finding: Finding, kept: Proof | None, now: datetime) -> bool:
+        if kept is None:
+            return True
+        age = (now - kept.read_at).total_seconds()
+        return age >= self.keep_s or (
+            age >= REWEIGH_AFTER_S and proof.unweighed(finding, kept.fits)
+        )
+
+    def _peaks_stale(self, kept: Peaks | None, now: datetime) -> bool:
+        if kept is None:
+            return True
+        age = (now - kept.read_at).total_seconds()
+        return age >= self.keep_s or (kept.cpu is None and age >= REWEIGH_AFTER_S)
+
+
+def _proof(
+    findings: Iterable[Finding],
+    snapshot: Snapshot,
+    seen: Demand,
+    now: datetime,
+    catalog: Catalog,
+) -> Proof:
+    """What a volume's past shows of its findings' fixes: each weighed over it, an empty
+    bucket's sized first for the rate before it ran out where the finding did not know it."""
+    fits: dict[ChangeKey, PastFit] = {}
+    before = None
+    for finding in findings:
+        state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
+        if state is None:
+            continue
+        rate = proof.before_empty(finding, state, seen)
+        recalled = proof.recalled(finding, state, rate) if rate is not None else None
+        sized = finding
+        if recalled is not None:
+            before, sized = rate, conclude(recalled, snapshot, catalog)
+        fits |= proof.weighed(sized, state, seen)
+    return Proof(now, fits, before)
