@@ -23,7 +23,7 @@ from analyzer.collect.window import Window, aligned
 from analyzer.model import metrics
 from analyzer.model.demand import Demand
 from analyzer.model.metrics import Measure, Namespace, Part
-from analyzer.model.resources import Volume
+from analyzer.model.resources import DbInstance, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats, ResourceState
 
@@ -33,11 +33,21 @@ OPS = (Part.READ_OPS, Part.WRITE_OPS)
 BYTES = (Part.READ_BYTES, Part.WRITE_BYTES)
 """AWS/EBS's per-period sums of a volume's operations and bytes (EBS User Guide, "Amazon
 CloudWatch metrics for Amazon EBS"): a rate is the sum over the period's seconds."""
+RATES = (Part.READ_RATE, Part.WRITE_RATE)
+BYTE_RATES = (Part.READ_BYTE_RATE, Part.WRITE_BYTE_RATE)
+"""AWS/RDS's rates of an instance's storage, already per second (RDS User Guide, "Amazon
+CloudWatch metrics for Amazon RDS": ReadIOPS, WriteIOPS, ReadThroughput, WriteThroughput):
+their Average over a period is its rate."""
 
 
-def _names(parts: tuple[Part, ...]) -> tuple[str, ...]:
-    found = (metrics.feeding(Namespace.EBS, part) for part in parts)
+def _names(namespace: Namespace, parts: tuple[Part, ...]) -> tuple[str, ...]:
+    found = (metrics.feeding(namespace, part) for part in parts)
     return tuple(m.name for m in found if m is not None)
+
+
+_SUMS = frozenset(_names(Namespace.EBS, OPS + BYTES))
+_OPS = frozenset(_names(Namespace.EBS, OPS) + _names(Namespace.RDS, RATES))
+_BYTES = frozenset(_names(Namespace.EBS, BYTES) + _names(Namespace.RDS, BYTE_RATES))
 
 
 CPU = "CPUUtilization"
@@ -112,13 +122,16 @@ def _extremes(
 
 def demand_queries(state: ResourceState) -> list[MetricQuery]:
     """A volume's operation and byte sums at one minute, as AWS/EBS publishes them (the
-    CloudWatch agent's, where it publishes some, stand for them only in polls)."""
-    volume = state.resource
-    if not isinstance(volume, Volume):
+    CloudWatch agent's, where it publishes some, stand for them only in polls); an RDS
+    instance's storage rates at one minute, as AWS/RDS publishes them."""
+    resource = state.resource
+    if isinstance(resource, Volume):
+        found = queries.for_volume(resource, use_agent=False)
+    elif isinstance(resource, DbInstance):
+        found = queries.for_db_instance(resource, period_s=PERIOD_S)
+    else:
         return []
-    found = queries.for_volume(volume, use_agent=False)
-    names = _names(OPS + BYTES)
-    return [replace(q, period_s=PERIOD_S) for q in found if q.metric in names]
+    return [replace(q, period_s=PERIOD_S) for q in found if q.metric in _OPS | _BYTES]
 
 
 def fetch_demand(
@@ -128,11 +141,12 @@ def fetch_demand(
     settle_s: float,
     stats: FetchStats,
 ) -> Iterator[tuple[str, Demand]]:
-    """Each volume's rates over its last `DAYS` days (or what CloudWatch holds of them), as
-    CloudWatch shows them, by resource id: one GetMetricData call a volume, one page (its four
-    metrics, 80,640 values of the 100,800 a call returns), read as the caller takes them, so
-    that one volume's fortnight is held at a time. A volume whose counts failed, or that has
-    none, is left out: its fixes say nothing of the past rather than something wrong."""
+    """Each volume's or RDS instance's rates over its last `DAYS` days (or what CloudWatch
+    holds of them), as CloudWatch shows them, by resource id: one GetMetricData call a
+    resource, one page (its four metrics, 80,640 values of the 100,800 a call returns), read
+    as the caller takes them, so that one fortnight is held at a time. A resource whose
+    counts failed, or that has none, is left out: its fixes say nothing of the past rather
+    than something wrong."""
     window = aligned(now, PERIOD_S, DAYS * 86_400, settle_s)
     for state in states:
         found = demand_queries(state)
@@ -142,35 +156,40 @@ def fetch_demand(
         for _, got in fetch(metrics, [(window, found)], stats):
             answered.update(got)
         series = {q.metric: answered.get(q, Series.failed("not answered")) for q in found}
-        demand = _demand(series, window)
+        demand = demand_of(series, window)
         if demand is not None:
             yield state.ref.resource_id, demand
 
 
-def _demand(series: Mapping[str, Series], window: Window) -> Demand | None:
+def demand_of(series: Mapping[str, Series], window: Window) -> Demand | None:
+    """The rates these series show over `window`, from the first datapoint of any of them: a
+    volume's sums (`OPS`, `BYTES`) or an RDS instance's rates (`RATES`, `BYTE_RATES`), by
+    metric name. None where one failed or no operation was counted."""
     if any(s.status is Status.ERROR for s in series.values()):
         return None
-    ops, sums = _names(OPS), _names(BYTES)
-    if not any(series[name].values for name in ops if name in series):
+    ops = [s for name, s in series.items() if name in _OPS]
+    if not any(s.values for s in ops):
         return None
-    iops = _rates([series[n] for n in ops if n in series], window)
-    bps = _rates([series[n] for n in sums if n in series], window)
+    sums = any(name in _SUMS for name in series)
+    iops = _rates(ops, window, sums)
+    bps = _rates([s for name, s in series.items() if name in _BYTES], window, sums)
     first = _first_datapoint(series.values(), window)
     start = window.start + timedelta(seconds=first * window.period_s)
     return Demand.seen(start, window.period_s, iops[first:], bps[first:])
 
 
-def _rates(sums: list[Series], window: Window) -> np.ndarray:
-    """The per-second rate of these sums together in each period of `window` (zero where
-    CloudWatch has no datapoint: it publishes none while a volume is idle)."""
+def _rates(found: list[Series], window: Window, sums: bool) -> np.ndarray:
+    """The per-second rate of these series together in each period of `window` (zero where
+    CloudWatch has no datapoint: it publishes none while a volume is idle); `sums`: each
+    datapoint a period's sum, else already a rate."""
     total = np.zeros(window.periods)
     base = window.start.timestamp()
-    for series in sums:
+    for series in found:
         stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
         index = ((stamps - base) // window.period_s).astype(np.int64)
         inside = (index >= 0) & (index < len(total))
         np.add.at(total, index[inside], np.asarray(series.values, dtype=np.float64)[inside])
-    return total / window.period_s
+    return total / window.period_s if sums else total
 
 
 def _first_datapoint(series: Iterable[Series], window: Window) -> int:

@@ -32,7 +32,8 @@ Key = tuple[str, str]
 """(scope, resource id)."""
 
 READS_PER_CYCLE = 20
-"""Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume."""
+"""Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume or
+RDS instance."""
 KEEP_S = 6 * 3600.0
 """How long what a read showed stands: fourteen days moved by six hours change little."""
 REWEIGH_AFTER_S = 3600.0
@@ -41,8 +42,9 @@ REWEIGH_AFTER_S = 3600.0
 
 @dataclass(frozen=True, slots=True)
 class Proof:
-    """What one read of a volume's past showed: each weighed fix's figures, by its change, and
-    the rate its empty bucket ran at before it ran out, where the finding did not know it."""
+    """What one read of a volume's or RDS instance's past showed: each weighed fix's figures,
+    by its change, and the rate its empty bucket ran at before it ran out, where the finding
+    did not know it."""
 
     read_at: datetime
     fits: Mapping[ChangeKey, PastFit]
@@ -61,14 +63,14 @@ class Peaks:
 
 @dataclass(frozen=True, slots=True)
 class Due:
-    """What a cycle reads, by scope: the volumes whose fixes it weighs, and the instances and
-    DB instances whose type or class it chooses."""
+    """What a cycle reads, by scope: the volumes and RDS instances whose storage fixes it
+    weighs, and the instances and DB instances whose type or class it chooses."""
 
-    volumes: dict[str, list[str]] = field(default_factory=dict)
+    storage: dict[str, list[str]] = field(default_factory=dict)
     peaks: dict[str, list[Chosen]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.volumes or self.peaks)
+        return bool(self.storage or self.peaks)
 
 
 Chosen = tuple[ResourceType, str]
@@ -94,7 +96,7 @@ class Proofs:
     reads_per_cycle: int | None = READS_PER_CYCLE
     """None: every resource with a fix to weigh (`once`)."""
     keep_s: float = KEEP_S
-    volumes: dict[Key, Proof] = field(default_factory=dict)
+    storage: dict[Key, Proof] = field(default_factory=dict)
     peaks: dict[Key, Peaks] = field(default_factory=dict)
 
     def due(
@@ -105,10 +107,11 @@ class Proofs:
         alerted: Collection[Key] = (),
         choosing: Mapping[Key, Chosen] | None = None,
     ) -> Due:
-        """The resources to read now: a volume with fixes and nothing kept (or kept too
-        long, or kept before its fixes were sized anew, or when its read failed), an instance
-        or DB instance with a type or class to choose and nothing kept; those of alerts not
-        yet raised (not in `alerted`) first, then the most severe. `choosing`: `chosen`."""
+        """The resources to read now: a volume or RDS instance with fixes and nothing kept (or
+        kept too long, or kept before its fixes were sized anew, or when its read failed), an
+        instance or DB instance with a type or class to choose and nothing kept; those of
+        alerts not yet raised (not in `alerted`) first, then the most severe. `choosing`:
+        `chosen`."""
         wanted: dict[tuple[str, str, Chosen], tuple[bool, int]] = {}
 
         def want(what: tuple[str, str, Chosen], rank: tuple[bool, int]) -> None:
@@ -118,9 +121,9 @@ class Proofs:
             scope, rid = key = (finding.resource.scope, finding.resource.resource_id)
             rank = (key in alerted, -finding.severity.rank)
             state = snapshot.get(scope, rid)
-            weighs = state is not None and isinstance(state.resource, Volume) and finding.remedies
-            if weighs and self._stale(finding, self.volumes.get(key), now):
-                want(("volume", scope, (ResourceType.VOLUME, rid)), rank)
+            stored = state is not None and isinstance(state.resource, Volume | DbInstance)
+            if stored and finding.remedies and self._stale(finding, self.storage.get(key), now):
+                want(("storage", scope, (finding.resource.resource_type, rid)), rank)
             other = (choosing or {}).get(key)
             if other is not None and self._peaks_stale(self.peaks.get((scope, other[1])), now):
                 want(("peaks", scope, other), rank)
@@ -129,8 +132,8 @@ class Proofs:
             ordered = ordered[: self.reads_per_cycle]
         due = Due()
         for what, scope, (kind, rid) in ordered:
-            if what == "volume":
-                due.volumes.setdefault(scope, []).append(rid)
+            if what == "storage":
+                due.storage.setdefault(scope, []).append(rid)
             else:
                 due.peaks.setdefault(scope, []).append((kind, rid))
         return due
@@ -151,14 +154,14 @@ class Proofs:
         by_key: dict[Key, list[Finding]] = {}
         for f in findings:
             by_key.setdefault((f.resource.scope, f.resource.resource_id), []).append(f)
-        for scope in due.volumes.keys() | due.peaks.keys():
-            asked = due.volumes.get(scope, [])
+        for scope in due.storage.keys() | due.peaks.keys():
+            asked = due.storage.get(scope, [])
             try:
                 metrics = metrics_at(scope)
                 states = [s for rid in asked if (s := snapshot.get(scope, rid)) is not None]
                 for rid, seen in demand.fetch_demand(metrics, states, now, settle_s, stats):
                     found = by_key.get((scope, rid), [])
-                    self.volumes[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
+                    self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
                 self._read_peaks(
                     scope, due.peaks.get(scope, []), snapshot, metrics, now, settle_s, stats
                 )
@@ -167,9 +170,9 @@ class Proofs:
                 stats.errors.append(str(exc))
             # Asked and not answered (failed, or no counts): nothing to say, asked again later.
             for rid in asked:
-                kept = self.volumes.get((scope, rid))
+                kept = self.storage.get((scope, rid))
                 if kept is None or kept.read_at != now:
-                    self.volumes[(scope, rid)] = Proof(now, {})
+                    self.storage[(scope, rid)] = Proof(now, {})
             for _, rid in due.peaks.get(scope, []):
                 if (scope, rid) not in self.peaks or self.peaks[(scope, rid)].read_at != now:
                     self.peaks[(scope, rid)] = Peaks(now, None, None)
@@ -185,7 +188,7 @@ class Proofs:
         the rate before it ran out, each fix's figures, and only the types and classes its
         workload is known to fit in."""
         key = (finding.resource.scope, finding.resource.resource_id)
-        state, kept = snapshot.get(*key), self.volumes.get(key)
+        state, kept = snapshot.get(*key), self.storage.get(key)
         if kept is not None and state is not None:
             if kept.before_empty is not None:
                 recalled = proof.recalled(finding, state, kept.before_empty)
@@ -202,7 +205,7 @@ class Proofs:
         """Forget the resources no finding names any more."""
         named = {(f.resource.scope, f.resource.resource_id) for f in findings}
         others = {(k[0], choosing[k][1]) for k in named if k in choosing}
-        self.volumes = {k: v for k, v in self.volumes.items() if k in named}
+        self.storage = {k: v for k, v in self.storage.items() if k in named}
         self.peaks = {k: v for k, v in self.peaks.items() if k in others}
 
     def _read_peaks(
@@ -252,7 +255,7 @@ def _proof(
     now: datetime,
     catalog: Catalog,
 ) -> Proof:
-    """What a volume's past shows of its findings' fixes: each weighed over it, an empty
+    """What a resource's past shows of its findings' fixes: each weighed over it, an empty
     bucket's sized first for the rate before it ran out where the finding did not know it."""
     fits: dict[ChangeKey, PastFit] = {}
     before = None

@@ -31,6 +31,30 @@ def test_a_volume_is_asked_its_four_sums_by_the_minute() -> None:
     assert demand_queries(instance_state(M5)) == []
 
 
+def test_an_rds_instance_is_asked_its_four_storage_rates_and_they_are_rates_already() -> None:
+    from analyzer.model.resources import DbInstance
+    from tests.helpers import db_state
+
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.2xlarge", "gp2", 200, "available")
+    state = db_state(db, {})
+    asked = demand_queries(state)
+    assert sorted(q.metric for q in asked) == [
+        "ReadIOPS",
+        "ReadThroughput",
+        "WriteIOPS",
+        "WriteThroughput",
+    ]
+    assert {(q.namespace, q.stat, q.period_s) for q in asked} == {("AWS/RDS", "Average", 60)}
+    assert {q.dimensions for q in asked} == {(("DBInstanceIdentifier", "orders"),)}
+
+    def value(query: MetricQuery, _at: datetime) -> float | None:
+        return {"ReadIOPS": 2_500.0, "WriteIOPS": 50.0}.get(query.metric, 40e6)
+
+    [(rid, seen)] = fetch_demand(FakeMetricData(value), [state], NOW, SETTLE_S, FetchStats())
+    # Per second already: read and write add up, and are not divided by the minute.
+    assert rid == "orders" and seen.iops.max() == 2_550.0 and seen.bps.max() == 80e6
+
+
 def test_rates_over_the_fortnight_from_the_first_datapoint() -> None:
     """vol-new was created three days ago: its demand begins then, not fourteen days back."""
     created = NOW - timedelta(days=3)

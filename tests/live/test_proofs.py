@@ -105,7 +105,7 @@ def test_a_few_volumes_are_read_a_cycle_and_what_they_showed_is_kept() -> None:
         assert weighed(later) == {v.volume_id for v in VOLUMES}
     # Figures, not minutes: a few per fix.
     assert analyzer.proofs is not None
-    kept = analyzer.proofs.volumes[("us-east-1", "vol-0")]
+    kept = analyzer.proofs.storage[("us-east-1", "vol-0")]
     assert kept.fits and all(fit.days == 14.0 for fit in kept.fits.values())
     # Read again once they are six hours old, a few a cycle.
     cycle(analyzer, T0 + timedelta(seconds=KEEP_S), everyone)
@@ -123,13 +123,13 @@ def test_a_volume_no_finding_names_any_more_is_forgotten() -> None:
     analyzer, _ = daemon_analyzer(reads=5)
     result = analyzer.run(T0)
     analyzer.proven(result, T0)
-    assert analyzer.proofs is not None and len(analyzer.proofs.volumes) == 5
+    assert analyzer.proofs is not None and len(analyzer.proofs.storage) == 5
     kept = [f for f in result.findings if f.resource.resource_id != "vol-0"]
     from dataclasses import replace
 
     analyzer.proven(replace(result, findings=kept), T0 + timedelta(minutes=1))
-    assert ("us-east-1", "vol-0") not in analyzer.proofs.volumes
-    assert len(analyzer.proofs.volumes) == 4
+    assert ("us-east-1", "vol-0") not in analyzer.proofs.storage
+    assert len(analyzer.proofs.storage) == 4
 
 
 def test_a_read_that_fails_is_tried_again_after_an_hour_not_every_cycle() -> None:

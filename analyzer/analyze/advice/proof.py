@@ -26,7 +26,8 @@ from analyzer.model.findings import (
 )
 from analyzer.model.layers import Bucket
 from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
-from analyzer.model.resources import ResourceType, Volume
+from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.resources import DbInstance, ResourceType, Volume
 from analyzer.model.state import ResourceState
 
 ChangeKey = tuple[object, ...]
@@ -82,10 +83,9 @@ def with_past(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> Finding:
 def unweighed(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> bool:
     """Whether a fix of `finding` that a past could be given has none in `fits` (its fixes
     were sized anew since they were weighed)."""
+    rid = finding.resource.resource_id
     return any(
-        r.change is not None
-        and r.change.resource_type is ResourceType.VOLUME
-        and change_key(r.change) not in fits
+        r.change is not None and _own(r.change, rid) and change_key(r.change) not in fits
         for r in finding.remedies
     )
 
@@ -187,21 +187,31 @@ def _would_have_limited(remedy: Remedy) -> bool:
 
 
 def option_limits(change: Change | None, state: ResourceState) -> Envelope | None:
-    """The limits the resource has after `change`, where it changes this very volume; None
-    for a change of anything else (an instance type, a DB class: not replayed here)."""
-    volume = state.resource
-    if (
-        change is None
-        or change.resource_type is not ResourceType.VOLUME
-        or change.resource_id != state.ref.resource_id
-        or not isinstance(volume, Volume)
-    ):
+    """The limits the resource has after `change`, where it changes this very volume, or
+    this RDS instance's storage; None for a change of anything else (an instance type, a DB
+    class: not replayed here)."""
+    if change is None or not _own(change, state.ref.resource_id):
         return None
-    after = change.after
+    resource, after = state.resource, change.after
+    if isinstance(resource, DbInstance):
+        storage_type = str(after["storage_type"])
+        same = storage_type == resource.storage_type
+        return db_storage_envelope(
+            replace(
+                resource,
+                storage_type=storage_type,
+                allocated_gib=int(after.get("allocated_gib") or resource.allocated_gib),
+                iops=_int_or_none(after.get("iops")) or (resource.iops if same else None),
+                throughput_mibps=_int_or_none(after.get("throughput_mibps"))
+                or (resource.throughput_mibps if same else None),
+            )
+        )
+    if not isinstance(resource, Volume):
+        return None
     modified = replace(
-        volume,
-        volume_type=str(after.get("volume_type", volume.volume_type)),
-        size_gib=int(after.get("size_gib") or volume.size_gib),
+        resource,
+        volume_type=str(after.get("volume_type", resource.volume_type)),
+        size_gib=int(after.get("size_gib") or resource.size_gib),
         iops=_int_or_none(after.get("iops")),
         throughput_mibps=_int_or_none(after.get("throughput_mibps")),
     )
@@ -209,6 +219,16 @@ def option_limits(change: Change | None, state: ResourceState) -> Envelope | Non
     if limits is None:
         return None
     return _striped(limits, int(after.get("volumes") or 1))
+
+
+def _own(change: Change, resource_id: str) -> bool:
+    """Whether `change` is one the replay runs: a volume's own, or an RDS instance's
+    storage."""
+    if change.resource_id != resource_id:
+        return False
+    if change.resource_type is ResourceType.VOLUME:
+        return True
+    return change.resource_type is ResourceType.DB_INSTANCE and "storage_type" in change.after
 
 
 def _int_or_none(value: object) -> int | None:

@@ -155,3 +155,34 @@ def test_a_db_class_with_less_memory_is_offered_where_the_memory_used_fits_it() 
     # 30 GiB used would be 94 % of 32: left out; unknown: left out.
     assert len(fitted(finding, (30.0, 14.0), (30.0, 14.0)).remedies) == 1
     assert len(fitted(finding, (30.0, 14.0), None).remedies) == 1
+
+
+def test_an_rds_instance_s_storage_fixes_are_replayed_through_rds_s_storage_model() -> None:
+    from analyzer.model.resources import DbInstance
+    from tests.helpers import db_state
+
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.2xlarge", "gp2", 200, "available")
+    state = db_state(db, {})
+    # RDS gp2 200 GiB: one volume, 600 IOPS baseline, a 3,000 IOPS burst (RDS User Guide,
+    # "Amazon RDS DB instance storage"); mysql stripes over four volumes from 400 GiB, where
+    # gp3 includes 12,000 IOPS and 500 MiB/s.
+    grown = Change(
+        ResourceType.DB_INSTANCE,
+        "orders",
+        {"storage_type": "gp2", "allocated_gib": 200},
+        {"storage_type": "gp3", "allocated_gib": 400},
+    )
+    limits = option_limits(grown, state)
+    assert limits is not None and limits.iops == 12_000 and limits.bucket is None
+    # A class change is not the storage's: not replayed here.
+    bigger = Change(ResourceType.DB_INSTANCE, "orders", {}, {"vcpus": 16, "memory_gib": 64})
+    assert option_limits(bigger, state) is None
+    # 2,550 IOPS for three hours a day: gp2 200 GiB's bucket empties; gp3 400 GiB holds.
+    day = np.full(1440, 100.0)
+    day[600:780] = 2_550.0
+    rates = np.tile(day, 14)
+    demand = Demand.seen(START, 60, rates, rates * 16_384)
+    from analyzer.analyze.held import replay
+
+    assert replay(demand, limits).held
+    assert state.envelope is not None and not replay(demand, state.envelope).held
