@@ -25,7 +25,7 @@ from analyzer.model.demand import Demand
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Volume
 from analyzer.model.series import Series, Status
-from analyzer.model.state import FetchStats, ResourceState
+from analyzer.model.state import FetchStats, Resource
 
 DAYS = 14
 PERIOD_S = 60
@@ -120,11 +120,10 @@ def _extremes(
     return out
 
 
-def demand_queries(state: ResourceState) -> list[MetricQuery]:
+def demand_queries(resource: Resource) -> list[MetricQuery]:
     """A volume's operation and byte sums at one minute, as AWS/EBS publishes them (the
     CloudWatch agent's, where it publishes some, stand for them only in polls); an RDS
     instance's storage rates at one minute, as AWS/RDS publishes them."""
-    resource = state.resource
     if isinstance(resource, Volume):
         found = queries.for_volume(resource, use_agent=False)
     elif isinstance(resource, DbInstance):
@@ -136,20 +135,21 @@ def demand_queries(state: ResourceState) -> list[MetricQuery]:
 
 def fetch_demand(
     metrics: MetricData,
-    states: Iterable[ResourceState],
+    resources: Iterable[Resource],
     now: datetime,
     settle_s: float,
     stats: FetchStats,
+    days: float = DAYS,
 ) -> Iterator[tuple[str, Demand]]:
-    """Each volume's or RDS instance's rates over its last `DAYS` days (or what CloudWatch
+    """Each volume's or RDS instance's rates over its last `days` days (or what CloudWatch
     holds of them), as CloudWatch shows them, by resource id: one GetMetricData call a
     resource, one page (its four metrics, 80,640 values of the 100,800 a call returns), read
     as the caller takes them, so that one fortnight is held at a time. A resource whose
     counts failed, or that has none, is left out: its fixes say nothing of the past rather
     than something wrong."""
-    window = aligned(now, PERIOD_S, DAYS * 86_400, settle_s)
-    for state in states:
-        found = demand_queries(state)
+    window = aligned(now, PERIOD_S, days * 86_400, settle_s)
+    for resource in resources:
+        found = demand_queries(resource)
         if not found:
             continue
         answered: dict[MetricQuery, Series] = {}
@@ -158,7 +158,7 @@ def fetch_demand(
         series = {q.metric: answered.get(q, Series.failed("not answered")) for q in found}
         demand = demand_of(series, window)
         if demand is not None:
-            yield state.ref.resource_id, demand
+            yield resource.ref.resource_id, demand
 
 
 def demand_of(series: Mapping[str, Series], window: Window) -> Demand | None:

@@ -158,8 +158,8 @@ class Proofs:
             asked = due.storage.get(scope, [])
             try:
                 metrics = metrics_at(scope)
-                states = [s for rid in asked if (s := snapshot.get(scope, rid)) is not None]
-                for rid, seen in demand.fetch_demand(metrics, states, now, settle_s, stats):
+                stored = [s.resource for r in asked if (s := snapshot.get(scope, r)) is not None]
+                for rid, seen in demand.fetch_demand(metrics, stored, now, settle_s, stats):
                     found = by_key.get((scope, rid), [])
                     self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
                 self._read_peaks(

@@ -19,7 +19,7 @@ SETTLE_S = 120.0
 
 
 def test_a_volume_is_asked_its_four_sums_by_the_minute() -> None:
-    asked = demand_queries(volume_state("gp2", 80))
+    asked = demand_queries(volume_state("gp2", 80).resource)
     assert sorted(q.metric for q in asked) == [
         "VolumeReadBytes",
         "VolumeReadOps",
@@ -28,7 +28,7 @@ def test_a_volume_is_asked_its_four_sums_by_the_minute() -> None:
     ]
     assert {(q.namespace, q.stat, q.period_s) for q in asked} == {("AWS/EBS", "Sum", 60)}
     assert {q.dimensions for q in asked} == {(("VolumeId", "vol-1"),)}
-    assert demand_queries(instance_state(M5)) == []
+    assert demand_queries(instance_state(M5).resource) == []
 
 
 def test_an_rds_instance_is_asked_its_four_storage_rates_and_they_are_rates_already() -> None:
@@ -37,7 +37,7 @@ def test_an_rds_instance_is_asked_its_four_storage_rates_and_they_are_rates_alre
 
     db = DbInstance("orders", "us-east-1", "mysql", "db.m5.2xlarge", "gp2", 200, "available")
     state = db_state(db, {})
-    asked = demand_queries(state)
+    asked = demand_queries(state.resource)
     assert sorted(q.metric for q in asked) == [
         "ReadIOPS",
         "ReadThroughput",
@@ -50,7 +50,9 @@ def test_an_rds_instance_is_asked_its_four_storage_rates_and_they_are_rates_alre
     def value(query: MetricQuery, _at: datetime) -> float | None:
         return {"ReadIOPS": 2_500.0, "WriteIOPS": 50.0}.get(query.metric, 40e6)
 
-    [(rid, seen)] = fetch_demand(FakeMetricData(value), [state], NOW, SETTLE_S, FetchStats())
+    [(rid, seen)] = fetch_demand(
+        FakeMetricData(value), [state.resource], NOW, SETTLE_S, FetchStats()
+    )
     # Per second already: read and write add up, and are not divided by the minute.
     assert rid == "orders" and seen.iops.max() == 2_550.0 and seen.bps.max() == 80e6
 
@@ -68,7 +70,7 @@ def test_rates_over_the_fortnight_from_the_first_datapoint() -> None:
 
     metrics = Counted(value)
     stats = FetchStats()
-    states = [volume_state(volume_id="vol-old"), volume_state(volume_id="vol-new")]
+    states = [volume_state(volume_id=v).resource for v in ("vol-old", "vol-new")]
     found = dict(fetch_demand(metrics, states, NOW, SETTLE_S, stats))
     assert stats.metrics_requested == 8
     # 20,160 minutes a metric: a volume's four a call answer in one page of 100,800 points.
@@ -102,10 +104,12 @@ def test_a_volume_whose_counts_failed_or_never_came_is_left_out() -> None:
     def value(query: MetricQuery, _at: datetime) -> float | None:
         return None if query.resource_id == "vol-idle" else 60.0
 
-    states = [volume_state(volume_id=v) for v in ("vol-ok", "vol-failed", "vol-idle")]
+    states = [volume_state(volume_id=v).resource for v in ("vol-ok", "vol-failed", "vol-idle")]
     found = dict(fetch_demand(Failing(value), states, NOW, SETTLE_S, FetchStats()))
     assert set(found) == {"vol-ok"}
-    assert not [*fetch_demand(Failing(value), [instance_state(M5)], NOW, SETTLE_S, FetchStats())]
+    assert not [
+        *fetch_demand(Failing(value), [instance_state(M5).resource], NOW, SETTLE_S, FetchStats())
+    ]
 
 
 class Counted(FakeMetricData):

@@ -28,7 +28,7 @@ from analyzer.model.layers import Bucket
 from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, ResourceType, Volume
-from analyzer.model.state import ResourceState
+from analyzer.model.state import Resource, ResourceState
 
 ChangeKey = tuple[object, ...]
 """A volume change told apart from another (`change_key`): what a fix's past is kept by."""
@@ -58,7 +58,7 @@ def weighed(finding: Finding, state: ResourceState, seen: Demand) -> dict[Change
     today = replay(demand, state.envelope) if stopgap and state.envelope is not None else None
     fits = {}
     for remedy in finding.remedies:
-        limits = option_limits(remedy.change, state)
+        limits = option_limits(remedy.change, state.resource)
         if limits is None or remedy.change is None:
             continue
         held = replay(demand, limits)
@@ -186,13 +186,13 @@ def _would_have_limited(remedy: Remedy) -> bool:
     return remedy.past is not None and not remedy.past.held
 
 
-def option_limits(change: Change | None, state: ResourceState) -> Envelope | None:
+def option_limits(change: Change | None, resource: Resource) -> Envelope | None:
     """The limits the resource has after `change`, where it changes this very volume, or
     this RDS instance's storage; None for a change of anything else (an instance type, a DB
     class: not replayed here)."""
-    if change is None or not _own(change, state.ref.resource_id):
+    if change is None or not _own(change, resource.ref.resource_id):
         return None
-    resource, after = state.resource, change.after
+    after = change.after
     if isinstance(resource, DbInstance):
         storage_type = str(after["storage_type"])
         same = storage_type == resource.storage_type

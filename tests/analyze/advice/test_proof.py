@@ -70,20 +70,24 @@ def test_where_every_fix_would_have_held_the_order_is_the_advice_s() -> None:
 def test_a_change_of_another_resource_is_not_replayed_here() -> None:
     _, state = draining_gp2_finding()
     other = Change(ResourceType.INSTANCE, "i-1", {"instance_type": "m5.large"}, {})
-    assert option_limits(other, state) is None
-    assert option_limits(None, state) is None
+    assert option_limits(other, state.resource) is None
+    assert option_limits(None, state.resource) is None
     elsewhere = Change(ResourceType.VOLUME, "vol-2", {}, {"volume_type": "gp3"})
-    assert option_limits(elsewhere, state) is None
+    assert option_limits(elsewhere, state.resource) is None
 
 
 def test_a_striped_set_has_every_limit_of_its_volumes_together() -> None:
     _, state = draining_gp2_finding()
     after = {"volume_type": "gp3", "size_gib": 500, "iops": 16_000, "throughput_mibps": 1_000}
-    one = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, after), state)
-    four = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, after | {"volumes": 4}), state)
+    one = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, after), state.resource)
+    four = option_limits(
+        Change(ResourceType.VOLUME, "vol-1", {}, after | {"volumes": 4}), state.resource
+    )
     assert one is not None and four is not None
     assert (four.iops, four.throughput_bps) == (4 * one.iops, 4 * one.throughput_bps)
-    grown = option_limits(Change(ResourceType.VOLUME, "vol-1", {}, {"size_gib": 600}), state)
+    grown = option_limits(
+        Change(ResourceType.VOLUME, "vol-1", {}, {"size_gib": 600}), state.resource
+    )
     assert grown is not None and grown.baseline_iops == 1_800
 
 
@@ -172,11 +176,11 @@ def test_an_rds_instance_s_storage_fixes_are_replayed_through_rds_s_storage_mode
         {"storage_type": "gp2", "allocated_gib": 200},
         {"storage_type": "gp3", "allocated_gib": 400},
     )
-    limits = option_limits(grown, state)
+    limits = option_limits(grown, state.resource)
     assert limits is not None and limits.iops == 12_000 and limits.bucket is None
     # A class change is not the storage's: not replayed here.
     bigger = Change(ResourceType.DB_INSTANCE, "orders", {}, {"vcpus": 16, "memory_gib": 64})
-    assert option_limits(bigger, state) is None
+    assert option_limits(bigger, state.resource) is None
     # 2,550 IOPS for three hours a day: gp2 200 GiB's bucket empties; gp3 400 GiB holds.
     day = np.full(1440, 100.0)
     day[600:780] = 2_550.0
