@@ -297,6 +297,15 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="replay a recording instead of fetching, no AWS needed: a file `record` wrote, "
         "or a shipped one by name (`ebs-analyzer recordings` lists them)",
     )
+    backtest.add_argument(
+        "--what-if",
+        action="append",
+        metavar="ID:KEY=VALUE,...",
+        help="replay this configuration of a volume or an RDS instance's storage over its "
+        "demand, beside it as it is, instead of the rules: keys type, size (GiB), iops, "
+        "throughput (MiB/s) and, for a volume, stripes; e.g. vol-0abc:type=gp3,iops=6000. "
+        "Repeat it to try several. Reads four metrics a resource",
+    )
     _format(backtest)
     _common(backtest, lookback=False)
 

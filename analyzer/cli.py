@@ -18,20 +18,21 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
-from analyzer.collect import aws, capture, progress, recording
+from analyzer.collect import aws, capture, demand, progress, recording
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
-from analyzer.collect.window import data_end
+from analyzer.collect.window import Window, data_end
 from analyzer.deliver import report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
 from analyzer.model.series import Series
+from analyzer.model.state import FetchStats
 from analyzer.model.units import parse_duration
 from analyzer.node import agent
 from analyzer.node.agent import DEFAULT_EVERY_S
 from analyzer.node.telemetry import NodeCollector
-from analyzer.offline import backtest, backtest_text, rule_tests
+from analyzer.offline import backtest, backtest_text, rule_tests, what_if
 from analyzer.offline.replay import PAST_STATS, past_name
 from analyzer.yamlfile import nearest
 
@@ -213,6 +214,8 @@ def _live_history(args: argparse.Namespace, analyzer: Analyzer) -> recording.Rec
 
 def _backtest(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    if args.what_if:
+        return _what_if(args, settings)
     ruleset = rules.load(settings.rule_dirs)
     if args.source is not None:
         history = recording.read(recording.resolve(args.source))
@@ -243,6 +246,53 @@ def _backtest(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
     else:
         sys.stdout.write(backtest_text.render(result))
+    return 0
+
+
+def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
+    """Each --what-if replayed over its resource's demand: from the recording, or read from
+    CloudWatch over --since (four metrics a resource), the cost said."""
+    asked = [what_if.Asked.parse(text) for text in args.what_if]
+    since_s = _since(args)
+    if args.source is not None:
+        history = recording.read(recording.resolve(args.source))
+        inventories = history.inventories
+        start = max(history.start, history.end - timedelta(seconds=since_s))
+        window = Window(start, history.end, demand.PERIOD_S)
+    else:
+        analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
+        inventories = analyzer.refresh_inventory()
+    tried = []
+    stats = FetchStats()
+    for one in asked:
+        scope, resource = what_if.find(one, inventories)
+        if args.source is not None:
+            series = history.raw.get(scope, {}).get(one.resource_id, {})
+            seen = demand.demand_of(series, window)
+        else:
+            metrics = analyzer.scopes.at(scope).metrics
+            until, days = _until(args), since_s / 86_400
+            found = demand.fetch_demand(
+                metrics, [resource], until, settings.settle_delay, stats, days
+            )
+            seen = next((d for _, d in found), None)
+        if seen is None:
+            raise ConfigError(
+                f"--what-if {one.text}: no operations of {one.resource_id} in the "
+                f"{'recording' if args.source else 'last ' + units.duration(since_s)}"
+            )
+        tried.append(what_if.tried(one, resource, inventories[scope], seen))
+    if args.source is None:
+        price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
+        print(
+            f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
+            f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
+            file=sys.stderr,
+        )
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"what_if": [t.as_dict() for t in tried]}, indent=2) + "\n")
+    else:
+        sys.stdout.write(what_if.render(tried))
     return 0
 
 

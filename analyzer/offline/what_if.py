@@ -1,0 +1,277 @@
+"""`backtest --what-if`: a configuration an operator names, replayed over the resource's past.
+
+The same replay that weighs the analyzer's own fixes (`analyze/held.py`) runs any volume
+configuration, or any storage of an RDS instance, over the demand a recording or the account's
+last days hold: the minutes it would have held the workload below its demand, and those of
+the resource as it is, side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from analyzer.analyze.advice.proof import option_limits
+from analyzer.analyze.held import Held, behind, replay
+from analyzer.errors import ConfigError
+from analyzer.model import limits
+from analyzer.model.demand import Demand
+from analyzer.model.findings import Change
+from analyzer.model.limits import Envelope
+from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.resources import DbInstance, Inventory, ResourceType, Volume
+
+KEYS = {
+    "type": ("volume_type", "storage_type"),
+    "size": ("size_gib", "allocated_gib"),
+    "iops": ("iops", "iops"),
+    "throughput": ("throughput_mibps", "throughput_mibps"),
+    "stripes": ("volumes", None),
+}
+"""What can be tried, and the field of a volume's change and of an RDS instance's it sets."""
+VOLUME_TYPES = ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
+RDS_STORAGE_TYPES = ("gp2", "gp3", "io1", "io2")
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One `--what-if`: a resource, and the configuration to try on it."""
+
+    text: str
+    resource_id: str
+    settings: Mapping[str, str | int]
+
+    @classmethod
+    def parse(cls, text: str) -> Asked:
+        """`vol-0abc:type=gp3,iops=6000,throughput=250`, `orders-replica:size=400`."""
+        rid, sep, rest = text.partition(":")
+        if not sep or not rid or not rest:
+            raise ConfigError(
+                f"--what-if {text}: expected ID:KEY=VALUE[,KEY=VALUE…], e.g. "
+                "vol-0abc:type=gp3,iops=6000"
+            )
+        settings: dict[str, str | int] = {}
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            key = key.strip()
+            if key not in KEYS:
+                raise ConfigError(
+                    f"--what-if {text}: unknown key {key!r} (known: {', '.join(KEYS)})"
+                )
+            if not eq or not value.strip():
+                raise ConfigError(f"--what-if {text}: {key} has no value")
+            if key == "type":
+                settings[key] = value.strip().lower()
+                continue
+            try:
+                number = int(value.strip().replace("_", ""))
+            except ValueError:
+                raise ConfigError(
+                    f"--what-if {text}: {key}={value} is not a whole number"
+                ) from None
+            if number <= 0:
+                raise ConfigError(f"--what-if {text}: {key}={value} must be above zero")
+            settings[key] = number
+        return cls(text, rid.strip(), settings)
+
+
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """A configuration replayed beside the resource as it is."""
+
+    asked: Asked
+    resource_type: ResourceType
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    start: datetime
+    as_is: Held
+    option: Held
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "resource_id": self.asked.resource_id,
+            "resource_type": self.resource_type.value,
+            "from": dict(self.before),
+            "to": dict(self.after),
+            "since": self.start.isoformat(),
+            "as_is": _past(self.as_is),
+            "option": _past(self.option),
+        }
+
+
+def _past(held: Held) -> dict[str, Any]:
+    return {
+        "days": round(held.days, 1),
+        "minutes_limited": held.minutes_limited,
+        "worst_day": held.worst_day.isoformat() if held.worst_day else None,
+        "floor": held.floor,
+        "limited_days": held.limited_days,
+        "worst_day_minutes": held.worst_day_minutes,
+    }
+
+
+def find(asked: Asked, inventories: Mapping[str, Inventory]) -> tuple[str, Volume | DbInstance]:
+    """The resource `asked` names, and the scope it is in: a volume or an RDS instance."""
+    for scope, inventory in inventories.items():
+        for volume in inventory.volumes:
+            if volume.volume_id == asked.resource_id:
+                return scope, volume
+        for db in inventory.db_instances:
+            if db.db_instance_id == asked.resource_id:
+                return scope, db
+    raise ConfigError(
+        f"--what-if {asked.text}: no volume or RDS instance {asked.resource_id} in the inventory"
+    )
+
+
+def tried(asked: Asked, resource: Volume | DbInstance, inventory: Inventory, seen: Demand) -> Tried:
+    """`asked` over `seen`, beside the resource as it is; ConfigError where it names a
+    configuration AWS does not sell."""
+    change, before, today = _change(asked, resource, inventory)
+    option = option_limits(change, resource)
+    if option is None or today is None:
+        raise ConfigError(f"--what-if {asked.text}: no model of {_said(change.after)}")
+    demand = behind(seen, today)
+    return Tried(
+        asked,
+        change.resource_type,
+        before,
+        {k: v for k, v in change.after.items() if v is not None},
+        demand.start,
+        replay(demand, today),
+        replay(demand, option),
+    )
+
+
+def _change(
+    asked: Asked, resource: Volume | DbInstance, inventory: Inventory
+) -> tuple[Change, dict[str, Any], Envelope | None]:
+    index = 1 if isinstance(resource, DbInstance) else 0
+    after: dict[str, Any] = {}
+    for key, value in asked.settings.items():
+        field = KEYS[key][index]
+        if field is None:
+            raise ConfigError(f"--what-if {asked.text}: an RDS instance's storage has no {key}")
+        after[field] = value
+    if isinstance(resource, DbInstance):
+        before: dict[str, Any] = {
+            "storage_type": resource.storage_type,
+            "allocated_gib": resource.allocated_gib,
+            "iops": resource.iops,
+            "throughput_mibps": resource.throughput_mibps,
+        }
+        same = after.get("storage_type", resource.storage_type) == resource.storage_type
+        kept = {k: v for k, v in before.items() if same or k in ("storage_type", "allocated_gib")}
+        after = {**kept, **after}
+        _check_rds(asked, after, resource)
+        today = db_storage_envelope(resource)
+        kind = ResourceType.DB_INSTANCE
+    else:
+        before = {
+            "volume_type": resource.volume_type,
+            "size_gib": resource.size_gib,
+            "iops": resource.iops,
+            "throughput_mibps": resource.throughput_mibps,
+        }
+        instance = next(
+            (i for i in inventory.instances if i.instance_id == resource.attached_to), None
+        )
+        info = instance.type_info if instance is not None else None
+        today = limits.volume_envelope(resource, info)
+        kind = ResourceType.VOLUME
+        same = after.get("volume_type", resource.volume_type) == resource.volume_type
+        kept = {k: v for k, v in before.items() if same or k == "size_gib"}
+        after = {**kept, **after}
+        _check_volume(asked, after)
+    before = {k: v for k, v in before.items() if v is not None}
+    return Change(kind, asked.resource_id, before, after), before, today
+
+
+def _check_volume(asked: Asked, after: Mapping[str, Any]) -> None:
+    """What AWS sells (Amazon EBS User Guide, "Amazon EBS volume types"; DOMAIN.md)."""
+    kind, size = str(after["volume_type"]), int(after["size_gib"])
+    iops, mibps = after.get("iops"), after.get("throughput_mibps")
+    if kind not in VOLUME_TYPES:
+        _bad(asked, f"type {kind} is not an EBS volume type ({', '.join(VOLUME_TYPES)})")
+    largest = 65_536 if kind in ("gp3", "io2") else limits.MAX_VOLUME_GIB
+    if size > largest:
+        _bad(asked, f"{kind} holds at most {largest:,} GiB")
+    if kind in ("st1", "sc1") and size < limits.ST1_MIN_GIB:
+        _bad(asked, f"{kind} starts at {limits.ST1_MIN_GIB} GiB")
+    if kind in ("io1", "io2") and not iops:
+        _bad(asked, f"{kind} needs iops=")
+    if kind not in ("gp3", "io1", "io2") and (iops or mibps):
+        _bad(asked, f"{kind} has no provisioned IOPS or throughput")
+    if kind in ("io1", "io2") and mibps:
+        _bad(asked, f"{kind}'s throughput follows its IOPS: leave throughput= out")
+    ceilings = {
+        "gp3": (limits.GP3_MAX_IOPS, limits.GP3_IOPS_PER_GIB),
+        "io1": (limits.IO1_MAX_IOPS, limits.IO1_IOPS_PER_GIB),
+        "io2": (limits.IO2_MAX_IOPS, limits.IO2_IOPS_PER_GIB),
+    }
+    if kind in ceilings and iops:
+        most, per_gib = ceilings[kind]
+        ceiling = min(most, per_gib * size)
+        if int(iops) > ceiling:
+            _bad(asked, f"{kind} at {size:,} GiB provisions at most {ceiling:,} IOPS")
+    if kind == "gp3":
+        wanted = int(iops) if iops else limits.GP3_INCLUDED_IOPS
+        if wanted < limits.GP3_INCLUDED_IOPS:
+            _bad(asked, f"gp3 includes {limits.GP3_INCLUDED_IOPS:,} IOPS: ask at least that")
+        most = max(
+            min(limits.GP3_MAX_MIBPS, int(wanted * limits.GP3_MIBPS_PER_IOPS)),
+            limits.GP3_INCLUDED_MIBPS,
+        )
+        if mibps and not limits.GP3_INCLUDED_MIBPS <= int(mibps) <= most:
+            _bad(asked, f"gp3 with {wanted:,} IOPS provisions 125 to {most:,} MiB/s")
+
+
+def _check_rds(asked: Asked, after: Mapping[str, Any], db: DbInstance) -> None:
+    kind = str(after.get("storage_type", db.storage_type))
+    if kind not in RDS_STORAGE_TYPES:
+        _bad(asked, f"type {kind} is not an RDS storage type ({', '.join(RDS_STORAGE_TYPES)})")
+    if kind in ("io1", "io2") and not (after.get("iops") or db.iops):
+        _bad(asked, f"{kind} needs iops=")
+
+
+def _bad(asked: Asked, why: str) -> None:
+    raise ConfigError(f"--what-if {asked.text}: {why}")
+
+
+def _said(after: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in after.items() if v is not None)
+
+
+def described(config: Mapping[str, Any], resource_type: ResourceType) -> str:
+    """A configuration as an operator reads it: `gp3 400 GiB, 6,000 IOPS, 250 MiB/s`."""
+    kind = config.get("volume_type") or config.get("storage_type")
+    size = config.get("size_gib") or config.get("allocated_gib")
+    said = [f"{kind} {int(size):,} GiB" if size else str(kind)]
+    if config.get("iops"):
+        said.append(f"{int(config['iops']):,} IOPS")
+    if config.get("throughput_mibps"):
+        said.append(f"{int(config['throughput_mibps']):,} MiB/s")
+    if int(config.get("volumes") or 1) > 1:
+        said.append(f"striped over {int(config['volumes'])}")
+    return ", ".join(said)
+
+
+def render(tried: list[Tried]) -> str:
+    """Each configuration tried, beside its resource as it is."""
+    lines = []
+    for one in tried:
+        kind = one.resource_type
+        lines.append(f"WHAT IF  {one.asked.resource_id}, since {one.start:%Y-%m-%d %H:%M} UTC")
+        for label, config, held in (
+            ("as it is", one.before, one.as_is),
+            ("tried", one.after, one.option),
+        ):
+            said = held.fit().text()
+            if held.worst_day is not None:
+                said += f"; worst day {held.worst_day:%a %d %b}, {held.worst_day_minutes:,} min"
+            lines.append(f"  {label:<9} {described(config, kind)}")
+            lines.append(f"            {said}")
+        lines.append("")
+    return "\n".join(lines)

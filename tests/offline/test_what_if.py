@@ -1,0 +1,153 @@
+"""`backtest --what-if`: a configuration an operator names, replayed over the past."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from analyzer.cli import main
+from analyzer.errors import ConfigError
+from analyzer.model.demand import Demand
+from analyzer.model.resources import Instance, Inventory, Volume
+from analyzer.offline.what_if import Asked, find, render, tried
+from tests.fakes import M5
+
+START = datetime(2026, 11, 13, tzinfo=UTC)
+VOLUME = Volume("vol-batch", "us-east-1", "gp2", 80, "in-use", attached_to="i-1")
+INVENTORY = Inventory(
+    "us-east-1",
+    volumes=[VOLUME],
+    instances=[Instance("i-1", "us-east-1", "m5.large", "running", type_info=M5)],
+)
+
+
+def nightly_drain() -> Demand:
+    """What CloudWatch shows of a batch at 1,200 IOPS for two hours every night on gp2 80 GiB:
+    its bucket (5.4 M credits, 240 IOPS baseline) lasts 93 minutes, then the baseline."""
+    shown, credits = [], 5_400_000.0
+    for minute in range(14 * 1440):
+        want = 1_200.0 if 120 <= minute % 1440 < 240 else 20.0
+        got = min(want, 3_000.0 if credits > 54_000 else 240.0)
+        shown.append(got)
+        credits = min(max(credits - (got - 240.0) * 60, 0.0), 5_400_000.0)
+    rates = np.array(shown)
+    return Demand.seen(START, 60, rates, rates * 16_384)
+
+
+def test_a_configuration_is_replayed_beside_the_volume_as_it_is() -> None:
+    gp3 = tried(Asked.parse("vol-batch:type=gp3"), VOLUME, INVENTORY, nightly_drain())
+    assert gp3.as_is.minutes_limited == 14 * 27 and gp3.as_is.floor
+    assert gp3.option.held and gp3.option.days == 14.0
+    assert dict(gp3.after) == {"volume_type": "gp3", "size_gib": 80}
+    grown = tried(Asked.parse("vol-batch:size=160"), VOLUME, INVENTORY, nightly_drain())
+    # 160 GiB: a 480 IOPS baseline, its credits last 125 min at 1,200 IOPS: past the batch.
+    assert grown.option.held
+    small = tried(Asked.parse("vol-batch:size=100"), VOLUME, INVENTORY, nightly_drain())
+    assert 0 < small.option.minutes_limited < small.as_is.minutes_limited
+    text = render([gp3, small])
+    assert "as it is  gp2 80 GiB" in text and "tried     gp3 80 GiB" in text
+    assert "would have limited at least 378 min, on 14 of 14 days" in text
+    assert "would have limited 0 min of the last 14 days" in text
+    assert json.loads(json.dumps(gp3.as_dict()))["option"]["minutes_limited"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("vol-batch", "expected ID:KEY=VALUE"),
+        ("vol-batch:colour=red", "unknown key 'colour' (known: type, size, iops"),
+        ("vol-batch:size=big", "size=big is not a whole number"),
+        ("vol-batch:size=0", "size=0 must be above zero"),
+        ("vol-batch:iops=", "iops has no value"),
+    ],
+)
+def test_a_wrong_what_if_is_one_line_that_says_where_and_why(text: str, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Asked.parse(text)
+    assert str(caught.value).startswith(f"--what-if {text}: ") and says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("vol-batch:type=gp4", "type gp4 is not an EBS volume type"),
+        ("vol-batch:type=gp3,iops=2000", "gp3 includes 3,000 IOPS"),
+        # 0.25 MiB/s per provisioned IOPS (Amazon EBS User Guide, "General Purpose SSD").
+        ("vol-batch:type=gp3,iops=3000,throughput=1000", "provisions 125 to 750 MiB/s"),
+        # 500 IOPS per GiB on gp3, 50 on io1.
+        ("vol-batch:type=gp3,iops=50000", "gp3 at 80 GiB provisions at most 40,000 IOPS"),
+        ("vol-batch:type=io1", "io1 needs iops="),
+        ("vol-batch:type=io1,iops=5000", "io1 at 80 GiB provisions at most 4,000 IOPS"),
+        ("vol-batch:iops=5000", "gp2 has no provisioned IOPS"),
+        ("vol-batch:type=st1", "st1 starts at 125 GiB"),
+        ("vol-batch:size=20000", "gp2 holds at most 16,384 GiB"),
+    ],
+)
+def test_a_configuration_aws_does_not_sell_is_refused(text: str, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        tried(Asked.parse(text), VOLUME, INVENTORY, nightly_drain())
+    assert says in str(caught.value)
+
+
+def test_a_resource_not_in_the_inventory_is_named() -> None:
+    with pytest.raises(ConfigError, match="no volume or RDS instance vol-gone in the inventory"):
+        find(Asked.parse("vol-gone:type=gp3"), {"us-east-1": INVENTORY})
+
+
+def test_the_shipped_recording_answers_what_if_for_the_replica(capsys) -> None:
+    """Incident 3's replica, gp2 800 GiB, ran empty one Friday: gp3 would have held."""
+    argv = ["backtest", "--from", "incident-3-fortnight", "--format", "json"]
+    assert main([*argv, "--what-if", "orders-replica:type=gp3"]) == 0
+    [found] = json.loads(capsys.readouterr().out)["what_if"]
+    assert found["resource_type"] == "db_instance"
+    assert found["from"] == {"storage_type": "gp2", "allocated_gib": 800}
+    assert found["to"] == {"storage_type": "gp3", "allocated_gib": 800}
+    assert found["as_is"]["minutes_limited"] > 0 and found["as_is"]["floor"]
+    assert found["as_is"]["worst_day"] == "2026-11-13"
+    assert found["option"]["minutes_limited"] == 0
+    assert main([*argv, "--what-if", "orders-replica:stripes=2"]) == 2
+    assert "an RDS instance's storage has no stripes" in capsys.readouterr().err
+
+
+def test_over_the_account_it_reads_the_volume_s_counts_and_says_what_it_cost(aws, capsys) -> None:
+    """Through moto: a volume at 1,200 IOPS until its gp2 80 GiB bucket empties (93 min),
+    then at its baseline."""
+    from datetime import timedelta
+
+    import boto3
+
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    volume = ec2.create_volume(AvailabilityZone="us-east-1a", Size=80, VolumeType="gp2")
+    vid = volume["VolumeId"]
+    instance = ec2.run_instances(
+        ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="m5.large"
+    )["Instances"][0]["InstanceId"]
+    ec2.attach_volume(VolumeId=vid, InstanceId=instance, Device="/dev/sdf")
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    for minute in range(160, 5, -1):
+        iops = 1_200.0 if minute > 160 - 93 else 240.0
+        at = now - timedelta(minutes=minute)
+        cloudwatch.put_metric_data(
+            Namespace="AWS/EBS",
+            MetricData=[
+                {
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "VolumeId", "Value": vid}],
+                    "Timestamp": at,
+                    "Value": value * 60,
+                    "Unit": "Count" if "Ops" in name else "Bytes",
+                }
+                for name, value in (("VolumeReadOps", iops), ("VolumeReadBytes", iops * 16_384))
+            ],
+        )
+    argv = ["backtest", "--region", "us-east-1", "--since", "1d", "--format", "json"]
+    assert main([*argv, "--what-if", f"{vid}:type=gp3"]) == 0
+    out, err = capsys.readouterr()
+    [found] = json.loads(out)["what_if"]
+    assert found["option"]["minutes_limited"] == 0
+    assert found["as_is"]["days"] < 1 and found["as_is"]["floor"]
+    assert "fetched 4 metrics in 1 call(s)" in err
