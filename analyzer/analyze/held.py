@@ -23,7 +23,7 @@ import numpy as np
 from analyzer.analyze.kinds.credits_exhausted import BEFORE_ABOVE
 from analyzer.model.demand import DAY_S, Demand, Flags, Floats
 from analyzer.model.findings import PastFit
-from analyzer.model.limits import MERGED_ABOVE, CreditBucket, Envelope
+from analyzer.model.limits import INSTANCE_BURST_S, MERGED_ABOVE, CreditBucket, Envelope
 from analyzer.model.state import EMPTY_BALANCE_PERCENT
 from analyzer.model.units import Unit
 
@@ -157,22 +157,40 @@ def _limits_in_force(
     limits: Envelope, iops: Floats, bps: Floats, period_s: int
 ) -> tuple[Floats, Floats]:
     """The IOPS and throughput limits in force in each period: the burst levels while the
-    bucket has credits, the baselines once it is empty."""
+    bucket has credits, the baselines once it is empty. An instance type whose EBS baseline
+    is below its maximum has two buckets, one for each, that hold `INSTANCE_BURST_S` at the
+    maximum and count I/O as submitted."""
     n = len(iops)
-    if limits.bucket is None or not limits.bursts:
+    if not limits.bursts:
         return np.full(n, limits.iops), np.full(n, limits.throughput_bps)
-    left = _credits_left(limits.bucket, iops, bps, period_s)
+    if limits.bucket is None:
+        io = _instance_bucket(limits.iops, limits.baseline_iops, Unit.IOPS)
+        byte = _instance_bucket(
+            limits.throughput_bps, limits.baseline_throughput_bps, Unit.BYTES_PER_SECOND
+        )
+        return (
+            np.where(_credits_left(io, iops, period_s), limits.iops, limits.baseline_iops),
+            np.where(
+                _credits_left(byte, bps, period_s),
+                limits.throughput_bps,
+                limits.baseline_throughput_bps,
+            ),
+        )
+    left = _credits_left(limits.bucket, _charges(limits.bucket, iops, bps), period_s)
     return (
         np.where(left, limits.iops, limits.baseline_iops),
         np.where(left, limits.throughput_bps, limits.baseline_throughput_bps),
     )
 
 
-def _credits_left(bucket: CreditBucket, iops: Floats, bps: Floats, period_s: int) -> Flags:
+def _instance_bucket(maximum: float, baseline: float, unit: Unit) -> CreditBucket:
+    return CreditBucket((maximum - baseline) * INSTANCE_BURST_S, baseline, maximum, unit)
+
+
+def _credits_left(bucket: CreditBucket, charge: Floats, period_s: int) -> Flags:
     """Whether the bucket has credits at the start of each period, starting full: each period
-    it earns its baseline and is charged what it serves (at most its burst, and at most its
-    baseline once empty)."""
-    charge = _charges(bucket, iops, bps)
+    it earns its baseline and is charged what it serves of `charge` (at most its burst, and
+    at most its baseline once empty)."""
     draining = np.flatnonzero(charge > bucket.baseline)
     left = np.ones(len(charge), dtype=np.bool_)
     if len(draining) == 0:

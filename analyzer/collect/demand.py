@@ -45,9 +45,13 @@ def _names(namespace: Namespace, parts: tuple[Part, ...]) -> tuple[str, ...]:
     return tuple(m.name for m in found if m is not None)
 
 
-_SUMS = frozenset(_names(Namespace.EBS, OPS + BYTES))
-_OPS = frozenset(_names(Namespace.EBS, OPS) + _names(Namespace.RDS, RATES))
-_BYTES = frozenset(_names(Namespace.EBS, BYTES) + _names(Namespace.RDS, BYTE_RATES))
+_SUMS = frozenset(_names(Namespace.EBS, OPS + BYTES) + _names(Namespace.EC2, OPS + BYTES))
+_OPS = frozenset(
+    _names(Namespace.EBS, OPS) + _names(Namespace.EC2, OPS) + _names(Namespace.RDS, RATES)
+)
+_BYTES = frozenset(
+    _names(Namespace.EBS, BYTES) + _names(Namespace.EC2, BYTES) + _names(Namespace.RDS, BYTE_RATES)
+)
 
 
 CPU = "CPUUtilization"
@@ -123,14 +127,18 @@ def _extremes(
 def demand_queries(resource: Resource) -> list[MetricQuery]:
     """A volume's operation and byte sums at one minute, as AWS/EBS publishes them (the
     CloudWatch agent's, where it publishes some, stand for them only in polls); an RDS
-    instance's storage rates at one minute, as AWS/RDS publishes them."""
+    instance's storage rates at one minute, as AWS/RDS publishes them; an EC2 instance's EBS
+    operation and byte sums at its monitoring's period (five minutes under basic monitoring,
+    whose points a finer period would not split)."""
+    period = PERIOD_S
     if isinstance(resource, Volume):
         found = queries.for_volume(resource, use_agent=False)
     elif isinstance(resource, DbInstance):
         found = queries.for_db_instance(resource, period_s=PERIOD_S)
     else:
-        return []
-    return [replace(q, period_s=PERIOD_S) for q in found if q.metric in _OPS | _BYTES]
+        found = queries.for_instance(resource)
+        period = max((q.period_s for q in found), default=PERIOD_S)
+    return [replace(q, period_s=period) for q in found if q.metric in _OPS | _BYTES]
 
 
 def fetch_demand(
@@ -141,17 +149,18 @@ def fetch_demand(
     stats: FetchStats,
     days: float = DAYS,
 ) -> Iterator[tuple[str, Demand]]:
-    """Each volume's or RDS instance's rates over its last `days` days (or what CloudWatch
-    holds of them), as CloudWatch shows them, by resource id: one GetMetricData call a
-    resource, one page (its four metrics, 80,640 values of the 100,800 a call returns), read
+    """Each volume's, RDS instance's or EC2 instance's rates over its last `days` days (or
+    what CloudWatch holds of them), as CloudWatch shows them, by resource id: one
+    GetMetricData call a resource, one page (its four metrics, at most 80,640 values of the
+    100,800 a call returns), read
     as the caller takes them, so that one fortnight is held at a time. A resource whose
     counts failed, or that has none, is left out: its fixes say nothing of the past rather
     than something wrong."""
-    window = aligned(now, PERIOD_S, days * 86_400, settle_s)
     for resource in resources:
         found = demand_queries(resource)
         if not found:
             continue
+        window = aligned(now, found[0].period_s, days * 86_400, settle_s)
         answered: dict[MetricQuery, Series] = {}
         for _, got in fetch(metrics, [(window, found)], stats):
             answered.update(got)

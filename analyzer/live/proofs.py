@@ -24,7 +24,7 @@ from analyzer.errors import AnalyzerError
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Finding, PastFit
 from analyzer.model.metrics import Namespace
-from analyzer.model.resources import DbInstance, ResourceType, Volume
+from analyzer.model.resources import DbInstance, ResourceType
 from analyzer.model.state import FetchStats, Snapshot
 from analyzer.model.units import GIB
 
@@ -120,9 +120,8 @@ class Proofs:
         for finding in findings:
             scope, rid = key = (finding.resource.scope, finding.resource.resource_id)
             rank = (key in alerted, -finding.severity.rank)
-            state = snapshot.get(scope, rid)
-            stored = state is not None and isinstance(state.resource, Volume | DbInstance)
-            if stored and finding.remedies and self._stale(finding, self.storage.get(key), now):
+            replayed = snapshot.get(scope, rid) is not None and proof.replayable(finding)
+            if replayed and self._stale(finding, self.storage.get(key), now):
                 want(("storage", scope, (finding.resource.resource_type, rid)), rank)
             other = (choosing or {}).get(key)
             if other is not None and self._peaks_stale(self.peaks.get((scope, other[1])), now):
@@ -268,5 +267,6 @@ def _proof(
         sized = finding
         if recalled is not None:
             before, sized = rate, conclude(recalled, snapshot, catalog)
-        fits |= proof.weighed(sized, state, seen)
+        types = {t.name: t for t in catalog.instance_types(state.ref.region)}
+        fits |= proof.weighed(sized, state, seen, types)
     return Proof(now, fits, before)

@@ -185,3 +185,28 @@ def test_no_rate_before_is_claimed_where_the_past_does_not_end_at_the_baseline()
     iops = np.concatenate((np.full(600, 250.0), np.full(60, 240.0)))
     assert before_emptied(Demand.seen(START, 60, iops, iops * IO_BYTES), bucket) is None
     assert before_emptied(Demand.seen(START, 60, np.zeros(60), np.zeros(60)), bucket) is None
+
+
+def test_an_instance_type_bursts_thirty_minutes_at_its_maximum_on_two_buckets() -> None:
+    from analyzer.model.limits import instance_type_envelope
+    from tests.fakes import M5
+
+    m5 = instance_type_envelope(M5)
+    assert m5 is not None
+    # m5.large: 3,600 IOPS and 81.25 MB/s of baseline, 18,750 and 593.75 MB/s at most
+    # (DescribeInstanceTypes, EbsOptimizedInfo). Each bucket holds 30 min at the maximum:
+    # 15,150 x 1,800 I/O credits, drained at 10,000 - 3,600 a second: 71 min.
+    assert (m5.baseline_iops, m5.iops) == (3_600, 18_750)
+
+    def run(minutes: int, iops: float = 10_000.0, io_bytes: float = 4_096) -> Demand:
+        rates = np.concatenate((np.full(60, 100.0), np.full(minutes, iops), np.full(60, 100.0)))
+        return Demand.seen(START, 60, rates, rates * io_bytes)
+
+    assert replay(run(70), m5).held
+    # Below the 1 % read as empty from its 72nd minute on: 19 of the 90 minutes limited.
+    assert replay(run(90), m5).minutes_limited == 19
+    # Throughput has its own bucket: 2,000 IOPS of 256 KiB, 524 MB/s, under the IOPS baseline
+    # but past the 81.25 MB/s one. 512.5 MB/s for 30 min of credits, drained at 443 MB/s a
+    # second, last 35 min: 25 of the 60 limited.
+    by_bytes = replay(run(60, 2_000.0, 256 * 1024), m5)
+    assert by_bytes.minutes_limited == 25

@@ -4,6 +4,7 @@ its fixes: four metrics a volume, asked as AWS/EBS publishes them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from analyzer.collect.demand import DAYS, cpu_query, demand_queries, fetch_cpu_peaks, fetch_demand
@@ -28,7 +29,20 @@ def test_a_volume_is_asked_its_four_sums_by_the_minute() -> None:
     ]
     assert {(q.namespace, q.stat, q.period_s) for q in asked} == {("AWS/EBS", "Sum", 60)}
     assert {q.dimensions for q in asked} == {(("VolumeId", "vol-1"),)}
-    assert demand_queries(instance_state(M5).resource) == []
+
+
+def test_an_instance_is_asked_its_ebs_sums_at_its_monitoring_s_period() -> None:
+    # Basic monitoring publishes AWS/EC2 every five minutes: a finer period would not split
+    # its points (EC2 User Guide, "Instance metrics").
+    for detailed, period in ((True, 60), (False, 300)):
+        asked = demand_queries(instance_state(M5, detailed=detailed).resource)
+        assert sorted(q.metric for q in asked) == [
+            "EBSReadBytes",
+            "EBSReadOps",
+            "EBSWriteBytes",
+            "EBSWriteOps",
+        ]
+        assert {(q.namespace, q.stat, q.period_s) for q in asked} == {("AWS/EC2", "Sum", period)}
 
 
 def test_an_rds_instance_is_asked_its_four_storage_rates_and_they_are_rates_already() -> None:
@@ -107,9 +121,9 @@ def test_a_volume_whose_counts_failed_or_never_came_is_left_out() -> None:
     states = [volume_state(volume_id=v).resource for v in ("vol-ok", "vol-failed", "vol-idle")]
     found = dict(fetch_demand(Failing(value), states, NOW, SETTLE_S, FetchStats()))
     assert set(found) == {"vol-ok"}
-    assert not [
-        *fetch_demand(Failing(value), [instance_state(M5).resource], NOW, SETTLE_S, FetchStats())
-    ]
+    # A stopped instance publishes nothing, and is asked nothing.
+    stopped = replace(instance_state(M5).resource, state="stopped")
+    assert not [*fetch_demand(Failing(value), [stopped], NOW, SETTLE_S, FetchStats())]
 
 
 class Counted(FakeMetricData):

@@ -25,9 +25,14 @@ from analyzer.model.findings import (
     past_span,
 )
 from analyzer.model.layers import Bucket
-from analyzer.model.limits import CreditBucket, Envelope, volume_envelope
+from analyzer.model.limits import (
+    CreditBucket,
+    Envelope,
+    instance_type_envelope,
+    volume_envelope,
+)
 from analyzer.model.rds_storage import db_storage_envelope
-from analyzer.model.resources import DbInstance, ResourceType, Volume
+from analyzer.model.resources import DbInstance, Instance, InstanceType, ResourceType, Volume
 from analyzer.model.state import Resource, ResourceState
 
 ChangeKey = tuple[object, ...]
@@ -42,23 +47,33 @@ def change_key(change: Change) -> ChangeKey:
     )
 
 
-def proven(finding: Finding, state: ResourceState, seen: Demand) -> Finding:
+def proven(
+    finding: Finding,
+    state: ResourceState,
+    seen: Demand,
+    types: Mapping[str, InstanceType] | None = None,
+) -> Finding:
     """`finding` with each fix's `past`, and its fixes in that order. `seen`: the resource's
     rates over its past days, as CloudWatch shows them."""
-    return with_past(finding, weighed(finding, state, seen))
+    return with_past(finding, weighed(finding, state, seen, types))
 
 
-def weighed(finding: Finding, state: ResourceState, seen: Demand) -> dict[ChangeKey, PastFit]:
+def weighed(
+    finding: Finding,
+    state: ResourceState,
+    seen: Demand,
+    types: Mapping[str, InstanceType] | None = None,
+) -> dict[ChangeKey, PastFit]:
     """The past of each of the finding's fixes that changes the resource's own limits, by its
     change: the figures kept where the demand is not (a fortnight of minutes is 20,160 values
-    a metric)."""
+    a metric). `types`: the instance types an instance's fixes may name, by name."""
     demand = behind(seen, state.envelope)
     # The resource as it is, replayed only where a fix to buy time is weighed against it.
     stopgap = any(r.kind is RemedyKind.STOPGAP for r in finding.remedies)
     today = replay(demand, state.envelope) if stopgap and state.envelope is not None else None
     fits = {}
     for remedy in finding.remedies:
-        limits = option_limits(remedy.change, state.resource)
+        limits = option_limits(remedy.change, state.resource, types)
         if limits is None or remedy.change is None:
             continue
         held = replay(demand, limits)
@@ -78,6 +93,13 @@ def with_past(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> Finding:
         for remedy in finding.remedies
     ]
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
+
+
+def replayable(finding: Finding) -> bool:
+    """Whether a fix of `finding` changes its resource's own limits: what its past is read
+    for."""
+    rid = finding.resource.resource_id
+    return any(r.change is not None and _own(r.change, rid) for r in finding.remedies)
 
 
 def unweighed(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> bool:
@@ -186,13 +208,18 @@ def _would_have_limited(remedy: Remedy) -> bool:
     return remedy.past is not None and not remedy.past.held
 
 
-def option_limits(change: Change | None, resource: Resource) -> Envelope | None:
-    """The limits the resource has after `change`, where it changes this very volume, or
-    this RDS instance's storage; None for a change of anything else (an instance type, a DB
-    class: not replayed here)."""
+def option_limits(
+    change: Change | None, resource: Resource, types: Mapping[str, InstanceType] | None = None
+) -> Envelope | None:
+    """The limits the resource has after `change`, where it changes this very volume, this
+    RDS instance's storage, or this EC2 instance's type (one of `types`); None for a change
+    of anything else (a DB class: not replayed)."""
     if change is None or not _own(change, resource.ref.resource_id):
         return None
     after = change.after
+    if isinstance(resource, Instance):
+        info = (types or {}).get(str(after.get("instance_type")))
+        return instance_type_envelope(info) if info is not None else None
     if isinstance(resource, DbInstance):
         storage_type = str(after["storage_type"])
         same = storage_type == resource.storage_type
@@ -222,12 +249,14 @@ def option_limits(change: Change | None, resource: Resource) -> Envelope | None:
 
 
 def _own(change: Change, resource_id: str) -> bool:
-    """Whether `change` is one the replay runs: a volume's own, or an RDS instance's
-    storage."""
+    """Whether `change` is one the replay runs: a volume's own, an RDS instance's storage,
+    or an EC2 instance's type."""
     if change.resource_id != resource_id:
         return False
     if change.resource_type is ResourceType.VOLUME:
         return True
+    if change.resource_type is ResourceType.INSTANCE:
+        return "instance_type" in change.after
     return change.resource_type is ResourceType.DB_INSTANCE and "storage_type" in change.after
 
 

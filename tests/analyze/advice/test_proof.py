@@ -190,3 +190,42 @@ def test_an_rds_instance_s_storage_fixes_are_replayed_through_rds_s_storage_mode
 
     assert replay(demand, limits).held
     assert state.envelope is not None and not replay(demand, state.envelope).held
+
+
+def test_an_instance_s_type_changes_are_replayed_through_the_types_ebs_limits() -> None:
+    from analyzer.model.resources import InstanceType
+    from tests.fakes import M5
+    from tests.helpers import instance_state
+
+    # m5.large at 10,000 IOPS for 90 min a night (its EBS bucket lasts 71 min at that rate).
+    # m5.xlarge: 6,000 IOPS of baseline, 18,750 at most: its buckets hold 30 min at the
+    # maximum and last 95 min at 10,000, past the 90. m5.2xlarge: 12,000 IOPS of baseline: no
+    # bucket is drained (DescribeInstanceTypes).
+    xlarge = InstanceType("m5.xlarge", 6_000, 18_750, 143.75e6, 593.75e6, 16 * 1024**3, True, 4)
+    big = InstanceType("m5.2xlarge", 12_000, 18_750, 287.5e6, 593.75e6, 32 * 1024**3, True, 8)
+    types = {t.name: t for t in (xlarge, big)}
+    state = instance_state(M5)
+    day = np.full(1440, 100.0)
+    day[120:210] = 10_000.0
+    rates = np.tile(day, 14)
+    seen = Demand.seen(START, 60, rates, rates * 16_384)
+
+    def moved(info: InstanceType) -> Remedy:
+        before = {"instance_type": "m5.large", "vcpus": 2, "memory_gib": 8.0}
+        after = {"instance_type": info.name, "vcpus": info.vcpus, "memory_gib": 16.0}
+        change = Change(ResourceType.INSTANCE, "i-1", before, after)
+        return Remedy(f"Move i-1 to {info.name}", 1.0, 1.0, change=change, kind=RemedyKind.INSTANCE)
+
+    finding = replace(cap(None), remedies=(moved(xlarge), moved(big)))
+    proved = proven(finding, state, seen, types)
+    assert [r.past is not None and r.past.held for r in proved.remedies] == [True, True]
+    assert proved.remedies[0].past is not None and proved.remedies[0].past.days == 14.0
+    # A type the catalogue does not know: no figure, never a guess.
+    unknown = proven(finding, state, seen, {})
+    assert all(r.past is None for r in unknown.remedies)
+    # m5.large itself, as it is: 19 minutes of each night past its bucket.
+    assert option_limits(moved(M5).change, state.resource, {"m5.large": M5}) is not None
+    from analyzer.analyze.held import replay
+
+    as_is = option_limits(moved(M5).change, state.resource, {"m5.large": M5})
+    assert as_is is not None and replay(seen, as_is).minutes_limited == 14 * 19
