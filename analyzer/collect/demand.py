@@ -16,13 +16,14 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from analyzer.collect import queries
+from analyzer.collect.agent_metrics import Lister
 from analyzer.collect.boundaries import MetricData
 from analyzer.collect.fetch import fetch
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window, aligned
 from analyzer.model import metrics
 from analyzer.model.demand import Demand
-from analyzer.model.metrics import Measure, Namespace, Part
+from analyzer.model.metrics import Dimension, Measure, Namespace, Part
 from analyzer.model.resources import DbInstance, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import FetchStats, Resource
@@ -104,6 +105,46 @@ def fetch_least_free_memory(
     return _extremes(metrics_, asked, now, settle_s, stats, min)
 
 
+MEMORY_USED = "mem_used_percent"
+"""The CloudWatch agent's memory in use, in percent of the instance's (its `mem` plugin:
+CloudWatch agent User Guide, "Metrics collected by the CloudWatch agent"), under the
+dimensions its `append_dimensions` gives: taken from ListMetrics, never assumed."""
+AGENT_NAMESPACE = "CWAgent"
+"""Where the agent publishes unless configured otherwise."""
+MAX_SETS = 3
+"""Dimension sets read for one instance's memory (the agent's configuration changed)."""
+
+
+def fetch_most_memory_used(
+    metrics_: MetricData,
+    listing: Lister | None,
+    namespace: str,
+    ids: Iterable[str],
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
+) -> dict[str, tuple[float, float]]:
+    """By EC2 instance id, the most memory in use over the last `DAYS` days (percent: the
+    highest 5-minute maximum of `mem_used_percent`), and the days that covers, where the
+    CloudWatch agent publishes it: one ListMetrics request a region and one metric an
+    instance. An instance it does not publish for is left out: its memory is unknown. A
+    failed ListMetrics is an AwsAccessError or AwsCallError, as a failed read."""
+    wanted = set(ids)
+    if not wanted or listing is None:
+        return {}
+    sets: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+    for name, dims in listing.list_metrics(namespace, Dimension.INSTANCE.value):
+        instance = dict(dims).get(Dimension.INSTANCE.value)
+        if name == MEMORY_USED and instance in wanted:
+            sets.setdefault(instance, []).append(dims)
+    asked = [
+        MetricQuery(rid, namespace, MEMORY_USED, dims, "Maximum", CPU_PERIOD_S)
+        for rid, found in sets.items()
+        for dims in sorted(found)[:MAX_SETS]
+    ]
+    return _extremes(metrics_, asked, now, settle_s, stats, max)
+
+
 def _extremes(
     metrics_: MetricData,
     asked: list[MetricQuery],
@@ -115,12 +156,17 @@ def _extremes(
     if not asked:
         return {}
     window = aligned(now, CPU_PERIOD_S, DAYS * 86_400, settle_s)
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for _, got in fetch(metrics_, [(window, asked)], stats):
         for query, series in got.items():
             if series.status is Status.OK and series.values:
                 days = (window.end - series.timestamps[0]).total_seconds() / 86_400
-                out[query.resource_id] = (pick(series.values), days)
+                found = (pick(series.values), days)
+                # Several dimension sets of one instance: the most of them, over the longest.
+                if query.resource_id in out:
+                    kept = out[query.resource_id]
+                    found = (pick((kept[0], found[0])), max(kept[1], found[1]))
+                out[query.resource_id] = found
     return out
 
 

@@ -311,6 +311,7 @@ class Analyzer:
         alerts are raised already, read after the others."""
         snapshot = result.snapshot
         kept = self.proofs if self.proofs is not None else Proofs(reads_per_cycle=None)
+        kept.agent_namespace = self.settings.cloudwatch_agent_namespace
         choosing = proofs.chosen(result.findings)
         due = kept.due(result.findings, snapshot, now, alerted, choosing)
         if self.price_list is None:
@@ -323,7 +324,7 @@ class Analyzer:
                 due,
                 result.findings,
                 snapshot,
-                lambda scope: self.scopes.at(scope).metrics,
+                self.scopes.at,
                 now,
                 self.settings.settle_delay,
                 stats,

@@ -19,12 +19,12 @@ from analyzer.analyze.advice.proof import ChangeKey, Peak
 from analyzer.analyze.analysis import conclude
 from analyzer.analyze.catalog import Catalog
 from analyzer.collect import demand
-from analyzer.collect.boundaries import MetricData
+from analyzer.collect.regions import Region
 from analyzer.errors import AnalyzerError
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Finding, PastFit
 from analyzer.model.metrics import Namespace
-from analyzer.model.resources import DbInstance, ResourceType
+from analyzer.model.resources import DbInstance, Instance, ResourceType
 from analyzer.model.state import FetchStats, Snapshot
 from analyzer.model.units import GIB
 
@@ -96,6 +96,8 @@ class Proofs:
     reads_per_cycle: int | None = READS_PER_CYCLE
     """None: every resource with a fix to weigh (`once`)."""
     keep_s: float = KEEP_S
+    agent_namespace: str | None = None
+    """Where the CloudWatch agent publishes an instance's memory (`CWAgent` unless set)."""
     storage: dict[Key, Proof] = field(default_factory=dict)
     peaks: dict[Key, Peaks] = field(default_factory=dict)
 
@@ -142,7 +144,7 @@ class Proofs:
         due: Due,
         findings: Iterable[Finding],
         snapshot: Snapshot,
-        metrics_at: Callable[[str], MetricData],
+        region_at: Callable[[str], Region],
         now: datetime,
         settle_s: float,
         stats: FetchStats,
@@ -156,13 +158,14 @@ class Proofs:
         for scope in due.storage.keys() | due.peaks.keys():
             asked = due.storage.get(scope, [])
             try:
-                metrics = metrics_at(scope)
+                where = region_at(scope)
+                metrics = where.metrics
                 stored = [s.resource for r in asked if (s := snapshot.get(scope, r)) is not None]
                 for rid, seen in demand.fetch_demand(metrics, stored, now, settle_s, stats):
                     found = by_key.get((scope, rid), [])
                     self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
                 self._read_peaks(
-                    scope, due.peaks.get(scope, []), snapshot, metrics, now, settle_s, stats
+                    scope, due.peaks.get(scope, []), snapshot, where, now, settle_s, stats
                 )
             except AnalyzerError as exc:
                 stats.metrics_failed += 1
@@ -212,11 +215,12 @@ class Proofs:
         scope: str,
         asked: list[Chosen],
         snapshot: Snapshot,
-        metrics: MetricData,
+        where: Region,
         now: datetime,
         settle_s: float,
         stats: FetchStats,
     ) -> None:
+        metrics = where.metrics
         ec2 = [rid for kind, rid in asked if kind is ResourceType.INSTANCE]
         rds = [rid for kind, rid in asked if kind is ResourceType.DB_INSTANCE]
         cpu = demand.fetch_cpu_peaks(metrics, ec2, now, settle_s, stats)
@@ -229,6 +233,23 @@ class Proofs:
             info = db.resource.class_info if db and isinstance(db.resource, DbInstance) else None
             if info is not None and info.memory_bytes:
                 used[rid] = (max(info.memory_bytes - free, 0.0) / GIB, days)
+        agent = self.agent_namespace or demand.AGENT_NAMESPACE
+        try:
+            memory = demand.fetch_most_memory_used(
+                metrics, where.listing, agent, ec2, now, settle_s, stats
+            )
+        except AnalyzerError as exc:
+            # ListMetrics refused: the memory is unknown, the CPU read above stands.
+            stats.metrics_failed += 1
+            stats.errors.append(str(exc))
+            memory = {}
+        for rid, (percent, days) in memory.items():
+            state = snapshot.get(scope, rid)
+            info = (
+                state.resource.type_info if state and isinstance(state.resource, Instance) else None
+            )
+            if info is not None and info.memory_bytes:
+                used[rid] = (percent / 100 * info.memory_bytes / GIB, days)
         for _, rid in asked:
             self.peaks[(scope, rid)] = Peaks(now, cpu.get(rid), used.get(rid))
 

@@ -180,3 +180,53 @@ def test_an_rds_instance_s_cpu_and_least_free_memory_are_asked_by_its_identifier
     assert (cpu.namespace, cpu.dimensions) == ("AWS/RDS", (("DBInstanceIdentifier", "orders"),))
     assert (free.metric, free.stat, free.period_s) == ("FreeableMemory", "Minimum", 300)
     assert stats.metrics_requested == 2
+
+
+class Listing:
+    """ListMetrics as the CloudWatch agent's `append_dimensions` leave it."""
+
+    region = "us-east-1"
+
+    def __init__(self, listed: list[tuple[str, tuple[tuple[str, str], ...]]]) -> None:
+        self.listed = listed
+        self.asked: list[tuple[str, str]] = []
+
+    def list_metrics(self, namespace: str, dimension: str):  # type: ignore[no-untyped-def]
+        self.asked.append((namespace, dimension))
+        return self.listed
+
+
+def test_an_instance_s_memory_is_read_where_the_agent_publishes_it_under_its_dimensions() -> None:
+    from analyzer.collect.demand import fetch_most_memory_used
+
+    one = (("ImageId", "ami-1"), ("InstanceId", "i-1"), ("InstanceType", "m5.large"))
+    moved = (("InstanceId", "i-2"), ("InstanceType", "m5.xlarge"))
+    before = (("InstanceId", "i-2"), ("InstanceType", "m5.large"))
+    listing = Listing(
+        [
+            ("mem_used_percent", one),
+            ("disk_used_percent", (("InstanceId", "i-3"), ("path", "/"))),
+            ("mem_used_percent", moved),
+            ("mem_used_percent", before),
+            ("mem_used_percent", (("InstanceId", "i-other"),)),
+        ]
+    )
+
+    def value(query: MetricQuery, at: datetime) -> float | None:
+        if query.dimensions == moved:
+            return 30.0
+        if query.dimensions == before:
+            return 55.0 if at.day == 20 else 20.0
+        return 42.0 if at.day == 21 else 12.0
+
+    metrics = Counted(value)
+    stats = FetchStats()
+    ids = ["i-1", "i-2", "i-3"]
+    found = fetch_most_memory_used(metrics, listing, "CWAgent", ids, NOW, SETTLE_S, stats)
+    # Each dimension set asked as listed; an instance under two sets gets the most of both.
+    assert found == {"i-1": (42.0, 14.0), "i-2": (55.0, 14.0)}
+    assert listing.asked == [("CWAgent", "InstanceId")]
+    assert stats.metrics_requested == 3 and metrics.calls == [3]
+    [window] = metrics.windows
+    assert window.period_s == 300
+    assert fetch_most_memory_used(metrics, None, "CWAgent", ids, NOW, SETTLE_S, stats) == {}

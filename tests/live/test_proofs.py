@@ -144,3 +144,40 @@ def test_a_read_that_fails_is_tried_again_after_an_hour_not_every_cycle() -> Non
     again = cycle(analyzer, T0 + timedelta(seconds=REWEIGH_AFTER_S), everyone)
     assert len(metrics.take()) == 5
     assert weighed(again) == {v.volume_id for v in VOLUMES}
+
+
+def test_an_instance_s_memory_comes_from_the_cloudwatch_agent_and_a_refusal_costs_only_it() -> None:
+    from analyzer.analyze.catalog import NO_OFFERS, Catalog
+    from analyzer.analyze.prices import PriceList
+    from analyzer.errors import AwsAccessError
+    from analyzer.live.proofs import Due
+    from analyzer.model.resources import ResourceType
+    from tests.fakes import M5
+    from tests.helpers import instance_state, snapshot_of
+
+    class Listing:
+        region = "us-east-1"
+        refuse = False
+
+        def list_metrics(self, namespace: str, dimension: str):  # type: ignore[no-untyped-def]
+            if self.refuse:
+                raise AwsAccessError("cloudwatch:ListMetrics in us-east-1: AccessDenied")
+            return [("mem_used_percent", (("InstanceId", "i-1"),))]
+
+    def value(query: MetricQuery, _at: datetime) -> float | None:
+        return {"CPUUtilization": 35.0, "mem_used_percent": 25.0}.get(query.metric)
+
+    snapshot = snapshot_of(instance_state(M5))
+    listing = Listing()
+    region = Region("us-east-1", FakeDescriber(), FakeMetricData(value), listing=listing)
+    catalog = Catalog(PriceList(), NO_OFFERS)
+    for refuse in (False, True):
+        listing.refuse = refuse
+        proofs, stats = Proofs(), FetchStats()
+        due = Due(peaks={"us-east-1": [(ResourceType.INSTANCE, "i-1")]})
+        proofs.read(due, [], snapshot, lambda _: region, T0, 120.0, stats, catalog)
+        kept = proofs.peaks[("us-east-1", "i-1")]
+        assert kept.cpu == (35.0, 14.0)
+        # A quarter of m5.large's 8 GiB, over the same fortnight; unknown where refused.
+        assert kept.memory == (None if refuse else (2.0, 14.0))
+        assert stats.metrics_failed == (1 if refuse else 0)
