@@ -127,7 +127,7 @@ def test_half_the_vcpus_are_not_offered_at_a_peak_of_70_percent_nor_where_unknow
     assert len(fitted(finding, (40.0, 14.0)).remedies) == 2
 
 
-def test_less_memory_is_left_out_since_the_memory_used_is_not_read() -> None:
+def test_less_memory_is_left_out_where_the_memory_used_is_unknown() -> None:
     finding = capped(instance_fix(16, 32.0, "c6in.4xlarge"), instance_fix(32, 128.0, "m5.8xlarge"))
     assert [r.action for r in fitted(finding, (5.0, 14.0)).remedies] == ["Move i-1 to m5.8xlarge"]
 
