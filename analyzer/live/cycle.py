@@ -310,7 +310,7 @@ class Analyzer:
         instance; `analyze/advice/proof.py`). `alerted`: (scope, id) of resources whose
         alerts are raised already, read after the others."""
         snapshot = result.snapshot
-        kept = self.proofs if self.proofs is not None else Proofs(reads_per_cycle=None)
+        kept = self.proofs if self.proofs is not None else Proofs(None, budget_s=None)
         kept.agent_namespace = self.settings.cloudwatch_agent_namespace
         choosing = proofs.chosen(result.findings)
         due = kept.due(result.findings, snapshot, now, alerted, choosing)

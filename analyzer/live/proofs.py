@@ -2,14 +2,16 @@
 
 A fix is weighed on its resource's last fourteen days when its finding is there to be told:
 each run of `once`, and in the daemon when its alert is about to be sent. The daemon reads
-the past of at most `reads_per_cycle` resources a cycle, those of alerts not yet sent first,
-and keeps what it showed (`Proof`, `Peaks`: a few figures a fix) for `keep_s`, or until the
-resource has no finding left. A fix sized anew since is weighed again once its figures are
-an hour old; meanwhile it says nothing of the past rather than another fix's figures.
+the past of at most `reads_per_cycle` resources a cycle, for at most `budget_s`, those of
+alerts not yet sent first, and keeps what it showed (`Proof`, `Peaks`: a few figures a fix)
+for `keep_s`, or until the resource has no finding left. A fix sized anew since is weighed
+again once its figures are an hour old; meanwhile it says nothing of the past rather than
+another fix's figures.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +36,8 @@ Key = tuple[str, str]
 READS_PER_CYCLE = 20
 """Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume or
 RDS instance."""
+BUDGET_S = 10.0
+"""At most this long a cycle is spent reading the past, whatever the count."""
 KEEP_S = 6 * 3600.0
 """How long what a read showed stands: fourteen days moved by six hours change little."""
 REWEIGH_AFTER_S = 3600.0
@@ -66,7 +70,8 @@ class Due:
     """What a cycle reads, by scope: the volumes and RDS instances whose storage fixes it
     weighs, and the instances and DB instances whose type or class it chooses."""
 
-    storage: dict[str, list[str]] = field(default_factory=dict)
+    storage: list[Key] = field(default_factory=list)
+    """(scope, id), the most wanted first."""
     peaks: dict[str, list[Chosen]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
@@ -96,6 +101,9 @@ class Proofs:
     reads_per_cycle: int | None = READS_PER_CYCLE
     """None: every resource with a fix to weigh (`once`)."""
     keep_s: float = KEEP_S
+    budget_s: float | None = BUDGET_S
+    """Seconds of reading a cycle, past which the rest waits for the next: botocore parses a
+    volume's fortnight (80,640 timestamps) in about a second. None: no bound (`once`)."""
     agent_namespace: str | None = None
     """Where the CloudWatch agent publishes an instance's memory (`CWAgent` unless set)."""
     storage: dict[Key, Proof] = field(default_factory=dict)
@@ -134,7 +142,7 @@ class Proofs:
         due = Due()
         for what, scope, (kind, rid) in ordered:
             if what == "storage":
-                due.storage.setdefault(scope, []).append(rid)
+                due.storage.append((scope, rid))
             else:
                 due.peaks.setdefault(scope, []).append((kind, rid))
         return due
@@ -155,29 +163,44 @@ class Proofs:
         by_key: dict[Key, list[Finding]] = {}
         for f in findings:
             by_key.setdefault((f.resource.scope, f.resource.resource_id), []).append(f)
-        for scope in due.storage.keys() | due.peaks.keys():
-            asked = due.storage.get(scope, [])
+        failed: set[str] = set()
+        # The peaks first: one small metric each, and they keep types out or in.
+        for scope, peaks in due.peaks.items():
             try:
-                where = region_at(scope)
-                metrics = where.metrics
-                stored = [s.resource for r in asked if (s := snapshot.get(scope, r)) is not None]
-                for rid, seen in demand.fetch_demand(metrics, stored, now, settle_s, stats):
-                    found = by_key.get((scope, rid), [])
-                    self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
-                self._read_peaks(
-                    scope, due.peaks.get(scope, []), snapshot, where, now, settle_s, stats
-                )
+                self._read_peaks(scope, peaks, snapshot, region_at(scope), now, settle_s, stats)
             except AnalyzerError as exc:
+                failed.add(scope)
                 stats.metrics_failed += 1
                 stats.errors.append(str(exc))
-            # Asked and not answered (failed, or no counts): nothing to say, asked again later.
-            for rid in asked:
-                kept = self.storage.get((scope, rid))
-                if kept is None or kept.read_at != now:
-                    self.storage[(scope, rid)] = Proof(now, {})
-            for _, rid in due.peaks.get(scope, []):
+            for _, rid in peaks:
                 if (scope, rid) not in self.peaks or self.peaks[(scope, rid)].read_at != now:
                     self.peaks[(scope, rid)] = Peaks(now, None, None)
+        # Then each resource's fortnight, most wanted first, until the time is spent: the
+        # rest stay due, read first next cycle.
+        started, tried = time.monotonic(), 0
+        for scope, rid in due.storage:
+            state = snapshot.get(scope, rid)
+            if state is None:
+                continue
+            if scope not in failed:
+                spent = time.monotonic() - started
+                if tried and self.budget_s is not None and spent > self.budget_s:
+                    break  # one at least each cycle, however slow
+                tried += 1
+                try:
+                    for _, seen in demand.fetch_demand(
+                        region_at(scope).metrics, [state.resource], now, settle_s, stats
+                    ):
+                        found = by_key.get((scope, rid), [])
+                        self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
+                except AnalyzerError as exc:
+                    failed.add(scope)
+                    stats.metrics_failed += 1
+                    stats.errors.append(str(exc))
+            # Asked and not answered (failed, or no counts): nothing to say, asked again later.
+            kept = self.storage.get((scope, rid))
+            if kept is None or kept.read_at != now:
+                self.storage[(scope, rid)] = Proof(now, {})
 
     def applied(
         self,

@@ -181,3 +181,14 @@ def test_an_instance_s_memory_comes_from_the_cloudwatch_agent_and_a_refusal_cost
         # A quarter of m5.large's 8 GiB, over the same fortnight; unknown where refused.
         assert kept.memory == (None if refuse else (2.0, 14.0))
         assert stats.metrics_failed == (1 if refuse else 0)
+
+
+def test_past_the_cycle_s_time_the_rest_waits_for_the_next_cycle_without_failing() -> None:
+    analyzer, metrics = daemon_analyzer(reads=5)
+    assert analyzer.proofs is not None
+    analyzer.proofs.budget_s = 0.0  # spent after the first read
+    first = cycle(analyzer, T0)
+    assert len(metrics.take()) == 1 and len(weighed(first)) == 1
+    # Not marked as failed: read the next cycle, one more each time.
+    cycle(analyzer, T0 + timedelta(minutes=1), {("us-east-1", v.volume_id) for v in VOLUMES})
+    assert len(metrics.take()) == 1
