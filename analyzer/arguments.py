@@ -301,10 +301,11 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--what-if",
         action="append",
         metavar="ID:KEY=VALUE,...",
-        help="replay this configuration of a volume or an RDS instance's storage over its "
-        "demand, beside it as it is, instead of the rules: keys type, size (GiB), iops, "
-        "throughput (MiB/s) and, for a volume, stripes; e.g. vol-0abc:type=gp3,iops=6000. "
-        "Repeat it to try several. Reads four metrics a resource",
+        help="replay this configuration of a volume, an RDS instance's storage or an EC2 "
+        "instance's type over its demand, beside it as it is, instead of the rules: keys "
+        "type, size (GiB), iops, throughput (MiB/s) and, for a volume, stripes; e.g. "
+        "vol-0abc:type=gp3,iops=6000 or i-0abc:type=m5.2xlarge. Repeat it to try several. "
+        "Reads four metrics a resource",
     )
     _format(backtest)
     _common(backtest, lookback=False)

@@ -26,6 +26,7 @@ from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
+from analyzer.model.resources import Instance
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 from analyzer.model.units import parse_duration
@@ -281,7 +282,14 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
                 f"--what-if {one.text}: no operations of {one.resource_id} in the "
                 f"{'recording' if args.source else 'last ' + units.duration(since_s)}"
             )
-        tried.append(what_if.tried(one, resource, inventories[scope], seen))
+        types = None
+        if isinstance(resource, Instance) and isinstance(one.settings.get("type"), str):
+            name = str(one.settings["type"])
+            known = [i.type_info for i in inventories[scope].instances if i.type_info]
+            if args.source is None:
+                known += analyzer.scopes.at(scope).describe.instance_types([name])
+            types = {t.name: t for t in known}
+        tried.append(what_if.tried(one, resource, inventories[scope], seen, types))
     if args.source is None:
         price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
         print(

@@ -1,9 +1,9 @@
 """`backtest --what-if`: a configuration an operator names, replayed over the resource's past.
 
 The same replay that weighs the analyzer's own fixes (`analyze/held.py`) runs any volume
-configuration, or any storage of an RDS instance, over the demand a recording or the account's
-last days hold: the minutes it would have held the workload below its demand, and those of
-the resource as it is, side by side.
+configuration, any storage of an RDS instance, or any type of an EC2 instance, over the demand
+a recording or the account's last days hold: the minutes it would have held the workload below
+its demand, and those of the resource as it is, side by side.
 """
 
 from __future__ import annotations
@@ -19,18 +19,27 @@ from analyzer.errors import ConfigError
 from analyzer.model import limits
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Change
-from analyzer.model.limits import Envelope
+from analyzer.model.limits import Envelope, instance_envelope
 from analyzer.model.rds_storage import db_storage_envelope
-from analyzer.model.resources import DbInstance, Inventory, ResourceType, Volume
+from analyzer.model.resources import (
+    DbInstance,
+    Instance,
+    InstanceType,
+    Inventory,
+    ResourceType,
+    Volume,
+)
 
 KEYS = {
-    "type": ("volume_type", "storage_type"),
-    "size": ("size_gib", "allocated_gib"),
-    "iops": ("iops", "iops"),
-    "throughput": ("throughput_mibps", "throughput_mibps"),
-    "stripes": ("volumes", None),
+    "type": ("volume_type", "storage_type", "instance_type"),
+    "size": ("size_gib", "allocated_gib", None),
+    "iops": ("iops", "iops", None),
+    "throughput": ("throughput_mibps", "throughput_mibps", None),
+    "stripes": ("volumes", None, None),
 }
-"""What can be tried, and the field of a volume's change and of an RDS instance's it sets."""
+"""What can be tried, and the field of a volume's change, an RDS instance's and an EC2
+instance's it sets."""
+KINDS = ("a volume", "an RDS instance's storage", "an EC2 instance")
 VOLUME_TYPES = ("gp2", "gp3", "io1", "io2", "st1", "sc1", "standard")
 RDS_STORAGE_TYPES = ("gp2", "gp3", "io1", "io2")
 
@@ -112,8 +121,12 @@ def _past(held: Held) -> dict[str, Any]:
     }
 
 
-def find(asked: Asked, inventories: Mapping[str, Inventory]) -> tuple[str, Volume | DbInstance]:
-    """The resource `asked` names, and the scope it is in: a volume or an RDS instance."""
+Tryable = Volume | DbInstance | Instance
+
+
+def find(asked: Asked, inventories: Mapping[str, Inventory]) -> tuple[str, Tryable]:
+    """The resource `asked` names, and the scope it is in: a volume, an RDS instance or an
+    EC2 instance."""
     for scope, inventory in inventories.items():
         for volume in inventory.volumes:
             if volume.volume_id == asked.resource_id:
@@ -121,16 +134,33 @@ def find(asked: Asked, inventories: Mapping[str, Inventory]) -> tuple[str, Volum
         for db in inventory.db_instances:
             if db.db_instance_id == asked.resource_id:
                 return scope, db
+        for instance in inventory.instances:
+            if instance.instance_id == asked.resource_id:
+                return scope, instance
     raise ConfigError(
-        f"--what-if {asked.text}: no volume or RDS instance {asked.resource_id} in the inventory"
+        f"--what-if {asked.text}: no volume, RDS instance or EC2 instance {asked.resource_id} "
+        "in the inventory"
     )
 
 
-def tried(asked: Asked, resource: Volume | DbInstance, inventory: Inventory, seen: Demand) -> Tried:
+def tried(
+    asked: Asked,
+    resource: Tryable,
+    inventory: Inventory,
+    seen: Demand,
+    types: Mapping[str, InstanceType] | None = None,
+) -> Tried:
     """`asked` over `seen`, beside the resource as it is; ConfigError where it names a
-    configuration AWS does not sell."""
+    configuration AWS does not sell. `types`: the instance types an EC2 instance may be
+    moved to, by name."""
     change, before, today = _change(asked, resource, inventory)
-    option = option_limits(change, resource)
+    option = option_limits(change, resource, types)
+    if isinstance(resource, Instance) and option is None:
+        raise ConfigError(
+            f"--what-if {asked.text}: the EBS limits of {change.after['instance_type']} are "
+            "not known here (the region does not offer it, or a recording does not hold it: "
+            "try it over the account)"
+        )
     if option is None or today is None:
         raise ConfigError(f"--what-if {asked.text}: no model of {_said(change.after)}")
     demand = behind(seen, today)
@@ -146,17 +176,24 @@ def tried(asked: Asked, resource: Volume | DbInstance, inventory: Inventory, see
 
 
 def _change(
-    asked: Asked, resource: Volume | DbInstance, inventory: Inventory
+    asked: Asked, resource: Tryable, inventory: Inventory
 ) -> tuple[Change, dict[str, Any], Envelope | None]:
-    index = 1 if isinstance(resource, DbInstance) else 0
+    index = 2 if isinstance(resource, Instance) else 1 if isinstance(resource, DbInstance) else 0
     after: dict[str, Any] = {}
+    before: dict[str, Any]
     for key, value in asked.settings.items():
         field = KEYS[key][index]
         if field is None:
-            raise ConfigError(f"--what-if {asked.text}: an RDS instance's storage has no {key}")
+            raise ConfigError(f"--what-if {asked.text}: {KINDS[index]} has no {key}")
         after[field] = value
+    if isinstance(resource, Instance):
+        if "instance_type" not in after:
+            raise ConfigError(f"--what-if {asked.text}: an EC2 instance needs type=")
+        before = {"instance_type": resource.instance_type}
+        change = Change(ResourceType.INSTANCE, asked.resource_id, before, after)
+        return change, before, instance_envelope(resource)
     if isinstance(resource, DbInstance):
-        before: dict[str, Any] = {
+        before = {
             "storage_type": resource.storage_type,
             "allocated_gib": resource.allocated_gib,
             "iops": resource.iops,
@@ -246,6 +283,8 @@ def _said(after: Mapping[str, Any]) -> str:
 
 def described(config: Mapping[str, Any], resource_type: ResourceType) -> str:
     """A configuration as an operator reads it: `gp3 400 GiB, 6,000 IOPS, 250 MiB/s`."""
+    if config.get("instance_type"):
+        return str(config["instance_type"])
     kind = config.get("volume_type") or config.get("storage_type")
     size = config.get("size_gib") or config.get("allocated_gib")
     said = [f"{kind} {int(size):,} GiB" if size else str(kind)]

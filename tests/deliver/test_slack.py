@@ -2,8 +2,8 @@ import json
 from dataclasses import replace
 from datetime import timedelta
 
-from analyzer.analyze.alerts import Alert, AlertBook, AlertState, Owed
 from analyzer.analyze.advice.proof import proven
+from analyzer.analyze.alerts import Alert, AlertBook, AlertState, Owed
 from analyzer.deliver import slack
 from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.metrics import Measure

@@ -93,7 +93,9 @@ def test_a_configuration_aws_does_not_sell_is_refused(text: str, says: str) -> N
 
 
 def test_a_resource_not_in_the_inventory_is_named() -> None:
-    with pytest.raises(ConfigError, match="no volume or RDS instance vol-gone in the inventory"):
+    with pytest.raises(
+        ConfigError, match="no volume, RDS instance or EC2 instance vol-gone in the inventory"
+    ):
         find(Asked.parse("vol-gone:type=gp3"), {"us-east-1": INVENTORY})
 
 
@@ -151,3 +153,59 @@ def test_over_the_account_it_reads_the_volume_s_counts_and_says_what_it_cost(aws
     assert found["option"]["minutes_limited"] == 0
     assert found["as_is"]["days"] < 1 and found["as_is"]["floor"]
     assert "fetched 4 metrics in 1 call(s)" in err
+
+
+def test_an_instance_s_type_is_tried_through_its_ebs_limits() -> None:
+    from analyzer.model.resources import InstanceType
+
+    # m5.2xlarge: 12,000 IOPS of baseline (DescribeInstanceTypes): a nightly 10,000 IOPS for
+    # 90 min, past the 71 min m5.large's EBS bucket lasts, fits in it.
+    big = InstanceType("m5.2xlarge", 12_000, 18_750, 287.5e6, 593.75e6, 32 * 1024**3, True, 8)
+    [instance] = INVENTORY.instances
+    day = np.full(1440, 100.0)
+    day[120:210] = 10_000.0
+    rates = np.tile(day, 14)
+    seen = Demand.seen(START, 60, rates, rates * 16_384)
+    moved = tried(Asked.parse("i-1:type=m5.2xlarge"), instance, INVENTORY, seen, {big.name: big})
+    assert moved.as_is.minutes_limited == 14 * 19 and moved.option.held
+    assert dict(moved.before) == {"instance_type": "m5.large"}
+    assert "tried     m5.2xlarge" in render([moved])
+    with pytest.raises(ConfigError, match=r"the EBS limits of m5\.9xlarge are not known here"):
+        tried(Asked.parse("i-1:type=m5.9xlarge"), instance, INVENTORY, seen, {big.name: big})
+    with pytest.raises(ConfigError, match="an EC2 instance has no size"):
+        tried(Asked.parse("i-1:size=100"), instance, INVENTORY, seen, {})
+
+
+def test_over_the_account_an_instance_s_type_is_described_and_tried(aws, capsys) -> None:
+    """Through moto: an m5.large's EBS counts (basic monitoring, five-minute sums) at 10,000
+    IOPS for 90 minutes, tried on m5.2xlarge, whose limits DescribeInstanceTypes gives."""
+    from datetime import timedelta
+
+    import boto3
+
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    instance = ec2.run_instances(
+        ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="m5.large"
+    )["Instances"][0]["InstanceId"]
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    now -= timedelta(minutes=now.minute % 5)
+    for step in range(30, 1, -1):
+        iops = 10_000.0 if step > 12 else 100.0
+        cloudwatch.put_metric_data(
+            Namespace="AWS/EC2",
+            MetricData=[
+                {
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "InstanceId", "Value": instance}],
+                    "Timestamp": now - timedelta(minutes=5 * step),
+                    "Value": value * 300,
+                }
+                for name, value in (("EBSReadOps", iops), ("EBSReadBytes", iops * 16_384))
+            ],
+        )
+    argv = ["backtest", "--region", "us-east-1", "--since", "1d", "--format", "json"]
+    assert main([*argv, "--what-if", f"{instance}:type=m5.2xlarge"]) == 0
+    [found] = json.loads(capsys.readouterr().out)["what_if"]
+    assert found["from"] == {"instance_type": "m5.large"}
+    assert found["as_is"]["minutes_limited"] > 0 and found["option"]["minutes_limited"] == 0
