@@ -4,11 +4,11 @@
 
 A fake CloudWatch (`fake_cloudwatch.py`) runs in a process of its own and generates the
 fleet's datapoints on the fly; the inventory is handed to the analyzer in memory. Each cycle
-runs the analyzer as the daemon does (adaptive polling, the alert book, /metrics rendered and
-kept until the next cycle's, the garbage collector kept off long-lived data, a minute of
-simulated time between cycles) and records every
-GetMetricData request it makes; then a bare loop on a boto3 client of the same configuration
-issues exactly those requests again. Both are measured in
+runs the analyzer as the daemon does (adaptive polling, the alerts' fixes weighed on their
+past a few a cycle, the alert book, /metrics rendered and kept until the next cycle's, the
+garbage collector kept off long-lived data, a minute of simulated time between cycles) and
+records every GetMetricData request it makes; then a bare loop on a boto3 client of the same
+configuration issues exactly those requests again. Both are measured in
 this process: wall time, CPU time (the fake's work is in the other process), and the peak
 resident memory of the analyzer's cycles (taken before the bare loop runs). The first cycle
 backfills the lookback; the others are the steady state (thirty cycles take the fleet through
@@ -55,6 +55,7 @@ from analyzer.collect.regions import Region
 from analyzer.deliver.exporter import Published
 from analyzer.live.cycle import Analyzer
 from analyzer.live.heap import Heap
+from analyzer.live.proofs import Proofs
 from analyzer.model.resources import (
     DbInstance,
     Initialization,
@@ -202,7 +203,7 @@ def daemon_cycle(analyzer: Analyzer, book: AlertBook, heap: Heap, now: datetime)
     alerted = {(a.finding.resource.region, a.resource_id) for a in book}
     steady = book.steady(analyzer.rules.daily())
     try:
-        result = analyzer.run(now, alerted, steady)
+        result = analyzer.proven(analyzer.run(now, alerted, steady), now, alerted)
         book.update(now, result.findings, result.pending)
         return Published.of(result.readings, book.firing())
     finally:
@@ -241,7 +242,10 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         found_volumes, found_instances = fleet(volumes, mix)
         describer = Describer(found_volumes, found_instances)
         region = Region(REGION, describer, CloudWatch(recorder, REGION))
-        analyzer = Analyzer(config, loaded, connect=lambda _: region, adaptive=True)
+        # The alerts' fixes weighed on their past, a few a cycle, as the daemon does.
+        analyzer = Analyzer(
+            config, loaded, connect=lambda _: region, adaptive=True, proofs=Proofs()
+        )
         analyzer.refresh_inventory()
         book = AlertBook(4 * 3600, 300)
         heap = Heap()

@@ -36,10 +36,12 @@ Key = tuple[str, str]
 READS_PER_CYCLE = 20
 """Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume or
 RDS instance."""
-BUDGET_S = 10.0
-"""At most this long a cycle is spent reading the past, whatever the count."""
-KEEP_S = 6 * 3600.0
-"""How long what a read showed stands: fourteen days moved by six hours change little."""
+BUDGET_S = 5.0
+"""At most this long a cycle is spent reading the past, whatever the count (at least one
+resource is read)."""
+KEEP_S = 24 * 3600.0
+"""How long what a read showed stands while its alert fires: a fortnight moved by a day
+changes by a fourteenth, and an alert's evidence need not be read again every few hours."""
 REWEIGH_AFTER_S = 3600.0
 """A fix sized anew is weighed again once the figures kept are this old."""
 
