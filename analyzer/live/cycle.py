@@ -344,7 +344,7 @@ class Analyzer:
                     "vCPUs or less memory are left out",
                 )
         findings = [kept.applied(f, snapshot, catalog, choosing) for f in result.findings]
-        kept.keep_only(result.findings, choosing)
+        kept.keep_only(result.findings, choosing, now)
         return replace(result, findings=findings)
 
     def offering(self) -> Analyzer:

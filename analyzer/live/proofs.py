@@ -55,6 +55,9 @@ class Proof:
     read_at: datetime
     fits: Mapping[ChangeKey, PastFit]
     before_empty: float | None = None
+    asked: frozenset[ChangeKey] = frozenset()
+    """The changes the findings' fixes made when it was read, before an empty bucket's were
+    sized anew: what tells a fix sized anew since from one weighed then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,12 +231,20 @@ class Proofs:
         peaks = self.peaks.get((key[0], other[1]))
         return proof.fitted(finding, *((peaks.cpu, peaks.memory) if peaks else (None, None)))
 
-    def keep_only(self, findings: Iterable[Finding], choosing: Mapping[Key, Chosen]) -> None:
-        """Forget the resources no finding names any more."""
+    def keep_only(
+        self, findings: Iterable[Finding], choosing: Mapping[Key, Chosen], now: datetime
+    ) -> None:
+        """Forget the resources no finding names any more, once what was read of them is an
+        hour old: a finding missing for a cycle or two (a region not read, a rate wavering
+        about a rule's threshold) does not cost its resource a read when it comes back."""
         named = {(f.resource.scope, f.resource.resource_id) for f in findings}
         others = {(k[0], choosing[k][1]) for k in named if k in choosing}
-        self.storage = {k: v for k, v in self.storage.items() if k in named}
-        self.peaks = {k: v for k, v in self.peaks.items() if k in others}
+
+        def recent(read_at: datetime) -> bool:
+            return (now - read_at).total_seconds() < REWEIGH_AFTER_S
+
+        self.storage = {k: v for k, v in self.storage.items() if k in named or recent(v.read_at)}
+        self.peaks = {k: v for k, v in self.peaks.items() if k in others or recent(v.read_at)}
 
     def _read_peaks(
         self,
@@ -282,9 +293,9 @@ class Proofs:
         if kept is None:
             return True
         age = (now - kept.read_at).total_seconds()
-        return age >= self.keep_s or (
-            age >= REWEIGH_AFTER_S and proof.unweighed(finding, kept.fits)
-        )
+        known = kept.asked | kept.fits.keys()
+        anew = age >= REWEIGH_AFTER_S and not proof.own_changes(finding) <= known
+        return age >= self.keep_s or anew
 
     def _peaks_stale(self, kept: Peaks | None, now: datetime) -> bool:
         if kept is None:
@@ -304,7 +315,9 @@ def _proof(
     bucket's sized first for the rate before it ran out where the finding did not know it."""
     fits: dict[ChangeKey, PastFit] = {}
     before = None
+    asked: frozenset[ChangeKey] = frozenset()
     for finding in findings:
+        asked |= proof.own_changes(finding)
         state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
         if state is None:
             continue
@@ -315,4 +328,4 @@ def _proof(
             before, sized = rate, conclude(recalled, snapshot, catalog)
         types = {t.name: t for t in catalog.instance_types(state.ref.region)}
         fits |= proof.weighed(sized, state, seen, types)
-    return Proof(now, fits, before)
+    return Proof(now, fits, before, asked)

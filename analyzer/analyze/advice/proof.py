@@ -102,13 +102,13 @@ def replayable(finding: Finding) -> bool:
     return any(r.change is not None and _own(r.change, rid) for r in finding.remedies)
 
 
-def unweighed(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> bool:
-    """Whether a fix of `finding` that a past could be given has none in `fits` (its fixes
-    were sized anew since they were weighed)."""
+def own_changes(finding: Finding) -> frozenset[ChangeKey]:
+    """The changes of `finding`'s fixes that a past could be given."""
     rid = finding.resource.resource_id
-    return any(
-        r.change is not None and _own(r.change, rid) and change_key(r.change) not in fits
+    return frozenset(
+        change_key(r.change)
         for r in finding.remedies
+        if r.change is not None and _own(r.change, rid)
     )
 
 
