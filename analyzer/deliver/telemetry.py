@@ -138,7 +138,8 @@ class Telemetry:
             self.requests.labels("GetMetricData", outcome).inc(count)
         for tier, count in stats.by_tier.items():
             self.metrics_requested.labels(tier).inc(count)
-        untiered = stats.billed - sum(stats.by_tier.values())
+        self.metrics_requested.labels("past").inc(stats.past_requested)
+        untiered = stats.billed - stats.past_requested - sum(stats.by_tier.values())
         if untiered > 0:
             self.metrics_requested.labels("full").inc(untiered)
         self.poll_duration.observe(duration_s)

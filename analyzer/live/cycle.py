@@ -43,8 +43,6 @@ from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
 
-PAST_TIER = "past"
-"""What the fixes' past costs is counted apart from the polls' tiers, under this name."""
 LOOKBACK_MARGIN_S = 600.0
 """History kept beyond what the rules read: late datapoints and a few missed cycles."""
 
@@ -330,8 +328,8 @@ class Analyzer:
                 stats,
                 catalog,
             )
-            snapshot.stats.metrics_requested += stats.metrics_requested
-            snapshot.stats.by_tier[PAST_TIER] += stats.metrics_requested
+            # Billed, and apart from the polls: their failures do not make the cycle's.
+            snapshot.stats.past_requested += stats.metrics_requested
             snapshot.stats.requests.update(stats.requests)
             if stats.metrics_failed:
                 log.warning(

@@ -42,11 +42,14 @@ class FetchStats:
     free: int = 0
     """Of `metrics_requested`, those answered by a source that bills nothing (a node's NVMe
     statistics): not CloudWatch's, and not on its bill."""
+    past_requested: int = 0
+    """Metrics asked to weigh fixes on their resources' past (`live/proofs.py`): billed, but
+    apart from `metrics_requested`, the polls', whose outcome they do not change."""
 
     @property
     def billed(self) -> int:
         """Metrics CloudWatch bills: those requested of it."""
-        return self.metrics_requested - self.free
+        return self.metrics_requested - self.free + self.past_requested
 
     def merge(self, other: FetchStats) -> None:
         self.requests.update(other.requests)
@@ -57,6 +60,7 @@ class FetchStats:
         self.codes.extend(other.codes)
         self.metrics_failed += other.metrics_failed
         self.free += other.free
+        self.past_requested += other.past_requested
 
     @property
     def outcome(self) -> str:

@@ -42,3 +42,22 @@ def test_the_cost_is_priced_on_the_analysis_clock_and_the_timestamp_on_real_time
     # 200 metrics over 120 s of analysis time: 100 a minute, 4,320,000 a month at $0.01/1,000.
     assert "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month 43.2" in text
     assert "ebs_analyzer_last_successful_poll_timestamp_seconds 1.8e+09" in text
+
+
+def test_the_past_s_metrics_are_billed_apart_and_do_not_hide_a_failed_poll():
+    from datetime import UTC, datetime
+
+    from analyzer.model.state import FetchStats
+
+    telemetry = Telemetry(CollectorRegistry())
+    # polling: full: every poll failed; the fortnights read to weigh fixes were answered.
+    stats = FetchStats(metrics_requested=25, metrics_failed=25, past_requested=8)
+    assert stats.outcome == "failed" and stats.billed == 33
+    telemetry.cycle_done(stats, 0.01, datetime(2026, 11, 21, tzinfo=UTC), backfill=False)
+
+    def sample(name, **labels):
+        return telemetry.registry.get_sample_value(name, labels)
+
+    metric = "ebs_analyzer_cloudwatch_metrics_requested_total"
+    assert sample(metric, tier="full") == 25 and sample(metric, tier="past") == 8
+    assert sample("ebs_analyzer_cycles_total", outcome="failed") == 1

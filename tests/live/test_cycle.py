@@ -176,7 +176,9 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
         [finding] = [f for f in weighed.findings if f.resource.resource_id == "vol-shop"]
         # Four sums of the volume over fourteen days, by the minute, counted in the run's bill.
         unreachable = isinstance(metrics, PastUnreachable)
-        assert weighed.snapshot.stats.metrics_requested == asked + (0 if unreachable else 4)
+        assert weighed.snapshot.stats.metrics_requested == asked
+        assert weighed.snapshot.stats.past_requested == (0 if unreachable else 4)
+        assert weighed.snapshot.stats.billed == asked + (0 if unreachable else 4)
         assert weighed.snapshot.stats.outcome == "success"
         pasts = [r.past for r in finding.remedies if r.change is not None]
         if unreachable:
