@@ -258,8 +258,10 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
     if args.source is not None:
         history = recording.read(recording.resolve(args.source))
         inventories = history.inventories
-        start = max(history.start, history.end - timedelta(seconds=since_s))
-        window = Window(start, history.end, demand.PERIOD_S)
+        end = history.end if args.until is None else min(history.end, _until(args))
+        start = max(history.start, end - timedelta(seconds=since_s))
+        if start >= end:
+            raise ConfigError(f"--until {args.until}: before the recording begins")
     else:
         analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
         inventories = analyzer.refresh_inventory()
@@ -269,7 +271,10 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
         scope, resource = what_if.find(one, inventories)
         if args.source is not None:
             series = history.raw.get(scope, {}).get(one.resource_id, {})
-            seen = demand.demand_of(series, window)
+            # At the period it was recorded at: five minutes for an instance under basic
+            # monitoring, whose sums a minute would not split.
+            period = max((s.period_s for s in series.values() if s.values), default=60)
+            seen = demand.demand_of(series, Window(start, end, period))
         else:
             metrics = analyzer.scopes.at(scope).metrics
             until, days = _until(args), since_s / 86_400

@@ -47,7 +47,7 @@ class Lister(Protocol):
 
     region: str
 
-    def list_metrics(self, namespace: str, dimension: str) -> Listed: ...
+    def list_metrics(self, namespace: str, dimension: str, metric: str | None = None) -> Listed: ...
 
 
 def by_volume(listed: Listed, namespace: str) -> dict[str, list[AgentMetrics]]:

@@ -189,26 +189,29 @@ class CloudWatch:
             stats.datapoints += len(out[query])
         return out
 
-    def list_metrics(self, namespace: str, dimension: str) -> Listed:
-        """Every metric of `namespace` with a `dimension`, published in the last three hours
-        (ListMetrics' `RecentlyActive`, its only choice): what a live agent publishes now.
-        AwsAccessError or AwsCallError, naming the call, where it fails."""
+    def list_metrics(self, namespace: str, dimension: str, metric: str | None = None) -> Listed:
+        """Every metric of `namespace` with a `dimension` (named `metric`, where given),
+        published in the last three hours (ListMetrics' `RecentlyActive`, its only choice):
+        what a live agent publishes now. AwsAccessError or AwsCallError, naming the call,
+        where it fails."""
         kwargs: dict[str, Any] = {
             "Namespace": namespace,
             "Dimensions": [{"Name": dimension}],
             "RecentlyActive": "PT3H",
         }
+        if metric is not None:
+            kwargs["MetricName"] = metric
         if self.account_id:
             kwargs |= {"IncludeLinkedAccounts": True, "OwningAccount": self.account_id}
         found: Listed = []
         for _ in range(MAX_PAGES * 10):
             with calling("cloudwatch:ListMetrics", self.region):
                 answer = Reply(self._client.list_metrics(**kwargs))
-                for metric in answer.each("Metrics"):
+                for listed in answer.each("Metrics"):
                     dims = tuple(
-                        (d.text("Name"), d.text("Value")) for d in metric.each("Dimensions")
+                        (d.text("Name"), d.text("Value")) for d in listed.each("Dimensions")
                     )
-                    found.append((metric.text("MetricName"), dims))
+                    found.append((listed.text("MetricName"), dims))
                 token = answer.text("NextToken", None)
             if not token:
                 return found

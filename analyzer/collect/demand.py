@@ -126,14 +126,15 @@ def fetch_most_memory_used(
 ) -> dict[str, tuple[float, float]]:
     """By EC2 instance id, the most memory in use over the last `DAYS` days (percent: the
     highest 5-minute maximum of `mem_used_percent`), and the days that covers, where the
-    CloudWatch agent publishes it: one ListMetrics request a region and one metric an
-    instance. An instance it does not publish for is left out: its memory is unknown. A
+    CloudWatch agent publishes it: one ListMetrics request a region (a page per 500
+    instances), and one metric an instance (up to `MAX_SETS` where the agent's dimensions
+    changed). An instance it does not publish for is left out: its memory is unknown. A
     failed ListMetrics is an AwsAccessError or AwsCallError, as a failed read."""
     wanted = set(ids)
     if not wanted or listing is None:
         return {}
     sets: dict[str, list[tuple[tuple[str, str], ...]]] = {}
-    for name, dims in listing.list_metrics(namespace, Dimension.INSTANCE.value):
+    for name, dims in listing.list_metrics(namespace, Dimension.INSTANCE.value, MEMORY_USED):
         instance = dict(dims).get(Dimension.INSTANCE.value)
         if name == MEMORY_USED and instance in wanted:
             sets.setdefault(instance, []).append(dims)

@@ -169,7 +169,10 @@ class PastFit:
         else:
             said += f", on {self.limited_days} of {span}"
         if self.floor:
-            said += " (a floor: held-back demand counted at its rate before)"
+            # Zero is no floor: it holds at the rates counted, held-back ones at their rate
+            # before.
+            floor = "" if self.held else "a floor: "
+            said += f" ({floor}held-back demand counted at its rate before)"
         if self.bought_s is not None:
             said += f", buying {self.bought_s / 60:,.0f} min on the worst day"
         return said

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from analyzer.analyze.advice.proof import option_limits
@@ -20,7 +20,17 @@ from analyzer.model import limits
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Change
 from analyzer.model.limits import Envelope, instance_envelope
-from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.rds_storage import (
+    GP3_SQLSERVER,
+    GP3_STRIPED,
+    PROVISIONED_SINGLE,
+    PROVISIONED_SQLSERVER,
+    PROVISIONED_STRIPED,
+    STRIPED_FROM_GIB,
+    db_storage_envelope,
+    rds_stripes,
+)
+from analyzer.model.rds_storage import family as rds_family
 from analyzer.model.resources import (
     DbInstance,
     Instance,
@@ -65,6 +75,8 @@ class Asked:
         for item in rest.split(","):
             key, eq, value = item.partition("=")
             key = key.strip()
+            if key in settings:
+                raise ConfigError(f"--what-if {text}: {key} is given twice")
             if key not in KEYS:
                 raise ConfigError(
                     f"--what-if {text}: unknown key {key!r} (known: {', '.join(KEYS)})"
@@ -95,6 +107,7 @@ class Tried:
     before: Mapping[str, Any]
     after: Mapping[str, Any]
     start: datetime
+    end: datetime
     as_is: Held
     option: Held
 
@@ -105,6 +118,7 @@ class Tried:
             "from": dict(self.before),
             "to": dict(self.after),
             "since": self.start.isoformat(),
+            "until": self.end.isoformat(),
             "as_is": _past(self.as_is),
             "option": _past(self.option),
         }
@@ -170,6 +184,7 @@ def tried(
         before,
         {k: v for k, v in change.after.items() if v is not None},
         demand.start,
+        demand.start + timedelta(seconds=len(demand.iops) * demand.period_s),
         replay(demand, today),
         replay(demand, option),
     )
@@ -265,12 +280,71 @@ def _check_volume(asked: Asked, after: Mapping[str, Any]) -> None:
             _bad(asked, f"gp3 with {wanted:,} IOPS provisions 125 to {most:,} MiB/s")
 
 
+RDS_MIN_GIB = 20
+RDS_MAX_GIB = {"sqlserver": 16_384}
+"""RDS's storage sizes: 20 GiB to 64 TiB, SQL Server's to 16 TiB (Amazon RDS User Guide,
+"Amazon RDS DB instance storage")."""
+RDS_MAX_GIB_ELSE = 65_536
+
+
 def _check_rds(asked: Asked, after: Mapping[str, Any], db: DbInstance) -> None:
+    """What RDS sells (Amazon RDS User Guide, "Amazon RDS DB instance storage"; the ranges
+    `model/rds_storage.py` models): storage grows, never shrinks; gp2 provisions nothing;
+    gp3 provisions IOPS and throughput only from the striping threshold (or on SQL Server);
+    io1 and io2 provision IOPS within their ratio and their ceiling."""
     kind = str(after.get("storage_type", db.storage_type))
+    size = int(after.get("allocated_gib") or db.allocated_gib)
+    iops, mibps = after.get("iops"), after.get("throughput_mibps")
+    engine = rds_family(db.engine)
     if kind not in RDS_STORAGE_TYPES:
         _bad(asked, f"type {kind} is not an RDS storage type ({', '.join(RDS_STORAGE_TYPES)})")
-    if kind in ("io1", "io2") and not (after.get("iops") or db.iops):
-        _bad(asked, f"{kind} needs iops=")
+    largest = RDS_MAX_GIB.get(engine, RDS_MAX_GIB_ELSE)
+    if not RDS_MIN_GIB <= size <= largest:
+        _bad(asked, f"RDS storage is {RDS_MIN_GIB} to {largest:,} GiB for {db.engine}")
+    if size < db.allocated_gib:
+        _bad(asked, f"RDS storage grows, never shrinks: it has {db.allocated_gib:,} GiB")
+    if kind == "gp2" and (iops or mibps):
+        _bad(asked, "gp2 has no provisioned IOPS or throughput")
+    striped = rds_stripes(db.engine, size) > 1
+    if kind == "gp3" and (iops or mibps):
+        _check_rds_gp3(asked, engine, db.engine, size, striped, iops, mibps)
+    if kind in ("io1", "io2"):
+        wanted = int(iops or db.iops or 0)
+        if not wanted:
+            _bad(asked, f"{kind} needs iops=")
+        if mibps:
+            _bad(asked, f"{kind}'s throughput follows its IOPS: leave throughput= out")
+        ceiling = (
+            PROVISIONED_SQLSERVER
+            if engine == "sqlserver"
+            else PROVISIONED_STRIPED
+            if striped
+            else PROVISIONED_SINGLE
+        )
+        per_gib = limits.IO2_IOPS_PER_GIB if kind == "io2" else limits.IO1_IOPS_PER_GIB
+        ceiling_iops = int(min(ceiling.iops, per_gib * size))
+        if wanted > ceiling_iops:
+            _bad(asked, f"{kind} at {size:,} GiB provisions at most {ceiling_iops:,} IOPS")
+
+
+def _check_rds_gp3(
+    asked: Asked, family: str, engine: str, size: int, striped: bool, iops: Any, mibps: Any
+) -> None:
+    if family == "sqlserver":
+        least, most = (3_000, 125), GP3_SQLSERVER
+    elif striped:
+        least, most = (12_000, 500), GP3_STRIPED
+    else:
+        threshold = STRIPED_FROM_GIB.get(family, 0)
+        _bad(asked, f"{engine} gp3 provisions IOPS and throughput from {threshold:,} GiB")
+        return
+    if iops and not least[0] <= int(iops) <= most.iops:
+        _bad(asked, f"gp3 at {size:,} GiB provisions {least[0]:,} to {most.iops:,.0f} IOPS")
+    if mibps and not least[1] <= int(mibps) <= most.throughput_mibps:
+        _bad(
+            asked,
+            f"gp3 at {size:,} GiB provisions {least[1]:,} to {most.throughput_mibps:,.0f} MiB/s",
+        )
 
 
 def _bad(asked: Asked, why: str) -> None:
@@ -302,15 +376,18 @@ def render(tried: list[Tried]) -> str:
     lines = []
     for one in tried:
         kind = one.resource_type
-        lines.append(f"WHAT IF  {one.asked.resource_id}, since {one.start:%Y-%m-%d %H:%M} UTC")
-        for label, config, held in (
-            ("as it is", one.before, one.as_is),
-            ("tried", one.after, one.option),
+        lines.append(
+            f"WHAT IF  {one.asked.resource_id}, {one.start:%Y-%m-%d %H:%M} → "
+            f"{one.end:%Y-%m-%d %H:%M} UTC"
+        )
+        for label, config, held, said in (
+            ("as it is", one.before, one.as_is, "limited"),
+            ("tried", one.after, one.option, "would have limited"),
         ):
-            said = held.fit().text()
+            text = held.fit().text().replace("would have limited", said, 1)
             if held.worst_day is not None:
-                said += f"; worst day {held.worst_day:%a %d %b}, {held.worst_day_minutes:,} min"
+                text += f"; worst day {held.worst_day:%a %d %b}, {held.worst_day_minutes:,} min"
             lines.append(f"  {label:<9} {described(config, kind)}")
-            lines.append(f"            {said}")
+            lines.append(f"            {text}")
         lines.append("")
     return "\n".join(lines)

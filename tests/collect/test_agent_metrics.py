@@ -221,6 +221,25 @@ def test_the_list_call_is_valid_for_the_service_model_and_follows_pages():
     assert listed == [(READ_OPS.name, (("VolumeId", "vol-1"),))]
 
 
+def test_one_metric_is_listed_by_its_name():
+    from botocore.stub import Stubber
+
+    client = boto3.client("cloudwatch", region_name="us-east-1")
+    with Stubber(client) as stub:
+        stub.add_response(
+            "list_metrics",
+            {"Metrics": []},
+            {
+                "Namespace": "CWAgent",
+                "Dimensions": [{"Name": "InstanceId"}],
+                "RecentlyActive": "PT3H",
+                "MetricName": "mem_used_percent",
+            },
+        )
+        listing = CloudWatch(client, "us-east-1")
+        assert listing.list_metrics("CWAgent", "InstanceId", "mem_used_percent") == []
+
+
 def test_a_monitoring_account_lists_the_source_accounts_metrics():
     from botocore.stub import Stubber
 

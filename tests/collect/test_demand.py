@@ -191,9 +191,9 @@ class Listing:
         self.listed = listed
         self.asked: list[tuple[str, str]] = []
 
-    def list_metrics(self, namespace: str, dimension: str):  # type: ignore[no-untyped-def]
-        self.asked.append((namespace, dimension))
-        return self.listed
+    def list_metrics(self, namespace: str, dimension: str, metric=None):  # type: ignore[no-untyped-def]
+        self.asked.append((namespace, dimension, metric))
+        return [(name, dims) for name, dims in self.listed if metric in (None, name)]
 
 
 def test_an_instance_s_memory_is_read_where_the_agent_publishes_it_under_its_dimensions() -> None:
@@ -225,7 +225,7 @@ def test_an_instance_s_memory_is_read_where_the_agent_publishes_it_under_its_dim
     found = fetch_most_memory_used(metrics, listing, "CWAgent", ids, NOW, SETTLE_S, stats)
     # Each dimension set asked as listed; an instance under two sets gets the most of both.
     assert found == {"i-1": (42.0, 14.0), "i-2": (55.0, 14.0)}
-    assert listing.asked == [("CWAgent", "InstanceId")]
+    assert listing.asked == [("CWAgent", "InstanceId", "mem_used_percent")]
     assert stats.metrics_requested == 3 and metrics.calls == [3]
     [window] = metrics.windows
     assert window.period_s == 300

@@ -162,7 +162,7 @@ def test_an_instance_s_memory_comes_from_the_cloudwatch_agent_and_a_refusal_cost
         region = "us-east-1"
         refuse = False
 
-        def list_metrics(self, namespace: str, dimension: str):  # type: ignore[no-untyped-def]
+        def list_metrics(self, namespace: str, dimension: str, metric=None):  # type: ignore[no-untyped-def]
             if self.refuse:
                 raise AwsAccessError("cloudwatch:ListMetrics in us-east-1: AccessDenied")
             return [("mem_used_percent", (("InstanceId", "i-1"),))]

@@ -169,3 +169,22 @@ def test_a_finding_is_frozen_with_its_evidence_and_sizing():
         f.sized_for["iops"] = 2.0  # type: ignore[index]
     with pytest.raises(FrozenInstanceError):
         f.summary = "changed"  # type: ignore[misc]
+
+
+def test_a_fix_s_past_says_held_plainly_and_limited_as_a_floor() -> None:
+    from datetime import date
+
+    from analyzer.model.findings import PastFit
+
+    held = PastFit(14.0, 0, floor=True)
+    assert held.text() == (
+        "would have limited 0 min of the last 14 days (held-back demand counted at its rate before)"
+    )
+    limited = PastFit(14.0, 37, 3, date(2026, 11, 20), floor=True)
+    assert limited.text() == (
+        "would have limited at least 37 min, on 3 of 14 days (a floor: held-back demand "
+        "counted at its rate before)"
+    )
+    assert PastFit(4 / 24, 12, 1, date(2026, 11, 20)).text() == (
+        "would have limited 12 min of the last 4 h"
+    )

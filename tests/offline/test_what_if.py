@@ -49,7 +49,7 @@ def test_a_configuration_is_replayed_beside_the_volume_as_it_is() -> None:
     assert 0 < small.option.minutes_limited < small.as_is.minutes_limited
     text = render([gp3, small])
     assert "as it is  gp2 80 GiB" in text and "tried     gp3 80 GiB" in text
-    assert "would have limited at least 378 min, on 14 of 14 days" in text
+    assert "  limited at least 378 min, on 14 of 14 days" in text
     assert "would have limited 0 min of the last 14 days" in text
     assert json.loads(json.dumps(gp3.as_dict()))["option"]["minutes_limited"] == 0
 
@@ -209,3 +209,61 @@ def test_over_the_account_an_instance_s_type_is_described_and_tried(aws, capsys)
     [found] = json.loads(capsys.readouterr().out)["what_if"]
     assert found["from"] == {"instance_type": "m5.large"}
     assert found["as_is"]["minutes_limited"] > 0 and found["option"]["minutes_limited"] == 0
+
+
+def test_a_recorded_instance_is_read_at_the_period_it_was_recorded_at(tmp_path, capsys) -> None:
+    """Basic monitoring: five-minute EBS sums. 4,000 IOPS for three hours drains m5.large's
+    EBS bucket by 400 a second, which lasts 19 h: it held. Read as minutes, each sum would
+    stand for 20,000 IOPS in one minute, past its 18,750 IOPS maximum."""
+    from datetime import timedelta
+
+    from analyzer.collect import recording
+    from analyzer.model.series import Series
+
+    start = datetime(2026, 11, 20, tzinfo=UTC)
+    stamps = [start + timedelta(minutes=5 * k) for k in range(36)]
+    raw = {
+        "us-east-1": {
+            "i-1": {
+                "EBSReadOps": Series.of([(t, 4_000.0 * 300) for t in stamps], 300),
+                "EBSReadBytes": Series.of([(t, 4_000.0 * 300 * 16_384) for t in stamps], 300),
+            }
+        }
+    }
+    path = tmp_path / "instance.json.gz"
+    end = start + timedelta(hours=3)
+    recording.write(path, recording.Recording(start, end, {"us-east-1": INVENTORY}, raw))
+    argv = ["backtest", "--from", str(path), "--format", "json"]
+    assert main([*argv, "--what-if", "i-1:type=m5.large"]) == 0
+    [found] = json.loads(capsys.readouterr().out)["what_if"]
+    assert found["as_is"]["minutes_limited"] == 0 and found["as_is"]["days"] == 0.1
+    # --until cuts the recording: its first hour.
+    until = (start + timedelta(hours=1)).isoformat()
+    assert main([*argv, "--until", until, "--what-if", "i-1:type=m5.large"]) == 0
+    [cut] = json.loads(capsys.readouterr().out)["what_if"]
+    assert cut["until"] == until
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("orders:type=gp3,type=io1", "type is given twice"),
+        ("orders:size=100", "RDS storage grows, never shrinks: it has 200 GiB"),
+        ("orders:size=99999", "RDS storage is 20 to 65,536 GiB for mysql"),
+        ("orders:iops=5000", "gp2 has no provisioned IOPS or throughput"),
+        ("orders:type=gp3,iops=6000", "mysql gp3 provisions IOPS and throughput from 400 GiB"),
+        # From 400 GiB, 12,000 to 64,000 IOPS and 500 to 4,000 MiB/s (RDS User Guide).
+        ("orders:type=gp3,size=400,iops=100000", "provisions 12,000 to 64,000 IOPS"),
+        ("orders:type=gp3,size=400,throughput=99999", "provisions 500 to 4,000 MiB/s"),
+        ("orders:type=io1,iops=20000", "io1 at 200 GiB provisions at most 10,000 IOPS"),
+        ("orders:type=io1,iops=5000,throughput=500", "leave throughput= out"),
+    ],
+)
+def test_rds_storage_rds_does_not_sell_is_refused(text: str, says: str) -> None:
+    from analyzer.model.resources import DbInstance
+
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.2xlarge", "gp2", 200, "available")
+    inventory = Inventory("us-east-1", db_instances=[db])
+    with pytest.raises(ConfigError) as caught:
+        tried(Asked.parse(text), db, inventory, nightly_drain())
+    assert says in str(caught.value)

@@ -88,8 +88,8 @@ def test_the_fixes_of_a_nightly_drain_are_weighed_on_its_fortnight() -> None:
     for held in (gp3, grown):
         assert held.past is not None and held.past.held and held.past.days == 14.0
         assert held.text().endswith(
-            "would have limited 0 min of the last 14 days (a floor: held-back demand counted "
-            "at its rate before)"
+            "would have limited 0 min of the last 14 days (held-back demand counted at its "
+            "rate before)"
         )
     # Grown a GiB, the bucket comes back full and lasts 94 min at 1,200 IOPS, one more than
     # the volume's own 93: the batch's last 26 minutes throttled on each of the 13 whole
