@@ -36,12 +36,14 @@ Key = tuple[str, str]
 READS_PER_CYCLE = 20
 """Resources whose past the daemon reads in one cycle: at most 80 metrics, four a volume or
 RDS instance."""
-BUDGET_S = 5.0
+BUDGET_S = 2.0
 """At most this long a cycle is spent reading the past, whatever the count (at least one
-resource is read)."""
-KEEP_S = 24 * 3600.0
-"""How long what a read showed stands while its alert fires: a fortnight moved by a day
-changes by a fourteenth, and an alert's evidence need not be read again every few hours."""
+resource is read): a fortnight of one resource takes about half a second to parse and
+replay, and a busy fleet's cycle takes a few seconds without it."""
+KEEP_S = 7 * 86_400.0
+"""How long what a read showed stands while its alert fires: half the fortnight it read is
+still in the fortnight a week on, and a long-firing alert's evidence need not be read again
+every day (a fix sized anew is, within the hour)."""
 REWEIGH_AFTER_S = 3600.0
 """A fix sized anew is weighed again once the figures kept are this old."""
 
@@ -107,8 +109,8 @@ class Proofs:
     """None: every resource with a fix to weigh (`once`)."""
     keep_s: float = KEEP_S
     budget_s: float | None = BUDGET_S
-    """Seconds of reading a cycle, past which the rest waits for the next: botocore parses a
-    volume's fortnight (80,640 timestamps) in about a second. None: no bound (`once`)."""
+    """Seconds of reading a cycle, past which the rest waits for the next. None: no bound
+    (`once`)."""
     agent_namespace: str | None = None
     """Where the CloudWatch agent publishes an instance's memory (`CWAgent` unless set)."""
     storage: dict[Key, Proof] = field(default_factory=dict)

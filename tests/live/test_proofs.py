@@ -107,7 +107,7 @@ def test_a_few_volumes_are_read_a_cycle_and_what_they_showed_is_kept() -> None:
     assert analyzer.proofs is not None
     kept = analyzer.proofs.storage[("us-east-1", "vol-0")]
     assert kept.fits and all(fit.days == 14.0 for fit in kept.fits.values())
-    # Read again once they are a day old, a few a cycle.
+    # Read again once they are a week old, a few a cycle.
     cycle(analyzer, T0 + timedelta(seconds=KEEP_S), everyone)
     assert len(metrics.take()) == 3
 
