@@ -274,7 +274,7 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
             # At the period it was recorded at: five minutes for an instance under basic
             # monitoring, whose sums a minute would not split.
             period = max((s.period_s for s in series.values() if s.values), default=60)
-            seen = demand.demand_of(series, Window(start, end, period))
+            seen = demand.demand_of(series.items(), Window(start, end, period))
         else:
             metrics = analyzer.scopes.at(scope).metrics
             until, days = _until(args), since_s / 86_400

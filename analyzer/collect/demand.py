@@ -9,7 +9,7 @@ and dropped once replayed: a fortnight of minutes is 20,160 values a metric.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -197,39 +197,53 @@ def fetch_demand(
     days: float = DAYS,
 ) -> Iterator[tuple[str, Demand]]:
     """Each volume's, RDS instance's or EC2 instance's rates over its last `days` days (or
-    what CloudWatch holds of them), as CloudWatch shows them, by resource id: one
-    GetMetricData call a resource, one page (its four metrics, at most 80,640 values of the
-    100,800 a call returns), read
-    as the caller takes them, so that one fortnight is held at a time. A resource whose
-    counts failed, or that has none, is left out: its fixes say nothing of the past rather
-    than something wrong."""
+    what CloudWatch holds of them), as CloudWatch shows them, by resource id, read as the
+    caller takes them. Each of its four metrics is asked in a call of its own (billed the
+    same: GetMetricData bills metrics, not calls) and folded into the rates before the next
+    is asked, so that one series of 20,160 values is held at a time, not four. A resource
+    whose counts failed, or that has none, is left out: its fixes say nothing of the past
+    rather than something wrong."""
     for resource in resources:
         found = demand_queries(resource)
         if not found:
             continue
         window = aligned(now, found[0].period_s, days * 86_400, settle_s)
-        answered: dict[MetricQuery, Series] = {}
-        for _, got in fetch(metrics, [(window, found)], stats):
-            answered.update(got)
-        series = {q.metric: answered.get(q, Series.failed("not answered")) for q in found}
-        demand = demand_of(series, window)
+        demand = demand_of(_one_by_one(metrics, found, window, stats), window)
         if demand is not None:
             yield resource.ref.resource_id, demand
 
 
-def demand_of(series: Mapping[str, Series], window: Window) -> Demand | None:
+def _one_by_one(
+    metrics: MetricData, found: list[MetricQuery], window: Window, stats: FetchStats
+) -> Iterator[tuple[str, Series]]:
+    for query in found:
+        answered: dict[MetricQuery, Series] = {}
+        for _, got in fetch(metrics, [(window, [query])], stats):
+            answered.update(got)
+        yield query.metric, answered.get(query, Series.failed("not answered"))
+
+
+def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | None:
     """The rates these series show over `window`, from the first datapoint of any of them: a
     volume's sums (`OPS`, `BYTES`) or an RDS instance's rates (`RATES`, `BYTE_RATES`), by
-    metric name. None where one failed or no operation was counted."""
-    if any(s.status is Status.ERROR for s in series.values()):
+    metric name, each folded in as it comes. None where one failed (the rest are not taken)
+    or no operation was counted."""
+    iops, bps = np.zeros(window.periods), np.zeros(window.periods)
+    counted, first = False, window.periods
+    for name, one in series:
+        if one.status is Status.ERROR:
+            return None
+        if not one.values:
+            continue
+        rates = _rates([one], window, name in _SUMS)
+        if name in _OPS:
+            iops += rates
+            counted = True
+        elif name in _BYTES:
+            bps += rates
+        first = min(first, _first_datapoint([one], window))
+    if not counted:
         return None
-    ops = [s for name, s in series.items() if name in _OPS]
-    if not any(s.values for s in ops):
-        return None
-    sums = any(name in _SUMS for name in series)
-    iops = _rates(ops, window, sums)
-    bps = _rates([s for name, s in series.items() if name in _BYTES], window, sums)
-    first = _first_datapoint(series.values(), window)
     start = window.start + timedelta(seconds=first * window.period_s)
     return Demand.seen(start, window.period_s, iops[first:], bps[first:])
 

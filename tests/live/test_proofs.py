@@ -47,7 +47,9 @@ class PastCounted(FakeMetricData):
         self, queries: Sequence[MetricQuery], window: Window
     ) -> tuple[dict[MetricQuery, Series], FetchStats]:
         if window.period_s == 60 and window.end - window.start > timedelta(days=1):
-            self.__dict__.setdefault("asked", []).extend(sorted({q.resource_id for q in queries}))
+            # A read begins with the volume's read operations: one entry a volume read.
+            asked = self.__dict__.setdefault("asked", [])
+            asked.extend(q.resource_id for q in queries if q.metric == "VolumeReadOps")
             if self.unreachable:
                 raise AwsAccessError("cloudwatch:GetMetricData in us-east-1: Read timeout")
         return super().fetch(queries, window)
