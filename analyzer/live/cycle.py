@@ -116,11 +116,11 @@ class Analyzer:
     """The finest period asked for: CloudWatch's minute, or a few seconds where the regions'
     metrics come from a node's NVMe statistics."""
     billed: Callable[[MetricQuery], bool] = lambda _: True
+    """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
+    projected bill and the budget count only those it bills."""
     proofs: Proofs | None = None
     """What the fixes' past showed, kept between cycles and read a few resources a cycle (the
     daemon); None: each `proven` reads the past of every finding (`once`)."""
-    """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
-    projected bill and the budget count only those it bills."""
     accounts: Watched = field(init=False, repr=False)
     """The accounts watched, and how each answers."""
     scopes: Scopes = field(init=False, repr=False)
