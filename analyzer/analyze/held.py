@@ -165,21 +165,18 @@ def _limits_in_force(
         return np.full(n, limits.iops), np.full(n, limits.throughput_bps)
     if limits.bucket is None:
         io = _instance_bucket(limits.iops, limits.baseline_iops, Unit.IOPS)
+        io_left = _credits_left(io, iops, period_s)
         byte = _instance_bucket(
             limits.throughput_bps, limits.baseline_throughput_bps, Unit.BYTES_PER_SECOND
         )
-        return (
-            np.where(_credits_left(io, iops, period_s), limits.iops, limits.baseline_iops),
-            np.where(
-                _credits_left(byte, bps, period_s),
-                limits.throughput_bps,
-                limits.baseline_throughput_bps,
-            ),
+        byte_left = _credits_left(byte, bps, period_s)
+    else:
+        io_left = byte_left = _credits_left(
+            limits.bucket, _charges(limits.bucket, iops, bps), period_s
         )
-    left = _credits_left(limits.bucket, _charges(limits.bucket, iops, bps), period_s)
     return (
-        np.where(left, limits.iops, limits.baseline_iops),
-        np.where(left, limits.throughput_bps, limits.baseline_throughput_bps),
+        np.where(io_left, limits.iops, limits.baseline_iops),
+        np.where(byte_left, limits.throughput_bps, limits.baseline_throughput_bps),
     )
 
 

@@ -109,8 +109,6 @@ MEMORY_USED = "mem_used_percent"
 """The CloudWatch agent's memory in use, in percent of the instance's (its `mem` plugin:
 CloudWatch agent User Guide, "Metrics collected by the CloudWatch agent"), under the
 dimensions its `append_dimensions` gives: taken from ListMetrics, never assumed."""
-AGENT_NAMESPACE = "CWAgent"
-"""Where the agent publishes unless configured otherwise."""
 MAX_SETS = 3
 """Dimension sets read for one instance's memory (the agent's configuration changed)."""
 
@@ -235,37 +233,34 @@ def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | 
             return None
         if not one.values:
             continue
-        rates = _rates([one], window, name in _SUMS)
+        rates = _rates(one, window, name in _SUMS)
         if name in _OPS:
             iops += rates
             counted = True
         elif name in _BYTES:
             bps += rates
-        first = min(first, _first_datapoint([one], window))
+        first = min(first, _first_datapoint(one, window))
     if not counted:
         return None
     start = window.start + timedelta(seconds=first * window.period_s)
     return Demand.seen(start, window.period_s, iops[first:], bps[first:])
 
 
-def _rates(found: list[Series], window: Window, sums: bool) -> np.ndarray:
-    """The per-second rate of these series together in each period of `window` (zero where
-    CloudWatch has no datapoint: it publishes none while a volume is idle); `sums`: each
-    datapoint a period's sum, else already a rate."""
+def _rates(series: Series, window: Window, sums: bool) -> np.ndarray:
+    """The per-second rate of the series in each period of `window` (zero where CloudWatch
+    has no datapoint: it publishes none while a volume is idle); `sums`: each datapoint a
+    period's sum, else already a rate."""
     total = np.zeros(window.periods)
-    base = window.start.timestamp()
-    for series in found:
-        stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
-        index = ((stamps - base) // window.period_s).astype(np.int64)
-        inside = (index >= 0) & (index < len(total))
-        np.add.at(total, index[inside], np.asarray(series.values, dtype=np.float64)[inside])
+    stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
+    index = ((stamps - window.start.timestamp()) // window.period_s).astype(np.int64)
+    inside = (index >= 0) & (index < len(total))
+    np.add.at(total, index[inside], np.asarray(series.values, dtype=np.float64)[inside])
     return total / window.period_s if sums else total
 
 
-def _first_datapoint(series: Iterable[Series], window: Window) -> int:
-    """The period of the oldest datapoint: the volume's history begins there (a volume
-    created last week has a week of it)."""
-    stamps = [s.timestamps[0] for s in series if s.timestamps]
-    if not stamps:
+def _first_datapoint(series: Series, window: Window) -> int:
+    """The period of the series' oldest datapoint: the volume's history begins there (a
+    volume created last week has a week of it)."""
+    if not series.timestamps:
         return 0
-    return max(int((min(stamps) - window.start).total_seconds() // window.period_s), 0)
+    return max(int((series.timestamps[0] - window.start).total_seconds() // window.period_s), 0)

@@ -74,8 +74,8 @@ class Peaks:
 
 @dataclass(frozen=True, slots=True)
 class Due:
-    """What a cycle reads, by scope: the volumes and RDS instances whose storage fixes it
-    weighs, and the instances and DB instances whose type or class it chooses."""
+    """What a cycle reads: the resources whose own fixes it weighs, and by scope the
+    instances and DB instances whose type or class it chooses."""
 
     storage: list[Key] = field(default_factory=list)
     """(scope, id), the most wanted first."""
@@ -137,7 +137,7 @@ class Proofs:
         for finding in findings:
             scope, rid = key = (finding.resource.scope, finding.resource.resource_id)
             rank = (key in alerted, -finding.severity.rank)
-            replayed = snapshot.get(scope, rid) is not None and proof.replayable(finding)
+            replayed = snapshot.get(scope, rid) is not None and bool(proof.own_changes(finding))
             if replayed and self._stale(finding, self.storage.get(key), now):
                 want(("storage", scope, (finding.resource.resource_type, rid)), rank)
             other = (choosing or {}).get(key)
@@ -177,11 +177,9 @@ class Proofs:
                 self._read_peaks(scope, peaks, snapshot, region_at(scope), now, settle_s, stats)
             except AnalyzerError as exc:
                 failed.add(scope)
-                stats.metrics_failed += 1
-                stats.errors.append(str(exc))
-            for _, rid in peaks:
-                if (scope, rid) not in self.peaks or self.peaks[(scope, rid)].read_at != now:
-                    self.peaks[(scope, rid)] = Peaks(now, None, None)
+                _lost(stats, exc)
+                # Not answered: unknown, asked again later.
+                self.peaks |= {(scope, rid): Peaks(now, None, None) for _, rid in peaks}
         # Then each resource's fortnight, most wanted first, until the time is spent: the
         # rest stay due, read first next cycle.
         started, tried = time.monotonic(), 0
@@ -202,8 +200,7 @@ class Proofs:
                         self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
                 except AnalyzerError as exc:
                     failed.add(scope)
-                    stats.metrics_failed += 1
-                    stats.errors.append(str(exc))
+                    _lost(stats, exc)
             # Asked and not answered (failed, or no counts): nothing to say, asked again later.
             kept = self.storage.get((scope, rid))
             if kept is None or kept.read_at != now:
@@ -271,15 +268,14 @@ class Proofs:
             info = db.resource.class_info if db and isinstance(db.resource, DbInstance) else None
             if info is not None and info.memory_bytes:
                 used[rid] = (max(info.memory_bytes - free, 0.0) / GIB, days)
-        agent = self.agent_namespace or demand.AGENT_NAMESPACE
+        agent = self.agent_namespace or Namespace.AGENT.value
         try:
             memory = demand.fetch_most_memory_used(
                 metrics, where.listing, agent, ec2, now, settle_s, stats
             )
         except AnalyzerError as exc:
             # ListMetrics refused: the memory is unknown, the CPU read above stands.
-            stats.metrics_failed += 1
-            stats.errors.append(str(exc))
+            _lost(stats, exc)
             memory = {}
         for rid, (percent, days) in memory.items():
             state = snapshot.get(scope, rid)
@@ -306,6 +302,12 @@ class Proofs:
         return age >= self.keep_s or (kept.cpu is None and age >= REWEIGH_AFTER_S)
 
 
+def _lost(stats: FetchStats, exc: AnalyzerError) -> None:
+    """A read of the past that failed: counted, and its reason kept for the log line."""
+    stats.metrics_failed += 1
+    stats.errors.append(str(exc))
+
+
 def _proof(
     findings: Iterable[Finding],
     snapshot: Snapshot,
@@ -328,6 +330,8 @@ def _proof(
         sized = finding
         if recalled is not None:
             before, sized = rate, conclude(recalled, snapshot, catalog)
-        types = {t.name: t for t in catalog.instance_types(state.ref.region)}
+        types = None
+        if isinstance(state.resource, Instance):
+            types = {t.name: t for t in catalog.instance_types(state.ref.region)}
         fits |= proof.weighed(sized, state, seen, types)
     return Proof(now, fits, before, asked)

@@ -36,7 +36,7 @@ from analyzer.model.resources import DbInstance, Instance, InstanceType, Resourc
 from analyzer.model.state import Resource, ResourceState
 
 ChangeKey = tuple[object, ...]
-"""A volume change told apart from another (`change_key`): what a fix's past is kept by."""
+"""A change told apart from another (`change_key`): what a fix's past is kept by."""
 
 
 def change_key(change: Change) -> ChangeKey:
@@ -95,15 +95,9 @@ def with_past(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> Finding:
     return replace(finding, remedies=tuple(sorted(fixes, key=_would_have_limited)))
 
 
-def replayable(finding: Finding) -> bool:
-    """Whether a fix of `finding` changes its resource's own limits: what its past is read
-    for."""
-    rid = finding.resource.resource_id
-    return any(r.change is not None and _own(r.change, rid) for r in finding.remedies)
-
-
 def own_changes(finding: Finding) -> frozenset[ChangeKey]:
-    """The changes of `finding`'s fixes that a past could be given."""
+    """The changes of `finding`'s fixes that a past could be given (that change its
+    resource's own limits): what its past is read for."""
     rid = finding.resource.resource_id
     return frozenset(
         change_key(r.change)
