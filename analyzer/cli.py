@@ -19,6 +19,7 @@ from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect import aws, capture, demand, progress, recording
+from analyzer.collect.boundaries import Describer
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import Window, data_end
 from analyzer.deliver import report
@@ -26,7 +27,7 @@ from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
-from analyzer.model.resources import Instance
+from analyzer.model.resources import Instance, InstanceType, Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 from analyzer.model.units import parse_duration
@@ -205,12 +206,18 @@ def _live_history(args: argparse.Namespace, analyzer: Analyzer) -> recording.Rec
             for rid, by_metric in by_rid.items():
                 into = before.setdefault(region, {}).setdefault(rid, {})
                 into.update({past_name(m, stat): series for m, series in by_metric.items()})
+    _say_fetched(stats, settings)
+    return recording.Recording(start, end, analyzer.inventories(), raw, before)
+
+
+def _say_fetched(stats: FetchStats, settings: settings_mod.Settings) -> None:
+    """What a command's own reads of CloudWatch cost, on stderr."""
+    price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
     print(
         f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
         f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
         file=sys.stderr,
     )
-    return recording.Recording(start, end, analyzer.inventories(), raw, before)
 
 
 def _backtest(args: argparse.Namespace) -> int:
@@ -265,12 +272,19 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
     else:
         analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
         inventories = analyzer.refresh_inventory()
-    tried = []
-    stats = FetchStats()
+    trials = []
     for one in asked:
         scope, resource = what_if.find(one, inventories)
+        described = None if args.source is not None else analyzer.scopes.at(scope).describe
+        types = _types_to_try(one, resource, inventories[scope], described)
+        # Each checked against what AWS sells before any of the past is read (and billed).
+        trials.append((scope, resource, what_if.trial(one, resource, inventories[scope], types)))
+    tried = []
+    stats = FetchStats()
+    for scope, resource, trial in trials:
+        rid = trial.asked.resource_id
         if args.source is not None:
-            series = history.raw.get(scope, {}).get(one.resource_id, {})
+            series = history.raw.get(scope, {}).get(rid, {})
             # At the period it was recorded at: five minutes for an instance under basic
             # monitoring, whose sums a minute would not split.
             period = max((s.period_s for s in series.values() if s.values), default=60)
@@ -284,29 +298,34 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
             seen = next((d for _, d in found), None)
         if seen is None:
             raise ConfigError(
-                f"--what-if {one.text}: no operations of {one.resource_id} in the "
+                f"--what-if {trial.asked.text}: no operations of {rid} in the "
                 f"{'recording' if args.source else 'last ' + units.duration(since_s)}"
             )
-        types = None
-        if isinstance(resource, Instance) and isinstance(one.settings.get("type"), str):
-            name = str(one.settings["type"])
-            known = [i.type_info for i in inventories[scope].instances if i.type_info]
-            if args.source is None:
-                known += analyzer.scopes.at(scope).describe.instance_types([name])
-            types = {t.name: t for t in known}
-        tried.append(what_if.tried(one, resource, inventories[scope], seen, types))
+        tried.append(trial.over(seen))
     if args.source is None:
-        price = prices.load(settings.prices).cloudwatch_per_1000_metrics / 1000
-        print(
-            f"{PROG}: fetched {stats.metrics_requested:,} metrics in "
-            f"{sum(stats.requests.values()):,} call(s): ${stats.metrics_requested * price:,.4f}",
-            file=sys.stderr,
-        )
+        _say_fetched(stats, settings)
     if args.format == "json":
         sys.stdout.write(json.dumps({"what_if": [t.as_dict() for t in tried]}, indent=2) + "\n")
     else:
         sys.stdout.write(what_if.render(tried))
     return 0
+
+
+def _types_to_try(
+    asked: what_if.Asked,
+    resource: what_if.Tryable,
+    inventory: Inventory,
+    described: Describer | None,
+) -> dict[str, InstanceType] | None:
+    """The instance types an EC2 instance's --what-if may name, by name: those of the
+    inventory's instances, and the one named as the region describes it (not a recording's)."""
+    name = asked.settings.get("type")
+    if not isinstance(resource, Instance) or not isinstance(name, str):
+        return None
+    known = [i.type_info for i in inventory.instances if i.type_info]
+    if described is not None:
+        known += described.instance_types([name])
+    return {t.name: t for t in known}
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -362,3 +362,10 @@ def finding_row(f: Finding) -> dict[str, Any]:
 def finding_stored(f: Finding) -> dict[str, Any]:
     """A finding as the state file keeps it: its row, and what the alert book weighs."""
     return FindingRecord.of(f).model_dump(mode="json", by_alias=True)
+
+
+def past_row(past: PastFit) -> dict[str, Any]:
+    """A fix's past as the JSON report gives it (`past` on each remedy)."""
+    record = _Past.of(past)
+    assert record is not None
+    return record.model_dump(mode="json")

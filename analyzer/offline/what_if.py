@@ -15,6 +15,7 @@ from typing import Any
 
 from analyzer.analyze.advice.proof import option_limits
 from analyzer.analyze.held import Held, behind, replay
+from analyzer.deliver.records import past_row
 from analyzer.errors import ConfigError
 from analyzer.model import limits
 from analyzer.model.demand import Demand
@@ -125,14 +126,8 @@ class Tried:
 
 
 def _past(held: Held) -> dict[str, Any]:
-    return {
-        "days": round(held.days, 1),
-        "minutes_limited": held.minutes_limited,
-        "worst_day": held.worst_day.isoformat() if held.worst_day else None,
-        "floor": held.floor,
-        "limited_days": held.limited_days,
-        "worst_day_minutes": held.worst_day_minutes,
-    }
+    """A fix's past as the report gives it, and the minutes of its worst day."""
+    return {**past_row(held.fit()), "worst_day_minutes": held.worst_day_minutes}
 
 
 Tryable = Volume | DbInstance | Instance
@@ -157,14 +152,39 @@ def find(asked: Asked, inventories: Mapping[str, Inventory]) -> tuple[str, Tryab
     )
 
 
-def tried(
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """A configuration to try on a resource, checked against what AWS sells, with the limits
+    of the resource as it is and as it would be: what is replayed once the past is read."""
+
+    asked: Asked
+    change: Change
+    before: Mapping[str, Any]
+    today: Envelope
+    option: Envelope
+
+    def over(self, seen: Demand) -> Tried:
+        """The trial replayed over `seen`, beside the resource as it is."""
+        demand = behind(seen, self.today)
+        return Tried(
+            self.asked,
+            self.change.resource_type,
+            self.before,
+            {k: v for k, v in self.change.after.items() if v is not None},
+            demand.start,
+            demand.start + timedelta(seconds=len(demand.iops) * demand.period_s),
+            replay(demand, self.today),
+            replay(demand, self.option),
+        )
+
+
+def trial(
     asked: Asked,
     resource: Tryable,
     inventory: Inventory,
-    seen: Demand,
     types: Mapping[str, InstanceType] | None = None,
-) -> Tried:
-    """`asked` over `seen`, beside the resource as it is; ConfigError where it names a
+) -> Trial:
+    """`asked` on `resource`, before any of its past is read; ConfigError where it names a
     configuration AWS does not sell. `types`: the instance types an EC2 instance may be
     moved to, by name."""
     change, before, today = _change(asked, resource, inventory)
@@ -177,17 +197,18 @@ def tried(
         )
     if option is None or today is None:
         raise ConfigError(f"--what-if {asked.text}: no model of {_said(change.after)}")
-    demand = behind(seen, today)
-    return Tried(
-        asked,
-        change.resource_type,
-        before,
-        {k: v for k, v in change.after.items() if v is not None},
-        demand.start,
-        demand.start + timedelta(seconds=len(demand.iops) * demand.period_s),
-        replay(demand, today),
-        replay(demand, option),
-    )
+    return Trial(asked, change, before, today, option)
+
+
+def tried(
+    asked: Asked,
+    resource: Tryable,
+    inventory: Inventory,
+    seen: Demand,
+    types: Mapping[str, InstanceType] | None = None,
+) -> Tried:
+    """`trial` replayed over `seen`."""
+    return trial(asked, resource, inventory, types).over(seen)
 
 
 def _change(

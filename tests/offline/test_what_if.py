@@ -153,6 +153,13 @@ def test_over_the_account_it_reads_the_volume_s_counts_and_says_what_it_cost(aws
     assert found["option"]["minutes_limited"] == 0
     assert found["as_is"]["days"] < 1 and found["as_is"]["floor"]
     assert "fetched 4 metrics in 4 call(s)" in err
+    # A configuration AWS does not sell is refused before anything is read, or billed: on a
+    # volume without a datapoint, the refusal, not the missing past, is what is said.
+    quiet = ec2.create_volume(AvailabilityZone="us-east-1a", Size=80, VolumeType="gp2")
+    ec2.attach_volume(VolumeId=quiet["VolumeId"], InstanceId=instance, Device="/dev/sdg")
+    assert main([*argv, "--what-if", f"{quiet['VolumeId']}:type=gp3,iops=2000"]) == 2
+    err = capsys.readouterr().err
+    assert "gp3 includes 3,000 IOPS" in err and "no operations" not in err
 
 
 def test_an_instance_s_type_is_tried_through_its_ebs_limits() -> None:
