@@ -101,6 +101,9 @@ class _Remedy(_Record):
     """Kept in the state file only; absent from files written before fixes kept it."""
     past: _Past | None = None
     """The fix replayed over the resource's own past; null without history."""
+    fix_id: str | None = None
+    """The fix as `ebs-analyzer apply` takes it; null where it is not applied in place. Derived
+    from the change: not read back."""
 
 
 class KubernetesRecord(_Record):
@@ -241,6 +244,7 @@ class FindingRecord(_Record):
                     changes=[_Change.model_validate(c.as_dict()) for c in r.changes],
                     kind=r.kind,
                     past=_Past.of(r.past),
+                    fix_id=r.fix_id,
                 )
                 for r in f.remedies
             ],

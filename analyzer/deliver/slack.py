@@ -77,9 +77,10 @@ def _firing_section(alert: Alert, now: datetime) -> str:
     lines = [head, f.summary, " · ".join(facts)]
     if f.next_bottleneck is not None:
         lines.append(f"*Next:* {f.next_bottleneck.text()}")
-    if f.remedies:
-        lines.append(f"*Fix:* {f.remedies[0].text()}")
-        lines += [f"*or:* {r.text()}" for r in f.remedies[1:FIXES_SHOWN]]
+    for n, remedy in enumerate(f.remedies[:FIXES_SHOWN]):
+        lines.append(f"*{'or' if n else 'Fix'}:* {remedy.text()}")
+        if remedy.fix_id is not None:
+            lines.append(f"`ebs-analyzer apply {remedy.fix_id}`")
     return "\n".join(lines)
 
 

@@ -163,7 +163,10 @@ def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]
             lines.append(f"            refilling: credits full again in {full} at the present rate")
         if f.next_bottleneck is not None:
             lines.append(f"            next: {f.next_bottleneck.text()}")
-        lines += [f"            fix: {remedy.text()}" for remedy in f.remedies]
+        for remedy in f.remedies:
+            lines.append(f"            fix: {remedy.text()}")
+            if remedy.fix_id is not None:
+                lines.append(f"                 apply: ebs-analyzer apply {remedy.fix_id}")
     return [*lines, ""]
 
 

@@ -128,6 +128,44 @@ class RemedyKind(StrEnum):
     """The volume and its instance changed together."""
 
 
+APPLIABLE = frozenset({RemedyKind.MODIFY, RemedyKind.PAST_CEILING, RemedyKind.STOPGAP})
+"""Fixes that modify one volume, or one RDS instance's storage, in place: those `apply` takes."""
+
+FIX_FIELDS = (
+    ("type", "volume_type", "storage_type"),
+    ("size", "size_gib", "allocated_gib"),
+    ("iops", "iops", "iops"),
+    ("throughput", "throughput_mibps", "throughput_mibps"),
+)
+"""A fix's keys (those `backtest --what-if` takes) and the fields of a volume's change and an
+RDS instance's that they set."""
+
+
+def fix_id(change: Change) -> str | None:
+    """The change as `backtest --what-if` and `apply` name it, the same for the same target:
+    `vol-0abc:type=gp3,iops=3000,throughput=125`. The type always; the size where it changes;
+    provisioned IOPS and throughput where the target has them. None for an instance's type."""
+    if change.resource_type is ResourceType.VOLUME:
+        column = 1
+    elif change.resource_type is ResourceType.DB_INSTANCE:
+        column = 2
+    else:
+        return None
+    after, before = change.after, change.before
+    kind = after.get(FIX_FIELDS[0][column])
+    if not isinstance(kind, str) or not kind.isalnum():
+        return None
+    said = [f"type={kind}"]
+    for key, *names in FIX_FIELDS[1:]:
+        value = after.get(names[column - 1])
+        if value is None or (key == "size" and value == before.get(names[column - 1])):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return None  # not a configuration AWS could be asked for
+        said.append(f"{key}={int(value)}")
+    return f"{change.resource_id}:{','.join(said)}"
+
+
 def past_span(days: float) -> str:
     """How much past a figure was read over: `14 days`, `4 h`, `20 min`."""
     hours = days * 24
@@ -199,6 +237,14 @@ class Remedy:
     @property
     def changes(self) -> tuple[Change, ...]:
         return ((self.change,) if self.change is not None else ()) + self.also
+
+    @property
+    def fix_id(self) -> str | None:
+        """The fix as `apply` takes it, where it modifies one volume or one RDS instance's
+        storage in place; None for another type, a striped set, a joint fix or words only."""
+        if self.kind not in APPLIABLE or self.change is None or self.also:
+            return None
+        return fix_id(self.change)
 
     def text(self) -> str:
         """`Move to gp3 …: −$1.00/month`: the action and what it costs, or "unpriced"; and

@@ -314,8 +314,10 @@ def test_a_finding_row_follows_the_contract():
         "change",
         "changes",
         "past",
+        "fix_id",
     ]
     assert first["past"] is None  # no history here: said, never guessed
+    assert first["fix_id"] == "vol-1:type=gp3,iops=3000,throughput=125"
     assert (first["monthly_cost"], first["monthly_cost_delta"], first["currency"]) == (
         4.0,
         -1.0,

@@ -188,3 +188,111 @@ def test_a_fix_s_past_says_held_plainly_and_limited_as_a_floor() -> None:
     assert PastFit(4 / 24, 12, 1, date(2026, 11, 20)).text() == (
         "would have limited 12 min of the last 4 h"
     )
+
+
+GP2_50 = {"volume_type": "gp2", "size_gib": 50, "iops": 150, "throughput_mibps": None}
+
+
+@pytest.mark.parametrize(
+    ("change", "kind", "expected"),
+    [
+        (
+            Change(
+                VOLUME,
+                "vol-1",
+                GP2_50,
+                {
+                    **GP2_50,
+                    "volume_type": "gp3",
+                    "iops": 3000,
+                    "throughput_mibps": 125,
+                    "iops_limit": 3000,
+                },
+            ),
+            RemedyKind.MODIFY,
+            "vol-1:type=gp3,iops=3000,throughput=125",
+        ),
+        (
+            Change(VOLUME, "vol-1", GP2_50, {**GP2_50, "size_gib": 600, "iops": None}),
+            RemedyKind.MODIFY,
+            "vol-1:type=gp2,size=600",
+        ),
+        (
+            Change(VOLUME, "vol-1", GP2_50, {**GP2_50, "size_gib": 51, "iops": None}),
+            RemedyKind.STOPGAP,
+            "vol-1:type=gp2,size=51",
+        ),
+        (
+            Change(
+                VOLUME,
+                "vol-1",
+                GP2_50,
+                {"volume_type": "io2", "size_gib": 50, "iops": 32000, "throughput_mibps": None},
+            ),
+            RemedyKind.PAST_CEILING,
+            "vol-1:type=io2,iops=32000",
+        ),
+        (
+            Change(
+                DB,
+                "orders",
+                {"storage_type": "gp2", "allocated_gib": 200},
+                {"storage_type": "gp3", "allocated_gib": 200},
+            ),
+            RemedyKind.MODIFY,
+            "orders:type=gp3",
+        ),
+        (
+            Change(
+                DB,
+                "orders",
+                {"storage_type": "gp2", "allocated_gib": 200},
+                {"storage_type": "gp2", "allocated_gib": 1020},
+            ),
+            RemedyKind.MODIFY,
+            "orders:type=gp2,size=1020",
+        ),
+        # Not applied in place: another type or class, a striped set.
+        (
+            Change(INSTANCE, "i-1", {"instance_type": "m5.large"}, {"instance_type": "m5.xlarge"}),
+            RemedyKind.INSTANCE,
+            None,
+        ),
+        (
+            Change(
+                DB, "orders", {"instance_class": "db.r5.large"}, {"instance_class": "db.r5.2xlarge"}
+            ),
+            RemedyKind.INSTANCE,
+            None,
+        ),
+        (
+            Change(VOLUME, "vol-1", GP2_50, {**GP2_50, "volume_type": "gp3", "volumes": 2}),
+            RemedyKind.STRIPE,
+            None,
+        ),
+    ],
+)
+def test_a_fix_applied_in_place_is_named_as_what_if_takes_it(change, kind, expected):
+    remedy = Remedy("a fix", change=change, kind=kind)
+    assert remedy.fix_id == expected
+    # The same target, sized again in a later cycle, is the same fix.
+    again = Remedy(
+        "a fix, worded anew",
+        9.0,
+        1.0,
+        change=Change(
+            change.resource_type, change.resource_id, dict(change.before), dict(change.after)
+        ),
+        kind=kind,
+    )
+    assert again.fix_id == expected
+
+
+def test_a_joint_fix_or_one_in_words_or_read_back_without_its_kind_has_no_fix_id():
+    volume = Change(VOLUME, "vol-1", GP2_50, {**GP2_50, "volume_type": "gp3"})
+    instance = Change(
+        INSTANCE, "i-1", {"instance_type": "m5.large"}, {"instance_type": "m5.2xlarge"}
+    )
+    assert Remedy("both", change=volume, also=(instance,), kind=RemedyKind.BOTH).fix_id is None
+    assert Remedy("in words", kind=RemedyKind.MODIFY).fix_id is None
+    assert Remedy("old file", change=volume, kind=None).fix_id is None

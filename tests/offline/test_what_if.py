@@ -274,3 +274,26 @@ def test_rds_storage_rds_does_not_sell_is_refused(text: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:
         tried(Asked.parse(text), db, inventory, nightly_drain())
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "fix_id",
+    ["vol-batch:type=gp3,iops=3000,throughput=125", "vol-batch:type=gp2,size=480"],
+)
+def test_a_fix_id_is_a_what_if_that_tries_the_same_target(fix_id: str) -> None:
+    from analyzer.analyze.advice.modification import priced
+    from analyzer.analyze.prices import load
+
+    asked = Asked.parse(fix_id)
+    trial = tried(asked, VOLUME, INVENTORY, nightly_drain())
+    remedy = priced(
+        "a fix",
+        load(None),
+        None,
+        VOLUME,
+        str(trial.after["volume_type"]),
+        int(trial.after["size_gib"]),
+        trial.after.get("iops"),
+        trial.after.get("throughput_mibps"),
+    )
+    assert remedy.fix_id == fix_id
