@@ -15,7 +15,7 @@ from typing import Any
 
 from analyzer import demo, logs
 from analyzer import settings as settings_mod
-from analyzer.analyze import prices, rules
+from analyzer.analyze import prices, rules, sold
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect import aws, capture, demand, progress, recording
@@ -260,7 +260,7 @@ def _backtest(args: argparse.Namespace) -> int:
 def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
     """Each --what-if replayed over its resource's demand: from the recording, or read from
     CloudWatch over --since (four metrics a resource), the cost said."""
-    asked = [what_if.Asked.parse(text) for text in args.what_if]
+    asked = [sold.Asked.parse(text) for text in args.what_if]
     since_s = _since(args)
     if args.source is not None:
         history = recording.read(recording.resolve(args.source))
@@ -312,8 +312,8 @@ def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
 
 
 def _types_to_try(
-    asked: what_if.Asked,
-    resource: what_if.Tryable,
+    asked: sold.Asked,
+    resource: sold.Tryable,
     inventory: Inventory,
     described: Describer | None,
 ) -> dict[str, InstanceType] | None:
