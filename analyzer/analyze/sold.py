@@ -40,19 +40,26 @@ RDS_STORAGE_TYPES = ("gp2", "gp3", "io1", "io2")
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """One `--what-if`: a resource, and the configuration to try on it."""
+    """One `--what-if` or `apply`: a resource, and the configuration to try on it or give it."""
 
     text: str
     resource_id: str
     settings: Mapping[str, str | int]
+    flag: str = "--what-if"
+    """What named it, in messages: `--what-if`, `apply`."""
+
+    @property
+    def where(self) -> str:
+        """`--what-if vol-0abc:type=gp4`: what a message about it starts with."""
+        return f"{self.flag} {self.text}"
 
     @classmethod
-    def parse(cls, text: str) -> Asked:
+    def parse(cls, text: str, flag: str = "--what-if") -> Asked:
         """`vol-0abc:type=gp3,iops=6000,throughput=250`, `orders-replica:size=400`."""
         rid, sep, rest = text.partition(":")
         if not sep or not rid or not rest:
             raise ConfigError(
-                f"--what-if {text}: expected ID:KEY=VALUE[,KEY=VALUE…], e.g. "
+                f"{flag} {text}: expected ID:KEY=VALUE[,KEY=VALUE…], e.g. "
                 "vol-0abc:type=gp3,iops=6000"
             )
         settings: dict[str, str | int] = {}
@@ -60,26 +67,22 @@ class Asked:
             key, eq, value = item.partition("=")
             key = key.strip()
             if key in settings:
-                raise ConfigError(f"--what-if {text}: {key} is given twice")
+                raise ConfigError(f"{flag} {text}: {key} is given twice")
             if key not in KEYS:
-                raise ConfigError(
-                    f"--what-if {text}: unknown key {key!r} (known: {', '.join(KEYS)})"
-                )
+                raise ConfigError(f"{flag} {text}: unknown key {key!r} (known: {', '.join(KEYS)})")
             if not eq or not value.strip():
-                raise ConfigError(f"--what-if {text}: {key} has no value")
+                raise ConfigError(f"{flag} {text}: {key} has no value")
             if key == "type":
                 settings[key] = value.strip().lower()
                 continue
             try:
                 number = int(value.strip().replace("_", ""))
             except ValueError:
-                raise ConfigError(
-                    f"--what-if {text}: {key}={value} is not a whole number"
-                ) from None
+                raise ConfigError(f"{flag} {text}: {key}={value} is not a whole number") from None
             if number <= 0:
-                raise ConfigError(f"--what-if {text}: {key}={value} must be above zero")
+                raise ConfigError(f"{flag} {text}: {key}={value} must be above zero")
             settings[key] = number
-        return cls(text, rid.strip(), settings)
+        return cls(text, rid.strip(), settings, flag)
 
 
 Tryable = Volume | DbInstance | Instance
@@ -94,11 +97,11 @@ def configured(
     for key, value in asked.settings.items():
         field = KEYS[key][index]
         if field is None:
-            raise ConfigError(f"--what-if {asked.text}: {KINDS[index]} has no {key}")
+            raise ConfigError(f"{asked.where}: {KINDS[index]} has no {key}")
         after[field] = value
     if isinstance(resource, Instance):
         if "instance_type" not in after:
-            raise ConfigError(f"--what-if {asked.text}: an EC2 instance needs type=")
+            raise ConfigError(f"{asked.where}: an EC2 instance needs type=")
         before = {"instance_type": resource.instance_type}
         change = Change(ResourceType.INSTANCE, asked.resource_id, before, after)
         return change, before, instance_envelope(resource)
@@ -110,7 +113,12 @@ def configured(
             "throughput_mibps": resource.throughput_mibps,
         }
         same = after.get("storage_type", resource.storage_type) == resource.storage_type
-        kept = {k: v for k, v in before.items() if same or k in ("storage_type", "allocated_gib")}
+        held = _provisioned(str(after.get("storage_type", resource.storage_type)))
+        kept = {
+            k: v
+            for k, v in before.items()
+            if (same and held.get(k, True)) or k in ("storage_type", "allocated_gib")
+        }
         after = {**kept, **after}
         _check_rds(asked, after, resource)
         today = db_storage_envelope(resource)
@@ -129,11 +137,20 @@ def configured(
         today = limits.volume_envelope(resource, info)
         kind = ResourceType.VOLUME
         same = after.get("volume_type", resource.volume_type) == resource.volume_type
-        kept = {k: v for k, v in before.items() if same or k == "size_gib"}
+        held = _provisioned(str(after.get("volume_type", resource.volume_type)))
+        kept = {k: v for k, v in before.items() if (same and held.get(k, True)) or k == "size_gib"}
         after = {**kept, **after}
         _check_volume(asked, after)
     before = {k: v for k, v in before.items() if v is not None}
     return Change(kind, asked.resource_id, before, after), before, today
+
+
+def _provisioned(kind: str) -> dict[str, bool]:
+    """Which of a type's described values it provisions, and so keeps when only its size is
+    changed: DescribeVolumes gives a gp2 volume's baseline as its `Iops` (Amazon EC2 API
+    Reference, Volume: "For gp2 volumes, this represents the baseline performance"), which
+    is no setting of its own."""
+    return {"iops": kind in ("gp3", "io1", "io2"), "throughput_mibps": kind == "gp3"}
 
 
 def _check_volume(asked: Asked, after: Mapping[str, Any]) -> None:
@@ -243,7 +260,7 @@ def _check_rds_gp3(
 
 
 def _bad(asked: Asked, why: str) -> None:
-    raise ConfigError(f"--what-if {asked.text}: {why}")
+    raise ConfigError(f"{asked.where}: {why}")
 
 
 def spelled(after: Mapping[str, Any]) -> str:

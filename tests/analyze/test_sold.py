@@ -77,3 +77,14 @@ def test_rds_storage_rds_does_not_sell_is_refused(text: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:
         configured(Asked.parse(text), db, inventory)
     assert says in str(caught.value)
+
+
+def test_a_gp2_volume_s_described_baseline_is_no_setting_kept_when_it_is_grown() -> None:
+    # DescribeVolumes gives gp2's baseline (3 IOPS a GiB) as its Iops.
+    described = Volume("vol-batch", "us-east-1", "gp2", 80, "in-use", iops=240)
+    inventory = Inventory("us-east-1", volumes=(described,))
+    change, _, _ = configured(Asked.parse("vol-batch:size=160"), described, inventory)
+    assert dict(change.after) == {"volume_type": "gp2", "size_gib": 160}
+    gp3 = Volume("vol-batch", "us-east-1", "gp3", 80, "in-use", iops=4000, throughput_mibps=250)
+    change, _, _ = configured(Asked.parse("vol-batch:size=160"), gp3, inventory)
+    assert change.after["iops"] == 4000 and change.after["throughput_mibps"] == 250
