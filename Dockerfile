@@ -3,12 +3,13 @@
 #   docker run -p 9877:9877 -e AWS_REGION=us-east-1 ebs-bottleneck-analyzer:0.1.0
 # The tag and the version label are the package's version (pyproject.toml), which the Helm
 # chart's appVersion and the Kubernetes base name too; tests/deploy holds them together.
-# EXTRAS=demo adds what `ebs-analyzer demo` needs (see deploy/docker-compose.yml).
+# EXTRAS: the extras installed; the default carries the Kubernetes client (a claim's fix through
+# its claim); kubernetes,demo adds what `ebs-analyzer demo` needs (see deploy/docker-compose.yml).
 
 ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
-ARG EXTRAS=""
+ARG EXTRAS="kubernetes"
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY analyzer ./analyzer

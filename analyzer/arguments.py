@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     _once_command(commands)
     _run_command(commands)
     _cost_command(commands)
+    _apply_command(commands)
     _demo_command(commands)
     _rules_command(commands)
     _backtest_command(commands)
@@ -166,12 +167,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Lists the recordings shipped with the analyzer: `backtest --from NAME` "
         "and `demo --from NAME` replay them without credentials.",
     )
-    commands.add_parser(
+    policy = commands.add_parser(
         "iam-policy",
         help="print the IAM policy the analyzer needs (read-only)",
         description="Prints the IAM policy that grants every action the analyzer calls, all "
         "read-only: attach it to the role or user the analyzer runs as. The same policy is "
-        "deploy/iam-policy.json in the repository.",
+        "deploy/iam-policy.json in the repository. With --apply, the separate policy that "
+        "lets `apply` modify volumes and RDS storage, only those carrying the apply tag "
+        "(deploy/iam-policy-apply.json): attach it only where fixes are applied.",
+    )
+    policy.add_argument(
+        "--apply",
+        action="store_true",
+        help="the policy for applying fixes (ModifyVolume, ModifyDBInstance), on tagged "
+        "resources only",
     )
     for sub in every_parser(parser):
         sub.formatter_class = Wrapped
@@ -388,6 +397,67 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="SECONDS",
         help="seconds between the daemon's cycles, or a duration such as 5m (default 60)",
     )
+
+
+APPLY_EPILOG = (
+    "exit codes: 0 applied, already so, or a dry run AWS says would succeed; 1 AWS answered "
+    "with an error (a permission it refused, a limit of its own); 2 bad input (a malformed fix, "
+    "a target AWS does not sell, a resource that does not exist); 3 refused by a guard, or not "
+    "confirmed: nothing was asked of AWS.\n"
+    "Example: ebs-analyzer apply vol-0abc:type=gp3,iops=3000,throughput=125 prints the plan and "
+    "asks y/N on a terminal; --dry-run asks AWS's permission check, --yes applies without "
+    "asking.\n"
+    "Applying takes its own IAM policy, for tagged resources only: deploy/iam-policy-apply.json "
+    "(or ebs-analyzer iam-policy --apply). A claim's volume is changed through its claim "
+    "(apply_through_kubernetes).\n"
+)
+
+
+def _apply_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    apply = commands.add_parser(
+        "apply",
+        help="apply a fix the report names (its fix_id): a volume's or RDS storage's "
+        "modification, guarded",
+        description="Reads the resource afresh, checks the target against what AWS sells and "
+        "the guards (the resource carries the apply tag, AWS's four modifications in 24 hours, "
+        "never a shrink, the monthly cost ceiling, a CSI claim's volume only through its claim), "
+        "prints the plan (today → target, the monthly cost change, what the target would have "
+        "limited over the last 14 days) and applies it with --yes or after a y typed on a "
+        "terminal. Then reads the modification back until it is optimizing or completed, at "
+        "most --wait.",
+        epilog=APPLY_EPILOG,
+    )
+    apply.add_argument(
+        "fix_id",
+        metavar="FIX_ID",
+        help="the fix as the report names it: ID:KEY=VALUE[,KEY=VALUE…], keys type, size, "
+        "iops, throughput",
+    )
+    apply.add_argument("--yes", action="store_true", help="apply without asking")
+    apply.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="ask AWS whether the call would succeed (DryRun: the permission check); change "
+        "nothing",
+    )
+    apply.add_argument(
+        "--wait",
+        metavar="DURATION",
+        default="30s",
+        help="how long to read the modification back, e.g. 2m (default 30s; 0 to not wait)",
+    )
+    apply.add_argument(
+        "--allow-cost-increase",
+        action="store_true",
+        help="apply a fix that adds more than apply_max_monthly_increase a month, or whose "
+        "price is unknown",
+    )
+    apply.add_argument(
+        "--no-past",
+        action="store_true",
+        help="do not read the last 14 days from CloudWatch for the plan (4 metrics)",
+    )
+    _common(apply, lookback=False)
 
 
 def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import socket
@@ -15,6 +16,11 @@ from typing import Any
 
 from analyzer import demo, logs
 from analyzer import settings as settings_mod
+from analyzer.act.apply import Applier, Outcome, audit
+from analyzer.act.apply import Result as ApplyResult
+from analyzer.act.cluster import KubernetesCluster
+from analyzer.act.guards import Policy
+from analyzer.act.plan import Plan, with_past
 from analyzer.analyze import prices, rules, sold
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
@@ -342,6 +348,103 @@ def _record(args: argparse.Namespace) -> int:
     return 0
 
 
+def _apply(args: argparse.Namespace) -> int:
+    """A fix applied: its plan on stdout, then its outcome; the exit code says which."""
+    settings = _settings(args)
+    try:
+        wait_s = float(parse_duration(args.wait))
+    except ValueError as exc:
+        raise ConfigError(f"--wait {args.wait}: {exc}") from None
+    if not 0 <= wait_s <= 3_600:
+        raise ConfigError(f"--wait {args.wait}: must be 0 to 1h")
+    analyzer = Analyzer(settings, rules.load(settings.rule_dirs)).offering()
+    regions = [analyzer.scopes.connected(r, a) for a, r in analyzer.scopes.targets()]
+    by_scope = {r.scope: r for r in regions}
+
+    def past(plan: Plan) -> Plan:
+        stats = FetchStats()
+        try:
+            seen = next(
+                (
+                    d
+                    for _, d in demand.fetch_demand(
+                        by_scope[plan.scope].metrics,
+                        [plan.resource],
+                        datetime.now(UTC),
+                        settings.settle_delay,
+                        stats,
+                    )
+                ),
+                None,
+            )
+        except AnalyzerError as exc:
+            return with_past(plan, None, str(exc))
+        _say_fetched(stats, settings)
+        return with_past(plan, seen)
+
+    applier = Applier(
+        [(r.scope, r.changes) for r in regions if r.changes is not None],
+        Catalog(prices.load(settings.prices), analyzer.offers),
+        Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase),
+        lambda: datetime.now(UTC),
+        past=None if args.no_past else past,
+        cluster=(
+            KubernetesCluster.connect(settings.kubernetes_cluster)
+            if settings.apply_through_kubernetes
+            else None
+        ),
+    )
+    planned = applier.plan(args.fix_id)
+    if isinstance(planned, ApplyResult):
+        return _applied(planned)
+    sys.stdout.write("\n".join(planned.lines()) + "\n")
+    sys.stdout.flush()
+    ended = applier.check(planned, args.allow_cost_increase)
+    if ended is not None:
+        return _applied(ended)
+    if not (args.yes or args.dry_run):
+        declined = _confirmed(planned)
+        if declined is not None:
+            return _applied(declined)
+    return _applied(applier.apply(planned, args.dry_run, wait_s))
+
+
+def _confirmed(plan: Plan) -> ApplyResult | None:
+    """None where a `y` was typed on a terminal; else the Result that changes nothing."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return ApplyResult(
+            Outcome.UNCONFIRMED,
+            plan.fix_id,
+            "nothing changed: pass --yes to apply it, or --dry-run to ask AWS whether it would "
+            "succeed (on a terminal, apply asks)",
+            plan,
+        )
+    try:
+        answer = input(f"Apply {plan.fix_id}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return None
+    return ApplyResult(Outcome.UNCONFIRMED, plan.fix_id, "nothing changed: not confirmed", plan)
+
+
+def _applied(result: ApplyResult) -> int:
+    """The outcome in one line (stdout where it went ahead, stderr where it did not), and in
+    the log."""
+    audit(result, getpass.getuser(), "cli")
+    outcome = result.outcome
+    if outcome in (Outcome.APPLIED, Outcome.ALREADY, Outcome.DRY_RUN):
+        done = {"applied": "applied", "already": "already so", "dry_run": "dry run"}[outcome]
+        after = ""
+        if result.after:
+            after = f"; now {sold.described(result.after, result.plan.kind)}" if result.plan else ""
+        print(f"{done}: {result.reason}{after}")
+    else:
+        label = {"refused": "refused", "unconfirmed": "not applied", "invalid": "error"}
+        print(f"{PROG}: {label.get(outcome.value, 'error')}: {result.reason}", file=sys.stderr)
+    return result.exit_code
+
+
 def _demo(args: argparse.Namespace) -> int:
     return demo.run(
         once=args.once,
@@ -423,7 +526,8 @@ def _recordings(args: argparse.Namespace) -> int:
 
 
 def _iam_policy(args: argparse.Namespace) -> int:
-    sys.stdout.write(json.dumps(aws.iam_policy(), indent=2) + "\n")
+    policy = aws.apply_policy() if args.apply else aws.iam_policy()
+    sys.stdout.write(json.dumps(policy, indent=2) + "\n")
     return 0
 
 
@@ -446,6 +550,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "record": _record,
     "recordings": _recordings,
     "iam-policy": _iam_policy,
+    "apply": _apply,
     "node": _node,
 }
 

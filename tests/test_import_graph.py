@@ -34,6 +34,7 @@ RANKS = {
     "analyzer.sim": 1.5,
     "analyzer.analyze": 2,
     "analyzer.deliver": 3,
+    "analyzer.act": 3.5,
     "analyzer.live": 4,
     "analyzer.node": 4.2,
     "analyzer.offline": 4.5,

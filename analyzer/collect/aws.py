@@ -285,6 +285,30 @@ def iam_policy() -> dict[str, Any]:
     }
 
 
+APPLY_ACTIONS = ("ec2:ModifyVolume", "rds:ModifyDBInstance")
+"""The only calls that change an account, made by `apply` alone."""
+
+
+def apply_policy(tag: str = "ebs-analyzer/apply=allowed") -> dict[str, Any]:
+    """The policy that lets `apply` change what carries the apply tag, and nothing else:
+    deploy/iam-policy-apply.json, and `ebs-analyzer iam-policy --apply`. EC2 and RDS both
+    authorize on `aws:ResourceTag/KEY` (Service Authorization Reference, ModifyVolume and
+    ModifyDBInstance: the resource's tags as condition keys)."""
+    key, _, value = tag.partition("=")
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "EbsBottleneckAnalyzerApplyTaggedOnly",
+                "Effect": "Allow",
+                "Action": list(APPLY_ACTIONS),
+                "Resource": "*",
+                "Condition": {"StringEquals": {f"aws:ResourceTag/{key}": value}},
+            }
+        ],
+    }
+
+
 POLICY = "deploy/iam-policy.json, or `ebs-analyzer iam-policy`"
 """Where the policy is: in the repository, and printed by the program."""
 

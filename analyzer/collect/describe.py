@@ -208,19 +208,30 @@ def parse_instance_type(raw: Mapping[str, Any] | Reply) -> InstanceType:
     )
 
 
-def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
-    item = _reply(raw, "VolumesModifications[]")
-    size, iops = item.integer("TargetSize", None), item.integer("TargetIops", None)
-    throughput = item.integer("TargetThroughput", None)
-    target = " ".join(
+def target_text(config: Mapping[str, Any]) -> str:
+    """A volume's configuration as a modification's target reads: `io2 1,000 GiB 20,000 IOPS`."""
+    size, iops, throughput = (config.get(k) for k in ("size_gib", "iops", "throughput_mibps"))
+    return " ".join(
         part
         for part in (
-            item.text("TargetVolumeType", None),
+            config.get("volume_type"),
             f"{size:,} GiB" if size else None,
             f"{iops:,} IOPS" if iops else None,
             f"{throughput:,} MiB/s" if throughput else None,
         )
         if part
+    )
+
+
+def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
+    item = _reply(raw, "VolumesModifications[]")
+    target = target_text(
+        {
+            "volume_type": item.text("TargetVolumeType", None),
+            "size_gib": item.integer("TargetSize", None),
+            "iops": item.integer("TargetIops", None),
+            "throughput_mibps": item.integer("TargetThroughput", None),
+        }
     )
     started = item.moment("StartTime")
     return Modification(

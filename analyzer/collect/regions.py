@@ -12,6 +12,7 @@ from analyzer.collect.accounts import Account
 from analyzer.collect.agent_metrics import Lister
 from analyzer.collect.aws import Clients, session
 from analyzer.collect.boundaries import Describer, MetricData
+from analyzer.collect.changes import Changer, Ec2RdsChanges
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.describe import Ec2Rds
 from analyzer.model.resources import scope_of
@@ -28,6 +29,8 @@ class Region:
     listing: Lister | None = None
     """ListMetrics, where its metrics come from CloudWatch: which volumes the CloudWatch
     agent publishes for (`agent_metrics.py`)."""
+    changes: Changer | None = None
+    """The calls `apply` makes, where the region is reached through boto3."""
 
     @property
     def account_id(self) -> str:
@@ -46,7 +49,7 @@ def connect(name: str, clients: Clients | None = None) -> Region:
     """A region through boto3's standard chain (or through these clients)."""
     clients = clients or Clients.for_region(name)
     metrics = CloudWatch(clients.cloudwatch, name)
-    return Region(name, Ec2Rds(clients), metrics, listing=metrics)
+    return Region(name, Ec2Rds(clients), metrics, listing=metrics, changes=Ec2RdsChanges(clients))
 
 
 def connect_as(
@@ -73,4 +76,5 @@ def connect_as(
         )
     else:
         metrics = CloudWatch(clients.cloudwatch, where, contain_refusals=True)
-    return Region(name, Ec2Rds(clients, where), metrics, account, metrics)
+    changes = Ec2RdsChanges(clients, where)
+    return Region(name, Ec2Rds(clients, where), metrics, account, metrics, changes)

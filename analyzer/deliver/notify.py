@@ -70,6 +70,8 @@ class Dispatcher:
         self._record = record or (lambda _channel, _outcome: None)
         self.not_before: datetime | None = None
         """The receiver asked to wait until then (HTTP 429 with Retry-After)."""
+        self.buttons: slack.Buttons | None = None
+        """The Apply button each firing alert carries, where fixes are approved in Slack."""
 
     def deliver(
         self, book: AlertBook, now: datetime, save: Callable[[], None] | None = None
@@ -89,7 +91,7 @@ class Dispatcher:
             return 0
         self.not_before = None
         sent = 0
-        for alerts, message in slack.messages(owed, now):
+        for alerts, message in slack.messages(owed, now, self.buttons):
             try:
                 self.channel.send(message, alerts, now)
             except DeliveryError as exc:

@@ -8,7 +8,7 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +19,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from analyzer.deliver.deflated import Deflated
 
 Readiness = Callable[[], tuple[bool, str]]
+Actions = Callable[[Mapping[str, str], bytes], tuple[int, str]]
+"""`POST /slack/actions`: the request's headers and body → the status and body to answer."""
 Exposition = Callable[[], Deflated]
 """The /metrics text: Prometheus's text format."""
 StartResponse = Callable[..., Any]
@@ -40,7 +42,11 @@ LINGER_S = 1.0
 """How long an answered connection is drained of what the client sent and no one read (the
 body of a refused POST) before it is closed."""
 ALLOWED_METHODS = ("GET", "HEAD")
-"""Every endpoint only reads: any other method is answered 405, on every path."""
+"""Every endpoint only reads: any other method is answered 405, on every path but one."""
+ACTIONS_PATH = "/slack/actions"
+"""The one that takes a POST, where Slack approvals are set up: Slack's interactive requests."""
+MAX_ACTION_BYTES = 64 * 1024
+STATUS_TEXT = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 413: "Content Too Large"}
 
 
 class _Server(WSGIServer):
@@ -156,11 +162,43 @@ def gzip_accepted(accept_encoding: str) -> bool:
     return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
 
 
+def _action(
+    actions: Actions, environ: dict[str, Any], start_response: StartResponse
+) -> Iterable[bytes]:
+    """A Slack interactive request: its body read (up to `MAX_ACTION_BYTES`), handed over."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = -1
+    if not 0 <= length <= MAX_ACTION_BYTES:
+        return _text(start_response, "413 Content Too Large", "body too large or unsized\n")
+    body = environ["wsgi.input"].read(length) if length else b""
+    headers = {
+        key[5:].replace("_", "-").title(): str(value)
+        for key, value in environ.items()
+        if key.startswith("HTTP_")
+    }
+    status, text = actions(headers, body)
+    return _text(start_response, f"{status} {STATUS_TEXT.get(status, 'Error')}", text)
+
+
 def application(
-    exposition: Exposition, ready: Readiness, live: Readiness | None = None
+    exposition: Exposition,
+    ready: Readiness,
+    live: Readiness | None = None,
+    actions: Actions | None = None,
 ) -> Callable[..., Iterable[bytes]]:
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
+        if actions is not None and environ.get("PATH_INFO") == ACTIONS_PATH:
+            if method == "POST":
+                return _action(actions, environ, start_response)
+            return _text(
+                start_response,
+                "405 Method Not Allowed",
+                "method not allowed: try POST\n",
+                [("Allow", "POST")],
+            )
         if method not in ALLOWED_METHODS:
             allowed = ", ".join(ALLOWED_METHODS)
             return _text(
@@ -243,9 +281,13 @@ class Server:
         return cls(host, port, lambda: Deflated.of([]), starting, starting)
 
     def answer_with(
-        self, exposition: Exposition, ready: Readiness, live: Readiness | None = None
+        self,
+        exposition: Exposition,
+        ready: Readiness,
+        live: Readiness | None = None,
+        actions: Actions | None = None,
     ) -> None:
-        self._server.set_app(application(exposition, ready, live))
+        self._server.set_app(application(exposition, ready, live, actions))
 
     @property
     def port(self) -> int:

@@ -11,7 +11,7 @@ refuse is refused at start, without being repeated.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +24,7 @@ from slack_sdk.http_retry import (
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
+from slack_sdk.models.blocks import ActionsBlock, ButtonElement, ConfirmObject
 from slack_sdk.webhook import WebhookClient
 
 from analyzer import redaction
@@ -105,12 +106,20 @@ def _context(now: datetime) -> dict[str, Any]:
     }
 
 
-def _blocks(title: str, sections: Sequence[str], now: datetime) -> list[dict[str, Any]]:
+def _blocks(
+    title: str,
+    sections: Sequence[str],
+    now: datetime,
+    actions: Sequence[dict[str, Any] | None] = (),
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": title[:150]}}
     ]
-    for text in sections[:MAX_ALERTS_PER_MESSAGE]:
+    for n, text in enumerate(sections[:MAX_ALERTS_PER_MESSAGE]):
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
+        action = actions[n] if n < len(actions) else None
+        if action is not None:
+            blocks.append(action)
         blocks.append({"type": "divider"})
     if len(sections) > MAX_ALERTS_PER_MESSAGE:
         more = len(sections) - MAX_ALERTS_PER_MESSAGE
@@ -131,7 +140,32 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def firing_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
+Buttons = Callable[[Alert], str | None]
+"""The fix_id an alert's Apply button carries; None for no button (outside the apply scope,
+or no fix applied in place)."""
+APPLY_ACTION_ID = "ebs-analyzer.apply"
+
+
+def apply_button(fix_id: str, index: int) -> dict[str, Any]:
+    """An Apply button whose value is the fix, behind Slack's own confirmation dialog."""
+    button = ButtonElement(
+        text="Apply this fix",
+        action_id=APPLY_ACTION_ID,
+        value=fix_id,
+        style="primary",
+        confirm=ConfirmObject(
+            title="Apply this fix?",
+            text=f"`{fix_id}`: read afresh, checked against the guards, then modified in place.",
+            confirm="Apply",
+            deny="Cancel",
+        ),
+    )
+    return ActionsBlock(block_id=f"apply-{index}", elements=[button]).to_dict()
+
+
+def firing_message(
+    alerts: Sequence[Alert], now: datetime, buttons: Buttons | None = None
+) -> dict[str, Any]:
     ordered = sorted(alerts, key=lambda a: (-a.severity.rank, a.rule, a.resource_id))
     title = f"{_plural(len(ordered), 'storage bottleneck')} on AWS"
     preview = " · ".join(
@@ -139,8 +173,18 @@ def firing_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
     )
     return {
         "text": f"{title}: {preview}"[:3000],
-        "blocks": _blocks(title, [_firing_section(a, now) for a in ordered], now),
+        "blocks": _blocks(
+            title,
+            [_firing_section(a, now) for a in ordered],
+            now,
+            [_button(a, n, buttons) for n, a in enumerate(ordered)],
+        ),
     }
+
+
+def _button(alert: Alert, index: int, buttons: Buttons | None) -> dict[str, Any] | None:
+    fix = buttons(alert) if buttons is not None else None
+    return apply_button(fix, index) if fix else None
 
 
 def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
@@ -153,7 +197,9 @@ def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
     }
 
 
-def messages(owed: Sequence[Alert], now: datetime) -> list[tuple[list[Alert], dict[str, Any]]]:
+def messages(
+    owed: Sequence[Alert], now: datetime, buttons: Buttons | None = None
+) -> list[tuple[list[Alert], dict[str, Any]]]:
     """The messages a cycle sends, each with the alerts it speaks for."""
     firing = [a for a in owed if a.outbox in (Owed.FIRING, Owed.REPEAT)]
     resolved = [a for a in owed if a.outbox is Owed.RESOLVED]
@@ -161,7 +207,7 @@ def messages(owed: Sequence[Alert], now: datetime) -> list[tuple[list[Alert], di
     if resolved:  # older news first: an alert may have cleared and fired again since
         out.append((resolved, resolved_message(resolved, now)))
     if firing:
-        out.append((firing, firing_message(firing, now)))
+        out.append((firing, firing_message(firing, now, buttons)))
     return out
 
 
@@ -216,7 +262,7 @@ def _retry_after(headers: Any) -> float | None:
     return None
 
 
-def _quiet_logger() -> logging.Logger:
+def quiet_logger() -> logging.Logger:
     """slack_sdk logs request URLs at debug level: keep its logger above that."""
     logger = logging.getLogger("analyzer.slack.webhook")
     logger.setLevel(logging.WARNING)
@@ -234,7 +280,7 @@ class SlackChannel:
         self._client = WebhookClient(
             url,
             timeout=timeout_s,
-            logger=_quiet_logger(),
+            logger=quiet_logger(),
             retry_handlers=[
                 BoundedRateLimitRetryHandler(max_retry_count=2, max_wait_s=max_wait_s),
                 ServerErrorRetryHandler(max_retry_count=2),

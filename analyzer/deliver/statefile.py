@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,13 +37,14 @@ from pydantic import (
 
 from analyzer.analyze.alerts import Alert, AlertState, Owed
 from analyzer.deliver.records import FindingRecord, finding_stored
+from analyzer.model.applied import Attempt
 from analyzer.model.findings import Severity
 from analyzer.yamlfile import dotted, explain
 
 STATE_VERSION = 1
-"""Version 1: alerts with their finding in the JSON report's form (plus its window), and the
-time before which the receiver asked not to be sent anything (`not_before`, optional: older
-daemons pass over it)."""
+"""Version 1: alerts with their finding in the JSON report's form (plus its window), the time
+before which the receiver asked not to be sent anything (`not_before`), and the attempts to
+apply fixes (`applied`); the last two optional: older daemons pass over them."""
 MAX_BYTES = 64 * 1024 * 1024
 """A state file larger than this is set aside unread: a book of alerts takes kilobytes, and
 parsing a runaway file would hold the start for minutes or run the pod out of memory."""
@@ -75,12 +77,30 @@ class _Alert(_Record):
     """What the inventory said ended it, for a resolution still owed."""
 
 
+class _Attempt(_Record):
+    fix_id: str = Field(max_length=300)
+    who: str = Field(max_length=200)
+    via: str = Field(max_length=20)
+    at: AwareDatetime
+    outcome: str = Field(max_length=20)
+    reason: str = Field(default="", max_length=2000)
+    before: dict[str, Any] = Field(default_factory=dict)
+    target: dict[str, Any] = Field(default_factory=dict)
+    state: str | None = Field(default=None, max_length=20)
+
+    def attempt(self) -> Attempt:
+        return Attempt(**self.model_dump())
+
+
 class _StateFile(_Record):
     version: Literal[1]
     alerts: list[Any]
     """Each entry is validated on its own: one that is not an alert is set aside alone."""
     not_before: Any = None
     """Validated on its own too: a deadline that cannot be read is no reason to lose alerts."""
+    applied: list[Any] = Field(default_factory=list)
+    """The attempts to apply fixes (`apply`'s audit trail), each validated on its own; absent
+    from files written before fixes were applied."""
 
 
 _DEADLINE: TypeAdapter[AwareDatetime | None] = TypeAdapter(AwareDatetime | None)
@@ -93,16 +113,21 @@ class State:
 
     alerts: list[Alert] = field(default_factory=list)
     not_before: datetime | None = None
+    applied: list[Attempt] = field(default_factory=list)
+    """The attempts to apply fixes, newest last."""
 
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
-def encode(alerts: list[Alert], not_before: datetime | None = None) -> dict[str, Any]:
+def encode(
+    alerts: list[Alert], not_before: datetime | None = None, applied: Iterable[Attempt] = ()
+) -> dict[str, Any]:
     return {
         "version": STATE_VERSION,
         "not_before": _iso(not_before),
+        "applied": [a.as_dict() for a in applied],
         "alerts": [
             {
                 "rule": a.rule,
@@ -165,7 +190,13 @@ def read_state(document: Any) -> tuple[State, list[str]]:
         not_before = _DEADLINE.validate_python(parsed.not_before)
     except ValidationError as exc:
         rejected.append(_why(exc, "not_before"))
-    return State(_alerts(records), not_before), rejected
+    applied: list[Attempt] = []
+    for index, entry in enumerate(parsed.applied):
+        try:
+            applied.append(_Attempt.model_validate(entry).attempt())
+        except ValidationError as exc:
+            rejected.append(_why(exc, f"applied.{index}"))
+    return State(_alerts(records), not_before, applied), rejected
 
 
 def _why(exc: ValidationError, prefix: str = "") -> str:
@@ -220,7 +251,12 @@ def check_writable(path: Path) -> None:
     Path(temporary).unlink()
 
 
-def save(alerts: list[Alert], path: Path, not_before: datetime | None = None) -> None:
+def save(
+    alerts: list[Alert],
+    path: Path,
+    not_before: datetime | None = None,
+    applied: Iterable[Attempt] = (),
+) -> None:
     """Write the alerts (and the receiver's deadline) atomically and durably: the data is on
     disk before the rename, and the rename is on disk before this returns. OSError when the
     file cannot be written."""
@@ -229,7 +265,7 @@ def save(alerts: list[Alert], path: Path, not_before: datetime | None = None) ->
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(encode(alerts, not_before), out, indent=1, sort_keys=True)
+            json.dump(encode(alerts, not_before, applied), out, indent=1, sort_keys=True)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

@@ -98,6 +98,13 @@ class Telemetry:
             ["outcome"],
             registry=r,
         )
+        self.apply_attempts = Counter(
+            "ebs_analyzer_apply_attempts",
+            "Attempts to apply a fix, by where they came from (slack, policy) and outcome "
+            "(applied, already, refused, denied, invalid, failed).",
+            ["via", "outcome"],
+            registry=r,
+        )
         self.cost = Gauge(
             "ebs_analyzer_cloudwatch_estimated_cost_dollars_per_month",
             "What GetMetricData costs a month at the rate of the last hour (of the analysis "
@@ -231,6 +238,9 @@ class Telemetry:
 
     def inventory_refreshed(self, ok: bool) -> None:
         self.inventories.labels("success" if ok else "error").inc()
+
+    def apply_attempted(self, via: str, outcome: str) -> None:
+        self.apply_attempts.labels(via, outcome).inc()
 
     def state_saved(self, ok: bool) -> None:
         self.state_saves.labels("success" if ok else "error").inc()

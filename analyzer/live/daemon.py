@@ -29,18 +29,25 @@ from types import FrameType
 
 import structlog
 
+from analyzer.act.apply import Applier
+from analyzer.act.cluster import KubernetesCluster
+from analyzer.act.guards import Policy
+from analyzer.act.ledger import Ledger
 from analyzer.analyze import prices
 from analyzer.analyze.alerts import Alert, AlertBook
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.collect import regions
 from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
+from analyzer.deliver.interactions import Interactions, respond
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Exposition, Server
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
+from analyzer.live.approvals import Approvals
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.heap import Heap
 from analyzer.live.proofs import Proofs
@@ -134,6 +141,10 @@ class Daemon:
         between those."""
         self.alertmanager: alertmanager.Alertmanager | None = None
         """Where the firing alerts are posted after every cycle, beside the channel."""
+        self.ledger = Ledger()
+        """The attempts to apply fixes, kept in the state file."""
+        self.interactions: Interactions | None = None
+        """What takes Slack's clicks on Apply buttons, where approvals are set up."""
         self.exit: Callable[[int], None] = os._exit
         """How a stop ends the process when a cycle it abandoned would hold the exit."""
         if analyzer.accounts.configured:
@@ -272,6 +283,7 @@ class Daemon:
         for alert in state.alerts:
             _not_after(alert, now)
         self.book.restore(state.alerts)
+        self.ledger = Ledger(state.applied)
         self._restored = list(self.book)
         self._saved_not_before = state.not_before
         not_before = state.not_before
@@ -298,13 +310,19 @@ class Daemon:
         if path is not None:
             statefile.set_aside(path, f"cycles fail on it: {failed}")
 
+    def save_state(self) -> None:
+        """Write the state file from outside a cycle (an applied fix's record): after the
+        cycle that is concluding, if one is."""
+        with self._book_lock:
+            self._save_state()
+
     def _save_state(self) -> None:
         path = self.settings.state_file
         if path is None:
             return
         not_before = self.dispatcher.not_before
         try:
-            statefile.save(list(self.book), path, not_before)
+            statefile.save(list(self.book), path, not_before, self.ledger)
         except OSError as exc:
             self.telemetry.state_saved(ok=False)
             log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
@@ -459,7 +477,8 @@ def build(
     except BaseException:
         server.stop()
         raise
-    server.answer_with(exposition, daemon.ready, daemon.live)
+    actions = daemon.interactions.handle if daemon.interactions is not None else None
+    server.answer_with(exposition, daemon.ready, daemon.live, actions)
     return daemon, server
 
 
@@ -529,5 +548,53 @@ def _wire(
         )
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
+    daemon.interactions = _approvals(settings, daemon, Catalog(price_list, analyzer.offers))
     holder.append(daemon)
     return daemon, exposition
+
+
+def _approvals(settings: Settings, daemon: Daemon, catalog: Catalog) -> Interactions | None:
+    """Slack approvals, where a signing secret and approvers are both set: the Apply buttons
+    on firing messages, and what takes their clicks."""
+    secret, approvers = settings.signing_secret(), frozenset(settings.apply_approvers)
+    if secret is None and not approvers:
+        return None
+    if secret is None or not approvers:
+        missing = "apply_approvers" if secret is not None else "slack_signing_secret"
+        raise ConfigError(
+            f"{missing}: Slack approvals need both slack_signing_secret and apply_approvers "
+            "(Slack user ids); set the missing one, or neither"
+        )
+    policy = Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase)
+    scopes = daemon.analyzer.scopes
+    cluster = (
+        KubernetesCluster.connect(settings.kubernetes_cluster)
+        if settings.apply_through_kubernetes
+        else None
+    )
+
+    def applier() -> Applier:
+        found = [(where, scopes.at(where)) for where in scopes.inventories()]
+        return Applier(
+            [(where, r.changes) for where, r in found if r.changes is not None],
+            catalog,
+            policy,
+            daemon.clock,
+            cluster=cluster,
+        )
+
+    approvals = Approvals(
+        applier,
+        approvers,
+        daemon.ledger,
+        policy,
+        scopes.inventories,
+        respond,
+        daemon.telemetry.apply_attempted,
+        daemon.save_state,
+        daemon.clock,
+        settings.apply_wait,
+        claims=cluster is not None,
+    )
+    daemon.dispatcher.buttons = approvals.button
+    return Interactions(secret, approvals.click)

@@ -24,6 +24,7 @@ from analyzer.settings.accounts import Accounts, MonitoringAccount
 from analyzer.settings.agents import Agents
 from analyzer.settings.alertmanager import Alertmanager
 from analyzer.settings.alerts import Alerts
+from analyzer.settings.applying import Applying
 from analyzer.settings.listener import Listener
 from analyzer.settings.logs import Logs
 from analyzer.settings.polling import Polling
@@ -47,6 +48,7 @@ class Settings(
     Agents,
     Logs,
     Alertmanager,
+    Applying,
     Slack,
     Alerts,
     Polling,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 
+from analyzer import redaction
 from analyzer.deliver.auth import read_secret
 from analyzer.deliver.slack import webhook_problem
 from analyzer.errors import ConfigError
@@ -23,6 +24,31 @@ class Slack(BaseModel):
     """The Slack incoming webhook; SLACK_WEBHOOK_URL works too. Never logged."""
     slack_webhook_file: Path | None = None
     """A file holding the webhook URL (a mounted secret)."""
+    slack_signing_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "slack_signing_secret", "SLACK_SIGNING_SECRET", "EBS_ANALYZER_SLACK_SIGNING_SECRET"
+        ),
+    )
+    """The Slack app's signing secret: with `apply_approvers`, alerts carry an Apply button and
+    `POST /slack/actions` takes its clicks. Never logged."""
+    slack_signing_secret_file: Path | None = None
+    """A file holding the signing secret (a mounted secret)."""
+
+    def signing_secret(self) -> str | None:
+        """The signing secret from the setting or its file; None where neither is set."""
+        if self.slack_signing_secret is not None:
+            secret = self.slack_signing_secret.get_secret_value().strip() or None
+        elif self.slack_signing_secret_file is None:
+            return None
+        else:
+            try:
+                secret = read_secret(self.slack_signing_secret_file, "Slack signing secret") or None
+            except OSError as exc:
+                raise ConfigError(str(exc)) from None
+        if secret is not None:
+            redaction.secret(secret)
+        return secret
 
     def webhook_url(self) -> str | None:
         """The webhook from the setting, or from the file that holds it, checked: a webhook

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +356,33 @@ def test_alerts_of_two_accounts_with_one_id_do_not_collide(tmp_path) -> None:
     owners = {(a.finding.resource.account_id, a.finding.resource.account_name) for a in loaded}
     assert owners == {("111111111111", "prod"), ("222222222222", "")}
     assert len({a.key for a in loaded}) == 2
+
+
+def test_the_attempts_to_apply_fixes_survive_a_restart_each_read_on_its_own(tmp_path) -> None:
+    from analyzer.model.applied import Attempt
+
+    at = datetime(2026, 11, 28, 9, tzinfo=UTC)
+    kept = [
+        Attempt(
+            "vol-1:type=gp3",
+            "U1",
+            "slack",
+            at,
+            "applied",
+            "done",
+            {"volume_type": "gp2"},
+            {"volume_type": "gp3"},
+            "optimizing",
+        ),
+        Attempt("vol-2:type=gp3", "ana", "cli", at, "refused", "outside the apply scope"),
+    ]
+    path = tmp_path / "state.json"
+    statefile.save([], path, None, kept)
+    assert statefile.load_state(path).applied == kept
+    document = json.loads(path.read_text())
+    document["applied"].append({"fix_id": "vol-3", "at": "yesterday"})
+    state, rejected = statefile.read_state(document)
+    assert state.applied == kept and len(rejected) == 1 and rejected[0].startswith("applied.2")
+    # A file written before fixes were applied has none.
+    del document["applied"]
+    assert statefile.read_state(document)[0].applied == []

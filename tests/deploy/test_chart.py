@@ -266,6 +266,50 @@ def test_an_existing_secret_is_used_as_it_is(tmp_path):
     assert slack["valueFrom"]["secretKeyRef"] == {"name": "team-slack", "key": "url"}
 
 
+def test_slack_approvals_take_the_signing_secret_from_the_secret_and_name_the_approvers(tmp_path):
+    values = {
+        "slack": {**EVERYTHING["slack"], "signingSecret": "8f742231b10e8888abcd"},
+        "apply": {"approvers": ["U0APPROVER", "U0OTHER"]},
+    }
+    found = render(tmp_path, values)
+    secret = found["Secret/ebs-bottleneck-analyzer-slack"]
+    assert base64.b64decode(secret["data"]["signing-secret"]).decode() == "8f742231b10e8888abcd"
+    [container] = pod_of(found)["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["SLACK_SIGNING_SECRET"]["valueFrom"]["secretKeyRef"] == {
+        "name": "ebs-bottleneck-analyzer-slack",
+        "key": "signing-secret",
+    }
+    assert env["EBS_ANALYZER_APPLY_APPROVERS"]["value"] == "U0APPROVER,U0OTHER"
+    assert "8f742231b10e8888abcd" not in json.dumps(found["ConfigMap/ebs-bottleneck-analyzer"])
+    # Without approvers, no Apply button: the signing secret is not handed to the pod.
+    [container] = pod_of(render(tmp_path, {"slack": values["slack"]}))["containers"]
+    assert "SLACK_SIGNING_SECRET" not in {e["name"] for e in container["env"]}
+
+
+def test_claims_through_the_kubernetes_api_get_a_cluster_role_for_exactly_that(tmp_path):
+    assert not any(k.startswith("ClusterRole") for k in render(tmp_path))
+    found = render(tmp_path, {"apply": {"kubernetes": True, "cluster": "prod"}})
+    role = found["ClusterRole/ebs-bottleneck-analyzer-apply"]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "patch"]},
+        {
+            "apiGroups": ["storage.k8s.io"],
+            "resources": ["volumeattributesclasses"],
+            "verbs": ["get", "create"],
+        },
+    ]
+    binding = found["ClusterRoleBinding/ebs-bottleneck-analyzer-apply"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "ebs-bottleneck-analyzer", "namespace": "monitoring"}
+    ]
+    pod = pod_of(found)
+    assert pod["automountServiceAccountToken"] is True
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["EBS_ANALYZER_APPLY_THROUGH_KUBERNETES"] == "true"
+    assert env["EBS_ANALYZER_KUBERNETES_CLUSTER"] == "prod"
+
+
 def test_without_slack_no_secret_is_referenced(tmp_path):
     [container] = pod_of(render(tmp_path))["containers"]
     assert "SLACK_WEBHOOK_URL" not in {e["name"] for e in container["env"]}

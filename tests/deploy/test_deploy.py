@@ -18,7 +18,7 @@ import yaml
 
 from analyzer import settings
 from analyzer.analyze import rules
-from analyzer.collect.aws import UNPERMISSIONED, iam_policy
+from analyzer.collect.aws import UNPERMISSIONED, apply_policy, iam_policy
 from tests.helpers import GOLDEN, external, promtool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,9 +144,22 @@ def test_the_iam_policies_name_exactly_the_calls_the_code_makes():
     assert statement["Effect"] == "Allow"
     organization = json.loads((DEPLOY / "accounts" / "analyzer-role-policy.json").read_text())
     _, listing = organization["Statement"]
-    assert set(statement["Action"]) | set(listing["Action"]) | set(UNPERMISSIONED) == called
-    assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in called)
+    apply = json.loads((DEPLOY / "iam-policy-apply.json").read_text())
+    [changes] = apply["Statement"]
+    read = set(statement["Action"]) | set(listing["Action"]) | set(UNPERMISSIONED)
+    assert read | set(changes["Action"]) == called
+    assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in read)
     assert policy == iam_policy()  # what `ebs-analyzer iam-policy` prints
+    assert apply == apply_policy()  # what `ebs-analyzer iam-policy --apply` prints
+
+
+def test_the_apply_policy_changes_only_what_carries_the_apply_tag():
+    [statement] = apply_policy()["Statement"]
+    assert set(statement["Action"]) == {"ec2:ModifyVolume", "rds:ModifyDBInstance"}
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/ebs-analyzer/apply": "allowed"}
+    }
+    assert not set(statement["Action"]) & set(iam_policy()["Statement"][0]["Action"])
 
 
 # --- Kubernetes ---------------------------------------------------------------------------

@@ -116,7 +116,7 @@ Alertmanager, which every replica posts to, sends each of them once. */}}
 
 {{/* The settings file: the settings map, with the chart's own values in their keys. */}}
 {{- define "ebs-analyzer.settings" -}}
-{{- $own := dict "region" "regions" "tag" "tags" "alertmanager_url" "alertmanager.urls" "rules" "rules" "slack_webhook_url" "slack.webhookUrl" "state_file" "persistence" "listen" "service.port" "shard" "shards" "total_shards" "shards" }}
+{{- $own := dict "region" "regions" "tag" "tags" "alertmanager_url" "alertmanager.urls" "rules" "rules" "slack_webhook_url" "slack.webhookUrl" "slack_signing_secret" "slack.signingSecret" "apply_approvers" "apply.approvers" "state_file" "persistence" "listen" "service.port" "shard" "shards" "total_shards" "shards" }}
 {{- range $key, $value := $own }}
 {{- if hasKey $.Values.settings $key }}
 {{- fail (printf "settings.%s: set it with the chart's %s value instead" $key $value) }}
@@ -157,7 +157,8 @@ metadata:
 spec:
   serviceAccountName: {{ include "ebs-analyzer.serviceAccountName" . }}
   # Nothing calls the Kubernetes API; IRSA's token is mounted by EKS regardless.
-  automountServiceAccountToken: false
+  # Only a claim's fix applied through the Kubernetes API (apply.kubernetes) calls it.
+  automountServiceAccountToken: {{ .Values.apply.kubernetes }}
   terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
   {{- with .Values.imagePullSecrets }}
   imagePullSecrets:
@@ -196,6 +197,24 @@ spec:
             secretKeyRef:
               name: {{ include "ebs-analyzer.slackSecret" . }}
               key: {{ .Values.slack.existingSecretKey }}
+        {{- if .Values.apply.approvers }}
+        # Slack approvals: the app's signing secret, beside the webhook, and who may approve.
+        - name: SLACK_SIGNING_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: {{ include "ebs-analyzer.slackSecret" . }}
+              key: {{ .Values.slack.existingSigningSecretKey }}
+        - name: EBS_ANALYZER_APPLY_APPROVERS
+          value: {{ join "," .Values.apply.approvers | quote }}
+        {{- end }}
+        {{- end }}
+        {{- if .Values.apply.kubernetes }}
+        - name: EBS_ANALYZER_APPLY_THROUGH_KUBERNETES
+          value: "true"
+        {{- with .Values.apply.cluster }}
+        - name: EBS_ANALYZER_KUBERNETES_CLUSTER
+          value: {{ . | quote }}
+        {{- end }}
         {{- end }}
         {{- with .Values.extraEnv }}
         {{- toYaml . | nindent 8 }}

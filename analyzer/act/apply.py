@@ -1,0 +1,308 @@
+"""A fix applied: named by its `fix_id`, read afresh, checked, confirmed, asked of AWS once, and
+read back. Every attempt ends in one `Result` and one `apply.attempt` log line, whatever its
+outcome."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import structlog
+
+from analyzer.act.claims import claim_refusal, patch_of, program_of
+from analyzer.act.cluster import Cluster, ClusterError
+from analyzer.act.guards import Policy, refusal
+from analyzer.act.plan import Changeable, Plan, plan_of
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.sold import Asked
+from analyzer.collect.changes import Changer
+from analyzer.collect.describe import target_text
+from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
+from analyzer.model.resources import Modification, Volume
+
+log = structlog.get_logger(__name__)
+
+
+class Outcome(StrEnum):
+    APPLIED = "applied"
+    ALREADY = "already"
+    """The resource has the target already, or is being modified to it: nothing was called."""
+    DRY_RUN = "dry_run"
+    """AWS said the call would succeed; nothing changed."""
+    UNCONFIRMED = "unconfirmed"
+    """Neither --yes nor a `y` on a terminal: nothing changed."""
+    REFUSED = "refused"
+    """A guard refused it before anything was asked of AWS."""
+    INVALID = "invalid"
+    """A malformed fix, a target AWS does not sell, a resource that does not exist."""
+    FAILED = "failed"
+    """AWS answered with an error (a refused permission, a limit of its own)."""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self]
+
+
+EXIT_CODES = {
+    Outcome.APPLIED: 0,
+    Outcome.ALREADY: 0,
+    Outcome.DRY_RUN: 0,
+    Outcome.UNCONFIRMED: 3,
+    Outcome.REFUSED: 3,
+    Outcome.INVALID: 2,
+    Outcome.FAILED: 1,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    outcome: Outcome
+    fix_id: str
+    reason: str = ""
+    """One line: why it was refused, failed or not confirmed; what was done otherwise."""
+    plan: Plan | None = None
+    state: str | None = None
+    """The modification's state as last read: modifying, optimizing, completed."""
+    after: dict[str, Any] = field(default_factory=dict)
+    """The resource's configuration read back after the change."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.exit_code
+
+
+@dataclass
+class Applier:
+    """Applies fixes in the regions `changers` reach (by scope)."""
+
+    changers: Sequence[tuple[str, Changer]]
+    catalog: Catalog
+    policy: Policy
+    clock: Callable[[], datetime]
+    sleep: Callable[[float], None] = time.sleep
+    past: Callable[[Plan], Plan] | None = None
+    """Adds the target's replay over the resource's last days to a plan; None: not read."""
+    cluster: Cluster | None = None
+    """Where a claim's volume is changed through its claim; None: such a fix is refused with
+    the kubectl commands that make it."""
+
+    def plan(self, fix_id: str) -> Plan | Result:
+        """The fix on its resource as it is now, or the Result that ends the attempt."""
+        try:
+            asked = Asked.parse(fix_id.strip(), flag="apply")
+        except ConfigError as exc:
+            return Result(Outcome.INVALID, fix_id, str(exc))
+        rid = asked.resource_id
+        if rid.startswith("i-"):
+            return Result(Outcome.REFUSED, fix_id, _instance_refusal(asked))
+        try:
+            found = self._find(rid)
+        except (AwsAccessError, AwsCallError) as exc:
+            return Result(Outcome.FAILED, fix_id, str(exc))
+        if found is None:
+            where = ", ".join(scope for scope, _ in self.changers)
+            kind = "volume" if rid.startswith("vol-") else "RDS instance"
+            return Result(Outcome.INVALID, fix_id, f"apply {fix_id}: no {kind} {rid} in {where}")
+        scope, resource = found
+        try:
+            plan = plan_of(asked, scope, resource, self.catalog)
+        except ConfigError as exc:
+            return Result(Outcome.INVALID, fix_id, str(exc))
+        if self.past is not None and not plan.already_so:
+            plan = self.past(plan)
+        return plan
+
+    def _find(self, rid: str) -> tuple[str, Changeable] | None:
+        for scope, changer in self.changers:
+            resource: Changeable | None = (
+                changer.volume(rid) if rid.startswith("vol-") else changer.db_instance(rid)
+            )
+            if resource is not None:
+                return scope, resource
+        return None
+
+    def check(self, plan: Plan, allow_cost: bool) -> Result | None:
+        """The Result that ends the attempt before anything is asked of AWS: already so, or
+        refused by a guard; None where it may go ahead."""
+        if plan.already_so:
+            return Result(
+                Outcome.ALREADY,
+                plan.fix_id,
+                f"{plan.resource_id} is already so: nothing to do",
+                plan,
+            )
+        under_way = _under_way_to(plan)
+        if under_way is not None:
+            return Result(
+                Outcome.ALREADY,
+                plan.fix_id,
+                f"{plan.resource_id} is being modified to it already ({under_way.state}, started "
+                f"{under_way.started:%Y-%m-%d %H:%M} UTC): nothing to do",
+                plan,
+                under_way.state,
+            )
+        reason = refusal(plan, self.policy, self.clock(), allow_cost)
+        if reason is None:
+            reason = claim_refusal(plan, self.cluster)
+        if reason is not None:
+            return Result(Outcome.REFUSED, plan.fix_id, reason, plan)
+        return None
+
+    def apply(self, plan: Plan, dry_run: bool, wait_s: float) -> Result:
+        """Asks AWS for the change once (DryRun where `dry_run`), then reads the volume's
+        modification until it is optimizing or completed, at most `wait_s`."""
+        changer = dict(self.changers)[plan.scope]
+        target = plan.change.after
+        if self.cluster is not None and program_of(plan) is not None:
+            return self._through_claim(plan, self.cluster, changer, dry_run, wait_s)
+        try:
+            if isinstance(plan.resource, Volume):
+                answered = changer.modify_volume(plan.resource_id, target, dry_run)
+            elif dry_run:
+                return Result(
+                    Outcome.DRY_RUN,
+                    plan.fix_id,
+                    "RDS's ModifyDBInstance has no dry run: every guard passed, nothing was "
+                    "asked of AWS",
+                    plan,
+                )
+            else:
+                answered = changer.modify_db_storage(plan.resource_id, target)
+        except (AwsAccessError, AwsCallError) as exc:
+            return Result(Outcome.FAILED, plan.fix_id, str(exc), plan)
+        if answered.dry_run:
+            return Result(
+                Outcome.DRY_RUN, plan.fix_id, "AWS says the change would succeed (DryRun)", plan
+            )
+        state = answered.modification.state if answered.modification else None
+        return self._read_back(plan, changer, state, wait_s)
+
+    def _through_claim(
+        self, plan: Plan, cluster: Cluster, changer: Changer, dry_run: bool, wait_s: float
+    ) -> Result:
+        """The class created where the target needs one, the claim patched; the driver then
+        modifies the volume, read back as `apply` reads its own modification."""
+        program = program_of(plan) or {}
+        claim = f"PVC {program['namespace']}/{program['persistentvolumeclaim']}"
+        patch = patch_of(program)
+        try:
+            manifest = program.get("volume_attributes_class")
+            if manifest:
+                cluster.ensure_class(manifest, dry_run)
+            cluster.patch_claim(
+                program["namespace"], program["persistentvolumeclaim"], patch, dry_run
+            )
+        except ClusterError as exc:
+            return Result(Outcome.FAILED, plan.fix_id, str(exc), plan)
+        said = json.dumps(patch["spec"])
+        if dry_run:
+            return Result(
+                Outcome.DRY_RUN,
+                plan.fix_id,
+                f"the API server accepts {claim} patched with {said} (dryRun=All)",
+                plan,
+            )
+        read = self._read_back(plan, changer, None, wait_s)
+        state = read.state if read.state is not None else "requested of the EBS CSI driver"
+        return replace(read, reason=f"{claim} patched with {said}; modification {state}")
+
+    def _read_back(self, plan: Plan, changer: Changer, state: str | None, wait_s: float) -> Result:
+        deadline = time.monotonic() + wait_s
+        after: dict[str, Any] = {}
+        while True:
+            try:
+                if isinstance(plan.resource, Volume):
+                    now = changer.volume(plan.resource_id)
+                    mod = _latest(now)
+                    state = mod.state if mod is not None else state
+                else:
+                    db = changer.db_instance(plan.resource_id)
+                    state = db.state if db is not None else state
+                    now = None
+                after = _read(now) if now is not None else after
+            except (AwsAccessError, AwsCallError) as exc:
+                # Asked and accepted: the change stands; only the reading back failed.
+                return Result(
+                    Outcome.APPLIED,
+                    plan.fix_id,
+                    f"asked of AWS; its state could not be read back: {exc}",
+                    plan,
+                    state,
+                )
+            if state in ("optimizing", "completed", "failed") or time.monotonic() >= deadline:
+                break
+            self.sleep(min(2.0, max(deadline - time.monotonic(), 0.0)))
+        if state == "failed":
+            return Result(
+                Outcome.FAILED,
+                plan.fix_id,
+                "AWS reports the modification failed",
+                plan,
+                state,
+                after,
+            )
+        return Result(
+            Outcome.APPLIED, plan.fix_id, f"modification {state or 'requested'}", plan, state, after
+        )
+
+
+def _latest(volume: Volume | None) -> Modification | None:
+    if volume is None or not volume.modifications:
+        return None
+    return max(volume.modifications, key=lambda m: m.started)
+
+
+def _read(volume: Volume) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in {
+            "volume_type": volume.volume_type,
+            "size_gib": volume.size_gib,
+            "iops": volume.iops,
+            "throughput_mibps": volume.throughput_mibps,
+        }.items()
+        if v is not None
+    }
+
+
+def _under_way_to(plan: Plan) -> Modification | None:
+    """A modification under way whose target is this fix's."""
+    if not isinstance(plan.resource, Volume):
+        return None
+    mod = _latest(plan.resource)
+    if mod is None or mod.state not in ("modifying", "optimizing"):
+        return None
+    return mod if mod.target == target_text(plan.after) else None
+
+
+def _instance_refusal(asked: Asked) -> str:
+    rid, kind = asked.resource_id, asked.settings.get("type", "TYPE")
+    return (
+        f"{rid}: an instance type change needs a stop and start (or a node group's rollout) and "
+        f"is not applied here; run: aws ec2 stop-instances --instance-ids {rid}; aws ec2 "
+        f"modify-instance-attribute --instance-id {rid} --instance-type Value={kind}; aws ec2 "
+        f"start-instances --instance-ids {rid}"
+    )
+
+
+def audit(result: Result, who: str, via: str) -> None:
+    """The attempt, applied or not, as one structured log line."""
+    plan = result.plan
+    log.info(
+        "apply.attempt",
+        who=who,
+        via=via,
+        fix_id=result.fix_id,
+        outcome=result.outcome.value,
+        reason=result.reason,
+        before=plan.before if plan is not None else None,
+        target=plan.after if plan is not None else None,
+        after=result.after or None,
+        state=result.state,
+        monthly_delta=plan.monthly_delta if plan is not None else None,
+    )

@@ -1,0 +1,161 @@
+"""What applying a fix would do, read afresh: the resource today and the target, checked
+against what AWS sells, priced, and replayed over the resource's last fourteen days."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from analyzer.analyze.advice.proof import option_limits
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.held import behind, replay
+from analyzer.analyze.sold import Asked, configured, described
+from analyzer.model.demand import Demand
+from analyzer.model.findings import Change, PastFit, fix_id
+from analyzer.model.limits import volume_envelope
+from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.resources import DbInstance, Inventory, ResourceType, Volume
+
+Changeable = Volume | DbInstance
+
+PROVISIONS_IOPS = frozenset({"gp3", "io1", "io2"})
+COMPARED = ("volume_type", "storage_type", "size_gib", "allocated_gib", "iops", "throughput_mibps")
+"""The fields of a configuration a fix sets (the limits after it are derived from them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A fix on one resource as it is now: from → to, what it costs, what it would have done."""
+
+    asked: Asked
+    scope: str
+    resource: Changeable
+    change: Change
+    today_monthly: float | None
+    target_monthly: float | None
+    currency: str = "USD"
+    past: PastFit | None = None
+    past_note: str = ""
+    """Why there is no past, where there is none."""
+
+    @property
+    def fix_id(self) -> str:
+        """The fix as the analyzer names it (the same target named another way reads as the
+        analyzer would have named it)."""
+        return fix_id(self.change) or self.asked.text
+
+    @property
+    def resource_id(self) -> str:
+        return self.asked.resource_id
+
+    @property
+    def kind(self) -> ResourceType:
+        return self.change.resource_type
+
+    @property
+    def monthly_delta(self) -> float | None:
+        if self.today_monthly is None or self.target_monthly is None:
+            return None
+        return round(self.target_monthly - self.today_monthly, 2)
+
+    @property
+    def before(self) -> dict[str, Any]:
+        return _config(self.change.before)
+
+    @property
+    def after(self) -> dict[str, Any]:
+        return _config(self.change.after)
+
+    @property
+    def already_so(self) -> bool:
+        """The resource has the target already: every field the target sets."""
+        before = self.change.before
+        return all(before.get(k) == v for k, v in self.after.items())
+
+    def cost_text(self) -> str:
+        symbol = "$" if self.currency == "USD" else f"{self.currency} "
+        delta = self.monthly_delta
+        if delta is None:
+            return "price unknown"
+        sign = "+" if delta > 0 else "−" if delta < 0 else "±"
+        return f"{sign}{symbol}{abs(delta):,.2f}/month"
+
+    def lines(self) -> list[str]:
+        """The plan as `apply` prints it."""
+        where = _said_resource(self.resource)
+        note = f": {self.past_note}" if self.past_note else ""
+        past = self.past.text() if self.past is not None else f"not read{note}"
+        return [
+            f"apply {self.fix_id}",
+            f"  {where} in {self.scope}",
+            f"  today:  {described(self.before, self.kind)}",
+            f"  target: {described(self.after, self.kind)}",
+            f"  cost:   {self.cost_text()}",
+            f"  past:   {past}",
+        ]
+
+
+def _config(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: values[k] for k in COMPARED if values.get(k) is not None}
+
+
+def _said_resource(resource: Changeable) -> str:
+    if isinstance(resource, Volume):
+        claim = f" ({resource.claim.text()})" if resource.claim is not None else ""
+        attached = f" on {resource.attached_to}" if resource.attached_to else ", not attached"
+        return f"volume {resource.volume_id}{claim}{attached}"
+    return f"RDS instance {resource.db_instance_id} ({resource.engine}, {resource.instance_class})"
+
+
+def plan_of(asked: Asked, scope: str, resource: Changeable, catalog: Catalog) -> Plan:
+    """The fix on `resource` as it is; ConfigError where the target is not one AWS sells."""
+    if isinstance(resource, Volume):
+        inventory = Inventory(resource.region, volumes=(resource,))
+    else:
+        inventory = Inventory(resource.region, db_instances=(resource,))
+    change, _, _ = configured(asked, resource, inventory)
+    return Plan(
+        asked,
+        scope,
+        resource,
+        change,
+        _monthly(catalog, resource, change.before),
+        _monthly(catalog, resource, change.after),
+        catalog.currency,
+    )
+
+
+def _monthly(catalog: Catalog, resource: Changeable, config: Mapping[str, Any]) -> float | None:
+    if isinstance(resource, Volume):
+        kind = str(config["volume_type"])
+        provisioned = kind in PROVISIONS_IOPS
+        return catalog.prices.monthly(
+            kind,
+            int(config["size_gib"]),
+            config.get("iops") if provisioned else None,
+            config.get("throughput_mibps") if kind == "gp3" else None,
+        )
+    return catalog.db_storage_monthly(
+        str(config["storage_type"]),
+        resource.engine,
+        resource.region,
+        resource.multi_az,
+        int(config["allocated_gib"]),
+    )
+
+
+def with_past(plan: Plan, seen: Demand | None, note: str = "") -> Plan:
+    """The plan with the target replayed over `seen` (the resource's own rates as CloudWatch
+    showed them), or with the reason there is none."""
+    if seen is None:
+        return replace(plan, past_note=note or "no operations in CloudWatch")
+    option = option_limits(plan.change, plan.resource)
+    if option is None:
+        return replace(plan, past_note="no model of the target's limits")
+    today = (
+        volume_envelope(plan.resource)
+        if isinstance(plan.resource, Volume)
+        else db_storage_envelope(plan.resource)
+    )
+    return replace(plan, past=replay(behind(seen, today), option).fit())

@@ -1,0 +1,153 @@
+"""Fixes approved in Slack: which alert carries an Apply button, and what a click does.
+
+A click applies through the same path as `apply --yes` (read afresh, the guards, one call,
+read back), never above the cost ceiling (a click cannot pass --allow-cost-increase), and only
+by a named approver. Every attempt, applied or not, is one `apply.attempt` log line, a count on
+`ebs_analyzer_apply_attempts_total`, a record in the state file, and a reply in the channel.
+A fix the ledger says was applied within a day is not asked of AWS again; one being applied
+by another click waits for nothing and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from analyzer.act.apply import Applier, Outcome, Result, audit
+from analyzer.act.guards import Policy
+from analyzer.act.ledger import Ledger
+from analyzer.act.plan import Plan
+from analyzer.analyze.alerts import Alert
+from analyzer.analyze.sold import described
+from analyzer.deliver.interactions import Click, Respond, outcome_message
+from analyzer.model.applied import Attempt
+from analyzer.model.resources import Inventory
+
+AGAIN_AFTER = timedelta(hours=24)
+"""A fix applied within this is not applied again by a click: it is said to be done."""
+
+
+@dataclass
+class Approvals:
+    applier_for: Callable[[], Applier]
+    """An applier over the regions watched now."""
+    approvers: frozenset[str]
+    ledger: Ledger
+    policy: Policy
+    inventories: Callable[[], Mapping[str, Inventory]]
+    respond: Respond
+    record: Callable[[str, str], None]
+    """Counts an attempt: (via, outcome)."""
+    saved: Callable[[], None]
+    """Writes the state file, with the ledger."""
+    clock: Callable[[], datetime]
+    wait_s: float = 20.0
+    claims: bool = False
+    """A claim's volume gets a button: its fix goes through the Kubernetes API."""
+
+    def button(self, alert: Alert) -> str | None:
+        """The fix_id of the alert's first fix applied in place, where its resource is in the
+        apply scope and is not a claim's volume, unless claims are changed through the
+        Kubernetes API; None otherwise."""
+        fix = next((r.fix_id for r in alert.finding.remedies if r.fix_id), None)
+        ref = alert.finding.resource
+        if fix is None or (ref.claim is not None and not self.claims):
+            return None
+        inventory = self.inventories().get(ref.scope)
+        if inventory is None:
+            return None
+        tags = next((v.tags for v in inventory.volumes if v.volume_id == ref.resource_id), None)
+        if tags is None:
+            tags = next(
+                (d.tags for d in inventory.db_instances if d.db_instance_id == ref.resource_id),
+                None,
+            )
+        return fix if tags is not None and self.policy.allows(tags) else None
+
+    def click(self, click: Click) -> None:
+        """A click on an Apply button, on a worker: its outcome posted to its response_url."""
+        if click.user not in self.approvers:
+            result = Result(
+                Outcome.REFUSED,
+                click.fix_id,
+                f"<@{click.user}> is not an approver (apply_approvers): nothing changed",
+            )
+            self._finish(click, result, "denied")
+            return
+        with self.ledger.holding(click.fix_id) as mine:
+            if not mine:
+                busy = Result(
+                    Outcome.ALREADY, click.fix_id, "another click is applying it: nothing called"
+                )
+                self._finish(click, busy)
+                return
+            earlier = self.ledger.applied(click.fix_id, self.clock() - AGAIN_AFTER)
+            if earlier is not None:
+                done = Result(
+                    Outcome.ALREADY,
+                    click.fix_id,
+                    f"already applied by {_who(earlier)} at {earlier.at:%Y-%m-%d %H:%M} UTC: "
+                    "nothing called",
+                )
+                self._finish(click, done)
+                return
+            self._finish(click, self._apply(click.fix_id))
+
+    def _apply(self, fix_id: str) -> Result:
+        applier = self.applier_for()
+        planned = applier.plan(fix_id)
+        if isinstance(planned, Result):
+            return planned
+        return applier.check(planned, allow_cost=False) or applier.apply(
+            planned, dry_run=False, wait_s=self.wait_s
+        )
+
+    def _finish(self, click: Click, result: Result, outcome: str | None = None) -> None:
+        said = outcome or result.outcome.value
+        audit(result, click.user, "slack")
+        plan = result.plan
+        self.ledger.record(
+            Attempt(
+                result.fix_id,
+                click.user,
+                "slack",
+                self.clock(),
+                said,
+                result.reason,
+                plan.before if plan is not None else {},
+                plan.after if plan is not None else {},
+                result.state,
+            )
+        )
+        self.record("slack", said)
+        self.saved()
+        self.respond(click.response_url, outcome_message(reply(result, click.user)))
+
+
+def _who(attempt: Attempt) -> str:
+    return f"<@{attempt.who}>" if attempt.via == "slack" else attempt.who
+
+
+def reply(result: Result, user: str) -> list[str]:
+    """The outcome in the channel: the plan where there is one, then what happened."""
+    lines = [f"*Apply* `{result.fix_id}`"]
+    plan: Plan | None = result.plan
+    if plan is not None:
+        resource, *labelled = plan.lines()[1:]
+        lines.append(resource.strip())
+        for line in labelled:
+            label, _, value = line.strip().partition(":")
+            if label != "past" or plan.past is not None:
+                lines.append(f"*{label}:* {value.strip()}")
+    match result.outcome:
+        case Outcome.APPLIED:
+            now = f"; now {described(result.after, plan.kind)}" if result.after and plan else ""
+            lines.append(f":white_check_mark: applied by <@{user}>: {result.reason}{now}")
+        case Outcome.ALREADY:
+            lines.append(f":information_source: {result.reason}")
+        case Outcome.REFUSED:
+            lines.append(f":no_entry: refused: {result.reason}")
+        case _:
+            lines.append(f":x: {result.outcome.value}: {result.reason}")
+    return lines

@@ -1,0 +1,247 @@
+"""`ebs-analyzer apply FIX_ID` against a moto account: each guard refuses before anything is
+asked of AWS, and the account is read back unchanged; an allowed fix is one ModifyVolume."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from analyzer.act.apply import Applier, Outcome
+from analyzer.act.guards import Policy
+from analyzer.analyze import prices
+from analyzer.analyze.catalog import Catalog
+from analyzer.cli import main
+from analyzer.collect.aws import Clients
+from analyzer.collect.changes import Ec2RdsChanges
+from analyzer.model.resources import Volume
+
+REGION = "us-east-1"
+ALLOWED = [{"Key": "ebs-analyzer/apply", "Value": "allowed"}]
+GP3 = "type=gp3,iops=3000,throughput=125"
+
+
+def _volume(size: int = 50, kind: str = "gp2", tags: list[dict[str, str]] | None = None) -> str:
+    ec2 = boto3.client("ec2", REGION)
+    spec = [{"ResourceType": "volume", "Tags": tags}] if tags else []
+    made = ec2.create_volume(
+        Size=size, VolumeType=kind, AvailabilityZone=f"{REGION}a", TagSpecifications=spec
+    )
+    return str(made["VolumeId"])
+
+
+def _read(volume_id: str) -> dict[str, Any]:
+    found = boto3.client("ec2", REGION).describe_volumes(VolumeIds=[volume_id])["Volumes"][0]
+    return {k: found.get(k) for k in ("VolumeType", "Size", "Iops", "Throughput")}
+
+
+def _modifications(volume_id: str) -> int:
+    ec2 = boto3.client("ec2", REGION)
+    answer = ec2.describe_volumes_modifications(
+        Filters=[{"Name": "volume-id", "Values": [volume_id]}]
+    )
+    return len(answer["VolumesModifications"])
+
+
+def _apply(*words: str) -> list[str]:
+    return ["apply", *words, "--region", REGION, "--no-past", "--wait", "0"]
+
+
+def test_a_draining_gp2_in_scope_is_moved_to_its_fix_in_one_modify_volume(aws, capsys) -> None:
+    vol = _volume(tags=ALLOWED)
+    code = main(_apply(f"{vol}:{GP3}", "--yes"))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"apply {vol}:{GP3}" in out
+    assert "today:  gp2 50 GiB" in out and "target: gp3 50 GiB, 3,000 IOPS, 125 MiB/s" in out
+    assert "cost:   −$1.00/month" in out  # gp3 $0.08 against gp2 $0.10 a GiB-month
+    assert "applied: modification completed; now gp3 50 GiB, 3,000 IOPS, 125 MiB/s" in out
+    assert _read(vol) == {"VolumeType": "gp3", "Size": 50, "Iops": 3000, "Throughput": 125}
+    assert _modifications(vol) == 1
+    # Applied again: already so, nothing called.
+    assert main(_apply(f"{vol}:{GP3}", "--yes")) == 0
+    assert "already so: nothing to do" in capsys.readouterr().out
+    assert _modifications(vol) == 1
+
+
+def test_without_yes_off_a_terminal_nothing_changes_and_it_says_how(aws, capsys) -> None:
+    vol = _volume(tags=ALLOWED)
+    assert main(_apply(f"{vol}:{GP3}")) == 3
+    err = capsys.readouterr().err
+    assert "nothing changed: pass --yes" in err
+    assert _read(vol)["VolumeType"] == "gp2" and _modifications(vol) == 0
+
+
+@pytest.mark.parametrize(
+    ("tags", "size", "fix", "extra", "says"),
+    [
+        (
+            None,
+            50,
+            GP3,
+            (),
+            "outside the apply scope: it must carry the tag "
+            "ebs-analyzer/apply=allowed (aws ec2 create-tags",
+        ),
+        ([{"Key": "ebs-analyzer/apply", "Value": "no"}], 50, GP3, (), "outside the apply scope"),
+        (ALLOWED, 100, "type=gp2,size=60", (), "storage grows, never shrinks"),
+        # gp2 50 → 1,000 GiB: +$95.00 a month, above the $50 default ceiling.
+        (
+            ALLOWED,
+            50,
+            "type=gp2,size=1000",
+            (),
+            "adds +$95.00/month, above "
+            "apply_max_monthly_increase ($50.00/month): pass --allow-cost-increase",
+        ),
+        (
+            [
+                *ALLOWED,
+                {"Key": "kubernetes.io/created-for/pvc/namespace", "Value": "db"},
+                {"Key": "kubernetes.io/created-for/pvc/name", "Value": "data-0"},
+                {"Key": "ebs.csi.aws.com/cluster", "Value": "true"},
+            ],
+            50,
+            GP3,
+            (),
+            "belongs to PVC db/data-0: it is changed through the claim",
+        ),
+    ],
+)
+def test_each_guard_refuses_before_aws_is_asked_and_the_volume_is_unchanged(
+    aws, capsys, tags, size, fix, extra, says
+) -> None:
+    vol = _volume(size=size, tags=tags)
+    before = _read(vol)
+    assert main(_apply(f"{vol}:{fix}", "--yes", *extra)) == 3
+    err = capsys.readouterr().err
+    assert says in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert _read(vol) == before and _modifications(vol) == 0
+
+
+def test_the_cost_ceiling_yields_to_its_flag(aws, capsys) -> None:
+    vol = _volume(tags=ALLOWED)
+    assert main(_apply(f"{vol}:type=gp2,size=1000", "--yes", "--allow-cost-increase")) == 0
+    assert _read(vol)["Size"] == 1000
+
+
+def test_a_scope_of_tag_filters_widens_the_tag(aws, capsys, tmp_path) -> None:
+    vol = _volume(tags=[{"Key": "team", "Value": "db"}])
+    config = tmp_path / "config.yaml"
+    config.write_text("apply_scope: [team=db]\n")
+    assert main([*_apply(f"{vol}:{GP3}", "--yes"), "--config", str(config)]) == 0
+    assert _read(vol)["VolumeType"] == "gp3"
+
+
+@pytest.mark.parametrize(
+    ("fix", "code", "says"),
+    [
+        ("vol-0abc", 2, "apply vol-0abc: expected ID:KEY=VALUE"),
+        ("vol-0123456789abcdef0:type=gp3", 2, "no volume vol-0123456789abcdef0 in us-east-1"),
+        ("{vol}:type=gp4", 2, "type gp4 is not an EBS volume type"),
+        ("{vol}:type=gp3,iops=99000", 2, "gp3 at 50 GiB provisions at most 25,000 IOPS"),
+        ("i-0abc:type=m5.xlarge", 3, "an instance type change needs a stop and start"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(aws, capsys, fix, code, says) -> None:
+    vol = _volume(tags=ALLOWED)
+    assert main(_apply(fix.format(vol=vol), "--yes")) == code
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+    assert _modifications(vol) == 0
+
+
+def test_a_dry_run_asks_aws_and_changes_nothing(aws, capsys) -> None:
+    vol = _volume(tags=ALLOWED)
+    assert main(_apply(f"{vol}:{GP3}", "--dry-run")) == 0
+    assert "dry run: AWS says the change would succeed (DryRun)" in capsys.readouterr().out
+    assert _read(vol)["VolumeType"] == "gp2" and _modifications(vol) == 0
+
+
+def _stubbed(vol: Volume, error: str) -> Applier:
+    """An Applier whose ModifyVolume answers `error`, as EC2 would."""
+    clients = Clients.for_region(REGION)
+    stub = Stubber(clients.ec2)
+    stub.add_response(
+        "describe_volumes",
+        {
+            "Volumes": [
+                {
+                    "VolumeId": vol.volume_id,
+                    "Size": 50,
+                    "VolumeType": "gp2",
+                    "State": "in-use",
+                    "Tags": ALLOWED,
+                }
+            ]
+        },
+    )
+    stub.add_response("describe_volumes_modifications", {"VolumesModifications": []})
+    stub.add_client_error("modify_volume", service_error_code=error, service_message="no")
+    stub.activate()
+    return Applier(
+        [(REGION, Ec2RdsChanges(clients))],
+        Catalog(prices.load()),
+        Policy("ebs-analyzer/apply=allowed"),
+        lambda: datetime.now(UTC),
+    )
+
+
+@pytest.mark.parametrize("error", ["UnauthorizedOperation", "IncorrectModificationState"])
+def test_an_aws_error_is_exit_1_in_one_line(error) -> None:
+    applier = _stubbed(Volume("vol-1", REGION, "gp2", 50, "in-use"), error)
+    plan = applier.plan(f"vol-1:{GP3}")
+    assert not isinstance(plan, type(None))
+    assert applier.check(plan, False) is None  # type: ignore[arg-type]
+    result = applier.apply(plan, dry_run=error == "UnauthorizedOperation", wait_s=0)  # type: ignore[arg-type]
+    assert result.outcome is Outcome.FAILED and result.exit_code == 1
+    assert f"ec2:ModifyVolume in {REGION}: {error}" in result.reason
+
+
+def test_the_fifth_modification_in_a_day_is_refused_through_the_cli(aws, capsys) -> None:
+    vol = _volume(tags=ALLOWED)
+    ec2 = boto3.client("ec2", REGION)
+    for size in (51, 52, 53, 54):
+        ec2.modify_volume(VolumeId=vol, Size=size)
+    assert main(_apply(f"{vol}:{GP3}", "--yes")) == 3
+    err = capsys.readouterr().err
+    assert "modified 4 times in the last 24 h (AWS allows 4): the next becomes possible" in err
+    assert _read(vol)["VolumeType"] == "gp2" and _modifications(vol) == 4
+
+
+def test_the_attempt_is_one_structured_log_line(aws, capsys) -> None:
+    vol = _volume()
+    main([*_apply(f"{vol}:{GP3}", "--yes"), "--log-level", "info"])
+    [text] = [e for e in capsys.readouterr().err.splitlines() if "apply.attempt" in e]
+    line = json.loads(text)  # JSON lines off a terminal
+    assert (line["outcome"], line["fix_id"], line["via"]) == ("refused", f"{vol}:{GP3}", "cli")
+    assert line["who"] and "outside the apply scope" in line["reason"]
+    assert line["before"] == {"volume_type": "gp2", "size_gib": 50}
+    assert line["target"] == {
+        "volume_type": "gp3",
+        "size_gib": 50,
+        "iops": 3000,
+        "throughput_mibps": 125,
+    }
+
+
+def test_the_audit_line_carries_who_which_fix_before_and_after() -> None:
+    from structlog.testing import capture_logs
+
+    from analyzer.act.apply import Result, audit
+
+    with capture_logs() as logs:
+        audit(Result(Outcome.REFUSED, "vol-1:type=gp3", "outside the apply scope"), "U123", "slack")
+    [line] = logs
+    assert line["event"] == "apply.attempt" and line["log_level"] == "info"
+    assert (line["who"], line["via"], line["fix_id"], line["outcome"]) == (
+        "U123",
+        "slack",
+        "vol-1:type=gp3",
+        "refused",
+    )

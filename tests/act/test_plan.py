@@ -1,0 +1,64 @@
+"""A plan: the resource today and the target, priced, and the target replayed over its past."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from analyzer.act.plan import plan_of, with_past
+from analyzer.analyze import prices
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.sold import Asked
+from analyzer.model.demand import Demand
+from analyzer.model.resources import DbInstance, Volume
+
+CATALOG = Catalog(prices.load())
+GP2 = Volume("vol-1", "us-east-1", "gp2", 80, "in-use", iops=240, attached_to="i-1")
+
+
+def _nightly() -> Demand:
+    """gp2 80 GiB under a batch at 1,200 IOPS two hours a night: its bucket lasts 93 min."""
+    shown, credits = [], 5_400_000.0
+    for minute in range(14 * 1440):
+        want = 1_200.0 if 120 <= minute % 1440 < 240 else 20.0
+        got = min(want, 3_000.0 if credits > 54_000 else 240.0)
+        shown.append(got)
+        credits = min(max(credits - (got - 240.0) * 60, 0.0), 5_400_000.0)
+    rates = np.array(shown)
+    return Demand.seen(datetime(2026, 11, 13, tzinfo=UTC), 60, rates, rates * 16_384)
+
+
+def test_a_plan_says_today_the_target_its_cost_and_its_past() -> None:
+    plan = plan_of(Asked.parse("vol-1:type=gp3", "apply"), "us-east-1", GP2, CATALOG)
+    assert plan.fix_id == "vol-1:type=gp3" and not plan.already_so
+    assert plan.monthly_delta == -1.6  # 80 GiB at $0.08 against $0.10
+    held = with_past(plan, _nightly())
+    assert held.past is not None and held.past.held
+    assert held.lines() == [
+        "apply vol-1:type=gp3",
+        "  volume vol-1 on i-1 in us-east-1",
+        "  today:  gp2 80 GiB, 240 IOPS",
+        "  target: gp3 80 GiB",
+        "  cost:   −$1.60/month",
+        "  past:   would have limited 0 min of the last 14 days (held-back demand counted at "
+        "its rate before)",
+    ]
+    assert with_past(plan, None, "throttled").lines()[-1] == "  past:   not read: throttled"
+
+
+def test_a_target_the_resource_has_is_already_so() -> None:
+    plan = plan_of(Asked.parse("vol-1:type=gp2,size=80", "apply"), "us-east-1", GP2, CATALOG)
+    assert plan.already_so
+
+
+def test_rds_storage_is_named_as_the_analyzer_names_it() -> None:
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.2xlarge", "gp2", 200, "available")
+    plan = plan_of(Asked.parse("orders:size=400", "apply"), "us-east-1", db, CATALOG)
+    assert plan.fix_id == "orders:type=gp2,size=400"
+    assert (plan.before, plan.after) == (
+        {"storage_type": "gp2", "allocated_gib": 200},
+        {"storage_type": "gp2", "allocated_gib": 400},
+    )
+    # The default price file holds no RDS storage: unknown, said so, never a guess.
+    assert plan.monthly_delta is None and plan.cost_text() == "price unknown"
