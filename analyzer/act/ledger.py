@@ -43,6 +43,13 @@ class Ledger:
                 None,
             )
 
+    def tried(self, fix_id: str, since: datetime, via: str) -> bool:
+        """Whether this fix was attempted this way since then, whatever came of it."""
+        with self._lock:
+            return any(
+                a.fix_id == fix_id and a.via == via and a.at >= since for a in self._attempts
+            )
+
     @contextmanager
     def holding(self, fix_id: str) -> Iterator[bool]:
         """Whether this caller holds the fix: a second attempt at the same fix while one is

@@ -190,6 +190,10 @@ def respond(url: str, message: dict[str, Any]) -> None:
         log.warning("slack.respond_failed", status=answer.status_code, body=str(answer.body)[:200])
 
 
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}
+
+
 def outcome_message(lines: list[str]) -> dict[str, Any]:
     """What the click's outcome says in the channel, beside the alert (not replacing it)."""
     text = "\n".join(lines)
@@ -197,5 +201,5 @@ def outcome_message(lines: list[str]) -> dict[str, Any]:
         "response_type": "in_channel",
         "replace_original": False,
         "text": text[:3000],
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}],
+        "blocks": [section(text)],
     }

@@ -10,19 +10,26 @@ by another click waits for nothing and says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from analyzer.act.apply import Applier, Outcome, Result, audit
+from analyzer.act.cluster import KubernetesCluster
 from analyzer.act.guards import Policy
 from analyzer.act.ledger import Ledger
 from analyzer.act.plan import Plan
 from analyzer.analyze.alerts import Alert
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.sold import described
-from analyzer.deliver.interactions import Click, Respond, outcome_message
+from analyzer.deliver.interactions import Click, Respond, outcome_message, respond
+from analyzer.errors import ConfigError
+from analyzer.live.scopes import Scopes
 from analyzer.model.applied import Attempt
+from analyzer.model.findings import Remedy
 from analyzer.model.resources import Inventory
+from analyzer.settings import Settings
+from analyzer.settings.applying import AUTOMATIC
 
 AGAIN_AFTER = timedelta(hours=24)
 """A fix applied within this is not applied again by a click: it is said to be done."""
@@ -45,6 +52,10 @@ class Approvals:
     wait_s: float = 20.0
     claims: bool = False
     """A claim's volume gets a button: its fix goes through the Kubernetes API."""
+    automatic: frozenset[str] = frozenset()
+    """The kinds of fix that go ahead without a click (`apply_automatically`)."""
+    announce: Callable[[list[str]], None] = lambda lines: None
+    """Says a fix the policy applied where alerts go."""
 
     def button(self, alert: Alert) -> str | None:
         """The fix_id of the alert's first fix applied in place, where its resource is in the
@@ -94,6 +105,31 @@ class Approvals:
                 return
             self._finish(click, self._apply(click.fix_id))
 
+    def apply_automatically(self, firing: Sequence[Alert]) -> list[Result]:
+        """Each firing alert's fix of a kind the policy names, in scope, not tried by the policy
+        within the day: applied through the same path as a click, and announced."""
+        done = []
+        now = self.clock()
+        for alert in firing:
+            remedy = automatic_fix(alert.finding.remedies, self.automatic)
+            if remedy is None or remedy.fix_id is None or self.button(alert) != remedy.fix_id:
+                continue
+            fix = remedy.fix_id
+            if self.ledger.tried(fix, now - AGAIN_AFTER, "policy") or self.ledger.applied(
+                fix, now - AGAIN_AFTER
+            ):
+                continue
+            with self.ledger.holding(fix) as mine:
+                if not mine:
+                    continue
+                result = self._apply(fix)
+            who = f"policy:{GP2_TO_GP3}"
+            self._record(result, who, "policy")
+            if result.outcome is not Outcome.ALREADY:
+                self.announce(announced(result, alert))
+            done.append(result)
+        return done
+
     def _apply(self, fix_id: str) -> Result:
         applier = self.applier_for()
         planned = applier.plan(fix_id)
@@ -104,14 +140,19 @@ class Approvals:
         )
 
     def _finish(self, click: Click, result: Result, outcome: str | None = None) -> None:
+        self._record(result, click.user, "slack", outcome)
+        self.respond(click.response_url, outcome_message(reply(result, click.user)))
+
+    def _record(self, result: Result, who: str, via: str, outcome: str | None = None) -> None:
+        """The attempt in the log, on /metrics and in the state file."""
         said = outcome or result.outcome.value
-        audit(result, click.user, "slack")
+        audit(result, who, via)
         plan = result.plan
         self.ledger.record(
             Attempt(
                 result.fix_id,
-                click.user,
-                "slack",
+                who,
+                via,
                 self.clock(),
                 said,
                 result.reason,
@@ -120,9 +161,88 @@ class Approvals:
                 result.state,
             )
         )
-        self.record("slack", said)
+        self.record(via, said)
         self.saved()
-        self.respond(click.response_url, outcome_message(reply(result, click.user)))
+
+
+GP2_TO_GP3 = AUTOMATIC[0]
+"""A gp2 volume moved to gp3, where gp3 costs no more and its replay over the volume's past
+days limited nothing."""
+
+
+def automatic_fix(remedies: Sequence[Remedy], kinds: frozenset[str]) -> Remedy | None:
+    """The first fix applied in place, where it is of a kind the policy names and the past
+    says it holds; None otherwise."""
+    remedy = next((r for r in remedies if r.fix_id), None)
+    if remedy is None or remedy.change is None or GP2_TO_GP3 not in kinds:
+        return None
+    change = remedy.change
+    moved = change.before.get("volume_type") == "gp2" and change.after.get("volume_type") == "gp3"
+    cheaper = remedy.monthly_delta is not None and remedy.monthly_delta <= 0
+    held = remedy.past is not None and remedy.past.held
+    return remedy if moved and cheaper and held else None
+
+
+def announced(result: Result, alert: Alert) -> list[str]:
+    """A fix the policy applied, as the channel reads it: which alert, and what was done."""
+    head = f"*Applied by policy ({GP2_TO_GP3})* for `{alert.rule}`: {alert.finding.summary}"
+    return [head, *reply(result, f"policy:{GP2_TO_GP3}")[1:]]
+
+
+def approvals_for(
+    settings: Settings,
+    scopes: Scopes,
+    ledger: Ledger,
+    record: Callable[[str, str], None],
+    saved: Callable[[], None],
+    clock: Callable[[], datetime],
+    catalog: Catalog,
+    announce: Callable[[list[str]], None],
+) -> Approvals | None:
+    """Fixes applied from Slack (a signing secret and approvers, both or neither) or by the
+    policy (`apply_automatically`); None where neither is set up."""
+    secret, approvers = settings.signing_secret(), frozenset(settings.apply_approvers)
+    automatic = frozenset(settings.apply_automatically)
+    if secret is None and not approvers and not automatic:
+        return None
+    if (secret is None) != (not approvers):
+        missing = "apply_approvers" if secret is not None else "slack_signing_secret"
+        raise ConfigError(
+            f"{missing}: Slack approvals need both slack_signing_secret and apply_approvers "
+            "(Slack user ids); set the missing one, or neither"
+        )
+    policy = Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase)
+    cluster = (
+        KubernetesCluster.connect(settings.kubernetes_cluster)
+        if settings.apply_through_kubernetes
+        else None
+    )
+
+    def applier() -> Applier:
+        found = [(where, scopes.at(where)) for where in scopes.inventories()]
+        return Applier(
+            [(where, r.changes) for where, r in found if r.changes is not None],
+            catalog,
+            policy,
+            clock,
+            cluster=cluster,
+        )
+
+    return Approvals(
+        applier,
+        approvers,
+        ledger,
+        policy,
+        scopes.inventories,
+        respond,
+        record,
+        saved,
+        clock,
+        settings.apply_wait,
+        claims=cluster is not None,
+        automatic=automatic,
+        announce=announce,
+    )
 
 
 def _who(attempt: Attempt) -> str:
@@ -143,7 +263,8 @@ def reply(result: Result, user: str) -> list[str]:
     match result.outcome:
         case Outcome.APPLIED:
             now = f"; now {described(result.after, plan.kind)}" if result.after and plan else ""
-            lines.append(f":white_check_mark: applied by <@{user}>: {result.reason}{now}")
+            who = user if user.startswith("policy:") else f"<@{user}>"
+            lines.append(f":white_check_mark: applied by {who}: {result.reason}{now}")
         case Outcome.ALREADY:
             lines.append(f":information_source: {result.reason}")
         case Outcome.REFUSED:

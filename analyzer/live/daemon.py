@@ -29,9 +29,6 @@ from types import FrameType
 
 import structlog
 
-from analyzer.act.apply import Applier
-from analyzer.act.cluster import KubernetesCluster
-from analyzer.act.guards import Policy
 from analyzer.act.ledger import Ledger
 from analyzer.analyze import prices
 from analyzer.analyze.alerts import Alert, AlertBook
@@ -42,12 +39,13 @@ from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
-from analyzer.deliver.interactions import Interactions, respond
+from analyzer.deliver.interactions import Interactions, section
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.server import Exposition, Server
+from analyzer.deliver.slack import DeliveryError
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
-from analyzer.live.approvals import Approvals
+from analyzer.live.approvals import Approvals, approvals_for
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.heap import Heap
 from analyzer.live.proofs import Proofs
@@ -143,6 +141,8 @@ class Daemon:
         """Where the firing alerts are posted after every cycle, beside the channel."""
         self.ledger = Ledger()
         """The attempts to apply fixes, kept in the state file."""
+        self.approvals: Approvals | None = None
+        """Fixes applied on a click, or by the policy of `apply_automatically`."""
         self.interactions: Interactions | None = None
         """What takes Slack's clicks on Apply buttons, where approvals are set up."""
         self.exit: Callable[[int], None] = os._exit
@@ -229,7 +229,22 @@ class Daemon:
                 self._set_state_aside(failed)
                 return False
         self._last_end = self._ticks()
+        if self.approvals is not None and self.approvals.automatic:
+            try:
+                self.approvals.apply_automatically(self.book.firing())
+            except Exception as exc:  # a fix is never a reason for the cycle to fail
+                log.error("apply.failed", error=str(exc) or type(exc).__name__, exc_info=exc)
         return True
+
+    def announce(self, lines: list[str]) -> None:
+        """A fix applied by the policy, said where alerts go; a failure to say it is logged
+        (the attempt is in the log already)."""
+        text = "\n".join(lines)[:3000]
+        message = {"text": text, "blocks": [section(text)]}
+        try:
+            self.dispatcher.channel.send(message, [], self.clock())
+        except DeliveryError as exc:
+            log.warning("apply.announce_failed", error=str(exc))
 
     def _failed(self, failed: StepFailed, exc_info: bool) -> None:
         """One log line and one count for a cycle that failed, and the reason `/readyz`
@@ -548,53 +563,19 @@ def _wire(
         )
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
-    daemon.interactions = _approvals(settings, daemon, Catalog(price_list, analyzer.offers))
+    daemon.approvals = approvals_for(
+        settings,
+        analyzer.scopes,
+        daemon.ledger,
+        telemetry.apply_attempted,
+        daemon.save_state,
+        clock,
+        Catalog(price_list, analyzer.offers),
+        daemon.announce,
+    )
+    secret = settings.signing_secret()
+    if daemon.approvals is not None and secret is not None:
+        daemon.interactions = Interactions(secret, daemon.approvals.click)
+        daemon.dispatcher.buttons = daemon.approvals.button
     holder.append(daemon)
     return daemon, exposition
-
-
-def _approvals(settings: Settings, daemon: Daemon, catalog: Catalog) -> Interactions | None:
-    """Slack approvals, where a signing secret and approvers are both set: the Apply buttons
-    on firing messages, and what takes their clicks."""
-    secret, approvers = settings.signing_secret(), frozenset(settings.apply_approvers)
-    if secret is None and not approvers:
-        return None
-    if secret is None or not approvers:
-        missing = "apply_approvers" if secret is not None else "slack_signing_secret"
-        raise ConfigError(
-            f"{missing}: Slack approvals need both slack_signing_secret and apply_approvers "
-            "(Slack user ids); set the missing one, or neither"
-        )
-    policy = Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase)
-    scopes = daemon.analyzer.scopes
-    cluster = (
-        KubernetesCluster.connect(settings.kubernetes_cluster)
-        if settings.apply_through_kubernetes
-        else None
-    )
-
-    def applier() -> Applier:
-        found = [(where, scopes.at(where)) for where in scopes.inventories()]
-        return Applier(
-            [(where, r.changes) for where, r in found if r.changes is not None],
-            catalog,
-            policy,
-            daemon.clock,
-            cluster=cluster,
-        )
-
-    approvals = Approvals(
-        applier,
-        approvers,
-        daemon.ledger,
-        policy,
-        scopes.inventories,
-        respond,
-        daemon.telemetry.apply_attempted,
-        daemon.save_state,
-        daemon.clock,
-        settings.apply_wait,
-        claims=cluster is not None,
-    )
-    daemon.dispatcher.buttons = approvals.button
-    return Interactions(secret, approvals.click)

@@ -7,6 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from analyzer.settings.values import List, Seconds
 
 APPLY_TAG = "ebs-analyzer/apply=allowed"
+AUTOMATIC = ("gp2-to-gp3",)
+"""The kinds of fix `apply_automatically` may name (`live/approvals.py` says what each is)."""
 
 
 class Applying(BaseModel):
@@ -28,11 +30,25 @@ class Applying(BaseModel):
     kubernetes_cluster: str | None = None
     """The cluster the analyzer changes claims in, as its volumes' tags name it: a claim of
     another cluster is refused."""
+    apply_automatically: List = ()
+    """Kinds of fix that go ahead without a click, within the same scope and guards, and are
+    announced where alerts go: `gp2-to-gp3` (a gp2 volume moved to gp3, where gp3 costs no
+    more and the replay of its past days limited nothing). Off by default."""
     apply_approvers: List = ()
     """Slack user ids (U0123…) whose click on an Apply button applies a fix; nobody's
     without them."""
     apply_wait: Seconds = Field(default=20.0, ge=0, le=600)
     """How long a fix applied from Slack is read back before its outcome is posted."""
+
+    @field_validator("apply_automatically")
+    @classmethod
+    def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if item not in AUTOMATIC:
+                raise ValueError(
+                    f"{item!r} is not a kind of fix applied automatically ({', '.join(AUTOMATIC)})"
+                )
+        return value
 
     @field_validator("apply_approvers")
     @classmethod

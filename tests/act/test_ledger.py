@@ -57,3 +57,10 @@ def test_a_fix_being_applied_is_held_by_one_caller_at_a_time() -> None:
     with ledger.holding("vol-1:type=gp3") as mine:
         seen.append(mine)
     assert seen == [True, False, True, True]
+
+
+def test_a_fix_tried_one_way_is_known_whatever_came_of_it() -> None:
+    ledger = Ledger([_attempt(0, "refused")])
+    assert ledger.tried("vol-1:type=gp3", T0, "slack")
+    assert not ledger.tried("vol-1:type=gp3", T0, "policy")
+    assert not ledger.tried("vol-1:type=gp3", T0 + timedelta(minutes=1), "slack")

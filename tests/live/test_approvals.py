@@ -291,6 +291,49 @@ def test_a_fifth_modification_in_a_day_or_a_malformed_fix_is_refused_from_slack_
         server.stop()
 
 
+@pytest.mark.parametrize("tags", [[ALLOWED], []])
+def test_a_policy_applies_a_cheaper_gp3_that_held_on_its_own_and_announces_it(
+    aws, tmp_path, receiver, tags
+) -> None:
+    volume, clients = _account(tags)
+    clock = Clock(START)
+    process, server = _daemon(
+        tmp_path,
+        receiver,
+        clients,
+        clock,
+        slack_signing_secret=None,
+        apply_approvers=[],
+        apply_automatically=["gp2-to-gp3"],
+    )
+    try:
+        message = _firing(process, clock, receiver)
+        assert _buttons(message) == []  # no approvals in Slack: no buttons
+        # The same cycle that fired applied it, where the volume is in scope; a later cycle
+        # does not try it again.
+        clock.now += timedelta(minutes=1)
+        process.cycle()
+        said = [r["text"] for r in receiver.requests if r["text"].startswith("*Applied by policy")]
+        if not tags:
+            assert said == [] and _described(volume) == ("gp2", 0)
+            return
+        assert _described(volume) == ("gp3", 1)
+        [text] = said
+        assert "`gp2-burst-exhaustion`" in text and "applied by policy:gp2-to-gp3: modification completed" in text
+        counted = process.telemetry.registry.get_sample_value(
+            "ebs_analyzer_apply_attempts_total", {"via": "policy", "outcome": "applied"}
+        )
+        assert counted == 1
+    finally:
+        server.stop()
+
+
+def test_a_policy_names_only_kinds_it_knows(aws, tmp_path, receiver) -> None:
+    _, clients = _account([ALLOWED])
+    with pytest.raises(ConfigError, match="'anything' is not a kind of fix applied automatically"):
+        _daemon(tmp_path, receiver, clients, Clock(START), apply_automatically=["anything"])
+
+
 @pytest.mark.parametrize(
     ("more", "missing"),
     [
