@@ -481,6 +481,13 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     demo.add_argument("--once", action="store_true", help="analyze once, print the report and exit")
     demo.add_argument(
+        "--apply",
+        metavar="FIX_ID",
+        help="with --once: apply this fix to the simulated account first, as `apply --yes` "
+        "would (the shop's volumes carry the apply tag; their ids are the same every run), "
+        "then report",
+    )
+    demo.add_argument(
         "--from",
         dest="source",
         metavar="FILE|NAME",

@@ -432,22 +432,17 @@ def _applied(result: ApplyResult) -> int:
     """The outcome in one line (stdout where it went ahead, stderr where it did not), and in
     the log."""
     audit(result, getpass.getuser(), "cli")
-    outcome = result.outcome
-    if outcome in (Outcome.APPLIED, Outcome.ALREADY, Outcome.DRY_RUN):
-        done = {"applied": "applied", "already": "already so", "dry_run": "dry run"}[outcome]
-        after = ""
-        if result.after:
-            after = f"; now {sold.described(result.after, result.plan.kind)}" if result.plan else ""
-        print(f"{done}: {result.reason}{after}")
+    if result.went_ahead:
+        print(result.said())
     else:
-        label = {"refused": "refused", "unconfirmed": "not applied", "invalid": "error"}
-        print(f"{PROG}: {label.get(outcome.value, 'error')}: {result.reason}", file=sys.stderr)
+        print(f"{PROG}: {result.said()}", file=sys.stderr)
     return result.exit_code
 
 
 def _demo(args: argparse.Namespace) -> int:
     return demo.run(
         once=args.once,
+        apply=args.apply,
         fmt=args.format,
         speed=args.speed,
         listen=args.listen,

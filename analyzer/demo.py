@@ -13,8 +13,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from analyzer import settings as settings_mod
+from analyzer.act.apply import Applier, Outcome, Result, audit
+from analyzer.act.guards import Policy
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
+from analyzer.analyze.catalog import Catalog
 from analyzer.collect import recording
 from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
@@ -60,12 +63,15 @@ def run(
     rules: list[str] | None,
     source: Path | None = None,
     now: datetime | None = None,
+    apply: str | None = None,
 ) -> int:
     """The daemon on simulated time `speed` times faster than real time, or with `once`, one
     report on stdout; over the built-in accounts (their present `now`, the wall clock's unless
     given), or over the recording at `source`."""
     if not 0 < speed <= MAX_SPEED:
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
+    if apply is not None and (not once or source is not None):
+        raise ConfigError("--apply: with --once, over the built-in accounts")
     if source is not None:
         return _playback(recording.read(source), source, once, fmt, speed, listen, rules)
     settings = _settings(
@@ -102,13 +108,41 @@ def run(
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
         analyzer = over(simulated, settings, ruleset).offering()
+        applied = _applied(analyzer, settings, apply) if apply is not None else None
         result = analyzer.proven(analyzer.run(simulated.now), simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
         report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
     )
-    return 0
+    return applied.exit_code if applied is not None else 0
+
+
+def _applied(analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str) -> Result:
+    """A fix applied to the simulated account as `apply --yes` applies it (moto takes the
+    ModifyVolume), said on stderr, before the report reads the account again."""
+    regions = [analyzer.scopes.connected(r, a) for a, r in analyzer.scopes.targets()]
+    applier = Applier(
+        [(r.scope, r.changes) for r in regions if r.changes is not None],
+        Catalog(prices.load(settings.prices), analyzer.offers),
+        Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase),
+        lambda: datetime.now(UTC),
+    )
+    planned = applier.plan(fix_id)
+    if isinstance(planned, Result):
+        result = planned
+    else:
+        print("\n".join(planned.lines()), file=sys.stderr)
+        result = applier.check(planned, allow_cost=False) or applier.apply(planned, False, 0)
+    audit(result, "demo", "cli")
+    print(result.said(), file=sys.stderr)
+    if result.outcome is Outcome.APPLIED:
+        print(
+            "(the report reads the account as it is now; the simulated history before now was "
+            "played under the old configuration)",
+            file=sys.stderr,
+        )
+    return result
 
 
 def _playback(

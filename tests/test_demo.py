@@ -455,3 +455,28 @@ def test_without_moto_the_demo_says_how_to_install_it_before_anything(capsys, mo
 @pytest.mark.parametrize(("speed", "hours"), [(1, 4), (30, 4), (1800, 120)])
 def test_repeats_come_no_oftener_than_every_four_real_minutes(speed, hours):
     assert demo_command.repeat_interval(speed) == hours * 3600
+
+
+def test_a_fix_the_demo_printed_applies_to_its_simulated_account(capsys):
+    """The ids are the same every run: a fix_id the report printed names the same volume the
+    next time, and `--apply` changes it in the simulated account before the report."""
+    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    logs.configure("warning")
+    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
+    report = json.loads(capsys.readouterr().out)
+    [row] = [r for r in report["resources"] if r.get("name") == "shop-db-data"]
+    [finding] = [f for f in report["findings"] if f["resource_id"] == row["resource_id"]]
+    fix = finding["remedies"][0]["fix_id"]
+    assert fix == f"{row['resource_id']}:type=gp3,iops=3000,throughput=125"
+    assert row["iops_limit"] == 150.0  # gp2 50 GiB at its baseline
+    code = demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present, apply=fix)
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "applied: modification completed; now gp3 50 GiB, 3,000 IOPS" in captured.err
+    [after] = [r for r in json.loads(captured.out)["resources"] if r.get("name") == "shop-db-data"]
+    assert after["resource_id"] == row["resource_id"] and after["iops_limit"] == 3_000.0
+    # A volume without the apply tag: refused, unchanged, exit 3.
+    [other] = [r for r in report["resources"] if r.get("name") == "reporting-data"]
+    untagged = f"{other['resource_id']}:type=gp3,iops=3600,throughput=125"
+    code = demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present, apply=untagged)
+    assert code == 3 and "outside the apply scope" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from analyzer.act.cluster import Cluster, ClusterError
 from analyzer.act.guards import Policy, refusal
 from analyzer.act.plan import Changeable, Plan, plan_of
 from analyzer.analyze.catalog import Catalog
-from analyzer.analyze.sold import Asked
+from analyzer.analyze.sold import Asked, described
 from analyzer.collect.changes import Changer
 from analyzer.collect.describe import target_text
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
@@ -74,6 +74,26 @@ class Result:
     @property
     def exit_code(self) -> int:
         return self.outcome.exit_code
+
+    @property
+    def went_ahead(self) -> bool:
+        """Applied, already so, or a dry run that would succeed: nothing to fix."""
+        return self.outcome in (Outcome.APPLIED, Outcome.ALREADY, Outcome.DRY_RUN)
+
+    def said(self) -> str:
+        """The outcome in one line: `applied: modification optimizing; now gp3 50 GiB, …`,
+        `refused: …`."""
+        label = {
+            Outcome.ALREADY: "already so",
+            Outcome.DRY_RUN: "dry run",
+            Outcome.UNCONFIRMED: "not applied",
+            Outcome.INVALID: "error",
+            Outcome.FAILED: "error",
+        }.get(self.outcome, self.outcome.value)
+        now = ""
+        if self.after and self.plan is not None:
+            now = f"; now {described(self.after, self.plan.kind)}"
+        return f"{label}: {self.reason}{now}"
 
 
 @dataclass

@@ -146,6 +146,18 @@ class DemoAccounts:
         return self.own.region(name)
 
 
+SEED = 54
+"""moto's ids from this seed: the same volume ids every run, so that a fix_id the demo printed
+names the same volume the next time (`demo --once --apply`)."""
+
+
+def _seeded() -> None:
+    """Seed moto's ids through its own API (moto docs, "Seeding Random Values")."""
+    import requests
+
+    requests.post(f"http://motoapi.amazonaws.com/moto-api/seed?a={SEED}", timeout=5)
+
+
 def _tags(
     name: str, resource_type: str, others: Mapping[str, str] | None = None
 ) -> list[dict[str, Any]]:
@@ -321,6 +333,7 @@ def accounts(now: datetime, specs: Sequence[DemoAccountSpec] = ACCOUNTS) -> Iter
     teach_moto()
     present = now.replace(second=0, microsecond=0)
     with no_real_account(), mock_aws():
+        _seeded()
         built = []
         for spec in specs:
             keys = _assumed(boto3.client("sts", region_name=REGION), spec.role_arn)

@@ -15,6 +15,10 @@ AMI = "ami-12c6146b"
 _MIN = 60
 
 
+APPLY_ALLOWED = {"ebs-analyzer/apply": "allowed"}
+"""The shop's volumes opt in to `apply` (`demo --once --apply`); the others do not."""
+
+
 @dataclass(frozen=True)
 class DemoVolume:
     name: str
@@ -75,7 +79,11 @@ SCENARIO: tuple[DemoInstance, ...] = (
         "Incident 1: heavy reads drain a gp2 50 GiB volume's burst credits",
         (
             DemoVolume(
-                "shop-data", "gp2", 50, Demand(steps((0, 100), (ago(40), 1_500)), 4 * KIB, 0.95)
+                "shop-data",
+                "gp2",
+                50,
+                Demand(steps((0, 100), (ago(40), 1_500)), 4 * KIB, 0.95),
+                tags=APPLY_ALLOWED,
             ),
         ),
     ),
@@ -89,6 +97,7 @@ SCENARIO: tuple[DemoInstance, ...] = (
                 "gp2",
                 50,
                 Demand(steps((0, 100), (ago(100), 1_500)), 4 * KIB, 0.95),
+                tags=APPLY_ALLOWED,
             ),
         ),
     ),
