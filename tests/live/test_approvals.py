@@ -319,7 +319,8 @@ def test_a_policy_applies_a_cheaper_gp3_that_held_on_its_own_and_announces_it(
             return
         assert _described(volume) == ("gp3", 1)
         [text] = said
-        assert "`gp2-burst-exhaustion`" in text and "applied by policy:gp2-to-gp3: modification completed" in text
+        assert "`gp2-burst-exhaustion`" in text
+        assert "applied by policy:gp2-to-gp3: modification completed" in text
         counted = process.telemetry.registry.get_sample_value(
             "ebs_analyzer_apply_attempts_total", {"via": "policy", "outcome": "applied"}
         )
