@@ -316,6 +316,13 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "vol-0abc:type=gp3,iops=6000 or i-0abc:type=m5.2xlarge. Repeat it to try several. "
         "Reads four metrics a resource",
     )
+    backtest.add_argument(
+        "--approve-within",
+        metavar="DURATION",
+        help="also weigh each warning's fix as if approved this long after it fired (90s, "
+        "5m; at most 1h), taking effect 10 s later: the exhaustions it would have averted "
+        "and the throttled minutes it would have saved",
+    )
     _format(backtest)
     _common(backtest, lookback=False)
 

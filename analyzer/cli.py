@@ -40,7 +40,7 @@ from analyzer.model.units import parse_duration
 from analyzer.node import agent
 from analyzer.node.agent import DEFAULT_EVERY_S
 from analyzer.node.telemetry import NodeCollector
-from analyzer.offline import backtest, backtest_text, rule_tests, what_if
+from analyzer.offline import approval, backtest, backtest_text, rule_tests, what_if
 from analyzer.offline.replay import PAST_STATS, past_name
 from analyzer.yamlfile import nearest
 
@@ -226,8 +226,26 @@ def _say_fetched(stats: FetchStats, settings: settings_mod.Settings) -> None:
     )
 
 
+def _approve_within(args: argparse.Namespace) -> float | None:
+    """--approve-within in seconds; None where it is not given."""
+    if args.approve_within is None:
+        return None
+    try:
+        seconds = float(parse_duration(args.approve_within))
+    except ValueError as exc:
+        raise ConfigError(f"--approve-within {args.approve_within}: {exc}") from None
+    if not 0 < seconds <= approval.MOST_S:
+        raise ConfigError(f"--approve-within {args.approve_within}: must be above 0 and at most 1h")
+    if args.what_if:
+        raise ConfigError(
+            "--approve-within weighs the rules' warnings, which --what-if does not replay"
+        )
+    return seconds
+
+
 def _backtest(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    approve_s = _approve_within(args)
     if args.what_if:
         return _what_if(args, settings)
     ruleset = rules.load(settings.rule_dirs)
@@ -256,10 +274,16 @@ def _backtest(args: argparse.Namespace) -> int:
         settings.resolve_after,
         history.past,
     )
+    approved = approval.approve_within(result, approve_s) if approve_s is not None else None
     if args.format == "json":
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        document = result.as_dict()
+        if approved is not None:
+            document["approve_within"] = approved.as_dict()
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         sys.stdout.write(backtest_text.render(result))
+        if approved is not None:
+            sys.stdout.write("\n" + backtest_text.approval_text(approved))
     return 0
 
 

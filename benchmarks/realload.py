@@ -14,7 +14,10 @@ runs it (on the published 1-minute datapoints, none while a volume idles, missin
 its state). Per resource and in total: the exhaustions, how many were warned, the median and
 the worst lead beside the alarm's (a lead never counts from before the drain began), the
 exhaustions warned later than the alarm, the false warnings beside the alarm's false episodes,
-and how long a warning was on beside the time the alarm was.
+and how long a warning was on beside the time the alarm was. Then, as `backtest
+--approve-within` weighs them (`analyzer/offline/approval.py`), the exhaustions each warning's
+fix would have averted and the throttled minutes it would have saved, had it been approved
+within one and within five minutes (`APPROVALS_S`).
 
 Held-out: the settings the rules were chosen among (`CANDIDATES`: the shipped rules and the
 alternatives weighed against them) are each run over every series; for each series, the
@@ -46,7 +49,9 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.kinds.credit_forecast import BurnWindows, CreditForecast
 from analyzer.model import resources, units
 from analyzer.model.resources import Inventory
-from analyzer.offline.backtest import Backtest, Quality, backtest
+from analyzer.offline import approval, backtest_text
+from analyzer.offline.approval import Approval
+from analyzer.offline.backtest import Quality, backtest
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.recorded import Driven, loads, scenarios, simulate
@@ -60,6 +65,8 @@ FALSE_SHARE = 0.7
 LEAD_BEYOND_S = 600.0
 """The aim: a median lead this much beyond the alarm's."""
 HOUR_S = 3600.0
+APPROVALS_S = (60.0, 300.0)
+"""The approval delays weighed: each warning's fix approved within one minute, and five."""
 CANDIDATES: dict[str, dict[str, Any]] = {
     "shipped": {},
     "no burn": {"burn": ()},
@@ -104,9 +111,12 @@ def _overridden(rule: rules.Rule, fields: dict[str, Any]) -> rules.Rule:
     return rule.model_copy(update=update)
 
 
-def run(
-    driven: Driven, rule_dirs: list[str], cache: str | None, fields: dict[str, Any]
-) -> Backtest:
+Run = tuple[Quality, dict[float, Approval]]
+"""A resource's quality, and its exhaustions with their warnings' fixes approved within each
+of `APPROVALS_S`."""
+
+
+def run(driven: Driven, rule_dirs: list[str], cache: str | None, fields: dict[str, Any]) -> Run:
     logs.configure("warning")  # the replayed alerts are the table, not the log
     loaded = rules.load([Path(d) for d in rule_dirs])
     ruleset = rules.RuleSet(
@@ -114,7 +124,7 @@ def run(
     )
     inventory, data = simulated(driven, cache)
     start, end = span(DAYS)
-    return backtest(
+    result = backtest(
         {inventory.region: inventory},
         {inventory.region: as_raw(data)},
         ruleset,
@@ -123,6 +133,18 @@ def run(
         end - timedelta(minutes=1),
         RESOLVE_AFTER_S,
     )
+    quality = result.by_resource.get(driven.resource_id, Quality())
+    return quality, {s: approval.approve_within(result, s) for s in APPROVALS_S}
+
+
+def approved(runs: list[Run]) -> list[str]:
+    """The exhaustions of `runs` with each warning's fix approved within each of
+    `APPROVALS_S`, in the words `backtest --approve-within` prints them."""
+    lines = []
+    for seconds in APPROVALS_S:
+        every = Approval(seconds, tuple(a for _, by in runs for a in by[seconds].approved))
+        lines.append(f"{backtest_text.headline(every)} ({backtest_text.unsaved(every)})")
+    return lines
 
 
 def _every(leads: list[float], exhaustions: int) -> list[float]:
@@ -241,10 +263,10 @@ def main() -> int:
             [candidates[name] for name, _ in tasks],
             chunksize=1,
         )
-        quality = {
-            (name, driven.name): result.by_resource.get(driven.resource_id, Quality())
-            for (name, driven), result in zip(tasks, done, strict=True)
+        runs = {
+            (name, driven.name): found for (name, driven), found in zip(tasks, done, strict=True)
         }
+        quality = {key: found[0] for key, found in runs.items()}
     first = next(iter(candidates))
     if not args.in_sample:
         picked = {}
@@ -256,6 +278,8 @@ def main() -> int:
         print("Held-out (each series judged with the settings chosen on the others):\n")
         total, noisy = table([(d.name, quality[picked[d.series], d.name]) for d in chosen])
         print(f"\nHeld-out: {verdict(total, noisy)}.")
+        for line in approved([runs[picked[d.series], d.name] for d in chosen]):
+            print(f"Held-out, {line}.")
         print(
             "Settings chosen without the series: "
             + "; ".join(f"{series}: {name}" for series, name in picked.items())
@@ -268,6 +292,8 @@ def main() -> int:
         print("\nIn-sample (the shipped rules on every series):\n")
     total, noisy = table([(d.name, quality[first, d.name]) for d in chosen])
     print(f"\nIn-sample: {verdict(total, noisy)}.")
+    for line in approved([runs[first, d.name] for d in chosen]):
+        print(f"In-sample, {line}.")
     print(
         f"\n{len(chosen)} resources, {DAYS} days each, rules {' '.join(rule_dirs)}, "
         f"{len(candidates)} setting(s): {time.monotonic() - began:.0f} s",

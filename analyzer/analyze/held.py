@@ -33,14 +33,16 @@ BOUND_AT = 0.95
 """A period at 95 % of the limit in force or more was held there: its demand is unknown."""
 
 
-def behind(seen: Demand, limits: Envelope | None) -> Demand:
+def behind(seen: Demand, limits: Envelope | None, empty: Flags | None = None) -> Demand:
     """The demand behind rates seen under `limits` (the resource's own): where a limit in
     force held them (`BOUND_AT`), the rate of the period before the hold began stands for
-    each period of it, where that is more, and those periods are floors."""
+    each period of it, where that is more, and those periods are floors. `empty`: the
+    periods its bucket was empty, where the data shows them (its balance), instead of the
+    bucket modelled from the rates."""
     iops, bps = seen.iops, seen.bps
     if limits is None:
         return seen
-    iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s)
+    iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s, empty)
     counted = _counted(limits, iops, bps)
     held = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
     raised_iops, raised_bps = iops.copy(), bps.copy()
@@ -78,18 +80,28 @@ class Held:
         )
 
 
+def limited(demand: Demand, option: Envelope, empty: Flags | None = None) -> Flags:
+    """The periods of `demand` that `option` would have held back: above its limit in force
+    (`LIMITED_ABOVE`), its bucket starting full, or empty in the periods of `empty` alone
+    (the resource's own, as the data shows it)."""
+    counted = _counted(option, demand.iops, demand.bps)
+    iops_limit, bps_limit = _limits_in_force(
+        option, demand.iops, demand.bps, demand.period_s, empty
+    )
+    found: Flags = (counted > LIMITED_ABOVE * iops_limit) | (demand.bps > LIMITED_ABOVE * bps_limit)
+    return found
+
+
 def replay(demand: Demand, option: Envelope) -> Held:
     """`option` over `demand`, period by period."""
-    counted = _counted(option, demand.iops, demand.bps)
-    iops_limit, bps_limit = _limits_in_force(option, demand.iops, demand.bps, demand.period_s)
-    limited = (counted > LIMITED_ABOVE * iops_limit) | (demand.bps > LIMITED_ABOVE * bps_limit)
+    held_back = limited(demand, option)
     midnight = datetime.combine(demand.start.date(), datetime.min.time(), demand.start.tzinfo)
     offset = (demand.start - midnight).total_seconds()
-    day_of = ((offset + np.arange(len(limited)) * demand.period_s) // DAY_S).astype(np.int64)
+    day_of = ((offset + np.arange(len(held_back)) * demand.period_s) // DAY_S).astype(np.int64)
     count = int(day_of[-1]) + 1 if len(day_of) else 0
-    per_day = np.bincount(day_of[limited], minlength=count) * demand.period_s / 60
+    per_day = np.bincount(day_of[held_back], minlength=count) * demand.period_s / 60
     firsts: list[datetime | None] = [None] * count
-    for index in np.flatnonzero(limited)[::-1].tolist():
+    for index in np.flatnonzero(held_back)[::-1].tolist():
         firsts[day_of[index]] = demand.start + timedelta(seconds=index * demand.period_s)
     worst = int(np.argmax(per_day)) if count and per_day.max() > 0 else None
     return Held(
@@ -154,16 +166,18 @@ def _counted(limits: Envelope, iops: Floats, bps: Floats) -> Floats:
 
 
 def _limits_in_force(
-    limits: Envelope, iops: Floats, bps: Floats, period_s: int
+    limits: Envelope, iops: Floats, bps: Floats, period_s: int, empty: Flags | None = None
 ) -> tuple[Floats, Floats]:
     """The IOPS and throughput limits in force in each period: the burst levels while the
-    bucket has credits, the baselines once it is empty. An instance type whose EBS baseline
-    is below its maximum has two buckets, one for each, that hold `INSTANCE_BURST_S` at the
-    maximum and count I/O as submitted."""
+    bucket has credits, the baselines once it is empty (in the periods of `empty`, where
+    given). An instance type whose EBS baseline is below its maximum has two buckets, one
+    for each, that hold `INSTANCE_BURST_S` at the maximum and count I/O as submitted."""
     n = len(iops)
     if not limits.bursts:
         return np.full(n, limits.iops), np.full(n, limits.throughput_bps)
-    if limits.bucket is None:
+    if empty is not None:
+        io_left = byte_left = ~empty
+    elif limits.bucket is None:
         io = _instance_bucket(limits.iops, limits.baseline_iops, Unit.IOPS)
         io_left = _credits_left(io, iops, period_s)
         byte = _instance_bucket(

@@ -155,6 +155,9 @@ class Backtest:
     saturations: list[Episode] = field(default_factory=list)
     by_resource: dict[str, Quality] = field(default_factory=dict)
     """Every resource with a bucket, or a credit warning, by id."""
+    states: list[ResourceState] = field(default_factory=list, repr=False, compare=False)
+    """The resources judged, as their data shows them: what fixes are replayed over
+    (`approval.py`). Not part of the report."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -349,7 +352,7 @@ def judge(
     horizon; it earns no minutes of lead. A lead counts from the warning, or the alarm, but
     never from before the drain that emptied the bucket began (its last peak): a warning held
     over from an earlier drain foresaw nothing of this one."""
-    out = Backtest(start, end, fired)
+    out = Backtest(start, end, fired, states=list(states))
     for state in states:
         rid = state.ref.resource_id
         warnings = [f for f in fired if f.resource_id == rid and f.severity.rank >= WARNING]

@@ -1,4 +1,5 @@
-"""The backtest as a terminal report: what fired, what happened, and who saw it first."""
+"""The backtest as a terminal report: what fired, what happened, and who saw it first; and
+with `--approve-within`, what approving each warning's fix would have saved."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime
 
 from analyzer.deliver.text import table
 from analyzer.model import units
+from analyzer.offline.approval import TAKES_EFFECT_S, Approval
 from analyzer.offline.backtest import ALARM_PERCENT, Backtest, Episode
 
 
@@ -134,3 +136,50 @@ def _on(seconds: float) -> str:
 
 def _lead(leads: list[float]) -> str:
     return units.duration(statistics.median(leads)) if leads else "-"
+
+
+def within(seconds: float) -> str:
+    """`5 min`, `90 s`: how long an approval took."""
+    return f"{seconds / 60:.0f} min" if seconds % 60 == 0 else f"{seconds:.0f} s"
+
+
+def headline(approved: Approval) -> str:
+    """`Approved within 5 min (taking effect 10 s later): 3 of 4 exhaustions averted, …`."""
+    return (
+        f"approved within {within(approved.seconds)} (taking effect {TAKES_EFFECT_S:.0f} s "
+        f"later): {approved.averted} of {len(approved.approved)} exhaustions averted, "
+        f"{approved.minutes_saved:,.0f} of {approved.throttled_minutes:,.0f} throttled minutes "
+        "saved"
+    )
+
+
+def unsaved(approved: Approval) -> str:
+    """`2 not warned, 1 warned with no fix apply takes`: the exhaustions no approval saves."""
+    unwarned = len(approved.approved) - approved.warned
+    no_fix = approved.warned - approved.with_fix
+    return f"{unwarned} not warned, {no_fix} warned with no fix apply takes"
+
+
+def approval_text(approved: Approval) -> str:
+    """The section after the backtest's report: the figures, then one row an exhaustion."""
+    said = headline(approved)
+    lines = [said[0].upper() + said[1:], f"  {unsaved(approved)}"]
+    if approved.approved:
+        header = ["RESOURCE", "STARTED → ENDED", "WARNED", "FIX", "IN FORCE", "THROTTLED", "SAVED"]
+        rows = [[*header, "OUTCOME"]]
+        for a in approved.approved:
+            e = a.episode
+            rows.append(
+                [
+                    e.resource_id,
+                    f"{_at(e.started_at)} → {_at(e.ended_at)}",
+                    _at(a.warned_at),
+                    a.fix or "-",
+                    _at(a.in_force_at),
+                    f"{a.throttled_minutes:,.0f} min",
+                    f"{a.minutes_saved:,.0f} min",
+                    a.outcome,
+                ]
+            )
+        lines += ["  " + line for line in table(rows, right=(5, 6))]
+    return "\n".join(lines) + "\n"

@@ -21,7 +21,7 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
 from analyzer.collect.window import floor_to
-from analyzer.model.findings import Bottleneck, Finding, Severity
+from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Grid, Past
@@ -43,6 +43,9 @@ class Fired:
     horizon_s: float | None = None
     """A trend warning: how far ahead it speaks. It warns of an exhaustion that follows within
     this, gives no minutes of lead, and is false where none follows."""
+    fix: Remedy | None = field(default=None, compare=False)
+    """The first fix its message offered that `apply` takes (`Remedy.fix_id`): what approving
+    it would have changed. None where it offered none."""
 
 
 @dataclass
@@ -260,6 +263,7 @@ def replay(
                         finding.bottleneck,
                         at,
                         horizon_s=_trend_horizon(finding),
+                        fix=next((r for r in finding.remedies if r.fix_id is not None), None),
                     )
                 )
             elif alert.state is AlertState.RESOLVED and key in open_:
