@@ -68,6 +68,8 @@ class Held:
     """The demand counted includes periods held back then: the figures are floors."""
     first_limited: tuple[datetime | None, ...]
     """Each day's first period limited (None: the day was held), oldest day first."""
+    days_spanned: int = 0
+    """The UTC days the demand touches: `limited_days` is counted among these."""
 
     @property
     def held(self) -> bool:
@@ -76,7 +78,13 @@ class Held:
     def fit(self, bought_s: float | None = None) -> PastFit:
         """What a fix carries of it."""
         return PastFit(
-            self.days, self.minutes_limited, self.limited_days, self.worst_day, self.floor, bought_s
+            self.days,
+            self.minutes_limited,
+            self.limited_days,
+            self.worst_day,
+            self.floor,
+            bought_s,
+            self.days_spanned,
         )
 
 
@@ -112,6 +120,7 @@ def replay(demand: Demand, option: Envelope) -> Held:
         worst_day_minutes=int(per_day[worst]) if worst is not None else 0,
         floor=bool(demand.floor.any()),
         first_limited=tuple(firsts),
+        days_spanned=count,
     )
 
 

@@ -62,6 +62,9 @@ class _Past(_Record):
     worst_day: date | None = None
     floor: bool = False
     limited_days: int = 0
+    days_spanned: int = 0
+    """The UTC days the past touches, `limited_days` among them (15 for fourteen days that
+    start after midnight); 0 in state files written before it was kept."""
     bought_seconds: float | None = None
 
     @classmethod
@@ -75,6 +78,7 @@ class _Past(_Record):
             worst_day=past.worst_day,
             floor=past.floor,
             limited_days=past.limited_days,
+            days_spanned=past.days_spanned,
             bought_seconds=bought,
         )
 
@@ -86,6 +90,7 @@ class _Past(_Record):
             self.worst_day,
             self.floor,
             self.bought_seconds,
+            self.days_spanned,
         )
 
 

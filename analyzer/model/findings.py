@@ -191,6 +191,15 @@ class PastFit:
     bought_s: float | None = None
     """A fix to buy time: how much later than the resource as it is it would have begun to
     limit the workload, on the day the resource as it is was limited most."""
+    days_spanned: int = 0
+    """The UTC days the replayed past touches: 15 for fourteen days that start after midnight.
+    `limited_days` counts among these; 0 where it was not kept (a state file written before),
+    then read as the whole days of `days`."""
+
+    @property
+    def of_days(self) -> int:
+        """The days `limited_days` is one of: those the past touches, never fewer."""
+        return max(self.days_spanned or round(self.days), self.limited_days)
 
     @property
     def held(self) -> bool:
@@ -205,7 +214,7 @@ class PastFit:
         if self.held or not whole:
             said += f" of the last {span}"
         else:
-            said += f", on {self.limited_days} of {span}"
+            said += f", on {self.limited_days} of {self.of_days} days"
         if self.floor:
             # Zero is no floor: it holds at the rates counted, held-back ones at their rate
             # before.

@@ -106,7 +106,8 @@ def test_a_cap_limits_the_minutes_above_it_on_the_days_they_came() -> None:
     assert not result.floor
     assert result.first_limited[1] == START + timedelta(days=1, minutes=60)
     assert result.first_limited[0] is None and len(result.first_limited) == 4
-    assert result.fit().text() == "would have limited 10 min, on 1 of 3 days"
+    # 3.4 days touch four UTC days: the one limited is one of those four.
+    assert result.fit().text() == "would have limited 10 min, on 1 of 4 days"
     short = Demand.seen(START, 60, iops[:300], iops[:300] * IO_BYTES)
     assert replay(short, limits.gp3(3000, 125)).fit().text() == (
         "would have limited 0 min of the last 5 h"
@@ -210,3 +211,18 @@ def test_an_instance_type_bursts_thirty_minutes_at_its_maximum_on_two_buckets() 
     # second, last 35 min: 25 of the 60 limited.
     by_bytes = replay(run(60, 2_000.0, 256 * 1024), m5)
     assert by_bytes.minutes_limited == 25
+
+
+def test_fourteen_days_that_start_after_midnight_are_fifteen_days_counted_alike() -> None:
+    """Limited every day of a fortnight that starts at 10:00: fifteen UTC days, each
+    limited, said as 15 of 15, never 15 of 14."""
+    iops = np.full(MINUTES, 3_500.0)
+    demand = behind(Demand.seen(START + timedelta(hours=10), 60, iops, iops * IO_BYTES), None)
+    result = replay(demand, limits.gp3(3000, 125))
+    assert (result.limited_days, result.days_spanned) == (15, 15)
+    fit = result.fit()
+    assert fit.text().startswith(f"would have limited {MINUTES:,} min, on 15 of 15 days")
+    from analyzer.deliver.records import past_row
+
+    row = past_row(fit)
+    assert (row["days"], row["limited_days"], row["days_spanned"]) == (14.0, 15, 15)

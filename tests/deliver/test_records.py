@@ -175,6 +175,7 @@ def test_a_fix_carries_its_past_as_the_report_gives_it() -> None:
         "worst_day": "2026-11-20",
         "floor": True,
         "limited_days": 3,
+        "days_spanned": 0,  # not given: read as the fourteen whole days
         "bought_seconds": 840.0,
     }
     assert stored_and_read(f).remedies[0].past == past

@@ -101,7 +101,8 @@ def test_the_fixes_of_a_nightly_drain_are_weighed_on_its_fortnight() -> None:
     assert stopgap.past.worst_day == (FIRST_NIGHT + timedelta(days=1)).date()
     assert stopgap.past.bought_s == 60.0
     assert stopgap.text().endswith(
-        "would have limited at least 350 min, on 14 of 14 days (a floor: held-back demand "
+        # The fortnight starts after midnight: fifteen UTC days, fourteen nights limited.
+        "would have limited at least 350 min, on 14 of 15 days (a floor: held-back demand "
         "counted at its rate before), buying 1 min on the worst day"
     )
 
@@ -113,4 +114,5 @@ def test_the_fixes_of_a_nightly_drain_are_weighed_on_its_fortnight() -> None:
     pasts = [option["past"] for option in row["remedies"]]
     assert [p["minutes_limited"] for p in pasts] == [0, 0, 350]
     assert pasts[2]["limited_days"] == 14 and pasts[2]["bought_seconds"] == 60.0
+    assert all(p["days_spanned"] == 15 for p in pasts)
     assert all(p["days"] == 14.0 and p["floor"] for p in pasts)
