@@ -8,7 +8,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -21,7 +21,6 @@ from analyzer.act.plan import Changeable, Plan, plan_of
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.sold import Asked, described
 from analyzer.collect.changes import Changer
-from analyzer.collect.describe import target_text
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.model.resources import Modification, Volume
 
@@ -110,6 +109,9 @@ class Applier:
     cluster: Cluster | None = None
     """Where a claim's volume is changed through its claim; None: such a fix is refused with
     the kubectl commands that make it."""
+    made: Callable[[str], Sequence[datetime]] = lambda resource_id: ()
+    """When this analyzer modified a resource lately: AWS reports only a volume's latest
+    modification, and its limit counts them all."""
 
     def plan(self, fix_id: str) -> Plan | Result:
         """The fix on its resource as it is now, or the Result that ends the attempt."""
@@ -124,11 +126,19 @@ class Applier:
             found = self._find(rid)
         except (AwsAccessError, AwsCallError) as exc:
             return Result(Outcome.FAILED, fix_id, str(exc))
-        if found is None:
-            where = ", ".join(scope for scope, _ in self.changers)
+        if not found:
+            where = ", ".join(scope for scope, _ in self.changers) or "no region"
             kind = "volume" if rid.startswith("vol-") else "RDS instance"
             return Result(Outcome.INVALID, fix_id, f"apply {fix_id}: no {kind} {rid} in {where}")
-        scope, resource = found
+        if len(found) > 1:
+            places = ", ".join(scope for scope, _ in found)
+            return Result(
+                Outcome.INVALID,
+                fix_id,
+                f"apply {fix_id}: {rid} is in {places}: name one (--region, or the accounts "
+                "in --config)",
+            )
+        [(scope, resource)] = found
         try:
             plan = plan_of(asked, scope, resource, self.catalog)
         except ConfigError as exc:
@@ -137,14 +147,25 @@ class Applier:
             plan = self.past(plan)
         return plan
 
-    def _find(self, rid: str) -> tuple[str, Changeable] | None:
+    def _find(self, rid: str) -> list[tuple[str, Changeable]]:
+        """Every place the id names a volume (or an RDS instance): an RDS id is unique in one
+        account and region only. A place that cannot be read fails the search only where no
+        other has the resource."""
+        found: list[tuple[str, Changeable]] = []
+        failed: AwsAccessError | AwsCallError | None = None
         for scope, changer in self.changers:
-            resource: Changeable | None = (
-                changer.volume(rid) if rid.startswith("vol-") else changer.db_instance(rid)
-            )
+            try:
+                resource: Changeable | None = (
+                    changer.volume(rid) if rid.startswith("vol-") else None
+                ) or changer.db_instance(rid)
+            except (AwsAccessError, AwsCallError) as exc:
+                failed = failed or exc
+                continue
             if resource is not None:
-                return scope, resource
-        return None
+                found.append((scope, resource))
+        if not found and failed is not None:
+            raise failed
+        return found
 
     def check(self, plan: Plan, allow_cost: bool) -> Result | None:
         """The Result that ends the attempt before anything is asked of AWS: already so, or
@@ -166,7 +187,7 @@ class Applier:
                 plan,
                 under_way.state,
             )
-        reason = refusal(plan, self.policy, self.clock(), allow_cost)
+        reason = refusal(plan, self.policy, self.clock(), allow_cost, self.made(plan.resource_id))
         if reason is None:
             reason = claim_refusal(plan, self.cluster)
         if reason is not None:
@@ -199,8 +220,9 @@ class Applier:
             return Result(
                 Outcome.DRY_RUN, plan.fix_id, "AWS says the change would succeed (DryRun)", plan
             )
-        state = answered.modification.state if answered.modification else None
-        return self._read_back(plan, changer, state, wait_s)
+        mod = answered.modification
+        since = mod.started if mod is not None else self.clock() - READ_BACK_SKEW
+        return self._read_back(plan, changer, mod.state if mod else None, wait_s, since)
 
     def _through_claim(
         self, plan: Plan, cluster: Cluster, changer: Changer, dry_run: bool, wait_s: float
@@ -208,9 +230,19 @@ class Applier:
         """The class created where the target needs one, the claim patched; the driver then
         modifies the volume, read back as `apply` reads its own modification."""
         program = program_of(plan) or {}
+        asked_at = self.clock()
         claim = f"PVC {program['namespace']}/{program['persistentvolumeclaim']}"
         patch = patch_of(program)
         try:
+            bound = cluster.claim_volume(program["namespace"], program["persistentvolumeclaim"])
+            if bound != plan.resource_id:
+                return Result(
+                    Outcome.REFUSED,
+                    plan.fix_id,
+                    f"{claim} is bound to {bound or 'no EBS volume'}, not {plan.resource_id} "
+                    "(the volume's claim tags say otherwise): nothing changed",
+                    plan,
+                )
             manifest = program.get("volume_attributes_class")
             if manifest:
                 cluster.ensure_class(manifest, dry_run)
@@ -227,24 +259,32 @@ class Applier:
                 f"the API server accepts {claim} patched with {said} (dryRun=All)",
                 plan,
             )
-        read = self._read_back(plan, changer, None, wait_s)
+        read = self._read_back(plan, changer, None, wait_s, asked_at - READ_BACK_SKEW)
         state = read.state if read.state is not None else "requested of the EBS CSI driver"
         return replace(read, reason=f"{claim} patched with {said}; modification {state}")
 
-    def _read_back(self, plan: Plan, changer: Changer, state: str | None, wait_s: float) -> Result:
+    def _read_back(
+        self, plan: Plan, changer: Changer, state: str | None, wait_s: float, since: datetime
+    ) -> Result:
+        """The resource read again until the change shows, at most `wait_s`: a volume's
+        modification started at or after `since` (never an older one), an RDS instance's
+        storage as asked."""
         deadline = time.monotonic() + wait_s
         after: dict[str, Any] = {}
         while True:
             try:
                 if isinstance(plan.resource, Volume):
-                    now = changer.volume(plan.resource_id)
-                    mod = _latest(now)
-                    state = mod.state if mod is not None else state
+                    volume = changer.volume(plan.resource_id)
+                    mod = _latest(volume)
+                    if mod is not None and mod.started >= since:
+                        state = mod.state
+                    after = _read(volume) if volume is not None else after
+                    done = state in ("optimizing", "completed", "failed")
                 else:
                     db = changer.db_instance(plan.resource_id)
+                    after = _read_db(db) if db is not None else after
                     state = db.state if db is not None else state
-                    now = None
-                after = _read(now) if now is not None else after
+                    done = all(after.get(k) == v for k, v in plan.after.items())
             except (AwsAccessError, AwsCallError) as exc:
                 # Asked and accepted: the change stands; only the reading back failed.
                 return Result(
@@ -254,7 +294,7 @@ class Applier:
                     plan,
                     state,
                 )
-            if state in ("optimizing", "completed", "failed") or time.monotonic() >= deadline:
+            if done or time.monotonic() >= deadline:
                 break
             self.sleep(min(2.0, max(deadline - time.monotonic(), 0.0)))
         if state == "failed":
@@ -266,9 +306,16 @@ class Applier:
                 state,
                 after,
             )
+        said = f"modification {state}" if isinstance(plan.resource, Volume) else f"RDS {state}"
         return Result(
-            Outcome.APPLIED, plan.fix_id, f"modification {state or 'requested'}", plan, state, after
+            Outcome.APPLIED, plan.fix_id, said if state else "requested", plan, state, after
         )
+
+
+READ_BACK_SKEW = timedelta(minutes=1)
+"""A modification started this long before the call is taken for its own where AWS did not
+say when it started (a claim's, which the driver makes): clocks differ by seconds, and the
+one before was made hours ago at the least."""
 
 
 def _latest(volume: Volume | None) -> Modification | None:
@@ -290,14 +337,34 @@ def _read(volume: Volume) -> dict[str, Any]:
     }
 
 
+def _read_db(db: Any) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in {
+            "storage_type": db.storage_type,
+            "allocated_gib": db.allocated_gib,
+            "iops": db.iops,
+            "throughput_mibps": db.throughput_mibps,
+        }.items()
+        if v is not None
+    }
+
+
 def _under_way_to(plan: Plan) -> Modification | None:
-    """A modification under way whose target is this fix's."""
+    """A modification under way whose target is this fix's, in every field the fix sets (a
+    gp2 target's IOPS are its baseline, no setting of its own)."""
     if not isinstance(plan.resource, Volume):
         return None
     mod = _latest(plan.resource)
     if mod is None or mod.state not in ("modifying", "optimizing"):
         return None
-    return mod if mod.target == target_text(plan.after) else None
+    target = dict(mod.target_fields)
+    kind = plan.after.get("volume_type")
+    ignored = {"iops"} if kind not in ("gp3", "io1", "io2") else set()
+    if kind != "gp3":
+        ignored.add("throughput_mibps")
+    same = all(target.get(k) == v for k, v in plan.after.items() if k not in ignored)
+    return mod if same else None
 
 
 def _instance_refusal(asked: Asked) -> str:

@@ -10,6 +10,7 @@ nothing is stored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -45,6 +46,11 @@ class Cluster(Protocol):
     def patch_claim(
         self, namespace: str, name: str, patch: Mapping[str, Any], dry_run: bool
     ) -> None: ...
+
+    def claim_volume(self, namespace: str, name: str) -> str | None:
+        """The EBS volume the claim is bound to (its PersistentVolume's CSI volume handle);
+        None for a claim not bound, or not bound through the EBS CSI driver."""
+        ...
 
 
 class KubernetesCluster:
@@ -90,6 +96,7 @@ class KubernetesCluster:
                 return "created"
             except self._exception as exc:
                 if exc.status == 409:
+                    self._same_class(version, manifest)
                     return "exists"
                 if exc.status == 404 and version != VAC_VERSIONS[-1]:
                     continue  # this version is not served: try the next
@@ -98,6 +105,37 @@ class KubernetesCluster:
             except Exception as exc:
                 raise ClusterError(f"Kubernetes API: {type(exc).__name__}: {exc}") from None
         raise ClusterError("the cluster serves no VolumeAttributesClass API", 404)
+
+    def _same_class(self, version: str, manifest: Mapping[str, Any]) -> None:
+        """A class of the name that exists must hold what the fix was planned and priced for:
+        a class is immutable, and one made by hand may hold anything."""
+        name = manifest["metadata"]["name"]
+        try:
+            found = self._custom.get_cluster_custom_object(VAC_GROUP, version, VAC_PLURAL, name)
+        except self._exception as exc:
+            raise _said(exc, f"read VolumeAttributesClass {name}") from None
+        held = (found.get("driverName"), found.get("parameters") or {})
+        if held != (manifest["driverName"], dict(manifest["parameters"])):
+            raise ClusterError(
+                f"VolumeAttributesClass {name} exists with driver {held[0]} and parameters "
+                f"{json.dumps(held[1], sort_keys=True)}, not the fix's "
+                f"{json.dumps(dict(manifest['parameters']), sort_keys=True)}: nothing changed",
+                409,
+            )
+
+    def claim_volume(self, namespace: str, name: str) -> str | None:
+        try:
+            claim = self._core.read_namespaced_persistent_volume_claim(name, namespace)
+            bound = claim.spec.volume_name if claim.spec is not None else None
+            if not bound:
+                return None
+            volume = self._core.read_persistent_volume(bound)
+        except self._exception as exc:
+            raise _said(exc, f"read PVC {namespace}/{name} and its volume") from None
+        except Exception as exc:
+            raise ClusterError(f"Kubernetes API: {type(exc).__name__}: {exc}") from None
+        csi = volume.spec.csi if volume.spec is not None else None
+        return str(csi.volume_handle) if csi is not None and csi.volume_handle else None
 
     def patch_claim(
         self, namespace: str, name: str, patch: Mapping[str, Any], dry_run: bool

@@ -24,6 +24,8 @@ MODIFICATIONS_PER_DAY = 4
 """ModifyVolume: "up to four times within a rolling 24-hour period" (Amazon EC2 API Reference,
 ModifyVolume)."""
 ROLLING = timedelta(hours=24)
+SAME_MODIFICATION = timedelta(minutes=2)
+"""A modification this analyzer recorded this close to one AWS reports is that one."""
 MODIFIABLE_VOLUME_STATES = frozenset({"in-use", "available"})
 MODIFIABLE_DB_STATES = frozenset({"available"})
 UNDER_WAY = frozenset({"modifying", "optimizing"})
@@ -84,8 +86,11 @@ def shrinks(plan: Plan) -> str | None:
     return None
 
 
-def volume_limits(volume: Volume, now: datetime) -> str | None:
-    """AWS's own limits on modifying this volume now, read from its modifications."""
+def volume_limits(volume: Volume, now: datetime, also: Sequence[datetime] = ()) -> str | None:
+    """AWS's own limits on modifying this volume now, read from its modifications and `also`,
+    the starts of those this analyzer made (DescribeVolumesModifications reports only a
+    volume's most recent modification: Amazon EC2 API Reference; AWS refuses the fifth all
+    the same, and that refusal is an AWS error)."""
     if volume.state not in MODIFIABLE_VOLUME_STATES:
         return (
             f"{volume.volume_id} is {volume.state}: AWS modifies a volume only in-use or available"
@@ -98,9 +103,11 @@ def volume_limits(volume: Volume, now: datetime) -> str | None:
             f"{mods[0].started:%Y-%m-%d %H:%M} UTC is still {mods[0].state}{done}: AWS takes the "
             "next once it has completed"
         )
-    recent = [m for m in mods if now - m.started < ROLLING and m.state != "failed"]
+    reported = [m.started for m in mods if m.state != "failed"]
+    ours = [t for t in also if all(abs(t - r) > SAME_MODIFICATION for r in reported)]
+    recent = sorted((t for t in reported + ours if now - t < ROLLING), reverse=True)
     if len(recent) >= MODIFICATIONS_PER_DAY:
-        oldest = min(m.started for m in recent[:MODIFICATIONS_PER_DAY])
+        oldest = min(recent[:MODIFICATIONS_PER_DAY])
         return (
             f"{volume.volume_id} was modified {len(recent)} times in the last 24 h (AWS allows "
             f"{MODIFICATIONS_PER_DAY}): the next becomes possible at "
@@ -110,6 +117,12 @@ def volume_limits(volume: Volume, now: datetime) -> str | None:
 
 
 def db_limits(db: DbInstance) -> str | None:
+    if db.pending:
+        return (
+            f"{db.db_instance_id} has changes pending for its maintenance window "
+            f"({', '.join(db.pending)}): a storage change applied now would apply them too; "
+            "apply or cancel them first"
+        )
     if db.state not in MODIFIABLE_DB_STATES:
         return (
             f"{db.db_instance_id} is {db.state}: RDS changes storage only while it is available "
@@ -136,13 +149,16 @@ def too_dear(plan: Plan, policy: Policy, allowed: bool) -> str | None:
     return None
 
 
-def refusal(plan: Plan, policy: Policy, now: datetime, allow_cost: bool) -> str | None:
-    """The first guard that refuses the plan, in one line; None where every guard passes."""
+def refusal(
+    plan: Plan, policy: Policy, now: datetime, allow_cost: bool, made: Sequence[datetime] = ()
+) -> str | None:
+    """The first guard that refuses the plan, in one line; None where every guard passes.
+    `made`: the starts of the modifications this analyzer made of the resource lately."""
     resource = plan.resource
     reasons = (
         out_of_scope(plan, policy),
         shrinks(plan),
-        volume_limits(resource, now) if isinstance(resource, Volume) else db_limits(resource),
+        volume_limits(resource, now, made) if isinstance(resource, Volume) else db_limits(resource),
         too_dear(plan, policy, allow_cost),
     )
     return next((reason for reason in reasons if reason is not None), None)

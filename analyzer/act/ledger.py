@@ -43,6 +43,15 @@ class Ledger:
                 None,
             )
 
+    def made(self, resource_id: str) -> list[datetime]:
+        """When this process's attempts modified the resource (applied, or a policy's)."""
+        with self._lock:
+            return [
+                a.at
+                for a in self._attempts
+                if a.applied and a.fix_id.partition(":")[0] == resource_id
+            ]
+
     def tried(self, fix_id: str, since: datetime, via: str) -> bool:
         """Whether this fix was attempted this way since then, whatever came of it."""
         with self._lock:

@@ -23,7 +23,15 @@ from analyzer.collect.reply import Reply
 from analyzer.model.resources import DbInstance, Modification, Volume
 
 DRY_RUN_WOULD_SUCCEED = "DryRunOperation"
-NOT_FOUND = frozenset({"InvalidVolume.NotFound", "DBInstanceNotFound", "DBInstanceNotFoundFault"})
+NOT_FOUND = frozenset(
+    {
+        "InvalidVolume.NotFound",
+        "InvalidVolumeID.Malformed",
+        "DBInstanceNotFound",
+        "DBInstanceNotFoundFault",
+    }
+)
+"""A resource that is not there, or an id that could name none: bad input, not an AWS error."""
 
 
 @dataclass(frozen=True, slots=True)

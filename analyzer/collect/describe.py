@@ -225,20 +225,20 @@ def target_text(config: Mapping[str, Any]) -> str:
 
 def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
     item = _reply(raw, "VolumesModifications[]")
-    target = target_text(
-        {
-            "volume_type": item.text("TargetVolumeType", None),
-            "size_gib": item.integer("TargetSize", None),
-            "iops": item.integer("TargetIops", None),
-            "throughput_mibps": item.integer("TargetThroughput", None),
-        }
-    )
+    fields = {
+        "volume_type": item.text("TargetVolumeType", None),
+        "size_gib": item.integer("TargetSize", None),
+        "iops": item.integer("TargetIops", None),
+        "throughput_mibps": item.integer("TargetThroughput", None),
+    }
+    target = target_text(fields)
     started = item.moment("StartTime")
     return Modification(
         state=item.text("ModificationState", "unknown"),
         started=started if started.tzinfo else started.replace(tzinfo=UTC),
         progress=item.integer("Progress", None),
         target=target,
+        target_fields=tuple((k, v) for k, v in fields.items() if v is not None),
     )
 
 
@@ -341,4 +341,5 @@ def parse_db_instance(
             if v.text("StorageVolumeStatus", "ACTIVE").upper() not in UNUSED_STORAGE
         ),
         dedicated_log_volume=bool(item.flag("DedicatedLogVolume")),
+        pending=tuple(item.member("PendingModifiedValues").present()),
     )

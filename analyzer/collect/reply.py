@@ -109,6 +109,10 @@ class Reply:
     def empty(self) -> bool:
         return not self._raw
 
+    def present(self) -> list[str]:
+        """The keys it holds a value for (not null, not empty), sorted."""
+        return sorted(k for k, v in self._raw.items() if v not in (None, "", [], {}))
+
     def _name(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
 

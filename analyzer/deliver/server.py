@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import selectors
 import socket
 import threading
@@ -106,14 +107,24 @@ class _Replay(io.RawIOBase):
         return self._connection.recv_into(buffer)
 
 
+CONTENT_LENGTH = re.compile(rb"\ncontent-length:[ \t]*([0-9]{1,12})[ \t]*\r?\n", re.IGNORECASE)
+
+
 def _complete(head: bytes | bytearray, searched_from: int) -> bool:
-    """Whether a request's head has ended (a blank line), or grown past what is read of it."""
-    start = max(searched_from - 3, 0)
-    return (
-        head.find(b"\r\n\r\n", start) >= 0
-        or head.find(b"\n\n", start) >= 0
-        or len(head) > MAX_HEAD_BYTES
-    )
+    """Whether a request has all come that a worker is given: its head (ended by a blank
+    line, or grown past what is read of it) and the body it announces, up to
+    `MAX_ACTION_BYTES`. A body that trickles in holds a socket here, never a worker."""
+    if len(head) > MAX_HEAD_BYTES + MAX_ACTION_BYTES:
+        return True
+    ends = [i + len(m) for m in (b"\r\n\r\n", b"\n\n") if (i := head.find(m)) >= 0]
+    if not ends:
+        return len(head) > MAX_HEAD_BYTES
+    end = min(ends)
+    announced = CONTENT_LENGTH.search(head, 0, end)
+    if announced is None:
+        return True
+    length = int(announced.group(1))
+    return length > MAX_ACTION_BYTES or len(head) >= end + length
 
 
 @dataclass
@@ -256,11 +267,12 @@ class Server:
         ready: Readiness,
         live: Readiness | None = None,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
+        actions: Actions | None = None,
     ) -> None:
         self._server = make_server(
             host,
             port,
-            application(exposition, ready, live),
+            application(exposition, ready, live, actions),
             server_class=_Server6 if ":" in host else _Server,
         )
         self._idle_timeout_s = idle_timeout_s

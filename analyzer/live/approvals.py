@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import structlog
+
 from analyzer.act.apply import Applier, Outcome, Result, audit
 from analyzer.act.cluster import KubernetesCluster
 from analyzer.act.guards import Policy
@@ -30,6 +32,8 @@ from analyzer.model.findings import Remedy
 from analyzer.model.resources import Inventory
 from analyzer.settings import Settings
 from analyzer.settings.applying import AUTOMATIC
+
+log = structlog.get_logger(__name__)
 
 AGAIN_AFTER = timedelta(hours=24)
 """A fix applied within this is not applied again by a click: it is said to be done."""
@@ -56,6 +60,10 @@ class Approvals:
     """The kinds of fix that go ahead without a click (`apply_automatically`)."""
     announce: Callable[[list[str]], None] = lambda lines: None
     """Says a fix the policy applied where alerts go."""
+    firing: Callable[[], Sequence[Alert]] = lambda: ()
+    """The alerts firing now: a click names the resource of one of them, or is refused."""
+    dry_run: bool = False
+    """A dry run of the daemon (`--dry-run`): the policy asks AWS's DryRun, changes nothing."""
 
     def button(self, alert: Alert) -> str | None:
         """The fix_id of the alert's first fix applied in place, where its resource is in the
@@ -86,10 +94,22 @@ class Approvals:
             )
             self._finish(click, result, "denied")
             return
-        with self.ledger.holding(click.fix_id) as mine:
+        resource_id = click.fix_id.partition(":")[0].strip()
+        if resource_id not in self._alerted():
+            unasked = Result(
+                Outcome.REFUSED,
+                click.fix_id,
+                f"no firing alert of this daemon names {resource_id}: nothing changed (apply "
+                "it from a terminal: ebs-analyzer apply)",
+            )
+            self._finish(click, unasked)
+            return
+        with self.ledger.holding(resource_id) as mine:
             if not mine:
                 busy = Result(
-                    Outcome.ALREADY, click.fix_id, "another click is applying it: nothing called"
+                    Outcome.ALREADY,
+                    click.fix_id,
+                    f"a fix of {resource_id} is being applied: nothing called",
                 )
                 self._finish(click, busy)
                 return
@@ -119,10 +139,10 @@ class Approvals:
                 fix, now - AGAIN_AFTER
             ):
                 continue
-            with self.ledger.holding(fix) as mine:
+            with self.ledger.holding(alert.finding.resource.resource_id) as mine:
                 if not mine:
                     continue
-                result = self._apply(fix)
+                result = self._apply(fix, dry_run=self.dry_run)
             who = f"policy:{GP2_TO_GP3}"
             self._record(result, who, "policy")
             if result.outcome is not Outcome.ALREADY:
@@ -130,14 +150,30 @@ class Approvals:
             done.append(result)
         return done
 
-    def _apply(self, fix_id: str) -> Result:
-        applier = self.applier_for()
-        planned = applier.plan(fix_id)
-        if isinstance(planned, Result):
-            return planned
-        return applier.check(planned, allow_cost=False) or applier.apply(
-            planned, dry_run=False, wait_s=self.wait_s
-        )
+    def _alerted(self) -> set[str]:
+        """The resources firing alerts name (read while a cycle may change the book: tried
+        again where it changed under the reading; none, so nothing is applied, at worst)."""
+        for _ in range(3):
+            try:
+                return {a.finding.resource.resource_id for a in self.firing()}
+            except RuntimeError:
+                continue
+        return set()
+
+    def _apply(self, fix_id: str, dry_run: bool = False) -> Result:
+        """The same path as `apply --yes`; an unexpected error ends this attempt, recorded as
+        failed, never the worker or the cycle."""
+        try:
+            applier = self.applier_for()
+            planned = applier.plan(fix_id)
+            if isinstance(planned, Result):
+                return planned
+            return applier.check(planned, allow_cost=False) or applier.apply(
+                planned, dry_run=dry_run, wait_s=self.wait_s
+            )
+        except Exception as exc:
+            log.exception("apply.failed", fix_id=fix_id)
+            return Result(Outcome.FAILED, fix_id, f"unexpected error: {type(exc).__name__}: {exc}")
 
     def _finish(self, click: Click, result: Result, outcome: str | None = None) -> None:
         self._record(result, click.user, "slack", outcome)
@@ -198,6 +234,7 @@ def approvals_for(
     clock: Callable[[], datetime],
     catalog: Catalog,
     announce: Callable[[list[str]], None],
+    firing: Callable[[], Sequence[Alert]] = lambda: (),
 ) -> Approvals | None:
     """Fixes applied from Slack (a signing secret and approvers, both or neither) or by the
     policy (`apply_automatically`); None where neither is set up."""
@@ -226,6 +263,7 @@ def approvals_for(
             policy,
             clock,
             cluster=cluster,
+            made=ledger.made,
         )
 
     return Approvals(
@@ -242,6 +280,8 @@ def approvals_for(
         claims=cluster is not None,
         automatic=automatic,
         announce=announce,
+        firing=firing,
+        dry_run=settings.dry_run,
     )
 
 

@@ -572,6 +572,7 @@ def _wire(
         clock,
         Catalog(price_list, analyzer.offers),
         daemon.announce,
+        book.firing,
     )
     secret = settings.signing_secret()
     if daemon.approvals is not None and secret is not None:

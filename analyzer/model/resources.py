@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from analyzer.model.kubernetes import Claim, Node, claim_of, node_of
 
@@ -68,6 +69,9 @@ class Modification:
     progress: int | None = None
     target: str = ""
     """What it changes the volume to, in words: `io2 1,000 GiB, 20,000 IOPS`."""
+    target_fields: tuple[tuple[str, Any], ...] = ()
+    """The same, field by field (volume_type, size_gib, iops, throughput_mibps), as AWS gave
+    them."""
 
     @property
     def under_way(self) -> bool:
@@ -277,6 +281,9 @@ class DbInstance:
     tags: Mapping[str, str] = field(default_factory=dict)
     additional_volumes: tuple[StorageVolume, ...] = ()
     """Oracle and SQL Server: storage volumes beside the primary one, in use."""
+    pending: tuple[str, ...] = ()
+    """The changes RDS holds for the next maintenance window (`PendingModifiedValues`, by
+    name): a modification applied immediately applies them too."""
     dedicated_log_volume: bool = False
     """A Dedicated Log Volume (DLV) holds the database's transaction logs, apart from its
     storage, with limits of its own."""

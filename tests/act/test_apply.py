@@ -18,7 +18,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.cli import main
 from analyzer.collect.aws import Clients
 from analyzer.collect.changes import Ec2RdsChanges
-from analyzer.model.resources import Volume
+from analyzer.model.resources import Modification, Volume
 
 REGION = "us-east-1"
 ALLOWED = [{"Key": "ebs-analyzer/apply", "Value": "allowed"}]
@@ -245,3 +245,127 @@ def test_the_audit_line_carries_who_which_fix_before_and_after() -> None:
         "vol-1:type=gp3",
         "refused",
     )
+
+
+def _database(tags: list[dict[str, str]] | None = None) -> None:
+    boto3.client("rds", REGION).create_db_instance(
+        DBInstanceIdentifier="orders",
+        DBInstanceClass="db.m5.large",
+        Engine="mysql",
+        AllocatedStorage=200,
+        StorageType="gp2",
+        MasterUsername="admin",
+        MasterUserPassword="password1",
+        Tags=tags or [],
+    )
+
+
+def _storage() -> tuple[str, int]:
+    found = boto3.client("rds", REGION).describe_db_instances(DBInstanceIdentifier="orders")
+    db = found["DBInstances"][0]
+    return db["StorageType"], db["AllocatedStorage"]
+
+
+def test_rds_storage_is_modified_at_once_and_read_back_where_its_price_may_be_unknown(
+    aws, capsys
+) -> None:
+    _database(ALLOWED)
+    # The price file holds no RDS storage: unknown, which the cost ceiling refuses unasked.
+    assert main(_apply("orders:type=gp3", "--yes")) == 3
+    assert "the price of orders:type=gp3 is unknown here" in capsys.readouterr().err
+    assert _storage() == ("gp2", 200)
+    assert main(_apply("orders:type=gp3,size=400", "--yes", "--allow-cost-increase")) == 0
+    out = capsys.readouterr().out
+    assert "applied: RDS available; now gp3 400 GiB" in out
+    assert _storage() == ("gp3", 400)
+    # Storage never shrinks: RDS does not sell it, said as bad input.
+    assert main(_apply("orders:size=300", "--yes")) == 2
+    assert "RDS storage grows, never shrinks" in capsys.readouterr().err
+
+
+def test_a_modification_under_way_to_the_target_is_already_so() -> None:
+    from analyzer.act.plan import plan_of
+    from analyzer.analyze.sold import Asked
+
+    # AWS gives a gp2 target's IOPS (its baseline) beside the size the fix sets.
+    mod = Modification(
+        "optimizing",
+        datetime.now(UTC),
+        40,
+        "gp2 200 GiB 600 IOPS",
+        (("volume_type", "gp2"), ("size_gib", 200), ("iops", 600)),
+    )
+    volume = Volume("vol-1", REGION, "gp2", 50, "in-use", iops=150, modifications=(mod,))
+    plan = plan_of(Asked.parse("vol-1:size=200", "apply"), REGION, volume, Catalog(prices.load()))
+    applier = Applier([], Catalog(prices.load()), Policy("a=b"), lambda: datetime.now(UTC))
+    result = applier.check(plan, allow_cost=False)
+    assert result is not None and result.outcome is Outcome.ALREADY
+    assert "is being modified to it already (optimizing" in result.reason
+
+
+class _Place:
+    """A region that holds an RDS instance `orders`, or none, or cannot be read."""
+
+    def __init__(self, where: str, holds: bool, fails: bool = False) -> None:
+        self.where, self._holds, self._fails = where, holds, fails
+
+    def volume(self, volume_id: str) -> Volume | None:
+        return None
+
+    def db_instance(self, db_instance_id: str):
+        from analyzer.errors import AwsAccessError
+        from analyzer.model.resources import DbInstance
+
+        if self._fails:
+            raise AwsAccessError(f"rds:DescribeDBInstances in {self.where}: AccessDenied")
+        if not self._holds:
+            return None
+        return DbInstance(
+            "orders",
+            "us-east-1",
+            "mysql",
+            "db.m5.large",
+            "gp2",
+            200,
+            "available",
+            tags={"ebs-analyzer/apply": "allowed"},
+        )
+
+    def modify_volume(self, *args):  # pragma: no cover - never reached: refused before
+        raise AssertionError("called")
+
+    def modify_db_storage(self, *args):  # pragma: no cover - never reached: refused before
+        raise AssertionError("called")
+
+
+@pytest.mark.parametrize(
+    ("places", "outcome", "says"),
+    [
+        # RDS ids are unique within one account and region only: never a guess between two.
+        (
+            [("111/us-east-1", True), ("222/eu-west-1", True)],
+            Outcome.INVALID,
+            "orders is in 111/us-east-1, 222/eu-west-1: name one",
+        ),
+        # A place that cannot be read does not hide the one that holds it...
+        ([("111/us-east-1", False, True), ("222/eu-west-1", True)], None, ""),
+        # ...and is the reason where none does.
+        (
+            [("111/us-east-1", False, True), ("222/eu-west-1", False)],
+            Outcome.FAILED,
+            "AccessDenied",
+        ),
+    ],
+)
+def test_a_resource_is_found_in_exactly_one_place(places, outcome, says) -> None:
+    applier = Applier(
+        [(p[0], _Place(*p)) for p in places],  # type: ignore[misc]
+        Catalog(prices.load()),
+        Policy("ebs-analyzer/apply=allowed"),
+        lambda: datetime.now(UTC),
+    )
+    found = applier.plan("orders:type=gp3")
+    if outcome is None:
+        assert found.scope == "222/eu-west-1"  # type: ignore[union-attr]
+    else:
+        assert found.outcome is outcome and says in found.reason  # type: ignore[union-attr]

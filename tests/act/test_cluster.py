@@ -40,7 +40,9 @@ class ApiServer(LocalServer):
 
     def __init__(self, versions: tuple[str, ...] = ("v1",), forbidden: bool = False) -> None:
         self.calls: list[dict[str, Any]] = []
-        self.classes: set[str] = set()
+        self.classes: dict[str, dict[str, Any]] = {}
+        self.bound: dict[str, str] = {}
+        """By claim name (namespace db), the EBS volume its PersistentVolume holds."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -78,8 +80,43 @@ class ApiServer(LocalServer):
                 if name in server.classes:
                     return self._answer(409, {"kind": "Status", "reason": "AlreadyExists"})
                 if "dryRun" not in parse_qs(urlsplit(self.path).query):
-                    server.classes.add(name)
+                    server.classes[name] = body
                 return self._answer(201, body)
+
+            def do_GET(self) -> None:
+                path, _ = self._call()
+                parts = path.split("/")
+                if forbidden:
+                    return self._answer(403, {"kind": "Status", "reason": "Forbidden"})
+                if "volumeattributesclasses" in parts and parts[-1] in server.classes:
+                    return self._answer(200, server.classes[parts[-1]])
+                if "persistentvolumeclaims" in parts:
+                    claim = parts[-1]
+                    return self._answer(
+                        200,
+                        {
+                            "apiVersion": "v1",
+                            "kind": "PersistentVolumeClaim",
+                            "metadata": {"name": claim, "namespace": parts[4]},
+                            "spec": {"volumeName": f"pv-{claim}"},
+                        },
+                    )
+                if "persistentvolumes" in parts:
+                    claim = parts[-1].removeprefix("pv-")
+                    handle = server.bound.get(claim)
+                    spec: dict[str, Any] = {"capacity": {"storage": "50Gi"}}
+                    if handle:
+                        spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": handle}
+                    return self._answer(
+                        200,
+                        {
+                            "apiVersion": "v1",
+                            "kind": "PersistentVolume",
+                            "metadata": {"name": parts[-1]},
+                            "spec": spec,
+                        },
+                    )
+                return self._answer(404, {"kind": "Status", "reason": "NotFound"})
 
             def do_PATCH(self) -> None:
                 path, body = self._call()
@@ -128,7 +165,8 @@ def _applier(server: ApiServer, name: str | None = "prod") -> Applier:
     )
 
 
-def _claim_volume(size: int = 50) -> str:
+def _claim_volume(server: ApiServer, size: int = 50) -> str:
+    """A gp2 volume tagged as PVC db/data-0's, and the claim bound to it in `server`."""
     ec2 = boto3.client("ec2", REGION)
     made = ec2.create_volume(
         Size=size,
@@ -136,7 +174,12 @@ def _claim_volume(size: int = 50) -> str:
         AvailabilityZone=f"{REGION}a",
         TagSpecifications=[{"ResourceType": "volume", "Tags": TAGS}],
     )
+    server.bound["data-0"] = str(made["VolumeId"])
     return str(made["VolumeId"])
+
+
+def _writes(server: ApiServer) -> list[dict[str, Any]]:
+    return [c for c in server.calls if c["method"] != "GET"]
 
 
 def _modifications(volume: str) -> int:
@@ -156,10 +199,10 @@ def test_a_claim_s_new_type_is_a_class_created_and_the_claim_patched_never_modif
     aws, api
 ) -> None:
     server = api()
-    volume = _claim_volume()
+    volume = _claim_volume(server)
     result = _go(_applier(server), f"{volume}:type=gp3,iops=3000,throughput=125")
     assert result.outcome is Outcome.APPLIED, result.reason
-    create, patch = server.calls
+    create, patch = _writes(server)
     assert create["path"] == "/apis/storage.k8s.io/v1/volumeattributesclasses"
     assert create["body"] == {
         "apiVersion": "storage.k8s.io/v1",
@@ -176,39 +219,42 @@ def test_a_claim_s_new_type_is_a_class_created_and_the_claim_patched_never_modif
     # The driver modifies the volume; the analyzer never does it behind the claim.
     assert _modifications(volume) == 0
     # A second claim needing the same class finds it there.
-    again = _go(_applier(server), f"{_claim_volume()}:type=gp3,iops=3000,throughput=125")
-    assert again.outcome is Outcome.APPLIED and server.classes == {"gp3-3000-125"}
+    again = _go(_applier(server), f"{_claim_volume(server)}:type=gp3,iops=3000,throughput=125")
+    assert again.outcome is Outcome.APPLIED and list(server.classes) == ["gp3-3000-125"]
 
 
 def test_a_claim_grown_is_its_storage_request_patched(aws, api) -> None:
     server = api()
-    result = _go(_applier(server), f"{_claim_volume()}:type=gp2,size=60")
+    result = _go(_applier(server), f"{_claim_volume(server)}:type=gp2,size=60")
     assert result.outcome is Outcome.APPLIED
-    [patch] = server.calls
+    [patch] = _writes(server)
     assert patch["body"] == {"spec": {"resources": {"requests": {"storage": "60Gi"}}}}
 
 
 def test_a_cluster_serving_only_the_beta_api_gets_the_beta_class(aws, api) -> None:
     server = api(versions=("v1beta1",))
-    result = _go(_applier(server), f"{_claim_volume()}:type=gp3,iops=3000,throughput=125")
+    result = _go(_applier(server), f"{_claim_volume(server)}:type=gp3,iops=3000,throughput=125")
     assert result.outcome is Outcome.APPLIED
-    assert [c["path"].split("/")[3] for c in server.calls[:2]] == ["v1", "v1beta1"]
-    assert server.calls[1]["body"]["apiVersion"] == "storage.k8s.io/v1beta1"
+    writes = _writes(server)
+    assert [c["path"].split("/")[3] for c in writes[:2]] == ["v1", "v1beta1"]
+    assert writes[1]["body"]["apiVersion"] == "storage.k8s.io/v1beta1"
 
 
 def test_a_dry_run_is_the_api_server_s_own_and_stores_nothing(aws, api) -> None:
     server = api()
-    result = _go(_applier(server), f"{_claim_volume()}:type=gp3,iops=3000,throughput=125", True)
+    result = _go(
+        _applier(server), f"{_claim_volume(server)}:type=gp3,iops=3000,throughput=125", True
+    )
     assert result.outcome is Outcome.DRY_RUN and "dryRun=All" in result.reason
-    assert all(c["query"] == {"dryRun": ["All"]} for c in server.calls)
-    assert server.classes == set()
+    assert all(c["query"] == {"dryRun": ["All"]} for c in _writes(server))
+    assert server.classes == {}
 
 
 def test_a_refusal_of_the_service_account_is_an_aws_like_error_with_the_role_to_grant(
     aws, api
 ) -> None:
     server = api(forbidden=True)
-    result = _go(_applier(server), f"{_claim_volume()}:type=gp3,iops=3000,throughput=125")
+    result = _go(_applier(server), f"{_claim_volume(server)}:type=gp3,iops=3000,throughput=125")
     assert result.outcome is Outcome.FAILED and result.exit_code == 1
     assert "403 Forbidden: grant the analyzer's service account" in result.reason
 
@@ -229,7 +275,34 @@ def test_a_claim_of_another_cluster_or_a_two_step_fix_is_refused_with_its_comman
     aws, api, cluster, fix, says
 ) -> None:
     server = api()
-    result = _go(_applier(server, cluster), f"{_claim_volume()}:{fix}")
+    result = _go(_applier(server, cluster), f"{_claim_volume(server)}:{fix}")
     assert result.outcome is Outcome.REFUSED and says in result.reason
     assert "kubectl -n db patch pvc data-0" in result.reason
     assert server.calls == []
+
+
+def test_a_claim_bound_to_another_volume_is_not_touched(aws, api) -> None:
+    """The claim is named by the volume's tags, which anyone who may tag it can write: the
+    claim's own PersistentVolume must hold this volume."""
+    server = api()
+    volume = _claim_volume(server)
+    server.bound["data-0"] = "vol-0someoneelse"
+    result = _go(_applier(server), f"{volume}:type=gp3,iops=3000,throughput=125")
+    assert result.outcome is Outcome.REFUSED
+    assert "PVC db/data-0 is bound to vol-0someoneelse, not " in result.reason
+    assert _writes(server) == []
+
+
+def test_a_class_of_the_name_holding_other_parameters_is_not_used(aws, api) -> None:
+    server = api()
+    server.classes["gp3-3000-125"] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttributesClass",
+        "metadata": {"name": "gp3-3000-125"},
+        "driverName": "ebs.csi.aws.com",
+        "parameters": {"type": "gp3", "iops": "16000", "throughput": "125"},
+    }
+    result = _go(_applier(server), f"{_claim_volume(server)}:type=gp3,iops=3000,throughput=125")
+    assert result.outcome is Outcome.FAILED
+    assert "exists with driver ebs.csi.aws.com and parameters" in result.reason
+    assert [c["method"] for c in _writes(server)] == ["POST"]  # the claim is never patched

@@ -310,3 +310,77 @@ def test_metrics_are_sent_gzipped_to_a_scraper_that_asks_as_prometheus_does() ->
 )
 def test_gzip_is_taken_as_accept_encoding_weighs_it(accept: str, gzipped: bool) -> None:
     assert server_mod.gzip_accepted(accept) is gzipped
+
+
+def _with_actions(answer: tuple[int, str] = (200, "")) -> tuple[Server, list[bytes]]:
+    got: list[bytes] = []
+
+    def actions(headers, body: bytes) -> tuple[int, str]:
+        got.append(body)
+        return answer
+
+    server = Server(
+        "127.0.0.1",
+        0,
+        lambda: Deflated.of([b"ebs_analyzer_up 1\n"]),
+        lambda: (True, "ready"),
+        None,
+        actions=actions,
+    )
+    server.start()
+    return server, got
+
+
+def test_slack_actions_take_a_post_with_its_whole_body_and_nothing_else() -> None:
+    server, got = _with_actions((401, "invalid signature or timestamp\n"))
+    try:
+        body = b"payload=" + b"x" * 5000
+        request = (
+            b"POST /slack/actions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+            b"application/x-www-form-urlencoded\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\nConnection: close\r\n\r\n"
+            + body
+        )
+        status, _, text = exchange(server.port, request)
+        assert status.endswith(" 401 Unauthorized") and text.startswith(b"invalid signature")
+        assert got == [body]
+        status, headers, _ = exchange(
+            server.port, b"GET /slack/actions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        assert status.endswith("405 Method Not Allowed") and headers["Allow"] == "POST"
+        big = b"POST /slack/actions HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n"
+        status, _, _ = exchange(server.port, big + b"x" * 70_000)
+        assert status.endswith("413 Content Too Large") and len(got) == 1
+    finally:
+        server.stop()
+
+
+def test_bodies_that_trickle_in_hold_no_worker() -> None:
+    """More slow POSTs than there are workers, each announcing a body and sending a byte of
+    it: the other endpoints answer at once, and each POST is handed over once it has all
+    come."""
+    server, got = _with_actions()
+    slow = []
+    try:
+        for _ in range(server_mod.WORKERS + 2):
+            connection = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            connection.sendall(
+                b"POST /slack/actions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nx"
+            )
+            slow.append(connection)
+        started = time.monotonic()
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/healthz", timeout=5) as r:
+            assert r.status == 200
+        assert time.monotonic() - started < 2.0
+        assert got == []
+        for connection in slow:
+            connection.sendall(b"yz!")
+        deadline = time.monotonic() + 5
+        while len(got) < len(slow) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert got == [b"xyz!"] * len(slow)
+    finally:
+        for connection in slow:
+            connection.close()
+        server.stop()

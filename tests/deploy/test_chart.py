@@ -293,6 +293,7 @@ def test_claims_through_the_kubernetes_api_get_a_cluster_role_for_exactly_that(t
     role = found["ClusterRole/ebs-bottleneck-analyzer-apply"]
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "patch"]},
+        {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get"]},
         {
             "apiGroups": ["storage.k8s.io"],
             "resources": ["volumeattributesclasses"],

@@ -274,19 +274,23 @@ def test_a_fifth_modification_in_a_day_or_a_malformed_fix_is_refused_from_slack_
         ec2.modify_volume(VolumeId=volume, Size=size)
     try:
         _firing(process, clock, receiver)
-        for n, fix in enumerate(
-            (f"{volume}:type=gp3,iops=3000,throughput=125", f"{volume}:type=gp4"), start=1
-        ):
+        fixes = (
+            f"{volume}:type=gp3,iops=3000,throughput=125",
+            f"{volume}:type=gp4",
+            "vol-0123456789abcdef0:type=gp3",  # no alert names it: a button not this daemon's
+        )
+        for n, fix in enumerate(fixes, start=1):
             body = _click(receiver, fix)
             assert _post(server, body, _signed(body)) == 200
             assert len(_replies(receiver, n)) == n
-        fifth, malformed = _replies(receiver, 2)
+        fifth, malformed, unasked = _replies(receiver, 3)
+        assert "no firing alert of this daemon names vol-0123456789abcdef0" in unasked
         assert (
             "modified 4 times in the last 24 h (AWS allows 4): the next becomes possible" in fifth
         )
         assert "type gp4 is not an EBS volume type" in malformed
         assert _described(volume) == ("gp2", 4)
-        assert (_count(process, "refused"), _count(process, "invalid")) == (1, 1)
+        assert (_count(process, "refused"), _count(process, "invalid")) == (2, 1)
     finally:
         server.stop()
 
