@@ -31,6 +31,13 @@ EPILOG = (
 )
 
 
+NODE_EXAMPLES = (
+    "examples: ebs-analyzer node --capture pages.jsonl --seconds 180 keeps three minutes of "
+    "pages; ebs-analyzer node --replay pages.jsonl --once --format json analyzes them anywhere "
+    "later, as `once` reports.\n"
+)
+
+
 class Wrapped(argparse.HelpFormatter):
     """Descriptions and epilogs wrapped to the terminal, each line of the text its own
     paragraph (argparse's default joins them; its raw formatter wraps nothing)."""
@@ -234,7 +241,7 @@ def _node_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "`run` does. Reading the page needs CAP_SYS_ADMIN and read access to the devices. "
         "--capture keeps what it reads as JSON lines; --replay runs the analysis over such a "
         "file and prints the report `once` prints.",
-        epilog=EPILOG,
+        epilog=NODE_EXAMPLES + EPILOG,
     )
     group = node.add_argument_group("node options")
     group.add_argument(

@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from analyzer.collect import recording
 from analyzer.collect.logpage import PageError, Stats, parse
-from analyzer.errors import ConfigError
+from analyzer.errors import ConfigError, UnreadableError
 from analyzer.model.resources import Inventory
 
 
@@ -121,10 +121,10 @@ def read(path: Path) -> Capture:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a capture (not UTF-8 text)") from None
     if not capture.reads:
-        raise ConfigError(f"{path}: no log page in it")
+        raise UnreadableError(f"{path}: no log page in it")
     if not any(r.stats is not None for r in capture.reads):
         reason = next(r.error for r in capture.reads)
-        raise ConfigError(f"{path}: no log page in it could be read: {reason}")
+        raise UnreadableError(f"{path}: no log page in it could be read: {reason}")
     capture.reads.sort(key=lambda r: r.t)
     capture.balances.sort(key=lambda r: r.t)
     return capture

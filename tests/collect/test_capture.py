@@ -14,7 +14,7 @@ import pytest
 
 from analyzer.collect.capture import Capture, Read, Reading, Writer, read, volume_id
 from analyzer.collect.logpage import INSTANCE_STORE_MAGIC, Bin, Histogram, Stats, pack
-from analyzer.errors import ConfigError
+from analyzer.errors import ConfigError, UnreadableError
 from analyzer.model.resources import Instance, InstanceType, Inventory, Volume
 
 T = 1_764_150_000.0
@@ -255,7 +255,7 @@ def test_a_file_whose_every_page_is_refused_says_why(tmp_path: Path) -> None:
         for i in range(2)
     ]
     path = _written(tmp_path / "c.jsonl", lines)
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(UnreadableError) as raised:
         read(path)
     assert str(raised.value) == (
         f"{path}: no log page in it could be read: {path}:1 (vol-0abc): magic 0xEC2C0D7E is an "
@@ -265,7 +265,7 @@ def test_a_file_whose_every_page_is_refused_says_why(tmp_path: Path) -> None:
 
 def test_an_empty_file_is_refused(tmp_path: Path) -> None:
     path = _written(tmp_path / "c.jsonl", [])
-    with pytest.raises(ConfigError, match=r"c\.jsonl: no log page in it$"):
+    with pytest.raises(UnreadableError, match=r"c\.jsonl: no log page in it$"):
         read(path)
 
 
@@ -276,7 +276,7 @@ def test_a_file_without_a_page_is_refused(tmp_path: Path) -> None:
     writer.balance(T + 30, "vol-0abc", 73.5)
     path = tmp_path / "c.jsonl"
     path.write_text(out.getvalue(), encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"c\.jsonl: no log page in it$"):
+    with pytest.raises(UnreadableError, match=r"c\.jsonl: no log page in it$"):
         read(path)
 
 
@@ -286,11 +286,20 @@ def test_a_file_of_failed_reads_only_is_refused(tmp_path: Path) -> None:
     Writer(out).error(T, "vol-0abc", "nvme1n1: Permission denied")
     path = tmp_path / "c.jsonl"
     path.write_text(out.getvalue(), encoding="utf-8")
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(UnreadableError) as raised:
         read(path)
     assert str(raised.value) == (
         f"{path}: no log page in it could be read: nvme1n1: Permission denied"
     )
+
+
+def test_a_capture_with_no_readable_page_exits_as_the_help_says(tmp_path: Path, capsys) -> None:
+    """`node --help`: 3 where no NVMe page could be read; 2 is for a command line refused."""
+    from analyzer.cli import main
+
+    path = _written(tmp_path / "c.jsonl", [])
+    assert main(["node", "--replay", str(path), "--once"]) == UnreadableError.exit_code == 3
+    assert "no log page in it" in capsys.readouterr().err
 
 
 def test_a_missing_file_or_one_not_text_is_refused_naming_it(tmp_path: Path) -> None:
