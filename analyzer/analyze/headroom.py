@@ -26,6 +26,7 @@ class _Candidate:
     limit: float
     observed: float
     unit: Unit
+    named: str | None = None
 
     @property
     def headroom(self) -> float:
@@ -43,6 +44,7 @@ def _candidates(
     iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
     bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
     out = []
+    named = _named(state)
     for layer in state.layers():
         envelope = layer.envelope
         if envelope.approximate:
@@ -54,7 +56,9 @@ def _candidates(
             limit = full if burst_level else state.limit(layer, unit, at)
             if observed and limit and not state.contradicts(layer.bottleneck(unit)):
                 out.append(
-                    _Candidate(layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit)
+                    _Candidate(
+                        layer.bottleneck(unit), state.ref.resource_id, limit, observed, unit, named
+                    )
                 )
     return out
 
@@ -75,8 +79,19 @@ class Ahead:
     """The limit the workload meets once those are lifted."""
 
 
+def _named(state: ResourceState) -> str | None:
+    """A claim's volume by its claim, a cluster node by what launched it; None: the id."""
+    ref = state.ref
+    if ref.claim is not None:
+        return ref.named
+    node = getattr(state.resource, "node", None)
+    return f"{node.text()} ({ref.resource_id})" if node is not None else None
+
+
 def _as_next(c: _Candidate) -> NextBottleneck:
-    return NextBottleneck(c.bottleneck, c.limit, c.unit, c.resource_id, round(c.headroom, 3))
+    return NextBottleneck(
+        c.bottleneck, c.limit, c.unit, c.resource_id, round(c.headroom, 3), c.named
+    )
 
 
 def ahead(

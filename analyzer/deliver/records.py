@@ -47,6 +47,9 @@ class _Next(_Record):
     unit: Unit
     resource_id: str
     headroom: float | None = None
+    named: str | None = None
+    """The resource as the report names it: a claim's volume by its claim, a node by its
+    node group; null where its id says it."""
 
 
 class _Change(_Record):
@@ -237,6 +240,7 @@ class FindingRecord(_Record):
                 unit=nxt.unit,
                 resource_id=nxt.resource_id,
                 headroom=nxt.headroom,
+                named=nxt.named,
             ),
             evidence=dict(f.evidence),
             remedies=[
@@ -297,7 +301,9 @@ class FindingRecord(_Record):
             seconds_to_empty=self.seconds_to_empty,
             next_bottleneck=None
             if nxt is None
-            else NextBottleneck(nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom),
+            else NextBottleneck(
+                nxt.bottleneck, nxt.limit, nxt.unit, nxt.resource_id, nxt.headroom, nxt.named
+            ),
             evidence={k: v for k, v in self.evidence.items() if k != "held_summary"},
             remedies=tuple(
                 Remedy(

@@ -79,12 +79,16 @@ class NextBottleneck:
     resource_id: str
     headroom: float | None
     """How many times today's rate the workload could grow before it hits this limit."""
+    named: str | None = None
+    """The resource as a report names it where the id alone says less: a claim's volume by
+    its claim first (`PVC db/data-0 (vol-…)`), a cluster node by its node group."""
 
     def text(self) -> str:
         """`volume iops 3,000 IOPS on vol-… (at 2.00× today's rate)`, in the limit's own unit."""
         limit = format_rate(self.limit, self.unit, self.bottleneck.owner)
         grow = f" (at {self.headroom:.2f}× today's rate)" if self.headroom is not None else ""
-        return f"{self.bottleneck.value.replace('_', ' ')} {limit} on {self.resource_id}{grow}"
+        on = self.named or self.resource_id
+        return f"{self.bottleneck.value.replace('_', ' ')} {limit} on {on}{grow}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,3 +109,27 @@ def test_lifting_credits_gives_back_the_burst_level_of_the_resource() -> None:
 def test_nothing_ahead_without_exact_limits_or_rates(volume: ResourceState, why: str) -> None:
     found = ahead(volume, Snapshot(AT, AT, (volume,)), AT, WINDOW_S, Bottleneck.VOLUME_IOPS)
     assert found == Ahead((), None), why
+
+
+def test_the_next_limit_names_a_claim_s_volume_by_its_claim_and_a_node_by_its_group() -> None:
+    """`next:` says what the cluster knows them as: a claim first, the node's group."""
+    volume, snap = gp3_on_m5(2_900, 44 * KIB)
+    claim = {
+        "kubernetes.io/created-for/pvc/namespace": "db",
+        "kubernetes.io/created-for/pvc/name": "data-0",
+        "ebs.csi.aws.com/cluster": "true",
+    }
+    node = {"eks:nodegroup-name": "db-nodes", "eks:cluster-name": "prod"}
+    [_, instance] = snap.resources
+    tagged_volume = replace(volume.resource, tags=claim)
+    volume = replace(volume, resource=tagged_volume, ref=tagged_volume.ref)
+    tagged_node = replace(instance.resource, tags=node)
+    instance = replace(instance, resource=tagged_node, ref=tagged_node.ref)
+    snap = Snapshot(AT, AT, (volume, instance))
+    found = ahead(volume, snap, AT, WINDOW_S, Bottleneck.VOLUME_IOPS)
+    [together] = found.together
+    assert together.text().startswith("volume throughput 125 MiB/s on PVC db/data-0 (vol-1)")
+    assert found.next is not None
+    assert found.next.text().startswith(
+        "instance throughput 594 MB/s on node group db-nodes of cluster prod (i-1)"
+    )

@@ -302,6 +302,7 @@ def test_a_finding_row_follows_the_contract():
         "unit": "iops",
         "resource_id": "vol-1",
         "headroom": 2.0,
+        "named": None,  # the id says it: no claim, no node group
     }
     assert isinstance(row["evidence"], dict)
     assert row["evidence"]["forecast"] in {"physics", "floor", "profile", "trend"}
