@@ -128,7 +128,13 @@ def _volume(raw: Mapping[str, Any]) -> Volume:
             **raw,
             "also_attached_to": tuple(raw.get("also_attached_to", ())),
             "modifications": tuple(
-                Modification(**{**m, "started": datetime.fromisoformat(m["started"])})
+                Modification(
+                    **{
+                        **m,
+                        "started": datetime.fromisoformat(m["started"]),
+                        "target_fields": tuple((str(k), v) for k, v in m.get("target_fields", ())),
+                    }
+                )
                 for m in raw.get("modifications", ())
             ),
             "initialization": (
@@ -163,6 +169,7 @@ def _db(raw: Mapping[str, Any]) -> DbInstance:
     raw = {
         **raw,
         "additional_volumes": tuple(StorageVolume(**v) for v in raw.get("additional_volumes", ())),
+        "pending": tuple(raw.get("pending", ())),
     }
     return DbInstance(**{**raw, "class_info": _type(raw.get("class_info"))})
 
