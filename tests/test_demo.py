@@ -257,6 +257,15 @@ def test_demo_once_in_json_names_the_draining_claim(capsys):
     [node] = {r["attached_to"] for r in claims.values()}
     [row] = [r for r in report["resources"] if r["resource_id"] == node]
     assert row["name"] == "eks-db-node" and row["kubernetes"] is None
+    # The node's row says the node group it belongs to; other instances' say none.
+    assert row["node"] == {
+        "owner": "nodegroup",
+        "name": cluster.NODEGROUP,
+        "cluster": cluster.CLUSTER,
+        "launch_template": cluster.LAUNCH_TEMPLATE,
+    }
+    others = [r for r in report["resources"] if r["resource_type"] == "instance" and r is not row]
+    assert others and all(r["node"] is None for r in others)
 
 
 def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():

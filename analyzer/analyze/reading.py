@@ -203,6 +203,7 @@ def _details(state: ResourceState, at: datetime) -> Details:
             instance_type=resource.instance_type,
             volume_ids=tuple(resource.volume_ids),
             detailed_monitoring=resource.detailed_monitoring,
+            node=resource.node,
         )
     info = resource.class_info
     return DbDetails(

@@ -63,6 +63,7 @@ def _details(d: Details) -> dict[str, Any]:
             "instance_type": d.instance_type,
             "volume_ids": list(d.volume_ids),
             "detailed_monitoring": d.detailed_monitoring,
+            "node": d.node.as_dict() if d.node is not None else None,
         }
     if isinstance(d, DbDetails):
         return {

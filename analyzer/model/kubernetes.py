@@ -128,6 +128,16 @@ class Node:
     launch_template: str | None = None
     """The launch template's id, where the instance was launched from one."""
 
+    def as_dict(self) -> dict[str, str | None]:
+        """What launched the node, for a program: `owner` is nodegroup, nodepool or
+        autoscaling_group."""
+        return {
+            "owner": self.owner.value,
+            "name": self.name,
+            "cluster": self.cluster,
+            "launch_template": self.launch_template,
+        }
+
     def text(self) -> str:
         """`node group db-nodes`, `NodePool default`, `Auto Scaling group workers-a`."""
         kind = {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
+from analyzer.model.kubernetes import Node
 from analyzer.model.metrics import Measure
 from analyzer.model.resources import Initialization, ResourceRef, StorageVolume
 
@@ -63,6 +64,9 @@ class InstanceDetails:
     instance_type: str
     volume_ids: tuple[str, ...]
     detailed_monitoring: bool
+    node: Node | None = None
+    """The node group, NodePool or Auto Scaling group that launched it, where it is a
+    cluster's node."""
 
 
 @dataclass(frozen=True, slots=True)

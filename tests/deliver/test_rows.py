@@ -55,7 +55,7 @@ COMMON = [
 """Every row's columns, in the order the row gives them."""
 VOLUME = ["volume_type", "size_gib", "multi_attach", "attachments", "latency_seconds"]
 VOLUME += ["initialization"]
-INSTANCE = ["instance_type", "volume_ids", "detailed_monitoring"]
+INSTANCE = ["instance_type", "volume_ids", "detailed_monitoring", "node"]
 DB = [
     "engine",
     "instance_class",

@@ -221,14 +221,8 @@ def replaced(node: Node) -> str:
 
 
 def node_record(node: Node) -> dict[str, str | None]:
-    """What launched the node, for a program to change: `owner` is nodegroup, nodepool or
-    autoscaling_group."""
-    return {
-        "owner": node.owner.value,
-        "name": node.name,
-        "cluster": node.cluster,
-        "launch_template": node.launch_template,
-    }
+    """What launched the node, for a program to change (`Node.as_dict`)."""
+    return node.as_dict()
 
 
 def in_words_for(remedy: Remedy, node: Node) -> Remedy:
