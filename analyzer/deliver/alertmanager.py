@@ -60,6 +60,8 @@ def labels_of(alert: Alert, read: Read | None) -> dict[str, str]:
     if ref.claim is not None:
         out[labels.NAMESPACE] = ref.claim.namespace
         out[labels.PERSISTENTVOLUMECLAIM] = ref.claim.name
+        if ref.claim.cluster:
+            out[labels.KUBERNETES_CLUSTER] = ref.claim.cluster
     if ref.account_id:
         out[labels.ACCOUNT_ID] = ref.account_id
         if ref.account_name:

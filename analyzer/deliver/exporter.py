@@ -25,6 +25,7 @@ from analyzer.deliver.labels import (
     BOTTLENECK,
     ID_LABELS,
     INSTANCE_ID,
+    KUBERNETES_CLUSTER,
     NAMESPACE,
     PERSISTENTVOLUMECLAIM,
     REGION,
@@ -199,14 +200,15 @@ def _owner(r: Reading, owned: bool) -> tuple[str, ...]:
 
 def _claimed(claimed: bool) -> tuple[str, ...]:
     """The claim labels, where any volume has a claim."""
-    return (NAMESPACE, PERSISTENTVOLUMECLAIM) if claimed else ()
+    return (NAMESPACE, PERSISTENTVOLUMECLAIM, KUBERNETES_CLUSTER) if claimed else ()
 
 
 def _claim(ref: ResourceRef, claimed: bool) -> tuple[str, ...]:
     """A volume's claim, by kube-state-metrics' label names; empty for a volume without one."""
     if not claimed:
         return ()
-    return (ref.claim.namespace, ref.claim.name) if ref.claim is not None else ("", "")
+    claim = ref.claim
+    return (claim.namespace, claim.name, claim.cluster or "") if claim is not None else ("",) * 3
 
 
 def _volume_families(

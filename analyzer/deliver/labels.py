@@ -23,6 +23,9 @@ INSTANCE_ID = "instance_id"
 
 NAMESPACE = "namespace"
 PERSISTENTVOLUMECLAIM = "persistentvolumeclaim"
+KUBERNETES_CLUSTER = "kubernetes_cluster"
+"""Beside the claim: the cluster its volume's tags name, so that two clusters' `db/data-0`
+stay two (empty where the tags name none)."""
 """A claim's volume's namespace and claim, by kube-state-metrics' label names, so that
 `kube_pod_spec_volumes_persistentvolumeclaims_info` joins on them: on the volume and finding
 series where any volume has a claim (empty for the others), and on a claim's alerts."""

@@ -251,6 +251,8 @@ def test_a_claims_volume_series_and_findings_carry_its_namespace_and_claim():
     )
     # The others' are empty, which Prometheus reads as absent: no series of its own.
     assert all('namespace=""' in s and 'persistentvolumeclaim=""' in s for s in plain)
+    assert all('kubernetes_cluster="prod"' in s for s in claim)
+    assert all('kubernetes_cluster=""' in s for s in plain)
     assert not any("persistentvolumeclaim" in s for s in samples if "_instance_" in s)
     result = promtool("check", "metrics", stdin=text)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -192,6 +192,8 @@ def test_the_daemon_names_the_claim_in_slack_alertmanager_and_metrics(
     [claimed] = [a for a in posted if a["labels"].get("volume_id") == cluster["claim"]]
     assert claimed["labels"]["namespace"] == "db"
     assert claimed["labels"]["persistentvolumeclaim"] == "data-postgres-0"
+    # Two clusters' db/data-postgres-0 stay two: the claim's cluster beside it.
+    assert claimed["labels"]["kubernetes_cluster"] == "prod"
     assert claimed["annotations"]["summary"].startswith("PVC db/data-postgres-0 ")
     others = [a for a in posted if a["labels"].get("volume_id") != cluster["claim"]]
     assert all("namespace" not in a["labels"] for a in others)
@@ -207,4 +209,6 @@ def test_the_daemon_names_the_claim_in_slack_alertmanager_and_metrics(
     [claim_up] = [line for line in up if cluster["claim"] in line]
     [plain_up] = [line for line in up if cluster["plain"] in line]
     assert 'persistentvolumeclaim="data-postgres-0"' in claim_up
-    assert 'persistentvolumeclaim=""' in plain_up
+    assert 'kubernetes_cluster="prod"' in claim_up
+    assert all('kubernetes_cluster="prod"' in line for line in finding)
+    assert 'persistentvolumeclaim=""' in plain_up and 'kubernetes_cluster=""' in plain_up
