@@ -19,7 +19,6 @@ from analyzer import settings as settings_mod
 from analyzer.act.apply import Applier, Outcome, audit
 from analyzer.act.apply import Result as ApplyResult
 from analyzer.act.cluster import KubernetesCluster
-from analyzer.act.guards import Policy
 from analyzer.act.plan import Plan, with_past
 from analyzer.analyze import prices, rules, sold
 from analyzer.analyze.catalog import Catalog
@@ -409,7 +408,7 @@ def _apply(args: argparse.Namespace) -> int:
     applier = Applier(
         [(r.scope, r.changes) for r in regions if r.changes is not None],
         Catalog(prices.load(settings.prices), analyzer.offers),
-        Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase),
+        settings.apply_policy(),
         lambda: datetime.now(UTC),
         past=None if args.no_past else past,
         cluster=(

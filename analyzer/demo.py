@@ -14,7 +14,6 @@ from pathlib import Path
 
 from analyzer import settings as settings_mod
 from analyzer.act.apply import Applier, Outcome, Result, audit
-from analyzer.act.guards import Policy
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
 from analyzer.analyze.catalog import Catalog
@@ -125,7 +124,7 @@ def _applied(analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str) -
     applier = Applier(
         [(r.scope, r.changes) for r in regions if r.changes is not None],
         Catalog(prices.load(settings.prices), analyzer.offers),
-        Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase),
+        settings.apply_policy(),
         lambda: datetime.now(UTC),
     )
     planned = applier.plan(fix_id)
@@ -133,7 +132,7 @@ def _applied(analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str) -
         result = planned
     else:
         print("\n".join(planned.lines()), file=sys.stderr)
-        result = applier.check(planned, allow_cost=False) or applier.apply(planned, False, 0)
+        result = applier.yes(planned, dry_run=False, wait_s=0)
     audit(result, "demo", "cli")
     print(result.said(), file=sys.stderr)
     if result.outcome is Outcome.APPLIED:

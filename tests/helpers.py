@@ -322,3 +322,19 @@ def refusal(tmp_path: Path, text: str) -> tuple[Path, str]:
     message = str(info.value)
     assert "\n" not in message
     return path, message
+
+
+def moto_database(tags: list[dict[str, str]] | None = None, identifier: str = "orders") -> None:
+    """An RDS MySQL instance on gp2 200 GiB in moto's us-east-1, as `apply` finds one."""
+    import boto3
+
+    boto3.client("rds", "us-east-1").create_db_instance(
+        DBInstanceIdentifier=identifier,
+        DBInstanceClass="db.m5.large",
+        Engine="mysql",
+        AllocatedStorage=200,
+        StorageType="gp2",
+        MasterUsername="admin",
+        MasterUserPassword="password1",
+        Tags=tags or [],
+    )

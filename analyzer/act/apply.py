@@ -19,7 +19,7 @@ from analyzer.act.cluster import Cluster, ClusterError
 from analyzer.act.guards import Policy, refusal
 from analyzer.act.plan import Changeable, Plan, plan_of
 from analyzer.analyze.catalog import Catalog
-from analyzer.analyze.sold import Asked, described
+from analyzer.analyze.sold import Asked, configuration, described
 from analyzer.collect.changes import Changer
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 from analyzer.model.resources import Modification, Volume
@@ -194,6 +194,11 @@ class Applier:
             return Result(Outcome.REFUSED, plan.fix_id, reason, plan)
         return None
 
+    def yes(self, plan: Plan, dry_run: bool, wait_s: float) -> Result:
+        """`apply --yes`: the plan checked, then, where nothing ended the attempt, applied;
+        never above the cost ceiling."""
+        return self.check(plan, allow_cost=False) or self.apply(plan, dry_run, wait_s)
+
     def apply(self, plan: Plan, dry_run: bool, wait_s: float) -> Result:
         """Asks AWS for the change once (DryRun where `dry_run`), then reads the volume's
         modification until it is optimizing or completed, at most `wait_s`."""
@@ -282,7 +287,7 @@ class Applier:
                     done = state in ("optimizing", "completed", "failed")
                 else:
                     db = changer.db_instance(plan.resource_id)
-                    after = _read_db(db) if db is not None else after
+                    after = _read(db) if db is not None else after
                     state = db.state if db is not None else state
                     done = all(after.get(k) == v for k, v in plan.after.items())
             except (AwsAccessError, AwsCallError) as exc:
@@ -324,30 +329,9 @@ def _latest(volume: Volume | None) -> Modification | None:
     return max(volume.modifications, key=lambda m: m.started)
 
 
-def _read(volume: Volume) -> dict[str, Any]:
-    return {
-        k: v
-        for k, v in {
-            "volume_type": volume.volume_type,
-            "size_gib": volume.size_gib,
-            "iops": volume.iops,
-            "throughput_mibps": volume.throughput_mibps,
-        }.items()
-        if v is not None
-    }
-
-
-def _read_db(db: Any) -> dict[str, Any]:
-    return {
-        k: v
-        for k, v in {
-            "storage_type": db.storage_type,
-            "allocated_gib": db.allocated_gib,
-            "iops": db.iops,
-            "throughput_mibps": db.throughput_mibps,
-        }.items()
-        if v is not None
-    }
+def _read(resource: Changeable) -> dict[str, Any]:
+    """The configuration read back, the fields AWS gave."""
+    return {k: v for k, v in configuration(resource).items() if v is not None}
 
 
 def _under_way_to(plan: Plan) -> Modification | None:

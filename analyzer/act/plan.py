@@ -12,7 +12,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.held import behind, replay
 from analyzer.analyze.sold import Asked, configured, described
 from analyzer.model.demand import Demand
-from analyzer.model.findings import Change, PastFit, fix_id
+from analyzer.model.findings import Change, PastFit, delta_text, fix_id
 from analyzer.model.limits import volume_envelope
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Inventory, ResourceType, Volume
@@ -74,12 +74,8 @@ class Plan:
         return all(before.get(k) == v for k, v in self.after.items())
 
     def cost_text(self) -> str:
-        symbol = "$" if self.currency == "USD" else f"{self.currency} "
         delta = self.monthly_delta
-        if delta is None:
-            return "price unknown"
-        sign = "+" if delta > 0 else "−" if delta < 0 else "±"
-        return f"{sign}{symbol}{abs(delta):,.2f}/month"
+        return "price unknown" if delta is None else delta_text(delta, self.currency)
 
     def lines(self) -> list[str]:
         """The plan as `apply` prints it."""

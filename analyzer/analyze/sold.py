@@ -106,12 +106,7 @@ def configured(
         change = Change(ResourceType.INSTANCE, asked.resource_id, before, after)
         return change, before, instance_envelope(resource)
     if isinstance(resource, DbInstance):
-        before = {
-            "storage_type": resource.storage_type,
-            "allocated_gib": resource.allocated_gib,
-            "iops": resource.iops,
-            "throughput_mibps": resource.throughput_mibps,
-        }
+        before = configuration(resource)
         same = after.get("storage_type", resource.storage_type) == resource.storage_type
         held = _provisioned(str(after.get("storage_type", resource.storage_type)))
         kept = {
@@ -124,12 +119,7 @@ def configured(
         today = db_storage_envelope(resource)
         kind = ResourceType.DB_INSTANCE
     else:
-        before = {
-            "volume_type": resource.volume_type,
-            "size_gib": resource.size_gib,
-            "iops": resource.iops,
-            "throughput_mibps": resource.throughput_mibps,
-        }
+        before = configuration(resource)
         instance = next(
             (i for i in inventory.instances if i.instance_id == resource.attached_to), None
         )
@@ -143,6 +133,24 @@ def configured(
         _check_volume(asked, after)
     before = {k: v for k, v in before.items() if v is not None}
     return Change(kind, asked.resource_id, before, after), before, today
+
+
+def configuration(resource: Volume | DbInstance) -> dict[str, Any]:
+    """A volume's, or an RDS instance's storage's, configuration by the fields a fix sets;
+    None where AWS gives none."""
+    if isinstance(resource, DbInstance):
+        return {
+            "storage_type": resource.storage_type,
+            "allocated_gib": resource.allocated_gib,
+            "iops": resource.iops,
+            "throughput_mibps": resource.throughput_mibps,
+        }
+    return {
+        "volume_type": resource.volume_type,
+        "size_gib": resource.size_gib,
+        "iops": resource.iops,
+        "throughput_mibps": resource.throughput_mibps,
+    }
 
 
 def _provisioned(kind: str) -> dict[str, bool]:

@@ -35,7 +35,7 @@ NOT_FOUND = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
+class Answered:
     """What a modifying call answered: the modification it started (a volume's), or, for a
     dry run, that it would have succeeded."""
 
@@ -58,11 +58,11 @@ class Changer(Protocol):
         """The RDS instance as it is now, with its tags."""
         ...
 
-    def modify_volume(self, volume_id: str, target: Mapping[str, Any], dry_run: bool) -> Asked:
+    def modify_volume(self, volume_id: str, target: Mapping[str, Any], dry_run: bool) -> Answered:
         """ModifyVolume to `target` (volume_type, size_gib, iops, throughput_mibps)."""
         ...
 
-    def modify_db_storage(self, db_instance_id: str, target: Mapping[str, Any]) -> Asked:
+    def modify_db_storage(self, db_instance_id: str, target: Mapping[str, Any]) -> Answered:
         """ModifyDBInstance of its storage to `target` (storage_type, allocated_gib, iops,
         throughput_mibps), applied immediately. RDS offers no dry run."""
         ...
@@ -110,7 +110,7 @@ class Ec2RdsChanges:
             found = Reply(page).each("DBInstances")
             return parse_db_instance(found[0], self._clients.region) if found else None
 
-    def modify_volume(self, volume_id: str, target: Mapping[str, Any], dry_run: bool) -> Asked:
+    def modify_volume(self, volume_id: str, target: Mapping[str, Any], dry_run: bool) -> Answered:
         asked: dict[str, Any] = {
             "VolumeId": volume_id,
             "VolumeType": target["volume_type"],
@@ -126,11 +126,11 @@ class Ec2RdsChanges:
                 answer = self._clients.ec2.modify_volume(**asked)
             except ClientError as exc:
                 if dry_run and error_code(exc) == DRY_RUN_WOULD_SUCCEED:
-                    return Asked(dry_run=True)
+                    return Answered(dry_run=True)
                 raise
-            return Asked(parse_modification(Reply(answer).member("VolumeModification")))
+            return Answered(parse_modification(Reply(answer).member("VolumeModification")))
 
-    def modify_db_storage(self, db_instance_id: str, target: Mapping[str, Any]) -> Asked:
+    def modify_db_storage(self, db_instance_id: str, target: Mapping[str, Any]) -> Answered:
         asked: dict[str, Any] = {
             "DBInstanceIdentifier": db_instance_id,
             "StorageType": target["storage_type"],
@@ -143,4 +143,4 @@ class Ec2RdsChanges:
             asked["StorageThroughput"] = int(target["throughput_mibps"])
         with calling("rds:ModifyDBInstance", self.where):
             self._clients.rds.modify_db_instance(**asked)
-        return Asked()
+        return Answered()

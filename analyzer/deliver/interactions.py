@@ -27,6 +27,7 @@ from slack_sdk.signature import Clock, SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from analyzer.deliver.slack import (
+    APPLY_ACTION_ID,
     LOOPBACK,
     BoundedRateLimitRetryHandler,
     ServerErrorRetryHandler,
@@ -35,14 +36,9 @@ from analyzer.deliver.slack import (
 
 log = structlog.get_logger(__name__)
 
-ACTION_ID = "ebs-analyzer.apply"
-"""The Apply button's action_id: the only action answered."""
-PATH = "/slack/actions"
 WINDOW_S = 300
 """Slack's five minutes: an older (or later) timestamp is refused, a signature seen within
 them is a replay."""
-MAX_BODY = 64 * 1024
-"""A block_actions payload is a few kilobytes; a larger body is refused unread."""
 RESPONSE_HOSTS = ("hooks.slack.com",)
 """Where a response_url may point: Slack's own hooks over https (or plain http to this host, a
 local relay or a test's stand-in, as a webhook may), never anywhere a payload says."""
@@ -142,7 +138,7 @@ def parse(body: bytes) -> Click | None:
     if payload.get("type") != "block_actions":
         return None
     actions = payload.get("actions") or []
-    ours = [a for a in actions if isinstance(a, dict) and a.get("action_id") == ACTION_ID]
+    ours = [a for a in actions if isinstance(a, dict) and a.get("action_id") == APPLY_ACTION_ID]
     if not ours:
         return None
     user = payload.get("user") or {}

@@ -144,6 +144,7 @@ Buttons = Callable[[Alert], str | None]
 """The fix_id an alert's Apply button carries; None for no button (outside the apply scope,
 or no fix applied in place)."""
 APPLY_ACTION_ID = "ebs-analyzer.apply"
+"""The Apply button's action_id: the only action `POST /slack/actions` answers."""
 
 
 def apply_button(fix_id: str, index: int) -> dict[str, Any]:

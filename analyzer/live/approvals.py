@@ -168,9 +168,7 @@ class Approvals:
             planned = applier.plan(fix_id)
             if isinstance(planned, Result):
                 return planned
-            return applier.check(planned, allow_cost=False) or applier.apply(
-                planned, dry_run=dry_run, wait_s=self.wait_s
-            )
+            return applier.yes(planned, dry_run, self.wait_s)
         except Exception as exc:
             log.exception("apply.failed", fix_id=fix_id)
             return Result(Outcome.FAILED, fix_id, f"unexpected error: {type(exc).__name__}: {exc}")
@@ -248,7 +246,7 @@ def approvals_for(
             f"{missing}: Slack approvals need both slack_signing_secret and apply_approvers "
             "(Slack user ids); set the missing one, or neither"
         )
-    policy = Policy(settings.apply_tag, settings.apply_scope, settings.apply_max_monthly_increase)
+    policy = settings.apply_policy()
     cluster = (
         KubernetesCluster.connect(settings.kubernetes_cluster)
         if settings.apply_through_kubernetes

@@ -170,6 +170,13 @@ def fix_id(change: Change) -> str | None:
     return f"{change.resource_id}:{','.join(said)}"
 
 
+def delta_text(delta: float, currency: str = "USD") -> str:
+    """A monthly cost against today's: `+$12.50/month`, `−$1.00/month`, `±$0.00/month`."""
+    symbol = "$" if currency == "USD" else f"{currency} "
+    sign = "+" if delta > 0 else "−" if delta < 0 else "±"
+    return f"{sign}{symbol}{abs(delta):,.2f}/month"
+
+
 def past_span(days: float) -> str:
     """How much past a figure was read over: `14 days`, `4 h`, `20 min`."""
     hours = days * 24
@@ -268,11 +275,9 @@ class Remedy:
     def cost_text(self) -> str:
         """`+$12.50/month` against today; `$2,439.31/month` where today's price is unknown;
         `unpriced` where the change's price is unknown: never a guess."""
-        symbol = "$" if self.currency == "USD" else f"{self.currency} "
         if self.monthly_delta is not None:
-            delta = self.monthly_delta
-            sign = "+" if delta > 0 else "−" if delta < 0 else "±"
-            return f"{sign}{symbol}{abs(delta):,.2f}/month"
+            return delta_text(self.monthly_delta, self.currency)
+        symbol = "$" if self.currency == "USD" else f"{self.currency} "
         if self.monthly_cost is not None:
             return f"{symbol}{self.monthly_cost:,.2f}/month"
         return "unpriced"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from analyzer.settings.values import List, Seconds
+from analyzer.act.guards import Policy
+from analyzer.settings.values import List, Seconds, tag_filters
 
 APPLY_TAG = "ebs-analyzer/apply=allowed"
 AUTOMATIC = ("gp2-to-gp3",)
@@ -40,6 +41,10 @@ class Applying(BaseModel):
     apply_wait: Seconds = Field(default=20.0, ge=0, le=600)
     """How long a fix applied from Slack is read back before its outcome is posted."""
 
+    def apply_policy(self) -> Policy:
+        """What `apply` may change, as its guards read it."""
+        return Policy(self.apply_tag, self.apply_scope, self.apply_max_monthly_increase)
+
     @field_validator("apply_automatically")
     @classmethod
     def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -69,7 +74,4 @@ class Applying(BaseModel):
     @field_validator("apply_scope")
     @classmethod
     def _scope(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if not item.partition("=")[0].strip():
-                raise ValueError(f"{item!r} is not Key=Value or Key")
-        return value
+        return tag_filters(value)

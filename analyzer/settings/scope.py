@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from analyzer.settings.regions import region_names
-from analyzer.settings.values import List
+from analyzer.settings.values import List, tag_filters
 
 
 class Scope(BaseModel):
@@ -24,7 +24,4 @@ class Scope(BaseModel):
     @field_validator("tag")
     @classmethod
     def _tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if not item.partition("=")[0].strip():
-                raise ValueError(f"{item!r} is not Key=Value or Key")
-        return value
+        return tag_filters(value)

@@ -37,15 +37,12 @@ class Slack(BaseModel):
 
     def signing_secret(self) -> str | None:
         """The signing secret from the setting or its file; None where neither is set."""
-        if self.slack_signing_secret is not None:
-            secret = self.slack_signing_secret.get_secret_value().strip() or None
-        elif self.slack_signing_secret_file is None:
-            return None
-        else:
-            try:
-                secret = read_secret(self.slack_signing_secret_file, "Slack signing secret") or None
-            except OSError as exc:
-                raise ConfigError(str(exc)) from None
+        secret, _ = _given(
+            self.slack_signing_secret,
+            self.slack_signing_secret_file,
+            "Slack signing secret",
+            "slack_signing_secret",
+        )
         if secret is not None:
             redaction.secret(secret)
         return secret
@@ -53,19 +50,26 @@ class Slack(BaseModel):
     def webhook_url(self) -> str | None:
         """The webhook from the setting, or from the file that holds it, checked: a webhook
         the HTTP client would refuse fails the start, not every cycle."""
-        if self.slack_webhook_url is not None:
-            url = self.slack_webhook_url.get_secret_value().strip() or None
-            origin = "slack_webhook_url"
-        elif self.slack_webhook_file is None:
-            return None
-        else:
-            try:
-                url = read_secret(self.slack_webhook_file, "Slack webhook") or None
-            except OSError as exc:
-                raise ConfigError(str(exc)) from None
-            origin = f"{self.slack_webhook_file}"
+        url, origin = _given(
+            self.slack_webhook_url, self.slack_webhook_file, "Slack webhook", "slack_webhook_url"
+        )
         if url is not None:
             problem = webhook_problem(url)
             if problem is not None:
                 raise ConfigError(f"{origin}: not a usable Slack webhook: {problem}")
         return url
+
+
+def _given(
+    value: SecretStr | None, file: Path | None, what: str, name: str
+) -> tuple[str | None, str]:
+    """A secret given as the setting `name` (preferred) or in a file (a mounted secret), and
+    where it came from: the setting's name, or the file. None where neither gives one."""
+    if value is not None:
+        return value.get_secret_value().strip() or None, name
+    if file is None:
+        return None, ""
+    try:
+        return read_secret(file, what) or None, str(file)
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None

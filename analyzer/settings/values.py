@@ -21,3 +21,11 @@ def _split(value: Any) -> Any:
 
 List = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_split)]
 """A list of text: a YAML list, or text with its items separated by commas."""
+
+
+def tag_filters(value: tuple[str, ...]) -> tuple[str, ...]:
+    """Tag filters as `--tag` takes them, `Key=Value` or `Key`: ValueError for one with no key."""
+    for item in value:
+        if not item.partition("=")[0].strip():
+            raise ValueError(f"{item!r} is not Key=Value or Key")
+    return value

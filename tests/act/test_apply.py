@@ -19,6 +19,7 @@ from analyzer.cli import main
 from analyzer.collect.aws import Clients
 from analyzer.collect.changes import Ec2RdsChanges
 from analyzer.model.resources import Modification, Volume
+from tests.helpers import moto_database
 
 REGION = "us-east-1"
 ALLOWED = [{"Key": "ebs-analyzer/apply", "Value": "allowed"}]
@@ -247,19 +248,6 @@ def test_the_audit_line_carries_who_which_fix_before_and_after() -> None:
     )
 
 
-def _database(tags: list[dict[str, str]] | None = None) -> None:
-    boto3.client("rds", REGION).create_db_instance(
-        DBInstanceIdentifier="orders",
-        DBInstanceClass="db.m5.large",
-        Engine="mysql",
-        AllocatedStorage=200,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password1",
-        Tags=tags or [],
-    )
-
-
 def _storage() -> tuple[str, int]:
     found = boto3.client("rds", REGION).describe_db_instances(DBInstanceIdentifier="orders")
     db = found["DBInstances"][0]
@@ -269,7 +257,7 @@ def _storage() -> tuple[str, int]:
 def test_rds_storage_is_modified_at_once_and_read_back_where_its_price_may_be_unknown(
     aws, capsys
 ) -> None:
-    _database(ALLOWED)
+    moto_database(ALLOWED)
     # The price file holds no RDS storage: unknown, which the cost ceiling refuses unasked.
     assert main(_apply("orders:type=gp3", "--yes")) == 3
     assert "the price of orders:type=gp3 is unknown here" in capsys.readouterr().err

@@ -2,38 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-import numpy as np
-
 from analyzer.act.plan import plan_of, with_past
 from analyzer.analyze import prices
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.sold import Asked
-from analyzer.model.demand import Demand
 from analyzer.model.resources import DbInstance, Volume
+from tests.offline.test_what_if import nightly_drain
 
 CATALOG = Catalog(prices.load())
 GP2 = Volume("vol-1", "us-east-1", "gp2", 80, "in-use", iops=240, attached_to="i-1")
-
-
-def _nightly() -> Demand:
-    """gp2 80 GiB under a batch at 1,200 IOPS two hours a night: its bucket lasts 93 min."""
-    shown, credits = [], 5_400_000.0
-    for minute in range(14 * 1440):
-        want = 1_200.0 if 120 <= minute % 1440 < 240 else 20.0
-        got = min(want, 3_000.0 if credits > 54_000 else 240.0)
-        shown.append(got)
-        credits = min(max(credits - (got - 240.0) * 60, 0.0), 5_400_000.0)
-    rates = np.array(shown)
-    return Demand.seen(datetime(2026, 11, 13, tzinfo=UTC), 60, rates, rates * 16_384)
 
 
 def test_a_plan_says_today_the_target_its_cost_and_its_past() -> None:
     plan = plan_of(Asked.parse("vol-1:type=gp3", "apply"), "us-east-1", GP2, CATALOG)
     assert plan.fix_id == "vol-1:type=gp3" and not plan.already_so
     assert plan.monthly_delta == -1.6  # 80 GiB at $0.08 against $0.10
-    held = with_past(plan, _nightly())
+    held = with_past(plan, nightly_drain())
     assert held.past is not None and held.past.held
     assert held.lines() == [
         "apply vol-1:type=gp3",

@@ -6,6 +6,7 @@ import boto3
 
 from analyzer.collect.aws import Clients
 from analyzer.collect.changes import Ec2RdsChanges
+from tests.helpers import moto_database
 
 REGION = "us-east-1"
 
@@ -30,16 +31,7 @@ def test_a_resource_that_does_not_exist_is_none(aws) -> None:
 
 
 def test_rds_storage_is_modified_at_once(aws) -> None:
-    rds = boto3.client("rds", REGION)
-    rds.create_db_instance(
-        DBInstanceIdentifier="orders",
-        DBInstanceClass="db.m5.large",
-        Engine="mysql",
-        AllocatedStorage=200,
-        StorageType="gp2",
-        MasterUsername="admin",
-        MasterUserPassword="password1",
-    )
+    moto_database()
     changes = Ec2RdsChanges(Clients.for_region(REGION))
     changes.modify_db_storage("orders", {"storage_type": "gp3", "allocated_gib": 400})
     db = changes.db_instance("orders")

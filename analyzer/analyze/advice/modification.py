@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from analyzer.analyze.prices import PriceList
+from analyzer.analyze.sold import configuration
 from analyzer.model.findings import Change, Remedy, RemedyKind
 from analyzer.model.limits import volume_envelope
 from analyzer.model.resources import ResourceType, Volume
@@ -36,19 +37,10 @@ def priced(
     return Remedy(action, cost, delta, change=volume_change(volume, after), kind=kind)
 
 
-def _config(volume: Volume) -> dict[str, Any]:
-    return {
-        "volume_type": volume.volume_type,
-        "size_gib": volume.size_gib,
-        "iops": volume.iops,
-        "throughput_mibps": volume.throughput_mibps,
-    }
-
-
 def volume_change(volume: Volume, after: Volume, volumes: int = 1) -> Change:
     """From the volume as it is to `after` (`volumes` of them, striped), with the limits the
     result has: its IOPS and MiB/s with credits, and its baseline where it bursts."""
-    to: dict[str, Any] = _config(after)
+    to: dict[str, Any] = configuration(after)
     envelope = volume_envelope(after)
     if volumes > 1:
         to["volumes"] = volumes
@@ -57,4 +49,4 @@ def volume_change(volume: Volume, after: Volume, volumes: int = 1) -> Change:
         to["throughput_limit_mibps"] = round(envelope.throughput_bps * volumes / MIB, 1)
         if envelope.bursts:
             to["baseline_iops_limit"] = envelope.baseline_iops * volumes
-    return Change(ResourceType.VOLUME, volume.volume_id, _config(volume), to)
+    return Change(ResourceType.VOLUME, volume.volume_id, configuration(volume), to)
