@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from analyzer.analyze import engine
 from analyzer.analyze.advice.fixes import remedies
+from analyzer.analyze.advice.proof import Peak, fitted
 from analyzer.analyze.advice.sizing import sized_for
 from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
@@ -314,9 +315,16 @@ class Judgements:
                 self._quiet[key] = _Judged(bare, state)
 
 
-def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
+def conclude(
+    finding: Finding,
+    snapshot: Snapshot,
+    catalog: Catalog,
+    cpu: Peak | None = None,
+    memory: Peak | None = None,
+) -> Finding:
     """The finding with the limit that binds once its own is lifted, and the fixes sized up to
-    that limit."""
+    that limit; the types and classes among them fitted on the peaks of its instance's past
+    (`proof.fitted`; None: unknown)."""
     state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
@@ -324,12 +332,24 @@ def conclude(finding: Finding, snapshot: Snapshot, catalog: Catalog) -> Finding:
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:
         finding = _binding_together(finding, found.together)
-    finding = replace(finding, remedies=remedies(finding, snapshot, catalog))
+    finding = refitted(finding, snapshot, catalog, cpu, memory)
     sized = sized_for(finding, snapshot)
     if sized is None:
         return finding
     evidence = {**finding.evidence, "fix_sized_for": sized}
     return replace(finding, evidence=evidence, sized_for=sized)
+
+
+def refitted(
+    finding: Finding,
+    snapshot: Snapshot,
+    catalog: Catalog,
+    cpu: Peak | None = None,
+    memory: Peak | None = None,
+) -> Finding:
+    """A concluded finding's fixes advised again, the types and classes among them fitted on
+    these peaks: what the past, once read, changes of them."""
+    return fitted(replace(finding, remedies=remedies(finding, snapshot, catalog)), cpu, memory)
 
 
 def _binding_together(finding: Finding, together: tuple[NextBottleneck, ...]) -> Finding:

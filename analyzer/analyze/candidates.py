@@ -2,10 +2,13 @@
 
 From every type the region offers: those whose sustained EBS limits carry the rates asked for,
 on the architectures allowed, built on Nitro where the volumes need it. Within a family the
-smallest such size is the cheapest, so one per family; a price is asked only for the
-`SHORTLIST` with the fewest vCPUs (prices follow vCPUs within a generation), then they are
-ranked by their monthly price, unpriced last. Types with less memory or fewer vCPUs than
-today's are kept and marked: whether the workload fits is the operator's call.
+smallest such size is the cheapest, so of each family that one, and the smallest that keeps
+today's vCPUs and memory where that is a larger one. A price is asked only for the
+`SHORTLIST` of each kind with the fewest vCPUs (prices follow vCPUs within a generation), then
+they are ranked by their monthly price, unpriced last. Types with less memory or fewer vCPUs
+than today's are kept and marked: whether the workload fits them is weighed on its own peaks
+before the list is cut to the `SHOWN` (`advice/proof.fitted`), so a cheap type that fits is
+not lost behind three that do not, nor a family behind its size that does not.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from dataclasses import dataclass
 from analyzer.model.resources import InstanceType
 
 SHORTLIST = 12
-"""At most this many prices are asked for per decision."""
+"""At most this many prices are asked for per decision, twice over: the smallest sizes that
+carry the load, and the smallest that also keep today's vCPUs and memory."""
 SHOWN = 3
-"""Options shown; today's family's own candidate is added when it is not among them."""
+"""Options shown once fitted (`advice/proof.fitted`); today's family's own candidate is added
+when it is not among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,26 +102,46 @@ def candidates(
     wanted: Wanted,
     monthly: Callable[[str], float | None],
 ) -> list[Candidate]:
-    """The cheapest few types that fit, and the smallest of today's family that does."""
+    """The types that carry the load, cheapest first, not yet cut to the `SHOWN`: of each
+    family its smallest such size, and its smallest that also keeps today's vCPUs and memory
+    where that is another (which is offered depends on the workload's peaks: `fitted`);
+    today's family's among them where one of its sizes carries the load."""
     smallest: dict[str, InstanceType] = {}
+    roomy: dict[str, InstanceType] = {}
     for info in offered:
         if not _fits(info, today, wanted):
             continue
-        known = smallest.get(family(info.name))
-        if known is None or _size_order(info) < _size_order(known):
-            smallest[family(info.name)] = info
+        _smallest(smallest, info)
+        if not less_than_today(info, today):
+            _smallest(roomy, info)
     if not smallest:
         return []
-    own = smallest.get(family(today.name))
-    shortlist = sorted(smallest.values(), key=_size_order)[:SHORTLIST]
-    if own is not None and own not in shortlist:
-        shortlist.append(own)
+    own = [f[family(today.name)] for f in (smallest, roomy) if family(today.name) in f]
+    shortlist = list(
+        {
+            id(info): info
+            for info in (
+                *sorted(smallest.values(), key=_size_order)[:SHORTLIST],
+                *sorted(roomy.values(), key=_size_order)[:SHORTLIST],
+                *own,
+            )
+        }.values()
+    )
     priced = [Candidate(info, monthly(info.name)) for info in shortlist]
     priced.sort(key=lambda c: (c.monthly is None, c.monthly or 0.0, _size_order(c.info)))
-    shown = priced[:SHOWN]
-    if own is not None and all(c.info is not own for c in shown):
-        shown += [c for c in priced if c.info is own]
-    return shown
+    return priced
+
+
+def _smallest(by_family: dict[str, InstanceType], info: InstanceType) -> None:
+    """Keep `info` as its family's where it is smaller than the one kept."""
+    known = by_family.get(family(info.name))
+    if known is None or _size_order(info) < _size_order(known):
+        by_family[family(info.name)] = info
+
+
+def same_family(name: str, other: str) -> bool:
+    """Whether two type or class names are sizes of one family (`db.` aside)."""
+    return family(name.removeprefix("db.")) == family(other.removeprefix("db."))
 
 
 def less_than_today(candidate: InstanceType, today: InstanceType) -> list[str]:

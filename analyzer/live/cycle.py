@@ -303,10 +303,10 @@ class Analyzer:
         """`result` with each finding's fixes weighed on its resource's own past
         (`live/proofs.py`), read from CloudWatch where due and counted in the snapshot's
         stats: each volume fix replayed over the volume's last fourteen days (four metrics a
-        volume), and the instance types and DB classes with fewer vCPUs or less memory kept
-        only where the peaks of the last fourteen days fit them (one or two metrics an
-        instance; `analyze/advice/proof.py`). `alerted`: (scope, id) of resources whose
-        alerts are raised already, read after the others."""
+        volume), and the instance types and DB classes with fewer vCPUs or less memory left
+        out where the peaks of the last fourteen days do not fit them, before the few shown
+        are chosen (one or two metrics an instance; `analyze/advice/proof.py`). `alerted`:
+        (scope, id) of resources whose alerts are raised already, read after the others."""
         snapshot = result.snapshot
         kept = self.proofs if self.proofs is not None else Proofs(None, budget_s=None)
         kept.agent_namespace = self.settings.cloudwatch_agent_namespace
@@ -339,7 +339,7 @@ class Analyzer:
                     requested=stats.metrics_requested,
                     reason=stats.errors[0] if stats.errors else "unknown",
                     effect="their fixes say nothing of the past; instance types with fewer "
-                    "vCPUs or less memory are left out",
+                    "vCPUs or less memory say their peaks are unknown",
                 )
         findings = [kept.applied(f, snapshot, catalog, choosing) for f in result.findings]
         kept.keep_only(result.findings, choosing, now)

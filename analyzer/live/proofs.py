@@ -18,7 +18,7 @@ from datetime import datetime
 
 from analyzer.analyze.advice import proof
 from analyzer.analyze.advice.proof import ChangeKey, Peak
-from analyzer.analyze.analysis import conclude
+from analyzer.analyze.analysis import conclude, refitted
 from analyzer.analyze.catalog import Catalog
 from analyzer.collect import demand
 from analyzer.collect.regions import Region
@@ -84,6 +84,9 @@ class Due:
     def __bool__(self) -> bool:
         return bool(self.storage or self.peaks)
 
+
+Fit = tuple[Peak | None, Peak | None]
+"""An instance's peak CPU and memory, None where unknown."""
 
 Chosen = tuple[ResourceType, str]
 """An instance or DB instance whose type or class a finding's fixes choose."""
@@ -170,6 +173,7 @@ class Proofs:
         by_key: dict[Key, list[Finding]] = {}
         for f in findings:
             by_key.setdefault((f.resource.scope, f.resource.resource_id), []).append(f)
+        choosing = chosen(f for found in by_key.values() for f in found)
         failed: set[str] = set()
         # The peaks first: one small metric each, and they keep types out or in.
         for scope, peaks in due.peaks.items():
@@ -197,7 +201,10 @@ class Proofs:
                         region_at(scope).metrics, [state.resource], now, settle_s, stats
                     ):
                         found = by_key.get((scope, rid), [])
-                        self.storage[(scope, rid)] = _proof(found, snapshot, seen, now, catalog)
+                        fit = self._peaks_of((scope, rid), choosing)
+                        self.storage[(scope, rid)] = _proof(
+                            found, snapshot, seen, now, catalog, fit
+                        )
                 except AnalyzerError as exc:
                     failed.add(scope)
                     _lost(stats, exc)
@@ -214,21 +221,40 @@ class Proofs:
         choosing: Mapping[Key, Chosen],
     ) -> Finding:
         """`finding` with what its resource's past showed: an empty bucket's fixes sized for
-        the rate before it ran out, each fix's figures, and only the types and classes its
-        workload is known to fit in."""
+        the rate before it ran out, the types and classes fitted on its instance's peaks,
+        and each fix's figures."""
         key = (finding.resource.scope, finding.resource.resource_id)
         state, kept = snapshot.get(*key), self.storage.get(key)
-        if kept is not None and state is not None:
-            if kept.before_empty is not None:
-                recalled = proof.recalled(finding, state, kept.before_empty)
-                if recalled is not None:
-                    finding = conclude(recalled, snapshot, catalog)
-            finding = proof.with_past(finding, kept.fits)
+        sized = self._sized(finding, snapshot, catalog, choosing, kept)
+        return proof.with_past(sized, kept.fits) if kept is not None and state else sized
+
+    def _sized(
+        self,
+        finding: Finding,
+        snapshot: Snapshot,
+        catalog: Catalog,
+        choosing: Mapping[Key, Chosen],
+        kept: Proof | None,
+    ) -> Finding:
+        """`finding` with its fixes sized anew where its past says more than the cycle knew:
+        an empty bucket's rate before it ran out (`kept`), its instance's peaks."""
+        key = (finding.resource.scope, finding.resource.resource_id)
+        cpu, memory = self._peaks_of(key, choosing)
+        state = snapshot.get(*key)
+        if kept is not None and kept.before_empty is not None and state is not None:
+            recalled = proof.recalled(finding, state, kept.before_empty)
+            if recalled is not None:
+                return conclude(recalled, snapshot, catalog, cpu, memory)
+        if cpu is None and memory is None:
+            return finding  # fitted on unknown peaks already, when concluded
+        return refitted(finding, snapshot, catalog, cpu, memory)
+
+    def _peaks_of(self, key: Key, choosing: Mapping[Key, Chosen]) -> Fit:
+        """The peak CPU and memory of the instance or DB instance whose type or class the
+        findings of `key` choose: (None, None) where unknown."""
         other = choosing.get(key)
-        if other is None:
-            return finding
-        peaks = self.peaks.get((key[0], other[1]))
-        return proof.fitted(finding, *((peaks.cpu, peaks.memory) if peaks else (None, None)))
+        peaks = self.peaks.get((key[0], other[1])) if other is not None else None
+        return (peaks.cpu, peaks.memory) if peaks is not None else (None, None)
 
     def keep_only(
         self, findings: Iterable[Finding], choosing: Mapping[Key, Chosen], now: datetime
@@ -314,9 +340,11 @@ def _proof(
     seen: Demand,
     now: datetime,
     catalog: Catalog,
+    peaks: Fit = (None, None),
 ) -> Proof:
     """What a resource's past shows of its findings' fixes: each weighed over it, an empty
-    bucket's sized first for the rate before it ran out where the finding did not know it."""
+    bucket's sized first for the rate before it ran out where the finding did not know it,
+    the types and classes fitted first on `peaks` (its instance's CPU and memory)."""
     fits: dict[ChangeKey, PastFit] = {}
     before = None
     asked: frozenset[ChangeKey] = frozenset()
@@ -329,7 +357,9 @@ def _proof(
         recalled = proof.recalled(finding, state, rate) if rate is not None else None
         sized = finding
         if recalled is not None:
-            before, sized = rate, conclude(recalled, snapshot, catalog)
+            before, sized = rate, conclude(recalled, snapshot, catalog, *peaks)
+        elif any(p is not None for p in peaks):
+            sized = refitted(finding, snapshot, catalog, *peaks)
         types = None
         if isinstance(state.resource, Instance):
             types = {t.name: t for t in catalog.instance_types(state.ref.region)}

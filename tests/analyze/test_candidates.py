@@ -1,4 +1,5 @@
-"""Instance candidates: what fits, one per family, cheapest first, marked where smaller."""
+"""Instance candidates: what fits, of each family its smallest size and its smallest that keeps
+today's vCPUs and memory, cheapest first, marked where smaller."""
 
 from __future__ import annotations
 
@@ -67,3 +68,22 @@ def test_gpu_and_other_special_families_are_not_offered_for_ebs_bandwidth():
     ]
     names = [c.name for c in candidates(TODAY, offered, Wanted(throughput_bps=3_670 * MB), {}.get)]
     assert "p5.48xlarge" not in names and "u-6tb1.56xlarge" not in names
+
+
+def test_every_type_that_carries_the_load_is_returned_for_the_fit_to_choose_from():
+    """Not cut to the three shown: which are shown depends on the workload's peaks."""
+    many = [kind(f"x{n}in.12xlarge", 4_687.5, 128, 48) for n in range(2, 9)]
+    prices = {k.name: 1_000.0 + n for n, k in enumerate(many)}
+    found = candidates(TODAY, [TODAY, *many], Wanted(throughput_bps=3_670 * MB), prices.get)
+    assert [c.name for c in found] == [k.name for k in many]
+
+
+def test_a_family_s_larger_size_that_keeps_today_s_vcpus_and_memory_stands_beside_its_smallest():
+    today = kind("m5.8xlarge", 850, 128, 32)
+    r5b = [kind("r5b.4xlarge", 1_250, 128, 16), kind("r5b.8xlarge", 2_500, 256, 32)]
+    found = candidates(today, [today, *r5b], Wanted(throughput_bps=1_000 * MB), {}.get)
+    assert [c.name for c in found] == ["r5b.4xlarge", "r5b.8xlarge"]
+    assert less_than_today(found[0].info, today) == ["fewer vCPUs"]
+    # Where the smallest keeps both already, it is the family's only one.
+    found = candidates(today, [today, *r5b], Wanted(throughput_bps=2_000 * MB), {}.get)
+    assert [c.name for c in found] == ["r5b.8xlarge"]

@@ -5,6 +5,9 @@ through them over the demand of the resource's last days (`analyze/held.py`). Th
 would have limited the workload go after those that would not, whatever they cost, each group
 in the order the advice gave (the cheapest useful first); a fix to buy time says how much
 later than today it would have begun to limit, on the worst day.
+
+An instance type or DB class with fewer vCPUs or less memory than today's is weighed on the
+peaks of the same days (`fitted`) before the types are cut to the few shown.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from analyzer.analyze.candidates import SHOWN, family, same_family
 from analyzer.analyze.held import before_emptied, behind, replay, time_bought
 from analyzer.analyze.kinds.credits_exhausted import down_from
 from analyzer.model.demand import Demand
@@ -150,13 +154,66 @@ Peak = tuple[float, float]
 
 
 def fitted(finding: Finding, cpu: Peak | None, memory: Peak | None = None) -> Finding:
-    """`finding` without the instance types or DB classes its workload is not known to fit
-    in. `cpu`: the peak CPU (percent, the highest 5-minute mean); `memory`: the most memory
+    """`finding` with the instance types or DB classes its workload fits in, the `SHOWN` of
+    them. `cpu`: the peak CPU (percent, the highest 5-minute mean); `memory`: the most memory
     used (GiB; an RDS instance's memory less its lowest `FreeableMemory`); each with the days
-    it was read over, None where unknown. A type with fewer vCPUs, or less memory, stays where
-    that peak would be at most `CPU_FITS` (`MEMORY_FITS`) of it, and says the figure."""
-    found = (_fits(remedy, cpu, memory) for remedy in finding.remedies)
-    return replace(finding, remedies=tuple(r for r in found if r is not None))
+    it was read over, None where unknown. A type with fewer vCPUs, or less memory, is left out
+    where that peak would be above `CPU_FITS` (`MEMORY_FITS`) of it, and says the figure where
+    it would not; where the peak is unknown it stays, says so, and goes after every type that
+    needs no such check (`_shortlist`). Only then is the list cut, today's family's type kept
+    where it fits."""
+    judged = [fit for r in finding.remedies if (fit := _fit(r, cpu, memory)) is not None]
+    slots = [i for i, (r, _) in enumerate(judged) if _is_option(r)]
+    shown = _shortlist([judged[i] for i in slots])
+    own = next((judged[i][0] for i in slots if _own_family(judged[i][0])), None)
+    if own is not None and own not in shown:
+        shown.append(own)
+    places = dict(zip(slots, shown, strict=False))
+    kept = (places.get(i) if i in slots else remedy for i, (remedy, _) in enumerate(judged))
+    return replace(finding, remedies=tuple(r for r in kept if r is not None))
+
+
+def _shortlist(options: list[tuple[Remedy, bool]]) -> list[Remedy]:
+    """The `SHOWN` of `options` (each with whether a peak it needs is unknown, cheapest
+    first): those that need no check, one a family; where one that does costs less than all
+    of them, the one of those that gives up the least in place of the last (a saving to
+    check, not a gamble on a third of the memory)."""
+    sure: dict[str, Remedy] = {}
+    for remedy, unknown in options:
+        if not unknown:
+            sure.setdefault(family(_type_name(remedy).removeprefix("db.")), remedy)
+    kept = list(sure.values())
+    unsure = [r for r, unknown in options if unknown]
+    best = kept[0].monthly_cost if kept else None
+    cheaper = sorted(
+        (
+            r
+            for r in unsure
+            if r.monthly_cost is not None and (best is None or r.monthly_cost < best)
+        ),
+        key=lambda r: -_kept_share(r),
+    )
+    if not kept:
+        return unsure[:SHOWN]
+    return kept[: SHOWN - 1] + cheaper[:1] if cheaper else kept[:SHOWN]
+
+
+def _type_name(remedy: Remedy) -> str:
+    change = type_change(remedy)
+    return str(change.after.get("instance_type")) if change is not None else ""
+
+
+def _kept_share(remedy: Remedy) -> float:
+    """The least share of today's vCPUs or memory a type or class keeps."""
+    change = type_change(remedy)
+    if change is None:
+        return 1.0
+    shares = [1.0]
+    for key in ("vcpus", "memory_gib"):
+        had, gets = change.before.get(key), change.after.get(key)
+        if isinstance(had, int | float) and isinstance(gets, int | float) and had > 0:
+            shares.append(gets / had)
+    return min(shares)
 
 
 def type_change(remedy: Remedy) -> Change | None:
@@ -167,17 +224,33 @@ def type_change(remedy: Remedy) -> Change | None:
     )
 
 
-def _fits(remedy: Remedy, cpu: Peak | None, memory: Peak | None) -> Remedy | None:
+def _is_option(remedy: Remedy) -> bool:
+    """One type or class among others: what the list of them is cut to `SHOWN` of."""
+    return remedy.kind is RemedyKind.INSTANCE and type_change(remedy) is not None
+
+
+def _own_family(remedy: Remedy) -> bool:
+    change = type_change(remedy)
+    return change is not None and same_family(
+        _type_name(remedy), str(change.before.get("instance_type"))
+    )
+
+
+def _fit(remedy: Remedy, cpu: Peak | None, memory: Peak | None) -> tuple[Remedy, bool] | None:
+    """The remedy as offered, and whether a peak it needs is unknown; None where a known peak
+    would not fit in it."""
     change = type_change(remedy)
     if change is None:
-        return remedy
-    said = []
+        return remedy, False
+    said, unknown = [], False
     for key, peak, fits in (("vcpus", cpu, CPU_FITS), ("memory_gib", memory, MEMORY_FITS)):
         had, gets = change.before.get(key), change.after.get(key)
         if not (isinstance(had, int | float) and isinstance(gets, int | float) and gets < had):
             continue
         if peak is None:
-            return None
+            unknown = True
+            said.append(_unknown(key, change, gets))
+            continue
         value, days = peak
         would = value / gets * 100 if key == "memory_gib" else value * had / gets
         if would > fits:
@@ -194,8 +267,19 @@ def _fits(remedy: Remedy, cpu: Peak | None, memory: Peak | None) -> Remedy | Non
                 f"{would:.0f} % of {gets:,.0f} GiB"
             )
     if not said:
-        return remedy
-    return replace(remedy, action=f"{remedy.action}; {'; '.join(said)}")
+        return remedy, False
+    return replace(remedy, action=f"{remedy.action}; {'; '.join(said)}"), unknown
+
+
+def _unknown(key: str, change: Change, gets: float) -> str:
+    """What to check where the peak a smaller type needs is unknown."""
+    if key == "vcpus":
+        return f"peak CPU unknown: check that its CPUUtilization fits {gets:.0f} vCPUs"
+    if change.resource_type is ResourceType.DB_INSTANCE:
+        return (
+            f"memory in use unknown: check that its FreeableMemory leaves room in {gets:,.0f} GiB"
+        )
+    return "memory in use unknown: publish mem_used_percent with the CloudWatch agent to check"
 
 
 def _would_have_limited(remedy: Remedy) -> bool:

@@ -98,15 +98,21 @@ def test_a_fix_without_a_change_keeps_no_past() -> None:
     assert proved.remedies[0].past is None
 
 
-def instance_fix(vcpus: int, memory_gib: float, name: str = "r6in.2xlarge") -> Remedy:
+def instance_fix(
+    vcpus: int, memory_gib: float, name: str = "r6in.2xlarge", monthly: float = 100.0
+) -> Remedy:
     before = {"instance_type": "m5.4xlarge", "vcpus": 16, "memory_gib": 64.0}
     after = {"instance_type": name, "vcpus": vcpus, "memory_gib": memory_gib}
     change = Change(ResourceType.INSTANCE, "i-1", before, after)
-    return Remedy(f"Move i-1 to {name}", 100.0, -50.0, change=change, kind=RemedyKind.INSTANCE)
+    return Remedy(f"Move i-1 to {name}", monthly, -50.0, change=change, kind=RemedyKind.INSTANCE)
 
 
 def capped(*fixes: Remedy) -> Finding:
     return replace(cap(None), remedies=fixes)
+
+
+def names(finding: Finding) -> list[str]:
+    return [r.action.split(";")[0].removeprefix("Move i-1 to ") for r in finding.remedies]
 
 
 def test_half_the_vcpus_are_offered_at_a_peak_of_10_percent_with_the_figure() -> None:
@@ -119,17 +125,77 @@ def test_half_the_vcpus_are_offered_at_a_peak_of_10_percent_with_the_figure() ->
     assert double.action == "Move i-1 to m5.8xlarge"  # more of both: nothing to say
 
 
-def test_half_the_vcpus_are_not_offered_at_a_peak_of_70_percent_nor_where_unknown() -> None:
+def test_half_the_vcpus_are_not_offered_at_a_peak_of_70_percent() -> None:
     finding = capped(instance_fix(8, 64.0), instance_fix(32, 128.0, "m5.8xlarge"))
-    assert [r.action for r in fitted(finding, (70.0, 14.0)).remedies] == ["Move i-1 to m5.8xlarge"]
-    assert [r.action for r in fitted(finding, None).remedies] == ["Move i-1 to m5.8xlarge"]
+    assert names(fitted(finding, (70.0, 14.0))) == ["m5.8xlarge"]
     # 40 % of 16 is 80 % of 8: a fifth left, offered.
     assert len(fitted(finding, (40.0, 14.0)).remedies) == 2
 
 
-def test_less_memory_is_left_out_where_the_memory_used_is_unknown() -> None:
-    finding = capped(instance_fix(16, 32.0, "c6in.4xlarge"), instance_fix(32, 128.0, "m5.8xlarge"))
-    assert [r.action for r in fitted(finding, (5.0, 14.0)).remedies] == ["Move i-1 to m5.8xlarge"]
+def test_where_the_cpu_is_unknown_a_cheaper_type_with_fewer_vcpus_is_offered_after_the_rest():
+    finding = capped(
+        instance_fix(8, 64.0, "r6in.2xlarge", 50.0), instance_fix(32, 128.0, "m5.8xlarge")
+    )
+    sure, unsure = fitted(finding, None).remedies
+    assert sure.action == "Move i-1 to m5.8xlarge"
+    assert unsure.action == (
+        "Move i-1 to r6in.2xlarge; peak CPU unknown: check that its CPUUtilization fits 8 vCPUs"
+    )
+    # Dearer than one that needs no check: nothing to gain by the gamble.
+    dearer = capped(
+        instance_fix(8, 64.0, "r6in.2xlarge", 150.0), instance_fix(32, 128.0, "m5.8xlarge")
+    )
+    assert names(fitted(dearer, None)) == ["m5.8xlarge"]
+
+
+def test_where_the_memory_in_use_is_unknown_less_memory_is_offered_and_says_how_to_know() -> None:
+    finding = capped(
+        instance_fix(16, 32.0, "c6in.4xlarge", 60.0), instance_fix(32, 128.0, "m5.8xlarge")
+    )
+    [sure, unsure] = fitted(finding, (5.0, 14.0)).remedies
+    assert sure.action == "Move i-1 to m5.8xlarge"
+    assert unsure.action == (
+        "Move i-1 to c6in.4xlarge; memory in use unknown: publish mem_used_percent with the "
+        "CloudWatch agent to check"
+    )
+    # Known: 40 GiB used would be 125 % of 32: left out.
+    assert names(fitted(finding, (5.0, 14.0), (40.0, 14.0))) == ["m5.8xlarge"]
+
+
+def test_the_types_are_cut_to_three_only_once_fitted() -> None:
+    """The three cheapest need fewer vCPUs than a peak of 60 % leaves room for; the fourth
+    and fifth fit: they are the ones offered, not nothing."""
+    unfit = [instance_fix(8, 64.0, f"c{n}.2xlarge", 10.0 * n) for n in range(5, 8)]
+    fit = [instance_fix(16, 64.0, f"m{n}.4xlarge", 100.0 + n) for n in range(5, 9)]
+    assert len(capped(*unfit, *fit).remedies) == 7
+    assert names(fitted(capped(*unfit, *fit), (60.0, 14.0))) == [
+        "m5.4xlarge",
+        "m6.4xlarge",
+        "m7.4xlarge",
+    ]
+
+
+def test_one_type_a_family_unless_the_larger_one_is_the_only_one_that_fits() -> None:
+    small = instance_fix(8, 64.0, "r6in.2xlarge", 50.0)
+    large = instance_fix(16, 128.0, "r6in.4xlarge", 90.0)
+    other = instance_fix(16, 64.0, "m6in.4xlarge", 95.0)
+    finding = capped(small, large, other)
+    # Its small size fits a peak of 10 %: the family's larger size says nothing more.
+    assert names(fitted(finding, (10.0, 14.0))) == ["r6in.2xlarge", "m6in.4xlarge"]
+    # At 70 % only the larger size of the family fits.
+    assert names(fitted(finding, (70.0, 14.0))) == ["r6in.4xlarge", "m6in.4xlarge"]
+
+
+def test_todays_family_is_offered_beside_the_three_where_it_fits() -> None:
+    others = [instance_fix(16, 64.0, f"c{n}.4xlarge", 10.0 * n) for n in range(5, 8)]
+    own = instance_fix(32, 128.0, "m5.8xlarge", 500.0)
+    assert names(fitted(capped(*others, own), (10.0, 14.0)))[-1] == "m5.8xlarge"
+    # A joint fix keeps its place: second, after the cheapest single one.
+    both = replace(others[1], kind=RemedyKind.BOTH, action="Both at once")
+    assert names(fitted(capped(others[0], both, *others[1:], own), (10.0, 14.0)))[:2] == [
+        "c5.4xlarge",
+        "Both at once",
+    ]
 
 
 def test_a_volume_fix_is_not_weighed_on_the_cpu() -> None:
@@ -156,9 +222,19 @@ def test_a_db_class_with_less_memory_is_offered_where_the_memory_used_fits_it() 
         "20.0 GiB, would be 62 % of 32 GiB"
     )
     assert same.action == "Move orders to db.r6i.2xlarge"
-    # 30 GiB used would be 94 % of 32: left out; unknown: left out.
+    # 30 GiB used would be 94 % of 32: left out.
     assert len(fitted(finding, (30.0, 14.0), (30.0, 14.0)).remedies) == 1
+    # Unknown (FreeableMemory not read) and no cheaper: left out; cheaper: offered, marked.
     assert len(fitted(finding, (30.0, 14.0), None).remedies) == 1
+    cheaper = replace(
+        finding, remedies=(replace(finding.remedies[0], monthly_cost=400.0), finding.remedies[1])
+    )
+    [same, smaller] = fitted(cheaper, (30.0, 14.0), None).remedies
+    assert same.action == "Move orders to db.r6i.2xlarge"
+    assert smaller.action == (
+        "Move orders to db.m6i.2xlarge; memory in use unknown: check that its FreeableMemory "
+        "leaves room in 32 GiB"
+    )
 
 
 def test_an_rds_instance_s_storage_fixes_are_replayed_through_rds_s_storage_model() -> None:
