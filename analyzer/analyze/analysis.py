@@ -328,6 +328,9 @@ def conclude(
     state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
+    if state.balance_note is not None and finding.is_credits:
+        summary = f"{finding.summary.removesuffix('.')}; {state.balance_note}."
+        finding = replace(finding, summary=summary)
     found = ahead(state, snapshot, snapshot.data_end, finding.window_s, finding.bottleneck)
     finding = replace(finding, next_bottleneck=found.next)
     if found.together:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Container, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 from dataclasses import InitVar, dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -118,6 +118,9 @@ class Analyzer:
     billed: Callable[[MetricQuery], bool] = lambda _: True
     """Whether CloudWatch bills a query: not where a node's NVMe statistics answer it. The
     projected bill and the budget count only those it bills."""
+    qualified: Callable[[ResourceState, datetime], str | None] = lambda _s, _e: None
+    """What qualifies a resource's balance at the data end, said beside its credit findings
+    and in its row: where a node carried it from a reading before its first page."""
     proofs: Proofs | None = None
     """What the fixes' past showed, kept between cycles and read a few resources a cycle (the
     daemon); None: each `proven` reads the past of every finding (`once`)."""
@@ -165,7 +168,7 @@ class Analyzer:
         resources, stats = self._poll(inventories, now, alerted, steady or {})
         asked = {where: self._poller(where).asked_until() for where in inventories}
         end = data_end(now, self.settings.settle_delay, self.resolution_s)
-        snap = states.build(now, end, resources, stats, asked)
+        snap = states.build(now, end, _qualified(resources, end, self.qualified), stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)
         analysis = analyze(
@@ -407,3 +410,17 @@ def _say_failures(stats: FetchStats) -> None:
         share=round(stats.failed_share, 3),
         reason=stats.errors[0] if stats.errors else "unknown",
     )
+
+
+def _qualified(
+    resources: Iterable[ResourceState],
+    end: datetime,
+    qualify: Callable[[ResourceState, datetime], str | None],
+) -> list[ResourceState]:
+    """The states, each with what qualifies its balance (`Analyzer.qualified`)."""
+    out = []
+    for state in resources:
+        note = qualify(state, end)
+        said = state if note is None else replace(state, balance_note=note)
+        out.append(said if note is None else replace(said, notes=(*state.notes, note)))
+    return out

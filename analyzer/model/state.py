@@ -128,6 +128,9 @@ class ResourceState:
     node_agent: bool = False
     """Its rates are read by a node agent, not asked of CloudWatch (a covered volume, an
     instance whose every volume is covered): this daemon has only what CloudWatch alone has."""
+    balance_note: str | None = None
+    """What qualifies its balance, said beside its credit findings (a node's balance carried
+    from a reading before its first page, and how far off it may be)."""
 
     def contradicts(self, bottleneck: Bottleneck) -> bool:
         """Whether its data contradicts the modelled limit of this bottleneck."""

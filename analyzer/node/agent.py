@@ -313,6 +313,7 @@ def replay(capture: Capture, settings: Settings, ruleset: RuleSet, every_s: int)
         config, ruleset, connect=lambda name: Region(name, describer, node), resolution_s=every_s
     )
     analyzer.billed = lambda _: False
+    analyzer.qualified = node.qualified
     know = _knowing(node, analyzer)
     moments = [start + i * ANCHOR_EVERY_S for i in range(int((end - start) // ANCHOR_EVERY_S) + 1)]
 
@@ -388,6 +389,7 @@ def attach(analyzer: Analyzer, metrics_: NodeMetrics, reader: Reader, every_s: i
     cycle's reads taken as the cycle fetches."""
     analyzer.resolution_s = every_s
     analyzer.billed = lambda _: False
+    analyzer.qualified = metrics_.qualified
     know = _knowing(metrics_, analyzer)
 
     def before() -> None:

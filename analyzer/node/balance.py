@@ -5,6 +5,12 @@ The balance is carried forward from the latest reading CloudWatch gave (the anch
 second: the bucket earns its baseline and is charged what the volume did, as AWS counts it
 (`CreditBucket.consumption`). Each new reading re-anchors it, so the model's error never
 outlives the interval between readings.
+
+CloudWatch publishes a minute's balance minutes late, so the latest reading stands for a moment
+before the node's first page: the seconds between are not on any page. The balance is carried
+across them unchanged, and said to be at most `Carried.bound` points lower (the most the volume
+could have drained in them, at its burst rate), until a reading lands among the pages. A stretch
+longer than `CARRY_S` is not carried: its bound would say little.
 """
 
 from __future__ import annotations
@@ -20,12 +26,54 @@ from analyzer.model.limits import CreditBucket
 from analyzer.model.series import Series
 from analyzer.node.counters import Counters
 
+CARRY_S = 300.0
+"""The longest stretch between CloudWatch's reading and the node's first page that the balance
+is carried across: a few minutes of publishing delay. An older reading (CloudWatch publishes
+none while a volume is idle) leaves the balance unknown until the next."""
+
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
     t: float
     """Epoch seconds the reading stands for: the middle of the minute CloudWatch averaged."""
     percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """A balance carried from a reading taken before the node's first page."""
+
+    anchor: Anchor
+    seconds: float
+    """Between the reading and the first page: I/O no page counted."""
+    bound: float
+    """Percent points: the most the volume could have drained in those seconds, at its burst
+    rate. The balance may be this much lower than said (and higher by what it earned)."""
+
+    def text(self) -> str:
+        at = datetime.fromtimestamp(self.anchor.t, UTC).strftime("%H:%M:%S")
+        return (
+            f"BurstBalance carried from CloudWatch's {self.anchor.percent:.0f}% of {at} UTC "
+            f"across the {self.seconds:.0f} s before the node's first page: up to "
+            f"{self.bound:.1f} points lower"
+        )
+
+
+def carried(
+    bucket: CreditBucket, counters: Counters, anchors: Sequence[Anchor], end: float
+) -> Carried | None:
+    """Where the balance at `end` stands on a reading taken before the node's first page,
+    what it was carried across; None where a reading lies among the pages (or none is)."""
+    first = counters.samples[0].t if counters.samples else None
+    before = [a for a in anchors if a.t < end]
+    if first is None or not before:
+        return None
+    anchor = before[-1]
+    seconds = first - anchor.t
+    if seconds <= 0 or seconds > CARRY_S:
+        return None
+    bound = bucket.drain(bucket.burst) * seconds / bucket.capacity * 100.0
+    return Carried(anchor, seconds, min(max(bound, 0.0), anchor.percent))
 
 
 def _ops(stats: Stats) -> float:
@@ -45,8 +93,9 @@ def modelled(
     period_s: int,
 ) -> Series:
     """The balance at the end of each period in [start, end), carried from the latest anchor
-    before it (`anchors` oldest first); no data before the first anchor, or without one: a
-    balance the node cannot know is never guessed."""
+    before it (`anchors` oldest first), across the stretch before the node's first page where
+    that is at most `CARRY_S`; no data before the first anchor, or without one: a balance the
+    node cannot know is never guessed."""
     if not anchors or anchors[0].t >= end:
         return Series(period_s=period_s)
     # From the latest anchor before the window, or the first one.
@@ -57,6 +106,8 @@ def modelled(
     moved = dict(counters.sums(_bytes, first, end, period_s).points())
     balance: float | None = anchors[i].percent
     since = anchors[i].t
+    paged = counters.samples[0].t if counters.samples else math.inf
+    pages_from = min((t.timestamp() for t in ops), default=math.inf)
     points = []
     at = first
     while at + period_s <= end:
@@ -65,6 +116,10 @@ def modelled(
             balance, since = anchors[i].percent, anchors[i].t
         stamp = datetime.fromtimestamp(at, UTC)
         if stamp not in ops:
+            if at < pages_from and 0 < paged - since <= CARRY_S:
+                # Before the node's first page, a reading minutes late: carried (`carried`).
+                at += period_s
+                continue
             # No sample covers it (the node stopped, a read failed): what the volume did is
             # not known, so neither is the balance, until CloudWatch's next reading.
             balance = None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from analyzer.collect.logpage import Stats
 from analyzer.collect.queries import MetricQuery
@@ -33,7 +34,7 @@ from analyzer.model.limits import volume_envelope
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import Instance, Inventory, Volume
 from analyzer.model.series import Series
-from analyzer.model.state import FetchStats
+from analyzer.model.state import FetchStats, ResourceState
 from analyzer.node import balance
 from analyzer.node.balance import Anchor
 from analyzer.node.counters import Counters
@@ -162,6 +163,21 @@ class NodeMetrics:
             return Series(period_s=period)
         anchors = self.anchors.get(volume_id, [])
         return balance.modelled(envelope.bucket, mine, anchors, start, end, period)
+
+    def qualified(self, state: ResourceState, end: datetime) -> str | None:
+        """Where a volume's balance at `end` is carried from a reading before the node's first
+        page, what it was carried across and how far off it may be (`balance.carried`)."""
+        volume = self.volumes.get(state.ref.resource_id)
+        mine = self.counters.get(state.ref.resource_id)
+        if volume is None or mine is None or not isinstance(state.resource, Volume):
+            return None
+        instance = self.instances.get(volume.attached_to or "")
+        envelope = volume_envelope(volume, instance.type_info if instance else None)
+        if envelope is None or envelope.bucket is None:
+            return None
+        anchors = self.anchors.get(volume.volume_id, [])
+        found = balance.carried(envelope.bucket, mine, anchors, end.timestamp())
+        return found.text() if found is not None else None
 
     def _instance(
         self, instance_id: str, feeds: Measure | Part, start: float, end: float, period: int

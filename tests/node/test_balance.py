@@ -18,7 +18,7 @@ from analyzer.collect.logpage import Stats
 from analyzer.model.limits import CreditBucket, gp2, st1
 from analyzer.model.series import Series, Status
 from analyzer.model.units import KIB, MIB
-from analyzer.node.balance import Anchor, modelled
+from analyzer.node.balance import CARRY_S, Anchor, carried, modelled
 from analyzer.node.counters import Counters
 
 T = 1_764_150_000.0
@@ -196,3 +196,33 @@ def test_a_gap_in_the_samples_is_not_modelled_as_an_idle_volume() -> None:
     balance = _by_offset(modelled(_gp2_bucket(), counters, [Anchor(T, 50.0)], T, T + 200, PERIOD))
     assert balance[15] == pytest.approx(50.0 - 4 * STEP)
     assert all(balance.get(at, 0.0) <= balance[15] for at in range(20, 200, PERIOD))
+
+
+def test_the_stretch_before_the_first_page_is_carried_across_from_a_reading_minutes_late() -> None:
+    """CloudWatch's reading stands for 60 s before the node's first page: the balance is the
+    reading less what the pages drained, from their first period on."""
+    counters = _steady(1_500, 4 * KIB, 0, 60)
+    balance = _by_offset(modelled(_gp2_bucket(), counters, [Anchor(T - 60, 80.0)], T, T + 60, 5))
+    assert balance == {
+        at: pytest.approx(80.0 - STEP * (i + 1)) for i, at in enumerate(range(0, 60, 5))
+    }
+    # Said to be at most what 60 s at the 3,000 IOPS burst could take lower: 2,850 × 60 of 5.4M.
+    found = carried(_gp2_bucket(), counters, [Anchor(T - 60, 80.0)], T + 60)
+    assert found is not None and found.seconds == 60
+    assert found.bound == pytest.approx(2_850 * 60 / 5.4e6 * 100)
+    assert found.text() == (
+        "BurstBalance carried from CloudWatch's 80% of 09:39:00 UTC across the 60 s before the "
+        "node's first page: up to 3.2 points lower"
+    )
+
+
+def test_a_reading_among_the_pages_is_not_carried_and_an_old_one_is_not_carried_across() -> None:
+    counters = _steady(1_500, 4 * KIB, 0, 60)
+    assert (
+        carried(_gp2_bucket(), counters, [Anchor(T - 60, 80.0), Anchor(T + 30, 79.0)], T + 60)
+        is None
+    )
+    # Ten minutes before the first page: too far to carry, unknown as before.
+    old = [Anchor(T - CARRY_S - 1, 80.0)]
+    assert carried(_gp2_bucket(), counters, old, T + 60) is None
+    assert modelled(_gp2_bucket(), counters, old, T, T + 60, 5).status is Status.NO_DATA

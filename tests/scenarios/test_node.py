@@ -341,6 +341,59 @@ def test_a_low_bucket_that_starts_draining_is_warned_of_minutes_before_cloudwatc
     assert first_warning(central, volume) - node_first >= timedelta(minutes=2)
 
 
+def test_three_minutes_of_pages_show_the_balance_from_cloudwatch_s_reading_and_warn(
+    aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gp2 50 GiB volume at 30 %, draining at 1,500 IOPS; the node's pages begin 90 s in, and
+    CloudWatch's latest BurstBalance stands for the middle of the first minute, a minute
+    before them. The balance is that reading less what the pages drained, said to be at most
+    what a minute at the burst rate could take lower, and the drain is warned of."""
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp2", 50, instance)
+    demand = Demand(constant(1_500), io_size_bytes=4 * KIB, read_fraction=0.95)
+    whole = tmp_path / "whole.jsonl"
+    node_capture(account, instance, {volume: demand}, 5, whole, balances={volume: 30.0})
+    first = (START + timedelta(seconds=90)).timestamp()
+    last = first + 180
+    lines = [
+        line
+        for line in whole.read_text().splitlines()
+        if '"page"' in line and first <= json.loads(line)["t"] <= last
+    ]
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(line + "\n" for line in lines))
+    [reading] = [
+        p["Average"]
+        for p in account.cloudwatch.get_metric_statistics(
+            Namespace="AWS/EBS",
+            MetricName="BurstBalance",
+            Dimensions=[{"Name": "VolumeId", "Value": volume}],
+            StartTime=START,
+            EndTime=START + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Average"],
+        )["Datapoints"]
+    ]
+    code, out, err = replay_main(capsys, str(pages))
+    assert code == 0, err
+    report = json.loads(out)
+    mine = row(report, volume)
+    # 1,350 credits a second above the 150 IOPS baseline, from the first page to the last
+    # whole period the pages cover, of 5.4 million.
+    drained = 1_350 * (last - first - EVERY_S) / 5.4e6 * 100
+    assert mine["burst_balance_percent"] == pytest.approx(reading - drained, abs=0.3)
+    # The 60 s between the reading and the first page at 3,000 IOPS: 2,850 × 60 of 5.4 million.
+    note = (
+        f"BurstBalance carried from CloudWatch's {reading:.0f}% of 06:00:30 UTC across the 60 s "
+        "before the node's first page: up to 3.2 points lower"
+    )
+    assert note in mine["notes"]
+    [warning] = [f for f in report["findings"] if f["resource_id"] == volume]
+    assert warning["rule"] == "gp2-burst-exhaustion"
+    assert note in warning["summary"]
+
+
 @pytest.fixture(scope="module")
 def batch_job(
     aws_module: None, tmp_path_factory: pytest.TempPathFactory
