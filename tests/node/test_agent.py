@@ -338,7 +338,7 @@ def test_a_node_runs_in_the_first_region_named_else_the_sdks_default(monkeypatch
 
 def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
     """`node --once`'s analyzer: the node's settings in its region, its period, nothing billed,
-    its regions read from the node."""
+    its regions read from the node, its balances qualified by the node."""
     shared = settings.load({"region": ["eu-west-1"], "pricing_api": False})
     analyzer, reader = agent.analyzer_for(shared, rules.load(), 2, tmp_path, tmp_path)
     assert analyzer.settings.region == ["eu-west-1"]
@@ -346,3 +346,5 @@ def test_one_cycles_analyzer_is_wired_as_the_daemons(tmp_path: Path) -> None:
     assert analyzer.resolution_s == 2 and reader.every_s == 2
     assert not analyzer.adaptive
     assert analyzer.scopes.connect("eu-west-1").metrics is reader.metrics
+    # Its balance, where carried from a reading before the first page, says so in its rows.
+    assert analyzer.qualified == reader.metrics.qualified
