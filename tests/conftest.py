@@ -17,6 +17,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     `--no-loadscope-reorder`) start on the long ones and end together on the short ones,
     where ordering modules by their number of tests left a story of three tests to the end."""
     items.sort(key=lambda item: 0 if _is_story(item.nodeid) else 1)
+    for item in items:
+        if item.nodeid.startswith("tests/scenarios/"):
+            item.add_marker(pytest.mark.slow)  # every scenario is a whole story: `slow`
 
 
 def _is_story(nodeid: str) -> bool:

@@ -130,6 +130,7 @@ def moto_server():
     server.stop()
 
 
+@pytest.mark.slow
 def test_once_json_against_an_endpoint(moto_server):
     account = Account(endpoint_url=moto_server)
     instance = account.instance("m5.large")
@@ -228,6 +229,7 @@ def wait_for(url: str, want: int = 200, timeout_s: float = 60.0) -> tuple[int, s
     return last
 
 
+@pytest.mark.slow
 def test_run_serves_metrics_and_stops_cleanly_on_sigterm(moto_server, tmp_path):
     import signal
 
@@ -320,6 +322,7 @@ def test_a_bad_log_level_in_the_environment_is_one_line(monkeypatch, capsys):
     assert err.count("\n") == 1 and "EBS_ANALYZER_LOG_LEVEL 'bogus'" in err
 
 
+@pytest.mark.slow
 def test_the_demo_ignores_settings_meant_for_a_real_account(monkeypatch, capsys):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_PROFILE", "nosuch")
@@ -511,6 +514,7 @@ def test_recordings_lists_the_shipped_ones_by_the_name_from_takes(capsys):
     assert "1 resource in us-east-1" in line
 
 
+@pytest.mark.slow
 def test_backtest_replays_a_shipped_recording_by_name_and_logs_no_alert(capsys):
     """The replay's alerts are its report: none of them is logged on stderr beside it."""
     assert main(["backtest", "--from", "incident-3-fortnight", "--since", "2d"]) == 0

@@ -25,6 +25,8 @@ from analyzer.sim.datapoints import fold
 from analyzer.sim.scenario import CYCLE_S, REGION
 from tests.helpers import T0
 
+pytestmark = pytest.mark.slow  # the demo and the CLI, whole, in subprocesses
+
 
 def analyzer(simulated: demo.DemoAccounts) -> Analyzer:
     """The demo's analyzer of both accounts, with the settings' defaults otherwise."""

@@ -146,6 +146,7 @@ def test_the_docs_hold_commands_of_both_kinds() -> None:
 
 
 @pytest.mark.parametrize("command", RUN, ids=_id)
+@pytest.mark.slow
 def test_a_command_that_needs_no_aws_runs_as_written(command: Command, workdir: Path) -> None:
     argv: list[str] = []
     for word in command.argv:  # the shell would expand a glob

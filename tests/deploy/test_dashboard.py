@@ -180,6 +180,7 @@ def substitute(expr: str, values: dict[str, str]) -> str:
     return VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), expr)
 
 
+@pytest.mark.slow
 def test_every_template_variable_has_values(prometheus):
     chosen = variables(prometheus)
     assert set(chosen) == {

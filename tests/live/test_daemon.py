@@ -100,6 +100,7 @@ def sample(process, name, **labels):
     return process.telemetry.registry.get_sample_value(name, labels)
 
 
+@pytest.mark.slow
 def test_fire_repeat_restart_retry_and_resolve(tmp_path, receiver, account):
     volume, clients = account
     clock = Clock(START + timedelta(hours=3, seconds=30))
@@ -402,6 +403,7 @@ def test_sigterm_during_a_hung_fetch_ends_within_the_grace_period(
     assert (tmp_path / "state.json").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_with_a_request_that_never_finishes_ends_within_the_grace_period(
     tmp_path, receiver, account, monkeypatch
 ):
@@ -723,6 +725,7 @@ def test_a_time_later_than_now_in_the_state_file_is_read_as_now(tmp_path, receiv
     assert "still firing" in receiver.requests[-1]["blocks"][1]["text"]["text"]
 
 
+@pytest.mark.slow
 def test_cycles_go_on_through_a_step_of_the_wall_clock(tmp_path, receiver, account):
     """The wall clock stepped back an hour (an NTP correction, a VM restored from a
     snapshot): cycles went on being scheduled at wall-clock times an hour ahead, so none ran,

@@ -92,6 +92,7 @@ def test_since_beyond_what_cloudwatch_keeps_is_refused(capsys) -> None:  # type:
     assert "--since 30d: must be above 0 and at most 15d" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_recording_replays_offline_exactly_as_the_live_history(shop, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     until = datetime.now(UTC).replace(second=0, microsecond=0).isoformat()
     span = ["--since", "6h", "--until", until, "--region", "us-east-1"]
