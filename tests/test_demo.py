@@ -1,6 +1,8 @@
 """The demo must show what the product is for, with the numbers the model gives, in the two
 accounts it simulates: its own, holding the incidents, and a staging one read through a role."""
 
+import contextlib
+import io
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -38,6 +40,31 @@ def analyzer(simulated: demo.DemoAccounts) -> Analyzer:
 def result():
     with demo.accounts(datetime(2026, 11, 21, 12, 0, tzinfo=UTC)) as simulated:
         return analyzer(simulated).run(simulated.now)
+
+
+PRESENT = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+"""The fixed present `demo --once` runs at in the tests that read its report."""
+
+
+def _once(form: str) -> tuple[str, str]:
+    """`demo --once` at `PRESENT`, in this process: its stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    logs.configure("warning")  # as the command does: the log on stderr, the report alone on stdout
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert demo_command.run(True, form, 30.0, "127.0.0.1:9877", None, now=PRESENT) == 0
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def once_text() -> str:
+    """The text report of `demo --once` at `PRESENT`, run once for the tests that read it."""
+    return _once("text")[0]
+
+
+@pytest.fixture(scope="module")
+def once_json() -> dict:  # type: ignore[type-arg]
+    """The JSON report of `demo --once` at `PRESENT`, run once for the tests that read it."""
+    return json.loads(_once("json")[0])  # type: ignore[no-any-return]
 
 
 def by_name(result, account: str = "prod"):
@@ -182,14 +209,19 @@ def test_simulated_cloudwatch_aggregates_like_cloudwatch():
     assert ask("VolumeWriteOps", 60, "Sum") == []
 
 
-def test_demo_once_prints_the_stories_then_the_report(capsys):
+def test_demo_once_prints_the_stories_then_the_report(once_text):
     """At a fixed present: the stories run on the last four hours, and the instance's EBS
     burst story gives no finding in the first hours of a UTC day."""
     args = build_parser().parse_args(["demo", "--once"])
-    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
-    run = demo_command.run
-    assert run(args.once, args.format, args.speed, args.listen, args.rules, now=present) == 0
-    out = capsys.readouterr().out
+    # What `demo --once` passes on is what `once_text` ran with.
+    assert (args.once, args.format, args.speed, args.listen, args.rules) == (
+        True,
+        "text",
+        30.0,
+        "127.0.0.1:9877",
+        None,
+    )
+    out = once_text
     assert out.startswith("Simulating two AWS accounts")
     assert "shop-web" in out
     assert "staging (210987654321), through the role arn:aws:iam::210987654321:role/" in out
@@ -205,11 +237,8 @@ def test_demo_once_prints_the_stories_then_the_report(capsys):
     assert "/month; would have limited 0 min of the last 4 h" in out
 
 
-def test_demo_once_in_json_names_each_resources_account(capsys):
-    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
-    logs.configure("warning")  # as the command does: the log on stderr, the report alone on stdout
-    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
-    report = json.loads(capsys.readouterr().out)
+def test_demo_once_in_json_names_each_resources_account(once_json):
+    report = once_json
     accounts = {
         row["name"]: (row["account_id"], row["account_name"]) for row in report["resources"]
     }
@@ -228,13 +257,10 @@ def test_demo_once_in_json_names_each_resources_account(capsys):
     assert sum(f["account_name"] == "prod" for f in report["findings"]) == 11
 
 
-def test_demo_once_in_json_names_the_draining_claim(capsys):
+def test_demo_once_in_json_names_the_draining_claim(once_json):
     """The JSON report's claim: the finding and its volume's row carry the claim, the
     replicas' rows theirs, and no other row or finding has one."""
-    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
-    logs.configure("warning")
-    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = once_json
     [finding] = [f for f in report["findings"] if f["kubernetes"] is not None]
     assert finding["rule"] == "gp2-burst-exhaustion"
     assert finding["account_name"] == "prod"
@@ -432,14 +458,12 @@ def test_a_recording_is_described_and_answered_as_recorded():
     assert lows == [14.8, 12.1, 9.6, 6.9]
 
 
-def test_the_readme_excerpt_is_what_the_demo_prints(capsys):
+def test_the_readme_excerpt_is_what_the_demo_prints(once_text):
     """README, "What it finds": each piece of the excerpt between its `…` is in the report the
     demo prints at a fixed present (ids, random in the demo, are cut where they start)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     excerpt = readme.split("## What it finds\n\n```\n", 1)[1].split("```", 1)[0]
-    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
-    assert demo_command.run(True, "text", 30.0, "127.0.0.1:9877", None, now=present) == 0
-    printed = " ".join(capsys.readouterr().out.split())
+    printed = " ".join(once_text.split())
     pieces = [
         re.sub(r"\b(vol|i|db)-[0-9a-f]*$", "", " ".join(piece.split())).strip(' "(),:;')
         for line in excerpt.splitlines()
@@ -468,13 +492,12 @@ def test_repeats_come_no_oftener_than_every_four_real_minutes(speed, hours):
     assert demo_command.repeat_interval(speed) == hours * 3600
 
 
-def test_a_fix_the_demo_printed_applies_to_its_simulated_account(capsys):
+def test_a_fix_the_demo_printed_applies_to_its_simulated_account(once_json, capsys):
     """The ids are the same every run: a fix_id the report printed names the same volume the
     next time, and `--apply` changes it in the simulated account before the report."""
-    present = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+    present = PRESENT
     logs.configure("warning")
-    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = once_json
     [row] = [r for r in report["resources"] if r.get("name") == "shop-db-data"]
     [finding] = [f for f in report["findings"] if f["resource_id"] == row["resource_id"]]
     fix = finding["remedies"][0]["fix_id"]
