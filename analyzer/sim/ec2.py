@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from analyzer.model import limits, metrics
 from analyzer.model.limits import CreditBucket, Envelope
@@ -94,8 +95,10 @@ class SimInstance:
                 envelope.throughput_bps - envelope.baseline_throughput_bps
             ) * INSTANCE_BURST_S
 
-    @property
+    @cached_property
     def envelope(self) -> Envelope | None:
+        """Its type's EBS limits: the type never changes under a simulation, and every
+        second reads them."""
         return limits.instance_type_envelope(self.type_info)
 
 
@@ -470,7 +473,7 @@ def _emit_volume(out: Datapoints, sim: SimVolume, acc: _Minute, stamp: datetime)
         # says the same).
         values[Measure.IOPS_EXCEEDED] = acc.iops_exceeded
         values[Measure.THROUGHPUT_EXCEEDED] = acc.throughput_exceeded
-    if limits.has_burst_balance(sim.volume) and acc.idle_s < 60:
+    if sim.bucket is not None and acc.idle_s < 60:  # a bucket: BurstBalance (`has_burst_balance`)
         # "Data is reported only when the volume is active" (Amazon EBS User Guide, Amazon
         # CloudWatch metrics for Amazon EBS, BurstBalance): a minute without I/O has none.
         values[Measure.BURST_BALANCE] = acc.balance / 60
