@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
-from analyzer.sim import cluster, instance_types, volume_status
+from analyzer.sim import cluster, instance_types, metric_data, volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -297,10 +297,11 @@ def require_moto() -> None:
 
 
 def teach_moto() -> None:
-    """What moto does not answer (DescribeVolumeStatus) or answers slowly (DescribeInstanceTypes),
-    taught to it; idempotent."""
+    """What moto does not answer (DescribeVolumeStatus) or answers slowly (DescribeInstanceTypes,
+    GetMetricData), taught to it; idempotent."""
     volume_status.install()
     instance_types.install()
+    metric_data.install()
 
 
 @contextmanager
