@@ -64,20 +64,21 @@ class Series:
 
     def until(self, end: datetime) -> Series:
         """Only the periods that are complete by `end`."""
-        cut = bisect.bisect_right(self.timestamps, end - timedelta(seconds=self.period_s))
-        if cut == len(self.timestamps):
-            return self
+        stamps = self.timestamps
+        last_start = end - span(self.period_s)
+        if not stamps or stamps[-1] <= last_start:
+            return self  # the common case, where the series was cut there already
+        cut = bisect.bisect_right(stamps, last_start)
         return Series(
             self.timestamps[:cut], self.values[:cut], self.period_s, self.status, self.error
         )
 
     def between(self, start: datetime, end: datetime) -> Series:
         """The periods that start at or after `start` and are complete by `end`."""
-        trimmed = self.until(end)
-        lo = bisect.bisect_left(trimmed.timestamps, start)
-        return Series(
-            trimmed.timestamps[lo:], trimmed.values[lo:], self.period_s, self.status, self.error
-        )
+        stamps = self.timestamps
+        hi = bisect.bisect_right(stamps, end - span(self.period_s))
+        lo = bisect.bisect_left(stamps, start, 0, hi)
+        return Series(stamps[lo:hi], self.values[lo:hi], self.period_s, self.status, self.error)
 
     def since(self, start: datetime) -> Series:
         """The periods that start at or after `start`."""
@@ -106,6 +107,17 @@ class Series:
             self.status,
             self.error,
         )
+
+
+_SPANS: dict[int, timedelta] = {}
+
+
+def span(period_s: int) -> timedelta:
+    """A period as a timedelta, made once per length (every cut of every series asks)."""
+    found = _SPANS.get(period_s)
+    if found is None:
+        found = _SPANS[period_s] = timedelta(seconds=period_s)
+    return found
 
 
 def spacing(series: Series) -> int:

@@ -9,6 +9,7 @@ the fixes), and the alert book takes the findings in (pending, firing, resolved 
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -25,7 +26,7 @@ from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Grid, Past
-from analyzer.model.series import Series
+from analyzer.model.series import Series, span
 from analyzer.model.state import NOTHING, ResourceState
 
 STEP_S = 60.0
@@ -162,18 +163,21 @@ def share_axes(states: Sequence[ResourceState]) -> list[ResourceState]:
 
 def _until(series: Series, at: datetime, axes: Axes | None) -> Series:
     """`series.until(at)`, its timestamps taken from `axes` where another series of the same
-    axis was cut there already."""
+    axis was cut there already, its values a view of the whole series' (a fortnight's copy
+    each step of each series was a tenth of a replay)."""
     if axes is None:
         return series.until(at)
     stamps = series.timestamps
-    end = bisect.bisect_right(stamps, at - timedelta(seconds=series.period_s))
+    end = bisect.bisect_right(stamps, at - span(series.period_s))
     if end == len(stamps):
         return series
     key = (id(stamps), end)
     kept = axes.get(key)
     if kept is None:
         kept = axes[key] = stamps[:end]
-    return Series(kept, series.values[:end], series.period_s, series.status, series.error)
+    values = series.values
+    shown = memoryview(values)[:end] if isinstance(values, array) else values[:end]
+    return Series(kept, shown, series.period_s, series.status, series.error)
 
 
 def cut(
