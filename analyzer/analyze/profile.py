@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -174,10 +176,31 @@ def _day_rows(grid: Grid, day: datetime, most: int) -> Floats | None:
     return rows[chosen].astype(np.float64)
 
 
+_ALIKE: weakref.WeakKeyDictionary[Grid, dict[tuple[str, int, int], bool | None]] = (
+    weakref.WeakKeyDictionary()
+)
+"""What `days_alike` and `drain_alike` found, by grid and then by question and UTC day: a
+fetched grid serves every cycle until the next fetch, and the answer moves only with the day."""
+
+
+def _kept(
+    question: str, grid: Grid, day: datetime, most: int, work: Callable[[], bool | None]
+) -> bool | None:
+    answers = _ALIKE.setdefault(grid, {})
+    key = (question, math.floor(day.timestamp() / DAY_S), most)
+    if key not in answers:
+        answers[key] = work()
+    return answers[key]
+
+
 def days_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
     """Whether the whole UTC days of `grid` up to `day`'s (at most `most`, of its kind where
     two or more are: weekdays, or weekend days) share a pattern through the day
     (`PATTERN_SWING`); None with fewer than two such days."""
+    return _kept("days", grid, day, most, lambda: _days_alike(grid, day, most))
+
+
+def _days_alike(grid: Grid, day: datetime, most: int) -> bool | None:
     rows = _day_rows(grid, day, most)
     if rows is None:
         return None
@@ -192,6 +215,10 @@ def drain_alike(grid: Grid, day: datetime, most: int = DAYS) -> bool | None:
     its hours and so its shape; bursts at other hours each day do not. Days that barely move
     (less than `PATTERN_SWING` points) are not drains and are left out; None where fewer than
     two days remain."""
+    return _kept("drain", grid, day, most, lambda: _drain_alike(grid, day, most))
+
+
+def _drain_alike(grid: Grid, day: datetime, most: int) -> bool | None:
     rows = _day_rows(grid, day, most)
     if rows is None:
         return None

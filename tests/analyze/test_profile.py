@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
+from analyzer.analyze import profile
 from analyzer.analyze.profile import DayForecast, _changes, day_forecast, days_alike
 from analyzer.model.past import Grid
 from analyzer.model.series import Series
@@ -169,3 +171,21 @@ def test_whole_days_alike_are_told_from_bursts_at_other_hours() -> None:
         assert days_alike(grid, friday) is alike
     one_day = Grid.of(balances(workdays(NEAR_MISS), MONDAY + timedelta(days=1)), MONDAY, TODAY, 300)
     assert days_alike(one_day, MONDAY) is None
+
+
+def test_a_grid_s_answer_for_a_day_is_worked_out_once_and_the_next_day_anew() -> None:
+    """A fetched grid serves every cycle until the next fetch: what it says of a day is kept
+    (every minute of a replay asks it again), and a later day is asked of it afresh."""
+    history = balances(workdays(NEAR_MISS), TODAY)
+    grid = Grid.of(history, MONDAY, TODAY, 300)
+    friday = TODAY - timedelta(days=3)
+    assert days_alike(grid, friday) is True
+    profile._ALIKE[grid][("days", math.floor(friday.timestamp() / 86_400), profile.DAYS)] = False
+    # Kept: the same UTC day, any hour of it, gets what was kept (here, planted).
+    assert days_alike(grid, friday + timedelta(hours=7)) is False
+    # Monday alone has no whole day of its kind before it: worked out, None.
+    assert days_alike(grid, MONDAY) is None
+    assert {key[1] for key in profile._ALIKE[grid]} == {
+        math.floor(friday.timestamp() / 86_400),
+        math.floor(MONDAY.timestamp() / 86_400),
+    }
