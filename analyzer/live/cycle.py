@@ -421,6 +421,7 @@ def _qualified(
     out = []
     for state in resources:
         note = qualify(state, end)
-        said = state if note is None else replace(state, balance_note=note)
-        out.append(said if note is None else replace(said, notes=(*state.notes, note)))
+        out.append(
+            state if note is None else replace(state, balance_note=note, notes=(*state.notes, note))
+        )
     return out

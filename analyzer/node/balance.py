@@ -70,10 +70,15 @@ def carried(
         return None
     anchor = before[-1]
     seconds = first - anchor.t
-    if seconds <= 0 or seconds > CARRY_S:
+    if not _carries(seconds):
         return None
     bound = bucket.drain(bucket.burst) * seconds / bucket.capacity * 100.0
     return Carried(anchor, seconds, min(max(bound, 0.0), anchor.percent))
+
+
+def _carries(seconds: float) -> bool:
+    """Whether a reading this many seconds before the node's first page is carried to it."""
+    return 0 < seconds <= CARRY_S
 
 
 def _ops(stats: Stats) -> float:
@@ -116,7 +121,7 @@ def modelled(
             balance, since = anchors[i].percent, anchors[i].t
         stamp = datetime.fromtimestamp(at, UTC)
         if stamp not in ops:
-            if at < pages_from and 0 < paged - since <= CARRY_S:
+            if at < pages_from and _carries(paged - since):
                 # Before the node's first page, a reading minutes late: carried (`carried`).
                 at += period_s
                 continue

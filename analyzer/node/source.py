@@ -30,7 +30,7 @@ from analyzer.collect.logpage import Stats
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window
 from analyzer.model import metrics
-from analyzer.model.limits import volume_envelope
+from analyzer.model.limits import CreditBucket, volume_envelope
 from analyzer.model.metrics import Measure, Namespace, Part
 from analyzer.model.resources import Instance, Inventory, Volume
 from analyzer.model.series import Series
@@ -154,30 +154,31 @@ class NodeMetrics:
     def _balance(
         self, volume_id: str, mine: Counters, start: float, end: float, period: int
     ) -> Series:
-        volume = self.volumes.get(volume_id)
-        if volume is None:
-            return Series(period_s=period)
-        instance = self.instances.get(volume.attached_to or "")
-        envelope = volume_envelope(volume, instance.type_info if instance else None)
-        if envelope is None or envelope.bucket is None:
+        bucket = self._bucket(volume_id)
+        if bucket is None:
             return Series(period_s=period)
         anchors = self.anchors.get(volume_id, [])
-        return balance.modelled(envelope.bucket, mine, anchors, start, end, period)
+        return balance.modelled(bucket, mine, anchors, start, end, period)
 
     def qualified(self, state: ResourceState, end: datetime) -> str | None:
         """Where a volume's balance at `end` is carried from a reading before the node's first
         page, what it was carried across and how far off it may be (`balance.carried`)."""
-        volume = self.volumes.get(state.ref.resource_id)
-        mine = self.counters.get(state.ref.resource_id)
-        if volume is None or mine is None or not isinstance(state.resource, Volume):
+        volume_id = state.ref.resource_id
+        mine = self.counters.get(volume_id)
+        bucket = self._bucket(volume_id) if isinstance(state.resource, Volume) else None
+        if mine is None or bucket is None:
+            return None
+        found = balance.carried(bucket, mine, self.anchors.get(volume_id, []), end.timestamp())
+        return found.text() if found is not None else None
+
+    def _bucket(self, volume_id: str) -> CreditBucket | None:
+        """The credit bucket of a volume the node knows, on its instance; None without one."""
+        volume = self.volumes.get(volume_id)
+        if volume is None:
             return None
         instance = self.instances.get(volume.attached_to or "")
         envelope = volume_envelope(volume, instance.type_info if instance else None)
-        if envelope is None or envelope.bucket is None:
-            return None
-        anchors = self.anchors.get(volume.volume_id, [])
-        found = balance.carried(envelope.bucket, mine, anchors, end.timestamp())
-        return found.text() if found is not None else None
+        return envelope.bucket if envelope is not None else None
 
     def _instance(
         self, instance_id: str, feeds: Measure | Part, start: float, end: float, period: int
