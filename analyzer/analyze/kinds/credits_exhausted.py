@@ -127,9 +127,14 @@ class CreditsExhausted(RuleBase):
         """The mean rate over the last ten minutes the history shows with credits left; None
         where it shows none (then nothing is claimed about the past)."""
         balance = state.measure(bucket.balance).until(at)
-        last = next((t for t, v in reversed(balance.points()) if v > self.empty_percent), None)
-        if last is None:
+        values = balance.values
+        # From the newest back: the bucket has usually been empty for minutes, not days.
+        found = next(
+            (i for i in range(len(values) - 1, -1, -1) if values[i] > self.empty_percent), None
+        )
+        if found is None:
             return None
+        last = balance.timestamps[found]
         rates = state.measure(bucket.rate).between(
             last - BEFORE_WINDOW, last + timedelta(minutes=1)
         )
