@@ -330,6 +330,34 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "5m; at most 1h), taking effect 10 s later: the exhaustions it would have averted "
         "and the throttled minutes it would have saved",
     )
+    backtest.add_argument(
+        "--tune",
+        action="store_true",
+        help="replay the credit rules under several settings of their own knobs (as they "
+        "are, without the burn, the burn speaking 1.5, 2 and 3 times as far from empty) and "
+        "print one row a setting beside the BurstBalance < 20 %% alarm, with a recommendation "
+        "chosen on half the fleet and judged on the other",
+    )
+    backtest.add_argument(
+        "--max-false",
+        default="alarm",
+        metavar="alarm|N",
+        help="with --tune: the false warnings the recommendation may give, no more than the "
+        "alarm's (alarm, the default) or N a resource-fortnight",
+    )
+    backtest.add_argument(
+        "--write-rules",
+        metavar="DIR",
+        type=Path,
+        help="with --tune: write the recommended setting's rules file, tuned.yaml, into DIR "
+        "(a directory of its own, layered after the rules in force)",
+    )
+    backtest.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="with --tune: replay in N processes (default: the CPUs available)",
+    )
     _format(backtest)
     _common(backtest, lookback=False)
 

@@ -39,7 +39,15 @@ from analyzer.model.units import parse_duration
 from analyzer.node import agent
 from analyzer.node.agent import DEFAULT_EVERY_S
 from analyzer.node.telemetry import NodeCollector
-from analyzer.offline import approval, backtest, backtest_text, rule_tests, what_if
+from analyzer.offline import (
+    approval,
+    backtest_text,
+    judged,
+    rule_tests,
+    tune,
+    tune_text,
+    what_if,
+)
 from analyzer.offline.replay import PAST_STATS, past_name
 from analyzer.yamlfile import nearest
 
@@ -245,6 +253,7 @@ def _approve_within(args: argparse.Namespace) -> float | None:
 def _backtest(args: argparse.Namespace) -> int:
     settings = _settings(args)
     approve_s = _approve_within(args)
+    limit = _tune_options(args)
     if args.what_if:
         return _what_if(args, settings)
     ruleset = rules.load(settings.rule_dirs)
@@ -252,27 +261,16 @@ def _backtest(args: argparse.Namespace) -> int:
         history = recording.read(recording.resolve(args.source))
     else:
         history = _live_history(args, Analyzer(settings, ruleset))
-    # The last --since of the history is replayed; what comes before it is the past the rules
-    # read at its first minute, as the daemon would have read it.
-    start = max(
-        history.start + timedelta(seconds=ruleset.reach()),
-        history.end - timedelta(seconds=_since(args)),
-    )
-    if start >= history.end:
-        raise ConfigError(
-            f"--since: the history must be longer than the {units.duration(ruleset.reach())} "
-            "the rules read before their first cycle"
-        )
-    result = backtest.backtest(
-        history.inventories,
-        history.raw,
-        ruleset,
+    span = judged.Span.over(
+        history,
+        _since(args),
+        ruleset.reach(),
         Catalog(prices.load(settings.prices)),
-        start,
-        history.end,
         settings.resolve_after,
-        history.past,
     )
+    if args.tune:
+        return _tune(args, settings, ruleset, span, limit)
+    result = span.replayed(ruleset)
     approved = approval.approve_within(result, approve_s) if approve_s is not None else None
     if args.format == "json":
         document = result.as_dict()
@@ -284,6 +282,111 @@ def _backtest(args: argparse.Namespace) -> int:
         if approved is not None:
             sys.stdout.write("\n" + backtest_text.approval_text(approved))
     return 0
+
+
+def _tune_options(args: argparse.Namespace) -> tune.Limit:
+    """--tune's own options, checked before anything is fetched."""
+    if not args.tune:
+        given = [f for f, v in (("--write-rules", args.write_rules), ("--jobs", args.jobs)) if v]
+        if args.max_false != "alarm":
+            given.append("--max-false")
+        if given:
+            raise ConfigError(f"{', '.join(given)}: only with --tune")
+        return tune.Limit()
+    if args.what_if or args.approve_within:
+        with_what = "--what-if" if args.what_if else "--approve-within"
+        raise ConfigError(
+            f"--tune weighs the credit rules' settings; {with_what} is a backtest of its own"
+        )
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError(f"--jobs {args.jobs}: at least 1")
+    if args.write_rules is not None and args.write_rules.exists() and not args.write_rules.is_dir():
+        raise ConfigError(f"--write-rules {args.write_rules}: not a directory")
+    return tune.Limit.parse(args.max_false)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _tune(
+    args: argparse.Namespace,
+    settings: settings_mod.Settings,
+    ruleset: rules.RuleSet,
+    span: judged.Span,
+    limit: tune.Limit,
+) -> int:
+    """Each setting of the credit rules replayed over the history, one row each, and the
+    recommendation under --max-false, chosen on half the fleet and judged on the other."""
+    found = tune.settings(ruleset)
+    jobs = args.jobs or _cpus()
+    bucketed = len(judged.with_balance(span.history))
+    tasks = len(found) * len(judged.parts(span.history))
+    print(
+        f"{PROG}: tune: {len(found)} settings over {bucketed} resource(s) with a burst "
+        f"bucket, in {tasks} replays, {min(jobs, tasks)} at a time",
+        file=sys.stderr,
+    )
+    with progress.step("tune: replaying", tasks, "replays") as step:
+        results = judged.judged(span, found, ruleset, jobs, step.advance, args.log_level)
+    rows = tune.rows(found, results)
+    group_of = tune.groups(span.history.inventories.values())
+    span_s = (span.end - span.start).total_seconds()
+    recommended = tune.recommend(found, results, group_of, limit, span_s)
+    if args.format == "json":
+        document = {
+            "from": span.start.isoformat(),
+            "to": span.end.isoformat(),
+            "tune": [row.as_dict() for row in rows],
+            "recommendation": recommended.as_dict(span_s),
+        }
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        sys.stdout.write(tune_text.render(rows, recommended, span.start, span.end))
+    if args.write_rules is not None:
+        sys.stdout.flush()
+        _write_rules(args.write_rules, recommended, settings)
+    return 0
+
+
+TUNED = "tuned.yaml"
+
+
+def _write_rules(
+    directory: Path, recommended: tune.Recommendation, settings: settings_mod.Settings
+) -> None:
+    """The recommended setting's rules file, read back as it will run (layered after the
+    rules in force) before it is kept. Nothing recommended: nothing written, exit 1."""
+    if recommended.setting is None:
+        raise AnalyzerError(
+            f"--write-rules {directory}: nothing recommended ({recommended.reason}); "
+            "no file written"
+        )
+    layers = [str(d) for d in settings.rule_dirs] or [rules.BUILTIN]
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / TUNED
+    kept = path.read_bytes() if path.exists() else None
+    path.write_text(tune.written(recommended.setting, layers), encoding="utf-8")
+    try:
+        tuned = rules.load([*map(Path, layers), directory])
+    except ConfigError:  # the directory is left as it was
+        if kept is not None:
+            path.write_bytes(kept)
+        else:
+            path.unlink()
+            if made:
+                directory.rmdir()
+        raise
+    if tune.settings(tuned)[0].burn != recommended.setting.burn:
+        raise AnalyzerError(
+            f"{path}: read back, its rules are not the setting {recommended.setting.name}"
+        )
+    under = " ".join(f"--rules {d}" for d in [*layers, str(directory)])
+    print(f"{PROG}: wrote {path}: run with {under}", file=sys.stderr)
 
 
 def _what_if(args: argparse.Namespace, settings: settings_mod.Settings) -> int:
