@@ -4,7 +4,7 @@ setting's lead, the shipped row equal to a plain backtest, and the options' refu
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,26 +15,19 @@ from analyzer.analyze.kinds.credit_forecast import CreditForecast
 from analyzer.cli import main
 from analyzer.collect.window import floor_to
 from analyzer.errors import ConfigError
-from analyzer.model.units import KIB
 from analyzer.offline import tune
 from analyzer.settings import Settings
-from analyzer.sim.workloads import Demand, steps
-from tests.account import Account
+from tests.offline.test_backtest import shop  # noqa: F401  (a fixture)
 
 MINUTE = 60.0
 
 
 @pytest.fixture
-def drain(aws: None) -> str:
-    """gp2 50 GiB (150 IOPS earned, 5.4 M credits): 100 IOPS, then from 2 h in 1,500 IOPS of
-    4 KiB, a net drain of 1,350 credits/s that empties the full bucket in 66 min 40 s, 1.5
-    points a minute; the data runs up to now."""
-    account = Account()
-    instance = account.instance("m5.large")
-    volume = account.volume("gp2", 50, instance)
-    start = floor_to(datetime.now(UTC), 60) - timedelta(hours=6)
-    demand = Demand(steps((0, 100), (2 * 3600, 1_500)), io_size_bytes=4 * KIB)
-    account.put(account.simulation(instance, {volume: demand}, start).run(6 * 60))
+def drain(shop: tuple[str, datetime]) -> str:  # noqa: F811 (the fixture imported)
+    """Incident 1's volume over the last six hours (`test_backtest.shop`): gp2 50 GiB (150
+    IOPS earned, 5.4 M credits), from 2 h in 1,500 IOPS of 4 KiB, a net drain of 1,350
+    credits/s that empties the full bucket in 66 min 40 s. The minute the data runs up to."""
+    del shop
     return floor_to(datetime.now(UTC), 60).isoformat()
 
 
