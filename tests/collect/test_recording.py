@@ -114,3 +114,29 @@ def test_the_accounts_come_back_with_their_resources(tmp_path) -> None:  # type:
     back = read(path).inventories[scope]
     assert back == inventory
     assert back.db_instances[0].ref.account == "prod (111111111111)"
+
+
+def test_series_over_the_same_minutes_come_back_sharing_one_axis(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    volume = Volume("vol-1", "us-east-1", "gp2", 100, "in-use")
+    other = Volume("vol-2", "us-east-1", "gp2", 100, "in-use")
+    raw = {
+        "vol-1": {"VolumeReadOps": series([1.0, 2.0, 3.0]), "BurstBalance": series([99.0] * 3)},
+        "vol-2": {"VolumeReadOps": series([4.0, 5.0]), "BurstBalance": series([7.0] * 3)},
+    }
+    inventory = Inventory("us-east-1", volumes=(volume, other))
+    path = tmp_path / "r.json.gz"
+    write(
+        path, Recording(T0, T0 + timedelta(minutes=3), {"us-east-1": inventory}, {"us-east-1": raw})
+    )
+    back = read(path).raw["us-east-1"]
+    three = [
+        back["vol-1"]["VolumeReadOps"],
+        back["vol-1"]["BurstBalance"],
+        back["vol-2"]["BurstBalance"],
+    ]
+    assert all(s.timestamps is three[0].timestamps for s in three)
+    # A shorter axis is its own tuple, of the same moments.
+    shorter = back["vol-2"]["VolumeReadOps"]
+    assert shorter.timestamps == three[0].timestamps[:2]
+    assert shorter.timestamps[0] is three[0].timestamps[0]
+    assert list(back["vol-2"]["VolumeReadOps"].values) == [4.0, 5.0]
