@@ -70,20 +70,38 @@ def _figures(row: Row) -> str:
     )
 
 
-def recommendation(found: Recommendation) -> list[str]:
-    halves = f"{len(found.chosen_on)} resources, judged on the other {len(found.judged_on)}"
-    lines = [f"RECOMMENDATION ({found.limit.describe()}; chosen on {halves})"]
-    if found.setting is None or found.held_out is None or found.in_force is None:
-        return [*lines, f"  none: {found.reason}"]
-    lines += [
-        f"  {found.setting.name}: {found.reason}",
-        f"  on the half it was judged on: {_figures(found.held_out)}",
+def recommendation(found: Recommendation, span_s: float) -> list[str]:
+    chosen, judged = len(found.chosen_on), len(found.judged_on)
+    lines = [
+        f"RECOMMENDATION ({found.limit.describe()}; chosen on {chosen} resources, judged on "
+        f"the other {judged})"
     ]
+    if (
+        found.setting is None
+        or found.picked is None
+        or found.held_out is None
+        or found.in_force is None
+    ):
+        return [*lines, f"  none: {found.reason}"]
+    picked, held = found.picked, found.held_out
+    allowed = found.limit.allowed(held, span_s)
+    lines += [
+        f"  {found.setting.name}: on the {chosen} it was chosen on, the fewest exhaustions "
+        "warned later than the alarm, then the longest median lead, within the limit "
+        f"({_lead(picked.median_lead_s)}, {picked.false_warnings} false warnings where "
+        f"{found.limit.allowed(picked, span_s):g} are allowed)",
+        f"  on the other {judged}: {_figures(held)}",
+    ]
+    if held.false_warnings > allowed:
+        lines.append(
+            f"  there it does not keep to the limit ({held.false_warnings} false warnings where "
+            f"{allowed:g} are allowed): on other volumes, expect more than it promised"
+        )
     if found.setting != found.in_force.setting:
         lines.append(f"  {found.in_force.setting.name} there: {_figures(found.in_force)}")
     lines.append(
-        "  to run with it: `backtest --tune --write-rules DIR` writes its rules file; add "
-        "`--rules DIR` after the rules in force"
+        "  to run with it: `--write-rules DIR` writes its rules file; add `--rules DIR` after "
+        "the rules in force"
     )
     return lines
 
@@ -109,6 +127,6 @@ def render(
         "  must empty the bucket)",
         *settings_table(found),
         "",
-        *recommendation(recommended),
+        *recommendation(recommended, (end - start).total_seconds()),
     ]
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from analyzer.offline.backtest import Quality
 from tests.helpers import T0, minutes
 
 FOUND = tune.settings(rules.load(None))
+FORTNIGHT_S = 14 * 86400.0
 
 
 def _q(exhaustions: int, lead_min: float, false: int) -> Quality:
@@ -71,10 +72,25 @@ def test_a_recommendation_is_shown_with_its_held_out_figures_beside_the_rules_in
         rows["within ×2"],
         rows["shipped"],
     )
-    text = "\n".join(tune_text.recommendation(chosen))
-    assert "RECOMMENDATION (at most 1 false warning(s) a resource-fortnight;" in text
-    assert "within ×2: of the settings that keep to" in text
-    assert "on the half it was judged on: 6 exhaustions, 0 warned later than the alarm, " in text
+    text = "\n".join(tune_text.recommendation(chosen, FORTNIGHT_S))
+    assert "RECOMMENDATION (at most 1 false warning(s) a resource-fortnight; chosen on 1" in text
+    assert "within ×2: on the 1 it was chosen on, the fewest exhaustions warned later" in text
+    assert "(23 min, 4 false warnings where 1 are allowed)" in text
+    assert "on the other 1: 6 exhaustions, 0 warned later than the alarm, " in text
     assert "median lead 23 min (the alarm's 12 min), 4 false warnings (the alarm's 4)" in text
+    # Held out, it gives more than the limit: said, not hidden.
+    assert "there it does not keep to the limit (4 false warnings where 1 are allowed)" in text
     assert "shipped there: 6 exhaustions" in text
     assert "--write-rules DIR" in text
+    kept = tune.Recommendation(
+        tune.Limit(),
+        frozenset({"vol-1"}),
+        frozenset({"vol-2"}),
+        rows["shipped"].setting,
+        "",
+        rows["shipped"],
+        rows["shipped"],
+        rows["shipped"],
+    )
+    text = "\n".join(tune_text.recommendation(kept, FORTNIGHT_S))
+    assert "does not keep" not in text and "shipped there" not in text
