@@ -189,11 +189,15 @@ def each(
         running: dict[Future[Any], tuple[int, frozenset[str]]] = {
             pool.submit(_run, index, ids): (index, ids) for index, ids in tasks
         }
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                index, ids = running.pop(future)
-                yield index, ids, future.result()
+        try:
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index, ids = running.pop(future)
+                    yield index, ids, future.result()
+        except BaseException:  # a replay failed, or the reader stopped: the rest is not run
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def judged(

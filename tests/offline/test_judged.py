@@ -14,6 +14,7 @@ from analyzer.collect.recording import Recording
 from analyzer.errors import ConfigError
 from analyzer.model.resources import DbInstance, Instance, Inventory, Volume
 from analyzer.offline import judged, tune
+from analyzer.offline.backtest import Backtest
 from tests.helpers import T0, series
 
 REGION = "us-east-1"
@@ -100,3 +101,17 @@ def test_the_parts_replayed_in_parallel_give_the_whole_fleets_figures() -> None:
     assert parted == whole
     assert len(done) == len(found) * len(judged.parts(span.history))
     assert any(q.exhaustions for q in whole["shipped"].values())
+
+
+def _failing(result: Backtest) -> None:
+    raise RuntimeError(f"weighed {sorted(result.by_resource)}")
+
+
+def test_a_part_that_fails_ends_the_replays_with_its_error() -> None:
+    history = _history(6, {f"vol-{n:02d}a" for n in range(6)})
+    span = judged.Span.over(history, 120.0, 60.0, Catalog(prices.load(None)), 300.0)
+    with pytest.raises(RuntimeError, match="weighed"):
+        list(judged.each(span, [rules.load(None)], jobs=2, weigh=_failing))
+    # In one process, the same.
+    with pytest.raises(RuntimeError, match="weighed"):
+        list(judged.each(span, [rules.load(None)], jobs=1, weigh=_failing))
