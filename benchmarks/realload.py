@@ -19,12 +19,15 @@ and how long a warning was on beside the time the alarm was. Then, as `backtest
 fix would have averted and the throttled minutes it would have saved, had it been approved
 within one and within five minutes (`APPROVALS_S`).
 
-Held-out: the settings the rules were chosen among (`CANDIDATES`: the shipped rules and the
-alternatives weighed against them) are each run over every series; for each series, the
-candidate that best meets the aim (`shortfall`) on the *other* series is the one judged on it
-(leave one series out; of candidates that meet it equally, the one listed first). The
-held-out table is what the rules do on load their settings were not chosen on; the in-sample
-table is the shipped rules on every series. `--in-sample` runs the given rules alone.
+Held-out: the settings the rules were chosen among (`tune.settings`, those `backtest --tune`
+weighs: the shipped rules, no burn, and the burn's `within` widened 1.5, 2 and 3 times) are
+each run over every series; for each series, the setting that best meets the aim
+(`shortfall`) on the *other* series is the one judged on it (leave one series out; of
+settings that meet it equally, the one listed first). The held-out table is what the rules do
+on load their settings were not chosen on; the in-sample table is the shipped rules on every
+series; between them, the settings over every resource as `backtest --tune` prints them (each
+resource replayed as `backtest --since 14d` replays it, so `--record FILE` then `ebs-analyzer
+backtest --from FILE --tune` prints the same rows). `--in-sample` runs the given rules alone.
 Resources run in parallel, one process each; `--cache` keeps the simulated data for reruns.
 """
 
@@ -39,22 +42,22 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from analyzer import logs
 from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
-from analyzer.analyze.kinds.credit_forecast import BurnWindows, CreditForecast
+from analyzer.collect import recording
+from analyzer.collect.recording import Recording
 from analyzer.model import resources, units
 from analyzer.model.resources import Inventory
-from analyzer.offline import approval, backtest_text
+from analyzer.offline import approval, backtest_text, judged, tune, tune_text
 from analyzer.offline.approval import Approval
-from analyzer.offline.backtest import Quality, backtest
+from analyzer.offline.backtest import Quality
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.recorded import Driven, loads, scenarios, simulate
+from analyzer.sim.scenario import FORTNIGHT_START, REGION
 
 RESOLVE_AFTER_S = 300.0
 """The daemon's default `resolve_after`."""
@@ -67,14 +70,6 @@ LEAD_BEYOND_S = 600.0
 HOUR_S = 3600.0
 APPROVALS_S = (60.0, 300.0)
 """The approval delays weighed: each warning's fix approved within one minute, and five."""
-CANDIDATES: dict[str, dict[str, Any]] = {
-    "shipped": {},
-    "no burn": {"burn": ()},
-    "burn within 15 min": {"burn": ({"long": 900.0, "short": 300.0, "within": 900.0},)},
-    "burn within 20 min": {"burn": ({"long": 900.0, "short": 300.0, "within": 1200.0},)},
-}
-"""The settings the shipped rules were chosen among: overrides of every `credit_forecast`
-rule's fields, burn windows in proportion to the rule's horizon (an hour: as written)."""
 
 
 def _shape() -> str:
@@ -99,42 +94,47 @@ def simulated(driven: Driven, cache: str | None) -> tuple[Inventory, Datapoints]
     return made
 
 
-def _overridden(rule: rules.Rule, fields: dict[str, Any]) -> rules.Rule:
-    if not fields or not isinstance(rule, CreditForecast):
-        return rule
-    scale = rule.horizon / HOUR_S
-    update = dict(fields)
-    if "burn" in update:
-        update["burn"] = tuple(
-            BurnWindows(**{k: v * scale for k, v in pair.items()}) for pair in update["burn"]
-        )
-    return rule.model_copy(update=update)
-
-
 Run = tuple[Quality, dict[float, Approval]]
 """A resource's quality, and its exhaustions with their warnings' fixes approved within each
 of `APPROVALS_S`."""
 
 
-def run(driven: Driven, rule_dirs: list[str], cache: str | None, fields: dict[str, Any]) -> Run:
+def recorded(driven: Driven, cache: str | None) -> Recording:
+    """The resource's simulated days as a recording: three of past, then the fortnight."""
+    inventory, data = simulated(driven, cache)
+    _, end = span(DAYS)
+    return Recording(FORTNIGHT_START, end, {REGION: inventory}, {REGION: as_raw(data)})
+
+
+def run(driven: Driven, rule_dirs: list[str], cache: str | None, setting: str) -> Run:
+    """The resource's fortnight replayed under one of `tune.settings`, as `backtest --since
+    14d --tune` replays each: the same span, the same rules, the same counting."""
     logs.configure("warning")  # the replayed alerts are the table, not the log
     loaded = rules.load([Path(d) for d in rule_dirs])
-    ruleset = rules.RuleSet(
-        tuple(dataclasses.replace(r, rule=_overridden(r.rule, fields)) for r in loaded.loaded)
-    )
-    inventory, data = simulated(driven, cache)
-    start, end = span(DAYS)
-    result = backtest(
-        {inventory.region: inventory},
-        {inventory.region: as_raw(data)},
-        ruleset,
+    ruleset = tune.named(tune.settings(loaded), setting).ruleset(loaded)
+    replays = judged.Span.over(
+        recorded(driven, cache),
+        DAYS * 86400.0,
+        ruleset.reach(),
         Catalog(prices.load(None)),
-        start,
-        end - timedelta(minutes=1),
         RESOLVE_AFTER_S,
     )
+    result = replays.replayed(ruleset)
     quality = result.by_resource.get(driven.resource_id, Quality())
     return quality, {s: approval.approve_within(result, s) for s in APPROVALS_S}
+
+
+def record(path: str, each: list[Recording]) -> None:
+    """The resources' recordings as one, as `record` would have made it of a fleet."""
+    inventory = Inventory(
+        REGION,
+        volumes=tuple(v for r in each for i in r.inventories.values() for v in i.volumes),
+        instances=tuple(n for r in each for i in r.inventories.values() for n in i.instances),
+        db_instances=tuple(d for r in each for i in r.inventories.values() for d in i.db_instances),
+    )
+    raw = {REGION: {rid: m for r in each for rid, m in r.raw[REGION].items()}}
+    recording.write(Path(path), Recording(each[0].start, each[0].end, {REGION: inventory}, raw))
+    print(f"wrote {path}: {len(each)} resources", file=sys.stderr)
 
 
 def approved(runs: list[Run]) -> list[str]:
@@ -245,13 +245,20 @@ def main() -> int:
         action="store_true",
         help="only the given rules, on every series (no held-out table)",
     )
+    parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="also write every resource's simulated days as one recording, for "
+        "`ebs-analyzer backtest --from FILE --tune`",
+    )
     args = parser.parse_args()
     known = loads()
     if args.series and (unknown := set(args.series) - set(known)):
         parser.error(f"--series {', '.join(sorted(unknown))}: not one of {', '.join(known)}")
     chosen = scenarios(tuple(args.series) if args.series else None)
     rule_dirs = args.rules or ["builtin"]
-    candidates = {"given": {}} if args.in_sample else CANDIDATES
+    found = tune.settings(rules.load([Path(d) for d in rule_dirs]))
+    candidates = [s.name for s in found[:1]] if args.in_sample else [s.name for s in found]
     began = time.monotonic()
     tasks = [(name, driven) for name in candidates for driven in chosen]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -260,13 +267,15 @@ def main() -> int:
             [driven for _, driven in tasks],
             [rule_dirs] * len(tasks),
             [args.cache] * len(tasks),
-            [candidates[name] for name, _ in tasks],
+            [name for name, _ in tasks],
             chunksize=1,
         )
         runs = {
             (name, driven.name): found for (name, driven), found in zip(tasks, done, strict=True)
         }
         quality = {key: found[0] for key, found in runs.items()}
+        if args.record:
+            record(args.record, list(pool.map(recorded, chosen, [args.cache] * len(chosen))))
     first = next(iter(candidates))
     if not args.in_sample:
         picked = {}
@@ -289,6 +298,12 @@ def main() -> int:
             every = [quality[name, d.name] for d in chosen]
             noisy = [d.name for d, q in zip(chosen, every, strict=True) if noisier(q)]
             print(f"- in-sample with {name}: {verdict(_summed(every), noisy)}.")
+        # The settings as `backtest --tune` sets them side by side, over every resource.
+        by_setting = {
+            name: {d.resource_id: quality[name, d.name] for d in chosen} for name in candidates
+        }
+        print("\nThe settings over every resource, as `backtest --tune` prints them:\n")
+        print("\n".join(tune_text.rows_table(tune.rows(found, by_setting))))
         print("\nIn-sample (the shipped rules on every series):\n")
     total, noisy = table([(d.name, quality[first, d.name]) for d in chosen])
     print(f"\nIn-sample: {verdict(total, noisy)}.")
