@@ -130,7 +130,8 @@ def _example(doc: str, starts: str) -> str:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with what the docs' examples name: the shipped `rules/` (as in a checkout),
-    `my-rules/` and `my-tests.yaml` as docs/rules.md writes them."""
+    `my-rules/` and `my-tests.yaml` as docs/rules.md writes them, and `tuned/` as
+    docs/backtest.md shows `--write-rules` writing it."""
     folder = tmp_path_factory.mktemp("docs")
     (folder / "rules").symlink_to(ROOT / "rules")
     (folder / "my-rules").mkdir()
@@ -138,7 +139,22 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _example("rules.md", "rules:\n  - id: gp2-burst-exhaustion\n    enabled: false")
     )
     (folder / "my-tests.yaml").write_text(_example("rules.md", "tests:"))
+    (folder / "tuned").mkdir()
+    (folder / "tuned" / "tuned.yaml").write_text(_example("backtest.md", TUNED))
     return folder
+
+
+TUNED = "# The credit rules' burn as `backtest --tune` weighed it"
+
+
+def test_the_tuned_rules_file_shown_is_what_write_rules_writes() -> None:
+    from analyzer.analyze import rules
+    from analyzer.offline import tune
+
+    shown = _example("backtest.md", TUNED)
+    name = shown.splitlines()[0].removeprefix(TUNED + ": ").removesuffix(".")
+    setting = tune.named(tune.settings(rules.load(None)), name)
+    assert shown == tune.written(setting, [rules.BUILTIN])
 
 
 def test_the_docs_hold_commands_of_both_kinds() -> None:
