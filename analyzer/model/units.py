@@ -61,6 +61,14 @@ def duration(seconds: float) -> str:
     return f"{days} d {hours} h"
 
 
+def as_written(seconds: float) -> str:
+    """A duration as a setting or a rule file writes it: `15d`, `1h`, `1m`, `90s`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
 def _number(value: float) -> str:
     if value >= 100 or value == int(value):
         return f"{value:,.0f}"

@@ -19,7 +19,7 @@ from pydantic_settings import (
 
 from analyzer import redaction
 from analyzer.errors import ConfigError
-from analyzer.model.units import parse_duration
+from analyzer.model.units import as_written, parse_duration
 from analyzer.settings.accounts import Accounts, MonitoringAccount
 from analyzer.settings.agents import Agents
 from analyzer.settings.alertmanager import Alertmanager
@@ -123,19 +123,11 @@ def _bound_of_duration(problem: Any) -> str | None:
         return None
     key, words = BOUNDS[problem["type"]]
     bound = float(problem.get("ctx", {}).get(key, 0))
-    return f"must be {words} {_as_written(bound)} ({bound:,.0f} s)"
+    return f"must be {words} {as_written(bound)} ({bound:,.0f} s)"
 
 
 def _meta(annotation: Any) -> tuple[Any, ...]:
     return tuple(getattr(annotation, "__metadata__", ()))
-
-
-def _as_written(seconds: float) -> str:
-    """A bound as a setting is written: `15d`, `1m`, `90s`."""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g}{unit}"
-    return f"{seconds:g}s"
 
 
 def _check_file(config_file: Path) -> None:

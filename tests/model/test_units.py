@@ -17,6 +17,7 @@ from analyzer.model.units import (
     Duration,
     PositiveDuration,
     Unit,
+    as_written,
     duration,
     format_rate,
     iops,
@@ -122,3 +123,12 @@ def test_format_rate_in_the_unit_aws_quotes(
     value: float, unit: Unit, owner: ResourceType, text: str
 ) -> None:
     assert format_rate(value, unit, owner) == text
+
+
+@pytest.mark.parametrize(
+    ("seconds", "written"),
+    [(1_296_000, "15d"), (3600, "1h"), (5400, "90m"), (60, "1m"), (90, "90s"), (0.5, "0.5s")],
+)
+def test_a_duration_is_written_in_its_largest_whole_unit(seconds: float, written: str) -> None:
+    assert as_written(seconds) == written
+    assert parse_duration(written) == seconds
