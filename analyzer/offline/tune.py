@@ -26,6 +26,7 @@ from analyzer.analyze.kinds.credit_forecast import DEFAULT_BURN, BurnWindows, Cr
 from analyzer.analyze.rules import BUILTIN, LoadedRule, RuleSet, builtin_dir
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Inventory
+from analyzer.model.units import as_written
 from analyzer.offline.backtest import Quality
 
 WIDER = (1.5, 2.0, 3.0)
@@ -71,31 +72,18 @@ class Setting:
         return "; ".join(f"{rid} {said(pairs)}" for rid, pairs in self.burn.items())
 
 
-def _written(seconds: float) -> str:
-    """A duration as a rule file writes it: `1h`, `15m`, `90s`."""
-    if seconds % HOUR_S == 0:
-        return f"{seconds / HOUR_S:.0f}h"
-    if seconds % 60 == 0:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds:.0f}s"
-
-
 def _pair(pair: BurnWindows) -> dict[str, str]:
     return {
-        "long": _written(pair.long),
-        "short": _written(pair.short),
-        "within": _written(pair.within),
+        "long": as_written(pair.long),
+        "short": as_written(pair.short),
+        "within": as_written(pair.within),
     }
 
 
 def said(pairs: Sequence[BurnWindows]) -> str:
     """`15m/5m within 20m`, or `no burn`."""
-    return (
-        ", ".join(
-            f"{_written(p.long)}/{_written(p.short)} within {_written(p.within)}" for p in pairs
-        )
-        or "no burn"
-    )
+    words = [_pair(p) for p in pairs]
+    return ", ".join(f"{w['long']}/{w['short']} within {w['within']}" for w in words) or "no burn"
 
 
 def _shipped(loaded: Iterable[LoadedRule]) -> bool:
