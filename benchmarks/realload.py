@@ -53,7 +53,7 @@ from analyzer.model import resources, units
 from analyzer.model.resources import Inventory
 from analyzer.offline import approval, backtest_text, judged, tune, tune_text
 from analyzer.offline.approval import Approval
-from analyzer.offline.backtest import Quality
+from analyzer.offline.backtest import Quality, summed
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.recorded import Driven, loads, scenarios, simulate
@@ -182,19 +182,12 @@ def _median(leads: list[float], exhaustions: int) -> float:
     return statistics.median(every) if every else 0.0
 
 
-def _summed(qualities: list[Quality]) -> Quality:
-    total = Quality()
-    for quality in qualities:
-        total.add(quality)
-    return total
-
-
 def shortfall(by_resource: list[Quality]) -> tuple[float, ...]:
     """How far `by_resource` falls short of the aim, most important first (smaller is better):
     exhaustions warned later than the alarm, resources noisier than it by more than
     `ALLOWED_FALSE`, false warnings beyond `FALSE_SHARE` of its, the median lead short of
     `LEAD_BEYOND_S` beyond its; then the lead itself."""
-    total = _summed(by_resource)
+    total = summed(by_resource)
     lead = _median(total.leads, total.exhaustions)
     alarm = _median(total.alarm_leads, total.exhaustions)
     return (
@@ -215,7 +208,7 @@ def table(rows: list[tuple[str, Quality]]) -> tuple[Quality, list[str]]:
     print("|---|---|---|---|---|---|---|---|")
     for name, quality in rows:
         print(row(name, quality))
-    total = _summed([quality for _, quality in rows])
+    total = summed([quality for _, quality in rows])
     print(row("**total**", total))
     return total, [name for name, quality in rows if noisier(quality)]
 
@@ -297,7 +290,7 @@ def main() -> int:
         for name in candidates:
             every = [quality[name, d.name] for d in chosen]
             noisy = [d.name for d, q in zip(chosen, every, strict=True) if noisier(q)]
-            print(f"- in-sample with {name}: {verdict(_summed(every), noisy)}.")
+            print(f"- in-sample with {name}: {verdict(summed(every), noisy)}.")
         # The settings as `backtest --tune` sets them side by side, over every resource.
         by_setting = {
             name: {d.resource_id: quality[name, d.name] for d in chosen} for name in candidates

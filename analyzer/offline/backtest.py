@@ -142,6 +142,14 @@ class Quality:
         }
 
 
+def summed(qualities: Iterable[Quality]) -> Quality:
+    """The figures of several resources as one."""
+    out = Quality()
+    for quality in qualities:
+        out.add(quality)
+    return out
+
+
 def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
@@ -180,10 +188,7 @@ class Backtest:
         }
 
     def total(self) -> Quality:
-        out = Quality()
-        for quality in self.by_resource.values():
-            out.add(quality)
-        return out
+        return summed(self.by_resource.values())
 
     def quality(self) -> dict[str, Any]:
         """Exhaustions warned ahead and false warnings, ours and the 20 % alarm's: in total,

@@ -27,7 +27,7 @@ from analyzer.analyze.rules import BUILTIN, LoadedRule, RuleSet, builtin_dir
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Inventory
 from analyzer.model.units import as_written
-from analyzer.offline.backtest import Quality
+from analyzer.offline.backtest import Quality, summed
 
 WIDER = (1.5, 2.0, 3.0)
 """The earlier settings: every burn pair's `within` this many times the rule's own."""
@@ -153,14 +153,11 @@ class Row:
 
     @classmethod
     def of(cls, setting: Setting, qualities: Iterable[Quality]) -> Row:
-        total = Quality()
-        count = 0
-        for quality in qualities:
-            total.add(quality)
-            count += 1
+        every = list(qualities)
+        total = summed(every)
         return cls(
             setting,
-            count,
+            len(every),
             total.exhaustions,
             total.warned,
             total.later_than_alarm,
