@@ -31,11 +31,6 @@ from analyzer.offline.backtest import Backtest, Quality, backtest
 from analyzer.offline.replay import BALANCES
 from analyzer.offline.tune import Judged, Setting, groups
 
-PART_SIZE = 1
-"""Resources a part holds, at least (whole groups). One group a part: a replay's cost grows
-faster than its resources (each step's garbage is collected among every resource's live
-objects: eight volumes with their instances took twice as long together as one by one), and
-the progress moves with each group."""
 _NAMES = frozenset(balance_metric(m) for m in BALANCES)
 
 
@@ -117,24 +112,18 @@ def with_balance(history: Recording) -> set[str]:
     }
 
 
-def parts(history: Recording, size: int = PART_SIZE) -> list[frozenset[str]]:
-    """The history's resources with a balance, with their neighbours, in parts of about
-    `size`: whole groups, in the order of their names."""
+def parts(history: Recording) -> list[frozenset[str]]:
+    """The history's resources with a balance, each with its neighbours: a group a part, in
+    the order of their names. One group at a time, not several: a replay's cost grows faster
+    than its resources (each step's garbage is collected among every resource's live objects:
+    eight volumes with their instances took twice as long together as one by one), and the
+    progress moves with each group."""
     group_of = groups(history.inventories.values())
-    members: dict[str, list[str]] = {}
+    members: dict[str, set[str]] = {}
     for rid, group in group_of.items():
-        members.setdefault(group, []).append(rid)
+        members.setdefault(group, set()).add(rid)
     wanted = {group_of.get(rid, rid) for rid in with_balance(history)}
-    out: list[frozenset[str]] = []
-    current: list[str] = []
-    for group in sorted(wanted):
-        current += members.get(group, [group])
-        if len(current) >= size:
-            out.append(frozenset(current))
-            current = []
-    if current:
-        out.append(frozenset(current))
-    return out
+    return [frozenset(members.get(group, {group})) for group in sorted(wanted)]
 
 
 Weigh = Callable[[Backtest], Any]
@@ -171,11 +160,10 @@ def each(
     jobs: int,
     weigh: Weigh = by_resource,
     level: str = "warning",
-    size: int = PART_SIZE,
 ) -> Iterator[tuple[int, frozenset[str], Any]]:
     """Every part of the history replayed under every one of `rulesets`, as each finishes:
     the rule set's index, the part's resources, and what `weigh` made of its backtest."""
-    tasks = [(index, ids) for index in range(len(rulesets)) for ids in parts(span.history, size)]
+    tasks = [(index, ids) for index in range(len(rulesets)) for ids in parts(span.history)]
     if jobs <= 1:
         for index, ids in tasks:
             yield index, ids, weigh(span.replayed(rulesets[index], ids))

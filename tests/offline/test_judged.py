@@ -51,11 +51,12 @@ def _history(count: int, balance_on: set[str]) -> Recording:
 
 def test_parts_keep_an_instance_with_its_volumes_and_leave_out_what_has_no_balance() -> None:
     history = _history(5, {"vol-00b", "vol-02a", "vol-03a", "vol-03b"})
-    found = judged.parts(history, size=4)
-    # i-00, i-02 and i-03 with both their volumes; i-01, i-04 and the database have no
-    # balance; four resources at least a part, whole groups.
+    found = judged.parts(history)
+    # i-00, i-02 and i-03, each with both its volumes; i-01, i-04 and the database have no
+    # balance.
     assert found == [
-        frozenset({"i-00", "vol-00a", "vol-00b", "i-02", "vol-02a", "vol-02b"}),
+        frozenset({"i-00", "vol-00a", "vol-00b"}),
+        frozenset({"i-02", "vol-02a", "vol-02b"}),
         frozenset({"i-03", "vol-03a", "vol-03b"}),
     ]
     assert judged.with_balance(history) == {"vol-00b", "vol-02a", "vol-03a", "vol-03b"}
