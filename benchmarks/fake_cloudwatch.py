@@ -13,17 +13,24 @@ of every 100, 10 idle gp3, 30 quiet gp2, 37 busy gp3, 20 gp2 of 100 GiB draining
 credits (1,500 IOPS against a 300 IOPS baseline: BurstBalance falls 4/3 points a minute from a
 level set by the volume's index, and once empty the volume runs at its baseline), and 3 gp3
 at their 3,000 IOPS cap (VolumeIOPSExceededCheck 1). Idle volumes are answered as in `today`:
-zero I/O, full idle time. Still a function of resource, metric and minute, and nothing else.
+zero I/O, full idle time. `nodes`: six volumes an instance, as databases and search nodes are
+laid out, by instance (`NODES`): most instances quiet, a few with a busy or a hot data volume,
+and late drainers, whose daily job starts while the benchmark runs (`LATE`). Still a function
+of resource, metric and minute, and nothing else.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 VOLUMES_PER_INSTANCE = 5
+"""In every mix but `nodes`."""
+NODE_VOLUMES = 6
 IO_BYTES = 16 * 1024
 
 MIXES: dict[str, tuple[tuple[int, str], ...]] = {
@@ -33,17 +40,96 @@ MIXES: dict[str, tuple[tuple[int, str], ...]] = {
 }
 """Of every 100 volumes, in index order: how many of each kind."""
 
+_QUIET_NODE = ("idle", "quiet", "idle", "idle", "idle", "idle")
+NODES: tuple[tuple[str, ...], ...] = (
+    _QUIET_NODE,
+    _QUIET_NODE,
+    _QUIET_NODE,
+    _QUIET_NODE,
+    ("idle", "surge", "surge", "idle", "idle", "idle"),
+    _QUIET_NODE,
+    ("idle", "busy", "quiet", "idle", "idle", "idle"),
+    ("idle", "busy", "busy", "idle", "idle", "idle"),
+    ("idle", "hot", "quiet", "idle", "idle", "idle"),
+    ("idle", "late", "quiet", "idle", "idle", "idle"),
+)
+"""The `nodes` mix, by instance, every ten instances: a root volume and five data volumes
+each. Six instances quiet; two with busy data volumes (1,000 IOPS each, under a third of an
+m5.large's EBS baseline together); one with a hot volume (2,900 of its 3,000 IOPS); a late
+drainer (`late`: a gp2 volume whose daily job drains its bucket); and an instance whose two
+`surge` volumes' daily job drains the instance's EBS bucket, though neither volume nears its
+own limits."""
+MIXES["nodes"] = ((60, "idle"), (15, "quiet"), (3, "busy"), (2, "hot"), (2, "late"), (3, "surge"))
+"""What `nodes` comes to, of every 100 volumes (rounded): for the report."""
+
 mix = "today"
 """The mix this process serves (set from its arguments)."""
 
 
+def per_instance(of: str | None = None) -> int:
+    return NODE_VOLUMES if (of or mix) == "nodes" else VOLUMES_PER_INSTANCE
+
+
 def volume_kind(index: int, of: str | None = None) -> str:
+    if (of or mix) == "nodes":
+        return NODES[index // NODE_VOLUMES % len(NODES)][index % NODE_VOLUMES]
     slot = index % 100
     for count, kind in MIXES[of or mix]:
         if slot < count:
             return kind
         slot -= count
     raise AssertionError("a mix covers 100 slots")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A daily job that drains a bucket: it asks `demand` for `length_s` from the same moment
+    every day, is held to `baseline` once the bucket is empty, and leaves the bucket to refill
+    at `baseline` after it. Levels in percent of `bucket` (credits)."""
+
+    demand: float
+    baseline: float
+    bucket: float
+    length_s: float = 3_600.0
+
+    def level(self, into: float) -> float:
+        """The balance `into` seconds after today's job started (negative: before it)."""
+        if into < 0:
+            into += 86_400  # yesterday's job, refilled since
+        spent = (self.demand - self.baseline) * min(into, self.length_s) / self.bucket * 100
+        level = max(0.0, 100.0 - spent)
+        if into > self.length_s:
+            level = min(100.0, level + self.baseline * (into - self.length_s) / self.bucket * 100)
+        return level
+
+    def rate(self, into: float) -> float:
+        """What the job does `into` seconds after today's start: its demand while credits last,
+        the baseline once they are gone, nothing outside it."""
+        if into < 0 or into >= self.length_s:
+            return 0.0
+        return self.demand if self.level(into) > 0 else self.baseline
+
+
+LATE = Job(demand=3_000.0, baseline=300.0, bucket=5_400_000.0)
+"""A gp2 volume of 100 GiB (300 IOPS baseline, 5.4 million credits) run at its 3,000 IOPS
+burst: empty 2,000 s in, after which the job runs at the baseline."""
+M5_LARGE = Job(demand=15_000.0, baseline=3_600.0, bucket=30 * 60 * (18_750.0 - 3_600.0))
+"""Two `surge` volumes at 7,500 IOPS each on an m5.large (3,600 IOPS baseline, 18,750 at most,
+30 minutes at the most a day: Amazon EC2 User Guide): its EBSIOBalance% is empty 2,392 s in."""
+SURGE_IO_BYTES = 4 * 1024
+"""Small operations, so that the surge drains the instance's IOPS bucket alone."""
+
+
+def late_start(index: int) -> int:
+    """Seconds after the benchmark's first cycle at which a late volume's or surging instance's
+    job starts, the same time every day: between 5 and 25 minutes in, by the instance."""
+    return 300 + (index // NODE_VOLUMES // len(NODES) * 420) % 1_200
+
+
+def _job_into(index: int, stamp: int) -> float:
+    """Seconds since the job of the instance of volume `index` started today (negative before)."""
+    since = (stamp - DRAIN_REFERENCE - late_start(index)) % 86_400
+    return since if since < 43_200 else since - 86_400
 
 
 IOPS = {
@@ -53,6 +139,8 @@ IOPS = {
     "hot": 2_900.0,
     "draining": 1_500.0,
     "capped": 3_000.0,
+    "late": 0.0,
+    "surge": 0.0,
 }
 
 DRAIN_REFERENCE = 1_795_262_400
@@ -72,24 +160,35 @@ def burst_balance(index: int, stamp: int) -> float:
 
 
 def drains(index: int) -> bool:
-    return volume_kind(index) == "draining"
+    return volume_kind(index) in ("draining", "late", "surge")
+
+
+def _iops(index: int, kind: str, stamp: int) -> float:
+    if kind == "draining" and burst_balance(index, stamp) == 0.0:
+        return DRAIN_BASELINE_IOPS
+    if kind == "late":
+        return LATE.rate(_job_into(index, stamp))
+    if kind == "surge":
+        return M5_LARGE.rate(_job_into(index, stamp)) / 2
+    return IOPS[kind]
 
 
 def _volume_value(index: int, metric: str, period: int, stamp: int = 0) -> float:
     kind = volume_kind(index)
-    iops = IOPS[kind]
-    if kind == "draining" and burst_balance(index, stamp) == 0.0:
-        iops = DRAIN_BASELINE_IOPS
+    iops = _iops(index, kind, stamp)
+    size = SURGE_IO_BYTES if kind == "surge" else IO_BYTES
     match metric:
         case "VolumeReadOps":
             return iops * period * 0.7
         case "VolumeWriteOps":
             return iops * period * 0.3
         case "VolumeReadBytes":
-            return iops * period * 0.7 * IO_BYTES
+            return iops * period * 0.7 * size
         case "VolumeWriteBytes":
-            return iops * period * 0.3 * IO_BYTES
+            return iops * period * 0.3 * size
         case "BurstBalance":
+            if kind == "late":
+                return LATE.level(_job_into(index, stamp))
             return burst_balance(index, stamp) if kind == "draining" else 100.0
         case "VolumeIOPSExceededCheck":
             return 1.0 if kind == "capped" else 0.0
@@ -103,11 +202,13 @@ def _volume_value(index: int, metric: str, period: int, stamp: int = 0) -> float
 
 
 def _attached(index: int) -> range:
-    return range(index * VOLUMES_PER_INSTANCE, (index + 1) * VOLUMES_PER_INSTANCE)
+    return range(index * per_instance(), (index + 1) * per_instance())
 
 
 def _instance_value(index: int, metric: str, period: int, stamp: int = 0) -> float:
     volumes = _attached(index)
+    if metric == "EBSIOBalance%" and any(volume_kind(v) == "surge" for v in volumes):
+        return M5_LARGE.level(_job_into(volumes[0], stamp))
     if metric in ("EBSIOBalance%", "EBSByteBalance%"):
         return 100.0
     name = {
@@ -134,7 +235,7 @@ def _published(metric: str, dimensions: dict[str, str]) -> str | None:
     dimensions; None otherwise (CloudWatch then answers an empty series)."""
     volume, instance = dimensions.get("VolumeId"), dimensions.get("InstanceId")
     if volume is not None and metric in PER_ATTACHMENT:
-        index = int(volume.split("-")[1]) // VOLUMES_PER_INSTANCE
+        index = int(volume.split("-")[1]) // per_instance()
         return (
             volume if dimensions == {"VolumeId": volume, "InstanceId": f"i-{index:08d}"} else None
         )
@@ -160,8 +261,9 @@ def _result(query: dict[str, Any], start: float, end: float) -> dict[str, Any]:
         instance = resource.startswith("i-")
         value = _instance_value if instance else _volume_value
         if any(map(drains, _attached(index))) if instance else drains(index):
-            # Values that change from minute to minute: one at each datapoint's start.
-            values = [value(index, metric, period, t) for t in stamps]
+            # Values that change from minute to minute: each datapoint the statistic of its
+            # period's minutes, as CloudWatch aggregates them.
+            values = [_over(value, index, metric, stat["Stat"], period, t) for t in stamps]
         else:
             values = [value(index, metric, period)] * len(stamps)
     return {
@@ -171,6 +273,25 @@ def _result(query: dict[str, Any], start: float, end: float) -> dict[str, Any]:
         "Values": values,
         "StatusCode": "Complete",
     }
+
+
+def _over(
+    value: Callable[[int, str, int, int], float],
+    index: int,
+    metric: str,
+    statistic: str,
+    period: int,
+    start: int,
+) -> float:
+    """A period's datapoint from its minutes: their sum, mean, least or most."""
+    minutes = [value(index, metric, 60, t) for t in range(start, start + period, 60)]
+    if statistic == "Sum":
+        return sum(minutes)
+    if statistic == "Minimum":
+        return min(minutes)
+    if statistic == "Maximum":
+        return max(minutes)
+    return sum(minutes) / len(minutes)
 
 
 class Handler(BaseHTTPRequestHandler):

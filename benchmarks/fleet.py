@@ -27,6 +27,7 @@ peaks are not figures).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import resource
@@ -77,20 +78,64 @@ KINDS = {
     "hot": ("gp3", 500),
     "draining": ("gp2", 100),
     "capped": ("gp3", 500),
+    "late": ("gp2", 100),
+    "surge": ("gp3", 500),
 }
+PROVISIONED = {"surge": 8_000}
+"""gp3 IOPS where not the 3,000 included."""
 sys.path.insert(0, str(HERE))
-from fake_cloudwatch import MIXES, VOLUMES_PER_INSTANCE, volume_kind  # noqa: E402
+from fake_cloudwatch import (  # noqa: E402
+    LATE,
+    M5_LARGE,
+    MIXES,
+    Job,
+    late_start,
+    per_instance,
+    volume_kind,
+)
 
 
 def fleet(volumes: int, mix: str) -> tuple[list[Volume], list[Instance]]:
     out = []
+    each = per_instance(mix)
     for n in range(volumes):
-        kind, size = KINDS[volume_kind(n, mix)]
-        iid = f"i-{n // VOLUMES_PER_INSTANCE:08d}"
-        iops = 3_000 if kind == "gp3" else None
+        name = volume_kind(n, mix)
+        kind, size = KINDS[name]
+        iid = f"i-{n // each:08d}"
+        iops = PROVISIONED.get(name, 3_000) if kind == "gp3" else None
         out.append(Volume(f"vol-{n:08d}", REGION, kind, size, "in-use", iops, None, iid))
-    count = (volumes + VOLUMES_PER_INSTANCE - 1) // VOLUMES_PER_INSTANCE
+    count = (volumes + each - 1) // each
     return out, [Instance(f"i-{n:08d}", REGION, "m5.large", "running") for n in range(count)]
+
+
+@dataclass(frozen=True)
+class Drain:
+    """A drain that starts while the benchmark runs: a `late` volume's bucket, or the EBS
+    bucket of an instance whose `surge` volumes drain it."""
+
+    resource_id: str
+    empty_at: datetime
+    alarm_at: datetime
+    """The end of the first minute whose balance is below 20 %: the earliest a
+    `BurstBalance < 20 %` alarm (or its instance twin) can fire."""
+
+
+def late_drains(volumes: int, mix: str) -> list[Drain]:
+    out = []
+    each = per_instance(mix)
+    for n in range(volumes):
+        kind = volume_kind(n, mix)
+        job: Job | None = {"late": LATE, "surge": M5_LARGE}.get(kind)
+        if job is None or (kind == "surge" and n % each != 1):
+            continue
+        rid = f"vol-{n:08d}" if kind == "late" else f"i-{n // each:08d}"
+        start = START - timedelta(seconds=5) + timedelta(seconds=late_start(n))
+        minute = next(m for m in range(0, 7_200, 60) if job.level(m) < 20.0)
+        empty = next(t for t in range(0, 7_200) if job.level(t) <= 0.0)
+        out.append(
+            Drain(rid, start + timedelta(seconds=empty), start + timedelta(seconds=minute + 60))
+        )
+    return out
 
 
 @dataclass
@@ -196,16 +241,21 @@ def top_sites(snapshot: tracemalloc.Snapshot, count: int) -> str:
     return "\n".join(lines)
 
 
-def daemon_cycle(analyzer: Analyzer, book: AlertBook, heap: Heap, now: datetime) -> Published:
+def daemon_cycle(
+    analyzer: Analyzer, book: AlertBook, heap: Heap, now: datetime
+) -> tuple[Published, set[tuple[str, str]]]:
     """A cycle as the daemon runs it: what the alert book holds read hot, the findings taken
     into the book, /metrics published; the cycle's result is dropped, what is published
-    kept."""
+    kept, with the (rule, resource id) of every alert firing."""
     alerted = {(a.finding.resource.region, a.resource_id) for a in book}
     steady = book.steady(analyzer.rules.daily())
     try:
         result = analyzer.proven(analyzer.run(now, alerted, steady), now, alerted)
         book.update(now, result.findings, result.pending)
-        return Published.of(result.readings, book.firing())
+        firing = book.firing()
+        return Published.of(result.readings, firing), {
+            (a.finding.rule, a.resource_id) for a in firing
+        }
     finally:
         heap.after_cycle()  # as the daemon does after each cycle
 
@@ -215,6 +265,10 @@ class Run:
     cycles: list[Cycle]
     resources: int
     baseline_mb: float
+    warned: dict[tuple[str, str], datetime]
+    """By (rule, resource id), the cycle its alert first fired in."""
+    firing: set[tuple[str, str]]
+    """What fires after the last cycle."""
 
 
 def free_port() -> int:
@@ -223,7 +277,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
+def run(
+    volumes: int, cycles: int, mix: str = "today", trace: int = 0, polling: str = "adaptive"
+) -> Run:
     port = free_port()
     fake = [sys.executable, str(HERE / "fake_cloudwatch.py"), str(port), mix]
     server = subprocess.Popen(fake)
@@ -234,7 +290,7 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         # The analyzer's client as the product builds it; the bare loop's as boto3 does.
         recorder = Recorder(Clients.for_region(REGION).cloudwatch, copies)
         bare = boto3.client("cloudwatch", region_name=REGION)
-        config = settings_mod.load({"region": [REGION]})
+        config = settings_mod.load({"region": [REGION], "polling": polling})
         loaded = rules.load()
         baseline_mb = rss_mb()  # what does not grow with the fleet
         if trace:
@@ -244,14 +300,19 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
         region = Region(REGION, describer, CloudWatch(recorder, REGION))
         # The alerts' fixes weighed on their past, a few a cycle, as the daemon does.
         analyzer = Analyzer(
-            config, loaded, connect=lambda _: region, adaptive=True, proofs=Proofs()
+            config,
+            loaded,
+            connect=lambda _: region,
+            adaptive=polling == "adaptive",
+            proofs=Proofs(),
         )
         analyzer.refresh_inventory()
         book = AlertBook(4 * 3600, 300)
         heap = Heap()
 
         runs: list[tuple[float, float, int, float]] = []
-        shown: list[Published] = []
+        shown: list[tuple[Published, set[tuple[str, str]]]] = []
+        warned: dict[tuple[str, str], datetime] = {}
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             made = recorder.made
@@ -260,6 +321,8 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
                 lambda: [daemon_cycle(analyzer, book, heap, now)]  # noqa: B023
             )
             runs.append((wall, cpu, recorder.made - made, rss_mb()))
+            for key in shown[0][1]:
+                warned.setdefault(key, now)
             if trace and k in (0, cycles - 1):
                 print(f"after cycle {k}:", file=sys.stderr)
                 print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
@@ -278,11 +341,54 @@ def run(volumes: int, cycles: int, mix: str = "today", trace: int = 0) -> Run:
                 f"RSS after it {after:,.0f} MB",
                 file=sys.stderr,
             )
-        return Run(out, len(found_volumes) + len(found_instances), baseline_mb)
+        firing = shown[0][1] if shown else set()
+        return Run(out, len(found_volumes) + len(found_instances), baseline_mb, warned, firing)
     finally:
         copies.close()
         server.terminate()
         server.wait()
+
+
+def steady_rate(volumes: int, measured: Run) -> float:
+    """Metrics requested per volume-hour over the cycles after the first."""
+    steady = measured.cycles[1:]
+    return sum(c.metrics for c in steady) / (volumes * len(steady) / 60)
+
+
+def leads(volumes: int, mix: str, measured: Run) -> list[tuple[Drain, float | None]]:
+    """Each late drain with how long before its bucket empties its first alert fired (None:
+    never, within the run)."""
+    out = []
+    for drain in late_drains(volumes, mix):
+        first = [at for (_, rid), at in measured.warned.items() if rid == drain.resource_id]
+        lead = (drain.empty_at - min(first)).total_seconds() if first else None
+        out.append((drain, lead))
+    return out
+
+
+def drain_lines(volumes: int, mix: str, measured: Run) -> list[str]:
+    lines = []
+    for drain, lead in leads(volumes, mix, measured):
+        alarm = (drain.empty_at - drain.alarm_at).total_seconds()
+        said = (
+            "not warned within the run"
+            if lead is None
+            else f"warned {lead / 60:.1f} min before empty, {lead / alarm:.1f}x the alarm's lead"
+        )
+        lines.append(
+            f"late drain {drain.resource_id}: empty at {drain.empty_at:%H:%M:%S}; "
+            f"a 20 % alarm {alarm / 60:.1f} min before; {said}"
+        )
+    return lines
+
+
+def summary(volumes: int, mix: str, measured: Run) -> dict[str, Any]:
+    """What `--json` prints: what another revision's run is compared on."""
+    return {
+        "steady_per_volume_hour": steady_rate(volumes, measured),
+        "firing": sorted(map(list, measured.firing)),
+        "leads": {d.resource_id: lead for d, lead in leads(volumes, mix, measured)},
+    }
 
 
 def report(volumes: int, measured: Run, mix: str = "today") -> str:
@@ -290,7 +396,7 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
     first, steady = cycles[0], cycles[1:]
     minutes = len(cycles)
     per_volume_hour = sum(c.metrics for c in cycles) / (volumes * minutes / 60)
-    steady_per_volume_hour = sum(c.metrics for c in steady) / (volumes * len(steady) / 60)
+    steady_per_volume_hour = steady_rate(volumes, measured)
     rss_mb = first.analyzer_peak_mb
 
     def median(values: list[float]) -> float:
@@ -303,7 +409,8 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
     bare_cpu = median([c.bare_cpu_s for c in steady])
     return "\n".join(
         [
-            f"fleet: {volumes:,} volumes on {volumes // 5:,} instances, mix {mix} "
+            f"fleet: {volumes:,} volumes on {-(-volumes // per_instance(mix)):,} instances, "
+            f"mix {mix} "
             f"({', '.join(f'{n} % {kind}' for n, kind in MIXES[mix])}); "
             f"{minutes} cycles of a minute",
             f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
@@ -321,8 +428,52 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
             f"{per_thousand:,.1f} MB",
             f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
             f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
+            *drain_lines(volumes, mix, measured),
         ]
     )
+
+
+def elsewhere(args: argparse.Namespace, polling: str, rev: str | None) -> dict[str, Any]:
+    """The same run in a process of its own: with `polling`, or with the analyzer and rules of
+    git revision `rev` (the benchmark and its fake stay this tree's)."""
+    command = [
+        sys.executable,
+        str(HERE / "fleet.py"),
+        f"--volumes={args.volumes}",
+        f"--cycles={args.cycles}",
+        f"--mix={args.mix}",
+        f"--polling={polling}",
+        "--json",
+    ]
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tree:
+        if rev is not None:
+            archive = subprocess.run(
+                ["git", "-C", str(HERE.parent), "archive", rev, "analyzer", "rules"],
+                check=True,
+                capture_output=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+            env["PYTHONPATH"] = tree
+        done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def comparison(args: argparse.Namespace, measured: Run) -> str:
+    """This run beside the same fleet read in full, and beside `--against`'s revision."""
+    mine = summary(args.volumes, args.mix, measured)
+    others = [("this version, `polling: full`", elsewhere(args, "full", None))]
+    if args.against:
+        others.append((f"revision {args.against}", elsewhere(args, "adaptive", args.against)))
+    lines = [f"{'run':34s} {'metrics/volume-hour':>20s}  same alerts  late drains warned (min)"]
+    for name, found in [("this version", mine), *others]:
+        same = "yes" if found["firing"] == mine["firing"] else "NO"
+        warned = ", ".join(
+            "never" if lead is None else f"{lead / 60:.1f}" for lead in found["leads"].values()
+        )
+        lines.append(f"{name:34s} {found['steady_per_volume_hour']:20.1f}  {same:11s}  {warned}")
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -331,10 +482,24 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=30)
     parser.add_argument("--mix", choices=sorted(MIXES), default="today")
     parser.add_argument("--trace-memory", type=int, default=0, metavar="N")
+    parser.add_argument("--polling", choices=("adaptive", "full"), default="adaptive")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="also run the fleet read in full, and `--against`'s revision, each in a process "
+        "of its own, and compare their bills, alerts and late drains' warnings",
+    )
+    parser.add_argument("--against", metavar="REV", help="a git revision to compare with")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     logs.configure("warning")
-    measured = run(args.volumes, args.cycles, args.mix, args.trace_memory)
+    measured = run(args.volumes, args.cycles, args.mix, args.trace_memory, args.polling)
+    if args.json:
+        print(json.dumps(summary(args.volumes, args.mix, measured)))
+        return 0
     print(report(args.volumes, measured, args.mix))
+    if args.compare:
+        print(comparison(args, measured))
     return 0
 
 
