@@ -114,8 +114,9 @@ LATE = Job(demand=3_000.0, baseline=300.0, bucket=5_400_000.0)
 """A gp2 volume of 100 GiB (300 IOPS baseline, 5.4 million credits) run at its 3,000 IOPS
 burst: empty 2,000 s in, after which the job runs at the baseline."""
 M5_LARGE = Job(demand=15_000.0, baseline=3_600.0, bucket=30 * 60 * (18_750.0 - 3_600.0))
-"""Two `surge` volumes at 7,500 IOPS each on an m5.large (3,600 IOPS baseline, 18,750 at most,
-30 minutes at the most a day: Amazon EC2 User Guide): its EBSIOBalance% is empty 2,392 s in."""
+"""Two `surge` volumes at 7,500 IOPS each (of their 16,000) on an m5.large (3,600 IOPS
+baseline, 18,750 at most, 30 minutes at the most a day: Amazon EC2 User Guide): its
+EBSIOBalance% is empty 2,392 s in."""
 SURGE_IO_BYTES = 4 * 1024
 """Small operations, so that the surge drains the instance's IOPS bucket alone."""
 

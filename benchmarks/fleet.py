@@ -81,7 +81,7 @@ KINDS = {
     "late": ("gp2", 100),
     "surge": ("gp3", 500),
 }
-PROVISIONED = {"surge": 8_000}
+PROVISIONED = {"surge": 16_000}
 """gp3 IOPS where not the 3,000 included."""
 sys.path.insert(0, str(HERE))
 from fake_cloudwatch import (  # noqa: E402
@@ -243,19 +243,23 @@ def top_sites(snapshot: tracemalloc.Snapshot, count: int) -> str:
 
 def daemon_cycle(
     analyzer: Analyzer, book: AlertBook, heap: Heap, now: datetime
-) -> tuple[Published, set[tuple[str, str]]]:
+) -> tuple[Published, set[tuple[str, str]], float | None]:
     """A cycle as the daemon runs it: what the alert book holds read hot, the findings taken
     into the book, /metrics published; the cycle's result is dropped, what is published
-    kept, with the (rule, resource id) of every alert firing."""
+    kept, with the (rule, resource id) of every alert firing and the month's bill the daemon
+    projects (dollars)."""
     alerted = {(a.finding.resource.region, a.resource_id) for a in book}
     steady = book.steady(analyzer.rules.daily())
     try:
         result = analyzer.proven(analyzer.run(now, alerted, steady), now, alerted)
         book.update(now, result.findings, result.pending)
         firing = book.firing()
-        return Published.of(result.readings, firing), {
-            (a.finding.rule, a.resource_id) for a in firing
-        }
+        projected = result.projection.dollars() if result.projection else None
+        return (
+            Published.of(result.readings, firing),
+            {(a.finding.rule, a.resource_id) for a in firing},
+            projected,
+        )
     finally:
         heap.after_cycle()  # as the daemon does after each cycle
 
@@ -269,6 +273,10 @@ class Run:
     """By (rule, resource id), the cycle its alert first fired in."""
     firing: set[tuple[str, str]]
     """What fires after the last cycle."""
+    projected: list[float]
+    """Each steady cycle's projection of the month's bill (dollars), as the daemon exports it."""
+    cost: dict[str, float]
+    """`ebs-analyzer cost`'s columns for the fleet (dollars a month)."""
 
 
 def free_port() -> int:
@@ -311,7 +319,8 @@ def run(
         heap = Heap()
 
         runs: list[tuple[float, float, int, float]] = []
-        shown: list[tuple[Published, set[tuple[str, str]]]] = []
+        shown: list[tuple[Published, set[tuple[str, str]], float | None]] = []
+        projected: list[float] = []
         warned: dict[tuple[str, str], datetime] = {}
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
@@ -323,6 +332,8 @@ def run(
             runs.append((wall, cpu, recorder.made - made, rss_mb()))
             for key in shown[0][1]:
                 warned.setdefault(key, now)
+            if k and shown[0][2] is not None:
+                projected.append(shown[0][2])
             if trace and k in (0, cycles - 1):
                 print(f"after cycle {k}:", file=sys.stderr)
                 print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
@@ -342,7 +353,16 @@ def run(
                 file=sys.stderr,
             )
         firing = shown[0][1] if shown else set()
-        return Run(out, len(found_volumes) + len(found_instances), baseline_mb, warned, firing)
+        cost = {c: p.dollars() for c, p in analyzer.costs()[REGION].items()}
+        return Run(
+            out,
+            len(found_volumes) + len(found_instances),
+            baseline_mb,
+            warned,
+            firing,
+            projected,
+            cost,
+        )
     finally:
         copies.close()
         server.terminate()
@@ -380,6 +400,27 @@ def drain_lines(volumes: int, mix: str, measured: Run) -> list[str]:
             f"a 20 % alarm {alarm / 60:.1f} min before; {said}"
         )
     return lines
+
+
+PRICE_PER_METRIC = 0.01 / 1000
+"""GetMetricData in us-east-1 (DOMAIN.md)."""
+
+
+def bill_lines(volumes: int, measured: Run) -> list[str]:
+    """The steady cycles' spend, as a month, beside what the daemon projected over them and
+    what `ebs-analyzer cost` gives from the inventory alone."""
+    steady = measured.cycles[1:]
+    spent = sum(c.metrics for c in steady) * PRICE_PER_METRIC * (30 * 1_440 / len(steady))
+    line = f"steady spend, as a month: ${spent:,.2f}"
+    if measured.projected:
+        low, high = min(measured.projected), max(measured.projected)
+        mean = statistics.mean(measured.projected)
+        line += (
+            f"; the daemon's projection over the same cycles ${low:,.2f} to ${high:,.2f}, "
+            f"mean ${mean:,.2f} ({mean / spent - 1:+.0%})"
+        )
+    columns = ", ".join(f"{c} ${d:,.2f}" for c, d in measured.cost.items())
+    return [line, f"`ebs-analyzer cost` from the inventory alone: {columns}"]
 
 
 def summary(volumes: int, mix: str, measured: Run) -> dict[str, Any]:
@@ -428,6 +469,7 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
             f"{per_thousand:,.1f} MB",
             f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
             f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
+            *bill_lines(volumes, measured),
             *drain_lines(volumes, mix, measured),
         ]
     )
