@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
@@ -226,3 +227,54 @@ def test_fourteen_days_that_start_after_midnight_are_fifteen_days_counted_alike(
 
     row = past_row(fit)
     assert (row["days"], row["limited_days"], row["days_spanned"]) == (14.0, 15, 15)
+
+
+def _credits_left_step_by_step(bucket, charge, period_s):  # type: ignore[no-untyped-def]
+    """The bucket period by period, as `CreditBucket` models it: what the arrays must give."""
+    from analyzer.model.state import EMPTY_BALANCE_PERCENT
+
+    left = np.ones(len(charge), dtype=np.bool_)
+    credits = bucket.capacity
+    for index, used in enumerate(charge.tolist()):
+        has = credits > EMPTY_BALANCE_PERCENT / 100 * bucket.capacity
+        left[index] = has
+        served = min(used, bucket.burst if has else bucket.baseline)
+        credits = min(max(credits - (served - bucket.baseline) * period_s, 0.0), bucket.capacity)
+    return left
+
+
+_GP2 = limits.CreditBucket(5_400_000.0, 300.0, 3_000.0, limits.Unit.IOPS)
+_ST1 = limits.CreditBucket(
+    1 * 1024**4 / 1, 40 * limits.MIB, 250 * limits.MIB, limits.Unit.BYTES_PER_SECOND, io_cap=500
+)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_bucket_over_arrays_is_the_bucket_period_by_period(seed: int) -> None:
+    """A fortnight of minutes: nightly drains that empty the bucket, bursts that do not,
+    quiet stretches that refill it, and noise; the same periods with and without credits."""
+    from analyzer.analyze.held import _credits_left
+
+    rng = np.random.default_rng(seed)
+    minutes = 14 * 1_440
+    base = rng.choice([0.0, 50.0, 250.0, 290.0], size=minutes)
+    charge = base + rng.exponential(40.0, size=minutes)
+    for day in range(14):
+        start = day * 1_440 + int(rng.integers(0, 1_200))
+        charge[start : start + int(rng.integers(20, 180))] = rng.uniform(1_500, 4_000)
+    for bucket in (_GP2, replace(_GP2, capacity=900_000.0)):
+        want = _credits_left_step_by_step(bucket, charge, 60)
+        assert not want.all() and want.any()
+        assert np.array_equal(_credits_left(bucket, charge, 60), want)
+    assert _credits_left(_GP2, np.full(100, 299.0), 60).all()
+
+
+def test_what_a_period_charges_over_arrays_is_what_the_model_charges() -> None:
+    from analyzer.analyze.held import _charges
+
+    rng = np.random.default_rng(7)
+    iops = rng.uniform(0, 2_000, size=500)
+    bps = iops * rng.choice([4 * 1024, 64 * 1024, 1024**2, 4 * 1024**2], size=500)
+    for bucket in (_GP2, _ST1, replace(_ST1, io_cap=None)):
+        want = [bucket.consumption(i, b) for i, b in zip(iops.tolist(), bps.tolist(), strict=True)]
+        assert np.allclose(_charges(bucket, iops, bps), want, rtol=0, atol=0)
