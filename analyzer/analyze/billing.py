@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from analyzer.collect.queries import MetricQuery
-from analyzer.model.costs import SECONDS_PER_MONTH, Cadence, Projection
+from analyzer.model.costs import SECONDS_PER_MONTH, Cadence, Projection, Role
 from analyzer.model.metrics import Tier
 
 MAX_STRETCH_S = 3600.0
@@ -28,15 +28,18 @@ def project(
     price_per_metric: float,
     alarms: Mapping[str, float] | None = None,
     steady: Collection[str] = frozenset(),
+    roles: Mapping[str, Role] | None = None,
 ) -> Projection:
     """The month's bill if each resource stays in its tier, asking for `wanted[id]`.
     `alarms`: by resource id, how soon a full bucket it drains reaches 20 % (`Cadence.of`);
-    `steady`: the ids of hot resources whose alerts fire steadily (`Cadence.of`)."""
+    `steady`: the ids of hot resources whose alerts fire steadily (`Cadence.of`); `roles`:
+    what their instances make of their cadences (`Cadence.of_resource`)."""
     metrics = dict.fromkeys(Tier, 0.0)
     alarms = alarms or {}
+    roles = roles or {}
     for rid, queries in wanted.items():
         tier = tiers.get(rid, Tier.IDLE)
-        every = cadence.of(tier, alarms.get(rid), rid in steady)
+        every = cadence.of_resource(tier, alarms.get(rid), rid in steady, roles.get(rid))
         metrics[tier] += sum(SECONDS_PER_MONTH / max(every, q.period_s) for q in queries)
     return Projection(metrics, price_per_metric)
 

@@ -26,11 +26,13 @@ windows of the rule that applies to it: the one the rules read, not a second opi
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from analyzer.model.findings import Bottleneck
-from analyzer.model.layers import Layer
+from analyzer.model.layers import Bucket, Layer
 from analyzer.model.limits import (
     full_to_alarm_s,
     instance_envelope,
@@ -42,7 +44,7 @@ from analyzer.model.limits import (
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import Instance, Inventory
-from analyzer.model.series import Status, recent
+from analyzer.model.series import Series, Status, recent
 from analyzer.model.state import ResourceState
 from analyzer.model.units import MIB, Unit
 
@@ -50,6 +52,14 @@ ASSUMED_IO_BYTES = 1 * MIB
 """Operations read without their bytes count at this size: the largest I/O that counts as
 one against an HDD limit, and four against gp2's."""
 FULL_PERCENT = 99.0
+NEAR_BASELINE = 0.9
+"""An instance's bucket is charged by the second for what its volumes do above its baseline
+(Amazon EC2 User Guide, "Amazon EBS-optimized instance types"), and the daemon sees their sum
+as means over minutes (CloudWatch's one-minute sums) and over the tier's five-minute window:
+a mean at 90 % of the baseline leaves a tenth for its seconds to spread above it. Below, the
+bucket is full and stays so (a balance below full says otherwise, and is read every minute);
+and while it is full, a drain at the instance's maximum takes 24 minutes to bring it to 20 %,
+which its balances read every 10 minutes (`IDLE_SHARE`) see in time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +135,9 @@ class Placement:
     hot_for: frozenset[Bottleneck] | None = _NOT_HOT
     """The limits that make it hot, its alerts aside: a rate at `hot_utilization` of one, a
     bucket that empties soon or is low. None where its data failed (nothing is known)."""
+    minute: bool = False
+    """An instance below the hot tier whose EBS bucket can change from one minute to the next
+    (`near_baseline`): its balances are read every minute."""
 
 
 def place(
@@ -133,9 +146,11 @@ def place(
     alerted: bool,
     policy: TierPolicy,
     at: datetime,
+    volumes: Sequence[ResourceState] = (),
 ) -> Placement:
     """The tier `state` belongs in with the data complete by `at`, its outlook worked out at
-    `at`, and the limits that make it hot."""
+    `at`, and the limits that make it hot. `volumes`: an instance's, whose latest rates tell
+    how near its baseline it is (`latest_load`)."""
     if state.status is Status.ERROR:
         return Placement(Tier.HOT if alerted else previous or Tier.ACTIVE, None)
     load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
@@ -149,6 +164,10 @@ def place(
     hot_for |= {b.bottleneck for value, b in balances if value is not None and value < low}
     if alerted or hot_for:
         return Placement(Tier.HOT, _interned(hot_for))
+    summed = latest_load(volumes, policy.window_s)
+    nearest = _Load(max(load.iops, summed.iops), max(load.bps, summed.bps))
+    if not state.has_storage and near_baseline(state, nearest, balances):
+        return Placement(Tier.ACTIVE, minute=True)
     # A bucket's balance is read once before its resource may go idle; where AWS reports
     # none (an unattached or a large gp2 volume), the load alone decides.
     never_read = previous is None and any(value is None for value, _ in balances)
@@ -160,6 +179,64 @@ def place(
     ):
         return Placement(Tier.ACTIVE)
     return Placement(Tier.IDLE)
+
+
+def latest_load(volumes: Iterable[ResourceState], window_s: float) -> _Load:
+    """What volumes do together by the latest data of each, however old: the mean of each
+    one's last `window_s` of data (its throughput taken at `ASSUMED_IO_BYTES` an operation
+    where its bytes are not read). An instance's own sum ends where the volume read least
+    recently ends; this is what each of them last showed."""
+    iops = bps = 0.0
+    for volume in volumes:
+        ops = _latest(volume.measure(Measure.IOPS), window_s)
+        if ops is None:
+            continue
+        iops += ops
+        found = _latest(volume.measure(Measure.THROUGHPUT), window_s)
+        bps += found if found is not None else ops * ASSUMED_IO_BYTES
+    return _Load(iops, bps)
+
+
+def _latest(series: Series, window_s: float) -> float | None:
+    newest = series.last()
+    if newest is None:
+        return None
+    end = newest[0] + timedelta(seconds=series.period_s)
+    return series.between(end - timedelta(seconds=window_s), end).mean()
+
+
+def near_baseline(
+    state: ResourceState, load: _Load, balances: list[tuple[float | None, Bucket]]
+) -> bool:
+    """Whether an instance's EBS bucket can change from one minute to the next: it is below
+    full (falling, or refilling), or its volumes' summed rate charges it `NEAR_BASELINE` of its
+    baseline or more."""
+    if any(value is not None and value < FULL_PERCENT for value, _ in balances):
+        return True
+    for bucket in state.buckets():
+        if bucket.model is not None:
+            charged = bucket.model.consumption(load.iops, load.bps)
+        else:
+            charged = load.iops if bucket.unit is Unit.IOPS else load.bps
+        if charged >= NEAR_BASELINE * bucket.baseline:
+            return True
+    return False
+
+
+def idle_ceiling(state: ResourceState, policy: TierPolicy, at: datetime) -> float:
+    """The most operations a second, each of `ASSUMED_IO_BYTES`, a resource can do and still
+    be idle by its load: under `quiet_utilization` of every limit, draining no bucket. Both
+    grow with the load in proportion, so one operation's share says where they are reached."""
+    one = _Load(1.0, float(ASSUMED_IO_BYTES))
+    found = [policy.quiet_utilization / share for share, _ in _shares(state, one, at) if share]
+    for bucket in state.buckets():
+        if bucket.model is not None:
+            charged = bucket.model.consumption(one.iops, one.bps)
+        else:
+            charged = one.iops if bucket.unit is Unit.IOPS else one.bps
+        if charged > 0:
+            found.append(bucket.baseline / charged)
+    return min(found, default=math.inf)
 
 
 def alarm_times(inv: Inventory) -> dict[str, float]:

@@ -119,6 +119,7 @@ def for_inventory(
     period_s: int | None = None,
     covered: Collection[str] = frozenset(),
     agentless: Collection[str] = frozenset(),
+    guards: Collection[str] = frozenset(),
 ) -> dict[str, list[MetricQuery]]:
     """The metric queries of every resource in a region, by resource id: at each resource's
     tier (see `Tier`), or every metric the catalogue has where no tiers are given. With
@@ -128,7 +129,9 @@ def for_inventory(
     `covered`: the ids of the volumes a node agent reads, whose rates it has: such a volume,
     and an instance whose every volume is one, are asked only what CloudWatch alone has
     (`metrics.BEYOND_NODE`). `agentless`: the ids of volumes whose CloudWatch agent fell
-    silent, read from AWS/EBS whatever ListMetrics said (`agent_metrics.Silence`)."""
+    silent, read from AWS/EBS whatever ListMetrics said (`agent_metrics.Silence`). `guards`:
+    the ids of idle instances whose operation counts stand guard over their idle volumes
+    (`guards_of`): asked for them at the idle tier."""
     known = known if known is not None else {}
 
     def tier(resource_id: str) -> Tier | None:
@@ -174,10 +177,11 @@ def for_inventory(
             if t is not None
             else _NOTHING_LEFT
         )
+        guard = instance.instance_id in guards
         out[instance.instance_id] = cached(
             instance.instance_id,
-            (instance, t, whole, leave, *attached),
-            partial(for_instance, instance, t, period_s, whole, leave),
+            (instance, t, whole, leave, _GUARD if guard else None, *attached),
+            partial(for_instance, instance, t, period_s, whole, leave, guard),
         )
     for db in inv.db_instances:
         t = tier(db.db_instance_id)
@@ -195,6 +199,8 @@ _BY_UNIT = {
 }
 
 
+_GUARD = object()
+"""In an instance's cache key: it stands guard."""
 _NOTHING_LEFT: frozenset[Measure | Part] = frozenset()
 _LEFT: dict[frozenset[Measure | Part], frozenset[Measure | Part]] = {}
 """One object for each set left out, so that an instance's queries are worked out again only
@@ -215,7 +221,9 @@ def _left_to_volumes(
       operation and byte counts where neither of its limits can bind;
     - its operation and byte counts are the sums of its volumes' (Amazon EC2 User Guide,
       "Instance metrics"), so where every volume is read at least as often and as closely as
-      the instance, they are summed from the volumes' instead (`states.instance_state`). Not
+      the instance, they are summed from the volumes' instead (`states.instance_state`); and
+      at the active tier whatever its volumes' tiers, the sum then ending at the last minute
+      every volume was read for (what an active instance is read for is its balances). Not
       where a volume is Multi-Attach (CloudWatch does not split its I/O by instance), read
       by a node agent, or not in the inventory."""
     known = [v for v in volumes if v is not None]
@@ -234,13 +242,51 @@ def _left_to_volumes(
         and all(
             not v.multi_attach
             and v.volume_id not in covered
-            and tiers.get(v.volume_id, Tier.IDLE).rank >= tier.rank
+            and (tier is Tier.ACTIVE or tiers.get(v.volume_id, Tier.IDLE).rank >= tier.rank)
             for v in known
         )
     )
     if not binds or summed:
         leave |= RATES
     return frozenset(leave)
+
+
+GUARD_PARTS = frozenset({Part.READ_OPS, Part.WRITE_OPS})
+"""What an idle instance asks to stand guard over its idle volumes."""
+
+
+def guards_of(
+    inv: Inventory, tiers: Mapping[str, Tier], covered: Collection[str]
+) -> dict[str, tuple[str, ...]]:
+    """By instance id, the volumes whose load the instance's own operation counts bound: an
+    idle Nitro instance, of a type with published limits, whose every attached volume is in
+    the inventory, idle, not Multi-Attach and not read by a node agent. On Nitro an instance's
+    EBSReadOps and EBSWriteOps are the sums of its volumes' (Amazon EC2 User Guide, "Instance
+    metrics"), so no volume does more than they show: its two counts stand for their six, or
+    more (where it pays: `Cadence.guard_pays`)."""
+    volumes = {v.volume_id: v for v in inv.volumes}
+    out = {}
+    for instance in inv.instances:
+        info = instance.type_info
+        mine = [volumes.get(vid) for vid in instance.volume_ids]
+        if (
+            instance.active
+            and info is not None
+            and info.nitro is True
+            and instance_envelope(instance) is not None
+            and tiers.get(instance.instance_id, Tier.IDLE) is Tier.IDLE
+            and len(mine) >= 2  # one volume's own two counts are as cheap
+            and all(
+                v is not None
+                and v.active
+                and not v.multi_attach
+                and v.volume_id not in covered
+                and tiers.get(v.volume_id, Tier.IDLE) is Tier.IDLE
+                for v in mine
+            )
+        ):
+            out[instance.instance_id] = tuple(instance.volume_ids)
+    return out
 
 
 def fully_covered(instance: Instance, covered: Collection[str]) -> bool:
@@ -319,10 +365,12 @@ def for_instance(
     period_s: int | None = None,
     covered: bool = False,
     leave: frozenset[Measure | Part] = frozenset(),
+    guard: bool = False,
 ) -> list[MetricQuery]:
     """`period_s`: None for CloudWatch's, by the instance's monitoring. `covered`: node agents
     read every one of its volumes; only what CloudWatch alone has is asked. `leave`: what is
-    not asked of it (`_left_to_volumes`)."""
+    not asked of it (`_left_to_volumes`). `guard`: idle, it stands guard over its volumes
+    (`guards_of`) and asks its operation counts too."""
     if not instance.active:
         return []
     period = period_s or (DETAILED_PERIOD_S if instance.detailed_monitoring else BASIC_PERIOD_S)
@@ -334,7 +382,7 @@ def for_instance(
         # AWS publishes no instance EBS exceeded checks for bare metal.
         When.VIRTUALIZED_NITRO: nitro and (info is None or not info.bare_metal),
     }
-    return _queries(
+    out = _queries(
         Namespace.EC2,
         instance.instance_id,
         period,
@@ -343,3 +391,14 @@ def for_instance(
         covered=covered,
         leave=leave,
     )
+    if guard and tier is Tier.IDLE:
+        everything = frozenset(m.feeds for m in metrics.of(Namespace.EC2))
+        out += _queries(
+            Namespace.EC2,
+            instance.instance_id,
+            period,
+            lambda w: has.get(w, False),
+            Tier.ACTIVE,
+            leave=everything - GUARD_PARTS,
+        )
+    return out

@@ -22,7 +22,7 @@ from analyzer.analyze.tiers import alarm_times
 from analyzer.collect import queries
 from analyzer.collect.queries import MetricQuery
 from analyzer.live.polling import RegionPoller
-from analyzer.model.costs import Cadence, Projection
+from analyzer.model.costs import Cadence, Projection, Role
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
 from analyzer.settings import Settings
@@ -53,9 +53,10 @@ class Bill:
     def costs(
         self, price_list: PriceList, found: dict[str, Inventory], covered: frozenset[str]
     ) -> dict[str, dict[str, Projection]]:
-        """Per scope, from the inventory alone: the month's bill with every resource idle,
-        active or hot, and under `polling: full` (every metric every interval); the rates of
-        the volumes node agents read (`covered`) cost nothing."""
+        """Per scope, from the inventory alone: the month's bill with every resource idle
+        (its instances standing guard where they can: `queries.guards_of`), active or hot,
+        and under `polling: full` (every metric every interval); the rates of the volumes node
+        agents read (`covered`) cost nothing."""
         price = price_list.cloudwatch_per_1000_metrics / 1000
         cadence = self.cadence()
         out: dict[str, dict[str, Projection]] = {}
@@ -65,8 +66,20 @@ class Bill:
             row = {}
             for tier in Tier:
                 tiers = dict.fromkeys(full, tier)
-                wanted = queries.for_inventory(inv, tiers, covered=covered)
-                row[tier.value] = billing.project(wanted, tiers, cadence, price, alarms)
+                # All idle, the instances whose volumes their counts bound stand guard.
+                guards = {
+                    iid: vids
+                    for iid, vids in queries.guards_of(inv, tiers, covered).items()
+                    if cadence.guard_pays([alarms.get(v) for v in vids])
+                }
+                roles: dict[str, Role] = {
+                    **{vid: "guarded" for vids in guards.values() for vid in vids},
+                    **dict.fromkeys(guards, "guard"),
+                }
+                wanted = queries.for_inventory(inv, tiers, covered=covered, guards=guards)
+                row[tier.value] = billing.project(
+                    wanted, tiers, cadence, price, alarms, roles=roles
+                )
             row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
             out[region] = row
         return out
@@ -121,8 +134,10 @@ class Bill:
         alarms = {where: pollers[where].alarms(inv) for where, inv in inventories.items()}
         # The budgets weigh every hot resource at the interval: what they stretch the quiet
         # tiers by does not move each time an alert starts or stops firing steadily.
+        roles = {where: pollers[where].roles() for where in inventories}
         unbounded = {
-            w: billing.project(q, t, base, price, alarms[w]) for w, (q, t) in asked.items()
+            w: billing.project(q, t, base, price, alarms[w], roles=roles[w])
+            for w, (q, t) in asked.items()
         }
         cadences = dict.fromkeys(asked, base)
         if adaptive:
@@ -142,7 +157,7 @@ class Bill:
                 pollers[where].cadence = cadences[where]
         steady = {where: pollers[where].steady for where in inventories}
         final = {
-            w: billing.project(q, t, cadences[w], price, alarms[w], steady[w])
+            w: billing.project(q, t, cadences[w], price, alarms[w], steady[w], roles[w])
             for w, (q, t) in asked.items()
         }
         self.by_scope = {w: p.dollars() for w, p in final.items()}
@@ -153,9 +168,14 @@ class Bill:
 
     def _say_budget(self, account_id: str, budget: float, bill: Projection, now: Cadence) -> None:
         """Log a budget that starts or stops binding, once, when it does."""
-        if self._budget_cadences.get(account_id, self.cadence()) == now:
-            return
+        before = self._budget_cadences.get(account_id, self.cadence())
         self._budget_cadences[account_id] = now
+        if (before.active_s, before.idle_s, before == self.cadence()) == (
+            now.active_s,
+            now.idle_s,
+            now == self.cadence(),
+        ):
+            return  # the stretch moved, and with it no cadence said
         log.warning(
             "budget.binding" if now != self.cadence() else "budget.released",
             account_id=account_id or None,

@@ -7,6 +7,16 @@ ones are due every cycle. After each fetch the tiers are decided again from the 
 a resource that moved up is fetched again at once, in the same cycle, for the metrics its new
 tier reads (backfilled over the lookback), so a quiet volume that starts draining is judged on
 full data the cycle its operations show it.
+
+An instance's EBS counters are its volumes' I/O, which sets two cadences by physics:
+- an idle instance whose volumes are all idle stands guard over them (`queries.guards_of`):
+  its two operation counts, read as often as the quickest of them would be, bound every
+  volume's load. While they stay under what would leave the least of its volumes idle
+  (`tiers.idle_ceiling`), the volumes are read only every `GUARDED_S`; once they do not, or
+  cannot be read, every volume is read in the same cycle, backfilled;
+- an instance whose bucket can change from one minute to the next (below full, or its
+  volumes' sum near its baseline: `tiers.near_baseline`) has its balances read every minute;
+  its rates are summed from its volumes' (`queries._left_to_volumes`).
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, alarm_times, place
+from analyzer.analyze.tiers import TierPolicy, alarm_times, idle_ceiling, place
 from analyzer.collect import queries
 from analyzer.collect.agent_metrics import Silence
 from analyzer.collect.fetch import fetch
@@ -28,12 +38,12 @@ from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import MINUTE_S, data_end
 from analyzer.model import metrics
-from analyzer.model.costs import Cadence
+from analyzer.model.costs import Cadence, Role
 from analyzer.model.findings import Bottleneck
-from analyzer.model.metrics import Namespace, Tier
+from analyzer.model.metrics import Measure, Namespace, Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Instance, Inventory
-from analyzer.model.series import Series
+from analyzer.model.series import Series, Status, recent
 from analyzer.model.state import FetchStats, ResourceState
 
 MAX_ROUNDS = 3
@@ -99,6 +109,14 @@ class RegionPoller:
     """By resource id: a covered resource's state as polled, and marked as the node's."""
     silence: Silence = field(default_factory=Silence)
     """The volumes whose CloudWatch agent fell silent: read from AWS/EBS for a while."""
+    guards: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """By instance id, the idle volumes its operation counts stand guard over, as the last
+    plan had them (`queries.guards_of`)."""
+    _guarded: dict[str, str] = field(default_factory=dict)
+    """By volume id, the instance that stands guard over it."""
+    minute: set[str] = field(default_factory=set)
+    """The instances below the hot tier whose balances are read every minute
+    (`tiers.Placement.minute`)."""
 
     def poll(
         self,
@@ -128,7 +146,8 @@ class RegionPoller:
             self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
             self.polled.update(dict.fromkeys(due, now))
             current, found = self._states(inv, wanted, now)
-            raised = self._decide(found, due, alerted, now)
+            decided = due | self._summing_over(inv, due)
+            raised = self._decide(found, decided, alerted, now) | self._tripped(found, due, now)
             # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
             end = data_end(now, self.settle_s, self.resolution_s)
             silent = self.silence.check(inv, current, due, end, now)
@@ -164,27 +183,48 @@ class RegionPoller:
         )
         return current, self._mark_covered(inv, found)
 
-    def _summed(self, inv: Inventory) -> list[Instance]:
-        """The instances whose rates are summed from their volumes' though they are not idle,
-        since every volume is read at least as often (`queries._left_to_volumes`): their own
-        operation counts are not asked. (An instance none of whose limits can bind is not
-        asked them either, but its volumes keep their own cadences: its sum decides nothing.)"""
+    def _summing(self, inv: Inventory) -> list[Instance]:
+        """The instances whose rates are summed from their volumes' though they are not idle
+        (`queries._left_to_volumes`): their own operation counts are not asked. (An instance
+        none of whose limits can bind is not asked them either, but its volumes keep their
+        own cadences: its sum decides nothing.)"""
         if not self.adaptive:
             return []
         wanted = self.wanted(inv)
-        out = []
-        for instance in inv.instances:
-            tier = self.tiers.get(instance.instance_id, Tier.IDLE)
-            if (
-                tier is not Tier.IDLE
-                and instance.volume_ids
-                and all(
-                    self.tiers.get(vid, Tier.IDLE).rank >= tier.rank for vid in instance.volume_ids
-                )
-                and not any(q.metric in _EC2_COUNTS for q in wanted.get(instance.instance_id, ()))
-            ):
-                out.append(instance)
-        return out
+        return [
+            instance
+            for instance in inv.instances
+            if self.tiers.get(instance.instance_id, Tier.IDLE) is not Tier.IDLE
+            and instance.volume_ids
+            and not any(q.metric in _EC2_COUNTS for q in wanted.get(instance.instance_id, ()))
+        ]
+
+    def _summed(self, inv: Inventory) -> list[Instance]:
+        """Of those, the hot ones every volume of which is read at least as often: polled with
+        them, so that the sum covers the same minutes of each. (An active instance is read for
+        its balances; its sum ends where its volumes' reads do.)"""
+        return [
+            instance
+            for instance in self._summing(inv)
+            if self.tiers.get(instance.instance_id) is Tier.HOT
+            and all(
+                self.tiers.get(vid, Tier.IDLE).rank
+                >= self.tiers.get(instance.instance_id, Tier.IDLE).rank
+                for vid in instance.volume_ids
+            )
+        ]
+
+    def _summing_over(self, inv: Inventory, due: set[str]) -> set[str]:
+        """The instances a volume of which was read now: their sums moved, and with them the
+        tier their bucket puts them in (a sum that nears the baseline puts an instance's
+        balances on the minute the cycle its volumes show it)."""
+        if not self.adaptive:
+            return set()
+        return {
+            i.instance_id
+            for i in inv.instances
+            if i.instance_id not in due and any(v in due for v in i.volume_ids)
+        }
 
     def _summed_volumes(self, inv: Inventory, due: set[str]) -> set[str]:
         """The volumes of the summed instances due now: polled with them, so that the sum
@@ -192,10 +232,10 @@ class RegionPoller:
         return {vid for i in self._summed(inv) if i.instance_id in due for vid in i.volume_ids}
 
     def _complete_until(self, inv: Inventory) -> dict[str, datetime]:
-        """By summed instance, the end of the minutes every one of its volumes was asked for."""
+        """By summing instance, the end of the minutes every one of its volumes was asked for."""
         asked = self.history.asked_until()
         out = {}
-        for instance in self._summed(inv):
+        for instance in self._summing(inv):
             ends = [asked.get(vid) for vid in instance.volume_ids]
             if all(end is not None for end in ends):
                 out[instance.instance_id] = min(e for e in ends if e is not None)
@@ -264,9 +304,9 @@ class RegionPoller:
         that a fleet backfilled in one cycle is not polled again all in one cycle."""
         for rid in new:
             tier = self.tiers.get(rid, Tier.IDLE)
-            if tier is Tier.HOT:
+            if tier is Tier.HOT or rid in self.minute:
                 continue
-            every = self.cadence.of(tier, self._alarms.get(rid))
+            every = self.every(rid, tier)
             offset = zlib.crc32(rid.encode()) % int(every)
             self.polled[rid] = now - timedelta(seconds=offset)
 
@@ -276,6 +316,7 @@ class RegionPoller:
             self._ids = _ids(inv)
             self._alarms = alarm_times(inv)
             self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
+            self.minute &= self._ids
             self.hot_for = {rid: h for rid, h in self.hot_for.items() if rid in self._ids}
             self._recent_until = {
                 rid: t for rid, t in self._recent_until.items() if rid in self._ids
@@ -302,8 +343,14 @@ class RegionPoller:
         ):
             return plan[4]
         tiers = self._query_tiers(self._ids_of(inv))
+        self.guards = {
+            iid: vids
+            for iid, vids in queries.guards_of(inv, tiers, self.covered).items()
+            if self.cadence.guard_pays([self._alarms.get(v) for v in vids])
+        }
+        self._guarded = {vid: iid for iid, vids in self.guards.items() for vid in vids}
         wanted = queries.for_inventory(
-            inv, tiers, self.known, self._period(), self.covered, agentless
+            inv, tiers, self.known, self._period(), self.covered, agentless, self.guards
         )
         self._plan = (inv, self.tier_moves, self.covered, agentless, wanted)
         return wanted
@@ -313,6 +360,27 @@ class RegionPoller:
         what its idle cadence follows from."""
         self._ids_of(inv)
         return self._alarms
+
+    def every(self, rid: str, tier: Tier) -> float:
+        """Seconds between polls of a resource below the hot tier (`Cadence.of_resource`)."""
+        return self.cadence.of_resource(tier, self._alarms.get(rid), role=self.role(rid))
+
+    def role(self, rid: str) -> Role:
+        """What its instance's physics makes of its cadence (`Cadence.of_resource`)."""
+        if rid in self.minute:
+            return "minute"
+        if rid in self.guards:
+            return "guard"
+        if rid in self._guarded:
+            return "guarded"
+        return None
+
+    def roles(self) -> dict[str, Role]:
+        """By resource id, every role in force (what the projected bill counts)."""
+        out: dict[str, Role] = dict.fromkeys(self.minute, "minute")
+        out.update(dict.fromkeys(self._guarded, "guarded"))
+        out.update(dict.fromkeys(self.guards, "guard"))
+        return out
 
     def _period(self) -> int | None:
         return None if self.resolution_s == MINUTE_S else self.resolution_s
@@ -337,9 +405,10 @@ class RegionPoller:
             until = self._recent_until.get(rid)
             return until is None or data_end(now, self.settle_s, self.resolution_s) > until
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
+        every = self.cadence.interval_s if tier is Tier.HOT else self.every(rid, tier)
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
         # interval late.
-        wait = self.cadence.of(tier, self._alarms.get(rid)) - self.cadence.interval_s / 2
+        wait = every - self.cadence.interval_s / 2
         return (now - last).total_seconds() >= wait
 
     def _decide(
@@ -348,15 +417,20 @@ class RegionPoller:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
         at = data_end(now, self.settle_s, self.resolution_s)
         raised = set()
+        volumes = {s.ref.resource_id: s for s in found if s.is_volume}
         for state in found:
             rid = state.ref.resource_id
             if rid not in polled:
                 continue
             previous = self.tiers.get(rid)
             judged = with_outlook(state, self.windows(state), at, at)
-            placed = place(judged, previous, rid in alerted, self.policy, at)
+            mine = [volumes[v] for v in state.related if v in volumes] if self.adaptive else []
+            placed = place(judged, previous, rid in alerted, self.policy, at, mine)
             tier = placed.tier
             self.hot_for[rid] = placed.hot_for
+            if placed.minute is not (rid in self.minute):
+                self.minute ^= {rid}
+                self.steady_moves += 1  # what the projected bill follows
             empties = judged.outlook.seconds_to_empty if judged.outlook else None
             if empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True):
                 self._emptying.add(rid)
@@ -373,6 +447,29 @@ class RegionPoller:
                 self.tier_moves += 1
             self.tiers[rid] = tier
         return raised
+
+    def _tripped(self, found: list[ResourceState], polled: set[str], now: datetime) -> set[str]:
+        """The volumes of the guards read now whose operation counts, over the stretch since
+        their last read, came up to what would leave the least of their volumes idle, or
+        could not be read: read at once, in the next round."""
+        if not self.guards or not self.adaptive:
+            return set()
+        at = data_end(now, self.settle_s, self.resolution_s)
+        states = {s.ref.resource_id: s for s in found}
+        out: set[str] = set()
+        for iid, vids in self.guards.items():
+            guard = states.get(iid)
+            if iid not in polled or guard is None:
+                continue
+            ceiling = min(
+                (idle_ceiling(states[v], self.policy, at) for v in vids if v in states),
+                default=0.0,
+            )
+            since = recent(guard.measure(Measure.IOPS), at, self.every(iid, Tier.IDLE) + 60)
+            unread = since.status is not Status.OK or not len(since.values)
+            if unread or max(since.values) >= ceiling:
+                out.update(vids)
+        return out
 
     def _fetch(self, wanted: list[MetricQuery], now: datetime, stats: FetchStats) -> None:
         """Fetch what the history lacks of `wanted`, and take the answers in as planned."""

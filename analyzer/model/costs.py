@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from analyzer.model.metrics import Tier
 from analyzer.model.series import STALE_PERIODS
@@ -19,12 +20,22 @@ is seen at the latest 13 minutes in (with the settle delay and a cycle), and war
 2.9 times as long before empty as the alarm (docs/daemon.md, Adaptive polling)."""
 
 
+GUARDED_S = 3600.0
+"""How often an idle volume is read while its instance's operation counts stand guard over it
+(`queries.guards_of`): the counts bound its load every minute, so its own read only keeps its
+own series, and what `/metrics` shows of it, within the hour."""
+
+
 STEADY_S = (STALE_PERIODS + 1) * 60.0
 """How often a hot resource whose alerts all fire steadily is polled, where CloudWatch's
 newest minute is in by the settle delay: one-minute data stays recent for `STALE_PERIODS`
 minutes after a poll, and the poller reads it again in the cycle it would go stale in (sooner
 where the newest minute comes late). What its data shows meanwhile is seen up to
 `STALE_PERIODS` minutes later than with a poll every minute."""
+
+
+Role = Literal["minute", "guard", "guarded"] | None
+"""What a resource's instance makes of its cadence (`Cadence.of_resource`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +66,34 @@ class Cadence:
             return self.idle_s
         soon = round(IDLE_SHARE * alarm_s / 60) * 60 * self.stretch
         return min(self.idle_s, max(soon, self.active_s))
+
+    def of_resource(
+        self, tier: Tier, alarm_s: float | None = None, steady: bool = False, role: Role = None
+    ) -> float:
+        """`of`, for a resource the physics of its instance sets a cadence of its own for:
+        `minute`, an instance whose EBS bucket can change from one minute to the next (every
+        interval); `guard`, an idle instance whose operation counts stand guard over its idle
+        volumes (the active cadence: at least twice as often as any of them would be read,
+        for the price of one); `guarded`, such a volume (`GUARDED_S`)."""
+        if tier is not Tier.HOT and role == "minute":
+            return self.interval_s
+        if tier is Tier.IDLE and role == "guard":
+            return self.active_s
+        if tier is Tier.IDLE and role == "guarded":
+            return max(GUARDED_S, self.idle_s)
+        return self.of(tier, alarm_s, steady)
+
+    def guard_pays(self, alarms: Sequence[float | None]) -> bool:
+        """Whether an instance standing guard over idle volumes whose soonest alarms are
+        `alarms` costs less than reading them: the guard's two counts at its cadence and each
+        volume's two at `GUARDED_S`, against each volume's two at its idle cadence. Three
+        volumes on an instance whose bucket they can drain (10 minutes each) cost 36 metrics
+        an hour read, 30 guarded; two, 24 and 28."""
+        read = sum(1 / self.of(Tier.IDLE, alarm) for alarm in alarms)
+        guarded = 1 / self.of_resource(Tier.IDLE, role="guard") + len(alarms) / self.of_resource(
+            Tier.IDLE, role="guarded"
+        )
+        return read > guarded
 
 
 @dataclass(frozen=True, slots=True)

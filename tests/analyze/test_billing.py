@@ -6,7 +6,7 @@ import pytest
 
 from analyzer.analyze.billing import MAX_STRETCH_S, project, within
 from analyzer.collect import queries
-from analyzer.model.costs import Cadence
+from analyzer.model.costs import SECONDS_PER_MONTH, Cadence
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Instance, InstanceType, Volume
 
@@ -92,3 +92,28 @@ def test_a_budget_below_the_hot_resources_stretches_the_rest_as_far_as_it_goes()
         MAX_STRETCH_S,
         MAX_STRETCH_S,
     )
+
+
+def test_the_bill_counts_guards_and_guarded_volumes_at_their_own_cadences():
+    gp3 = [
+        Volume(f"vol-{n}", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-1") for n in range(6)
+    ]
+    info = InstanceType("m5.large", 3_600, 18_750, 81.25e6, 593.75e6, nitro=True)
+    one = Instance(
+        "i-1", "us-east-1", "m5.large", "running", True, tuple(v.volume_id for v in gp3), info
+    )
+    from analyzer.model.resources import Inventory
+
+    inv = Inventory("us-east-1", tuple(gp3), (one,))
+    tiers = dict.fromkeys(["i-1", *(v.volume_id for v in gp3)], Tier.IDLE)
+    guards = queries.guards_of(inv, tiers, ())
+    wanted = queries.for_inventory(inv, tiers, guards=guards)
+    cadence = Cadence(60.0, 300.0, 900.0)
+    alarms = dict.fromkeys(tiers, 1_440.0)  # the m5.large's bucket: every 10 minutes
+    plain = project(wanted, tiers, cadence, 1.0, alarms)
+    roles = {"i-1": "guard", **dict.fromkeys((v.volume_id for v in gp3), "guarded")}
+    guarded = project(wanted, tiers, cadence, 1.0, alarms, roles=roles)
+    hour = 3_600 / SECONDS_PER_MONTH
+    # Six volumes' two counts every 10 minutes: 72 an hour; guarded, 12 and the guard's 24.
+    assert plain.total_metrics * hour == pytest.approx(72 + 12)
+    assert guarded.total_metrics * hour == pytest.approx(12 + 24)

@@ -12,6 +12,7 @@ from analyzer.analyze.tiers import TierPolicy, place
 from analyzer.model.findings import Bottleneck
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.outlook import ForecastWindows
+from analyzer.model.resources import Volume
 from analyzer.model.series import Status
 from analyzer.model.state import ResourceState
 from analyzer.model.units import KIB
@@ -150,3 +151,88 @@ def test_each_resource_s_soonest_alarm_comes_from_the_buckets_its_io_drains() ->
     expected = 0.8 * 1_800 * (593.75e6 - 81.25e6) / drain
     assert found["vol-small"] == pytest.approx(expected)
     assert found["i-small"] == pytest.approx(expected)
+
+
+def _m5(iops: float, io: float = 16 * KIB, balance: float = 100.0) -> ResourceState:
+    """An m5.large (3,600 IOPS and 81.25 MB/s baseline) whose volumes do `iops` together."""
+    from tests.fakes import M5
+    from tests.helpers import instance_state
+
+    return instance_state(
+        M5,
+        {
+            Measure.IOPS: series([iops] * 30),
+            Measure.THROUGHPUT: series([iops * io] * 30),
+            Measure.IO_BALANCE: series([balance] * 30),
+            Measure.BYTE_BALANCE: series([balance] * 30),
+        },
+        volume_ids=("vol-1", "vol-2"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("iops", "balance", "minute"),
+    [
+        (1_000, 100.0, False),  # 28 % of the baseline: its bucket cannot fall
+        (3_000, 100.0, False),  # 83 %
+        (3_300, 100.0, True),  # 92 %: within a tenth of it
+        (500, 97.0, True),  # below full: refilling
+    ],
+)
+def test_an_instance_near_its_baseline_or_below_full_is_read_every_minute(
+    iops: float, balance: float, minute: bool
+) -> None:
+    judged = with_outlook(_m5(iops, balance=balance), ForecastWindows(), AT, AT)
+    placed = place(judged, Tier.IDLE, False, TierPolicy(), AT)
+    assert placed.minute is minute
+    assert placed.tier is (Tier.ACTIVE if minute else placed.tier)
+
+
+def test_an_instance_is_near_its_baseline_by_its_volumes_latest_rates() -> None:
+    """Its own sum ends where its least recently read volume's data does; each volume's own
+    latest rates say where it is now."""
+    from analyzer.analyze.tiers import latest_load
+
+    old = T0 - timedelta(minutes=20)
+    busy = running("gp3", 500, 2_000, 16 * KIB, iops=3_000, throughput=125)
+    idle = volume_state("gp3", 100, {Measure.IOPS: series([0.0] * 5, start=old)}, iops=3_000)
+    found = latest_load([busy, idle], 300.0)
+    assert found.iops == pytest.approx(2_000)
+    assert found.bps == pytest.approx(2_000 * 16 * KIB)
+    judged = with_outlook(_m5(0.0), ForecastWindows(), AT, AT)
+    assert not place(judged, Tier.IDLE, False, TierPolicy(), AT).minute
+    busier = running("gp3", 500, 1_300, 16 * KIB, iops=3_000, throughput=125)
+    assert place(judged, Tier.IDLE, False, TierPolicy(), AT, [busy, busier]).minute
+
+
+@pytest.mark.parametrize(
+    ("state", "ceiling"),
+    [
+        # gp3: 30 % of 125 MiB/s at 1 MiB an operation.
+        (running("gp3", 100, 0, 16 * KIB, iops=3_000, throughput=125), 37.5),
+        # gp2 of 100 GiB: 30 % of its 128 MiB/s, before its 300 IOPS baseline, a MiB
+        # counting as four 256 KiB operations (75 a second).
+        (running("gp2", 100, 0, 16 * KIB, balance=100.0), 38.4),
+    ],
+)
+def test_the_idle_ceiling_is_the_load_at_which_a_resource_leaves_the_idle_tier(
+    state: ResourceState, ceiling: float
+) -> None:
+    from analyzer.analyze.tiers import ASSUMED_IO_BYTES, idle_ceiling
+
+    found = idle_ceiling(state, TierPolicy(), AT)
+    assert found == pytest.approx(ceiling)
+    volume = state.resource
+    assert isinstance(volume, Volume)
+    for rate, tier in ((found * 0.99, Tier.IDLE), (found * 1.01, Tier.ACTIVE)):
+        loaded = running(
+            volume.volume_type,
+            volume.size_gib,
+            rate,
+            ASSUMED_IO_BYTES,
+            balance=100.0,
+            iops=volume.iops,
+            throughput=volume.throughput_mibps,
+        )
+        judged = with_outlook(loaded, ForecastWindows(), AT, AT)
+        assert place(judged, Tier.IDLE, False, TierPolicy(), AT).tier is tier, rate

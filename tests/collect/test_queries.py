@@ -387,9 +387,11 @@ def test_an_instance_s_counts_are_summed_from_volumes_read_as_closely_as_it():
     assert not asked(Tier.ACTIVE, Tier.ACTIVE, Tier.HOT) & counts
     assert not asked(Tier.HOT, Tier.HOT, Tier.HOT) & counts
     assert "EBSIOBalance%" in asked(Tier.ACTIVE, Tier.ACTIVE, Tier.ACTIVE)
-    # One volume read less often than the instance: the instance's own counts.
+    # Hot, with one volume read less often: the instance's own counts, minute by minute.
     assert asked(Tier.HOT, Tier.HOT, Tier.ACTIVE) >= counts
-    assert asked(Tier.ACTIVE, Tier.IDLE, Tier.ACTIVE) >= counts
+    # Active, it is read for its balances: its sum ends where its volumes' reads do.
+    assert not asked(Tier.ACTIVE, Tier.IDLE, Tier.ACTIVE) & counts
+    assert "EBSIOBalance%" in asked(Tier.ACTIVE, Tier.IDLE, Tier.ACTIVE)
     # A full read asks every metric.
     assert names(queries.for_inventory(inv)["i-1"]) >= counts
     # A Multi-Attach volume's I/O is not split by instance: never summed.
@@ -434,3 +436,40 @@ def test_queries_of_one_resource_and_metric_asked_two_ways_are_two_keys():
     kept = {minute: "minute", daily: "daily"}
     assert kept[again] == "minute" and kept[daily] == "daily" and len(kept) == 2
     assert hash(again) == hash(minute)
+
+
+def _node(*volumes: Volume, info: InstanceType | None = NITRO) -> Inventory:
+    one = Instance(
+        "i-1",
+        "us-east-1",
+        "m5.large",
+        "running",
+        volume_ids=tuple(v.volume_id for v in volumes),
+        type_info=info,
+    )
+    return Inventory("us-east-1", volumes, (one,))
+
+
+def test_an_idle_nitro_instance_stands_guard_over_its_idle_volumes_with_its_two_counts():
+    gp3 = [
+        Volume(f"vol-{n}", "us-east-1", "gp3", 100, "in-use", 3_000, 125, "i-1") for n in range(3)
+    ]
+    inv = _node(*gp3)
+    idle = dict.fromkeys(("i-1", "vol-0", "vol-1", "vol-2"), Tier.IDLE)
+    assert queries.guards_of(inv, idle, ()) == {"i-1": ("vol-0", "vol-1", "vol-2")}
+    asked = queries.for_inventory(inv, idle, guards={"i-1"})["i-1"]
+    assert names(asked) >= {"EBSReadOps", "EBSWriteOps"}
+    assert not names(asked) & {"EBSReadBytes", "EBSWriteBytes", "EBSIOBalance%"}
+    # Without the guard, an idle instance asks nothing of its counts.
+    assert not names(queries.for_inventory(inv, idle)["i-1"]) & {"EBSReadOps"}
+    # No guard where the counts would not bound every volume, or bound one alone.
+    assert not queries.guards_of(inv, {**idle, "vol-1": Tier.ACTIVE}, ())
+    assert not queries.guards_of(inv, {**idle, "i-1": Tier.ACTIVE}, ())
+    assert not queries.guards_of(inv, idle, {"vol-2"})  # a node agent reads one
+    assert not queries.guards_of(_node(*gp3, info=XEN), idle, ())
+    assert not queries.guards_of(_node(*gp3, info=None), idle, ())
+    assert not queries.guards_of(_node(gp3[0]), idle, ())
+    shared = replace(gp3[2], volume_type="io2", multi_attach=True)
+    assert not queries.guards_of(_node(gp3[0], gp3[1], shared), idle, ())
+    outside = Inventory("us-east-1", tuple(gp3[:2]), _node(*gp3).instances)
+    assert not queries.guards_of(outside, idle, ())  # a volume outside the scope

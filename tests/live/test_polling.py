@@ -49,14 +49,16 @@ class Fleet:
     """CloudWatch publishes a minute this long after it ends (as of `now`)."""
     now: datetime | None = None
 
-    def add_instance(self, loads: list[tuple[str, int, Load]]) -> None:
+    def add_instance(self, loads: list[tuple[str, int, Load]], detailed: bool = False) -> None:
         iid = f"i-{len(self.instances):04d}"
         for kind, size, load in loads:
             vid = f"vol-{len(self.volumes):05d}"
             iops = 3_000 if kind == "gp3" else None
             volume = Volume(vid, "us-east-1", kind, size, "in-use", iops, None, iid)
             self.volumes[vid] = (volume, load)
-        self.instances.append(Instance(iid, "us-east-1", "m5.large", "running"))
+        self.instances.append(
+            Instance(iid, "us-east-1", "m5.large", "running", detailed_monitoring=detailed)
+        )
 
     def iops(self, vid: str, t: float) -> float:
         _, load = self.volumes[vid]
@@ -95,10 +97,12 @@ class Fleet:
         mine = [v for v, (vol, _) in self.volumes.items() if vol.attached_to == query.resource_id]
         if query.metric in ("EBSIOBalance%", "EBSByteBalance%"):
             return 100.0
+        # A period's sum over each of its minutes, as CloudWatch adds them up.
+        minutes = [t + 60 * k for k in range(query.period_s // 60)]
         if query.metric == "EBSReadOps":
-            return sum(self.iops(v, t) for v in mine) * query.period_s
+            return sum(self.iops(v, m) for v in mine for m in minutes) * 60
         if query.metric == "EBSReadBytes":
-            return sum(self.iops(v, t) * self.volumes[v][1].io for v in mine) * query.period_s
+            return sum(self.iops(v, m) * self.volumes[v][1].io for v in mine for m in minutes) * 60
         return 0.0
 
     def analyzer(self, **config: object) -> tuple[Analyzer, FakeMetricData]:
@@ -426,3 +430,91 @@ def test_an_instance_whose_volumes_are_all_hot_is_capped_on_their_sum_without_it
     assert "EBSReadOps" not in asked and "VolumeReadOps" in asked
     tiers = {rid: tier for (_, rid), tier in analyzer.tiers().items()}
     assert tiers["i-0000"] is Tier.HOT
+
+
+def _polls(fleet: Fleet, minutes: int, start_at: float) -> dict[str, list[tuple[int, str]]]:
+    """The daemon's loop over the fleet: by resource id, the (minute, metric) of every query
+    asked of it (one per metric a poll, whatever its datapoints)."""
+    analyzer, metrics = fleet.analyzer()
+    fetch = metrics.fetch
+    minute = 0
+    out: dict[str, list[tuple[int, str]]] = {}
+
+    def recorded(queries, window):  # type: ignore[no-untyped-def]
+        for q in queries:
+            out.setdefault(q.resource_id, []).append((minute, q.metric))
+        return fetch(queries, window)
+
+    metrics.fetch = recorded  # type: ignore[method-assign]
+    book = AlertBook(4 * 3600, 300)
+    for minute in range(minutes):
+        now = START + timedelta(seconds=start_at + minute * 60 + 5)
+        result = analyzer.run(now, {(a.finding.resource.region, a.resource_id) for a in book})
+        book.update(now, result.findings, result.pending)
+    return out
+
+
+def _minutes(polls: list[tuple[int, str]], metric: str, after: int = 0) -> list[int]:
+    return sorted({m for m, name in polls if name == metric and m >= after})
+
+
+def test_an_idle_instance_stands_guard_and_its_idle_volumes_are_read_hourly() -> None:
+    """Six idle volumes on an m5.large: alone, each would be read every 10 minutes (its
+    instance's bucket, full to 20 % at the burst rate in 24 minutes). The instance's own two
+    counts, every 5 minutes, bound all six instead."""
+    fleet = Fleet()
+    fleet.add_instance([("gp2", 8, Load(3)), *[("gp3", 100, Load(0))] * 5])
+    polls = _polls(fleet, minutes=50, start_at=4 * 3600.0)
+    guard = _minutes(polls["i-0000"], "EBSReadOps", after=1)
+    assert 8 <= len(guard) <= 11, guard  # every 5 minutes, not every cycle
+    assert len(_minutes(polls["i-0000"], "EBSIOBalance%", after=1)) <= 1
+    for vid in (f"vol-{n:05d}" for n in range(6)):
+        assert len(_minutes(polls[vid], "VolumeReadOps", after=1)) <= 1, (vid, polls[vid])
+    # Six volumes at 12 metrics an hour each cost 72; guarded, 12 a volume-hour at most.
+    after_first = sum(1 for found in polls.values() for m, _ in found if m >= 1)
+    assert after_first / 6 / (49 / 60) <= 12
+
+
+def test_a_load_on_a_guarded_volume_is_read_the_cycle_its_guard_shows_it() -> None:
+    """A guarded volume that starts draining its bucket: its instance's counts show it at the
+    guard's first read after, and every volume of the instance is read in that same cycle.
+    The instance has basic monitoring: its counts come as five-minute sums, the one holding
+    the drain's start complete five minutes at most after it, and in CloudWatch the settle
+    delay after that; the guard reads them within five minutes. Twelve minutes at worst:
+    what a volume read every 10 minutes gives."""
+    start = 4 * 3600.0
+    fleet = Fleet()
+    late = Load(3_000, since=start + 17 * 60)
+    fleet.add_instance([("gp2", 100, late), *[("gp3", 100, Load(0))] * 4])
+    polls = _polls(fleet, minutes=40, start_at=start)
+    guard = _minutes(polls["i-0000"], "EBSReadOps", after=1)
+    seen = min(_minutes(polls["vol-00000"], "VolumeReadOps", after=17))
+    assert seen in guard and seen - 17 <= 12, (seen, guard)
+    assert not any(17 <= m < seen for m in _minutes(polls["vol-00001"], "VolumeReadOps"))
+    for vid in (f"vol-{n:05d}" for n in range(5)):
+        assert seen in _minutes(polls[vid], "VolumeReadOps"), vid
+    # The drain is read every minute from then on, its bucket with it.
+    assert _minutes(polls["vol-00000"], "BurstBalance", after=seen) == list(range(seen, 40))
+
+
+def test_an_instance_whose_volumes_near_its_baseline_has_its_balances_read_every_minute() -> None:
+    """Two gp3 volumes on an m5.large (3,600 IOPS baseline) with detailed monitoring: at
+    1,000 IOPS together the instance's bucket cannot fall, and its balances are not read every
+    cycle; once the second volume's load takes the sum to 3,400 IOPS, they are read from the
+    cycle its volumes show it on, every minute (with basic monitoring, at every five-minute
+    point AWS publishes)."""
+    start = 4 * 3600.0
+    fleet = Fleet()
+    fleet.add_instance(
+        [("gp3", 500, Load(1_000)), ("gp3", 500, Load(2_400, since=start + 20 * 60))],
+        detailed=True,
+    )
+    polls = _polls(fleet, minutes=40, start_at=start)
+    before = _minutes(polls["i-0000"], "EBSIOBalance%", after=1)
+    before = [m for m in before if m < 20]
+    assert len(before) <= 4, before
+    shown = min(m for m in _minutes(polls["vol-00001"], "VolumeReadOps") if m >= 20 + 2)
+    read = _minutes(polls["i-0000"], "EBSIOBalance%", after=shown)
+    assert read[0] == shown and read == list(range(shown, 40)), (shown, read)
+    # Its rates are its volumes' sum: its own counts are not asked for them.
+    assert not _minutes(polls["i-0000"], "EBSReadOps", after=shown)

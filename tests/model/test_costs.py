@@ -56,3 +56,29 @@ def test_an_idle_resource_is_polled_within_four_tenths_of_its_soonest_alarm() ->
     # A budget that stretched the cadences stretches this one alike.
     stretched = Cadence(60, 600, 1_800, stretch=2.0)
     assert stretched.of(Tier.IDLE, 1_490) == 1_200
+
+
+def test_an_instance_s_physics_sets_the_cadence_of_its_resources() -> None:
+    from analyzer.model.costs import GUARDED_S
+
+    cadence = Cadence(60.0, 300.0, 900.0)
+    assert cadence.of_resource(Tier.ACTIVE, role="minute") == 60.0
+    assert cadence.of_resource(Tier.HOT, steady=True, role="minute") == cadence.of(
+        Tier.HOT, steady=True
+    )
+    assert cadence.of_resource(Tier.IDLE, 1_440.0, role="guard") == 300.0
+    assert cadence.of_resource(Tier.IDLE, 1_440.0, role="guarded") == GUARDED_S == 3_600.0
+    # A budget that stretches the idle cadence past an hour stretches the guarded one too.
+    assert Cadence(60.0, 300.0, 7_200.0).of_resource(Tier.IDLE, role="guarded") == 7_200.0
+    # Off its role's tier, a resource keeps its tier's cadence.
+    assert cadence.of_resource(Tier.ACTIVE, role="guarded") == 300.0
+    assert cadence.of_resource(Tier.IDLE, 1_440.0) == cadence.of(Tier.IDLE, 1_440.0) == 600.0
+
+
+def test_a_guard_stands_where_it_costs_less_than_reading_its_volumes() -> None:
+    cadence = Cadence(60.0, 300.0, 900.0)
+    drains = 1_440.0  # a bucket its volumes can drain: each read every 10 minutes
+    assert not cadence.guard_pays([drains] * 2)  # 24 metrics an hour read, 28 guarded
+    assert cadence.guard_pays([drains] * 3)  # 36 against 30
+    assert not cadence.guard_pays([None] * 4)  # every 15 minutes: 32 against 32
+    assert cadence.guard_pays([None] * 5)
