@@ -39,7 +39,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -277,6 +277,35 @@ class Run:
     """Each steady cycle's projection of the month's bill (dollars), as the daemon exports it."""
     cost: dict[str, float]
     """`ebs-analyzer cost`'s columns for the fleet (dollars a month)."""
+    weighed: list[int]
+    """After each cycle, how many resources' fortnights have been read to weigh fixes."""
+    firing_count: list[int]
+    """After each cycle, how many resources an alert fires for."""
+
+
+@dataclass
+class Seen:
+    """What each cycle showed beyond its cost (`Run`)."""
+
+    warned: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    projected: list[float] = field(default_factory=list)
+    weighed: list[int] = field(default_factory=list)
+    firing: list[int] = field(default_factory=list)
+
+    def after(
+        self,
+        k: int,
+        now: datetime,
+        firing: set[tuple[str, str]],
+        projected: float | None,
+        proofs: Proofs | None,
+    ) -> None:
+        for key in firing:
+            self.warned.setdefault(key, now)
+        if k and projected is not None:
+            self.projected.append(projected)
+        self.weighed.append(len(proofs.storage) if proofs is not None else 0)
+        self.firing.append(len({rid for _, rid in firing}))
 
 
 def free_port() -> int:
@@ -320,8 +349,7 @@ def run(
 
         runs: list[tuple[float, float, int, float]] = []
         shown: list[tuple[Published, set[tuple[str, str]], float | None]] = []
-        projected: list[float] = []
-        warned: dict[tuple[str, str], datetime] = {}
+        seen = Seen()
         for k in range(cycles):
             now = START + timedelta(seconds=60 * k + 5)
             made = recorder.made
@@ -330,10 +358,7 @@ def run(
                 lambda: [daemon_cycle(analyzer, book, heap, now)]  # noqa: B023
             )
             runs.append((wall, cpu, recorder.made - made, rss_mb()))
-            for key in shown[0][1]:
-                warned.setdefault(key, now)
-            if k and shown[0][2] is not None:
-                projected.append(shown[0][2])
+            seen.after(k, now, *shown[0][1:], analyzer.proofs)
             if trace and k in (0, cycles - 1):
                 print(f"after cycle {k}:", file=sys.stderr)
                 print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
@@ -358,10 +383,12 @@ def run(
             out,
             len(found_volumes) + len(found_instances),
             baseline_mb,
-            warned,
+            seen.warned,
             firing,
-            projected,
+            seen.projected,
             cost,
+            seen.weighed,
+            seen.firing,
         )
     finally:
         copies.close()
@@ -423,6 +450,23 @@ def bill_lines(volumes: int, measured: Run) -> list[str]:
     return [line, f"`ebs-analyzer cost` from the inventory alone: {columns}"]
 
 
+def weighing_line(measured: Run) -> str:
+    """How fast the alerts' fixes are weighed on their fortnights: what a fleet's catch-up
+    takes."""
+    weighed, firing = measured.weighed, measured.firing_count
+    cycles = len(weighed)
+    per_cycle = (weighed[-1] - weighed[0]) / (cycles - 1) if cycles > 1 else 0.0
+    line = (
+        f"fixes weighed on their fortnights: {weighed[0]:,} resources in the first cycle, "
+        f"{per_cycle:.1f} a cycle after it, {weighed[-1]:,} in all; "
+        f"{firing[-1]:,} resources with an alert firing"
+    )
+    left = firing[-1] - weighed[-1]
+    if left > 0 and per_cycle > 0:
+        line += f"; the rest at this pace in about {left / per_cycle:,.0f} more cycles"
+    return line
+
+
 def summary(volumes: int, mix: str, measured: Run) -> dict[str, Any]:
     """What `--json` prints: what another revision's run is compared on."""
     return {
@@ -470,6 +514,7 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
             f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
             f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
             *bill_lines(volumes, measured),
+            weighing_line(measured),
             *drain_lines(volumes, mix, measured),
         ]
     )

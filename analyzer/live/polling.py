@@ -343,10 +343,13 @@ class RegionPoller:
         ):
             return plan[4]
         tiers = self._query_tiers(self._ids_of(inv))
+        # Only over volumes read once already: a first cycle reads every one of them anyway.
         self.guards = {
             iid: vids
             for iid, vids in queries.guards_of(inv, tiers, self.covered).items()
-            if self.cadence.guard_pays([self._alarms.get(v) for v in vids])
+            if iid in self.tiers
+            and all(v in self.tiers for v in vids)
+            and self.cadence.guard_pays([self._alarms.get(v) for v in vids])
         }
         self._guarded = {vid: iid for iid, vids in self.guards.items() for vid in vids}
         wanted = queries.for_inventory(

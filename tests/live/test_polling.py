@@ -465,6 +465,8 @@ def test_an_idle_instance_stands_guard_and_its_idle_volumes_are_read_hourly() ->
     fleet = Fleet()
     fleet.add_instance([("gp2", 8, Load(3)), *[("gp3", 100, Load(0))] * 5])
     polls = _polls(fleet, minutes=50, start_at=4 * 3600.0)
+    # The first cycle reads every volume, and no guard: it stands from the second on.
+    assert _minutes(polls["i-0000"], "EBSReadOps") == _minutes(polls["i-0000"], "EBSReadOps", 1)
     guard = _minutes(polls["i-0000"], "EBSReadOps", after=1)
     assert 8 <= len(guard) <= 11, guard  # every 5 minutes, not every cycle
     assert len(_minutes(polls["i-0000"], "EBSIOBalance%", after=1)) <= 1
