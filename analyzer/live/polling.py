@@ -10,10 +10,11 @@ full data the cycle its operations show it.
 
 An instance's EBS counters are its volumes' I/O, which sets two cadences by physics:
 - an idle instance whose volumes are all idle stands guard over them (`queries.guards_of`):
-  its two operation counts, read as often as the quickest of them would be, bound every
-  volume's load. While they stay under what would leave the least of its volumes idle
-  (`tiers.idle_ceiling`), the volumes are read only every `GUARDED_S`; once they do not, or
-  cannot be read, every volume is read in the same cycle, backfilled;
+  its two operation counts, read at the active cadence (at least twice as often as any of
+  them would be read idle), bound every volume's load. While they stay under what would
+  leave the least of its volumes idle (`tiers.idle_ceiling`), the volumes are read only every
+  `GUARDED_S`; once they do not, or cannot be read, every volume is read in the same cycle,
+  backfilled;
 - an instance whose bucket can change from one minute to the next (below full, or its
   volumes' sum near its baseline: `tiers.near_baseline`) has its balances read every minute;
   its rates are summed from its volumes' (`queries._left_to_volumes`).
