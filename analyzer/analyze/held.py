@@ -214,6 +214,12 @@ def _instance_bucket(maximum: float, baseline: float, unit: Unit) -> CreditBucke
     return CreditBucket((maximum - baseline) * INSTANCE_BURST_S, baseline, maximum, unit)
 
 
+MAX_STRETCHES = 64
+"""Dry spells worked out as arrays, each over the rest of the fortnight; beyond, a bucket
+hovering at empty (stretches a period or two long, each costing a pass over the rest) is
+followed period by period, as before."""
+
+
 def _credits_left(bucket: CreditBucket, charge: Floats, period_s: int) -> Flags:
     """Whether the bucket has credits at the start of each period, starting full: each period
     it earns its baseline and is charged what it serves of `charge` (at most its burst, and
@@ -236,24 +242,43 @@ def _credits_left(bucket: CreditBucket, charge: Floats, period_s: int) -> Flags:
     earns = (np.minimum(charge, bucket.baseline) - bucket.baseline) * period_s
     # From the first period that drains on; before it the bucket is full.
     index, lacked = int(draining[0]), 0.0
-    while index < n:
-        sums = np.cumsum(spends[index:])
-        walk = sums - np.minimum.accumulate(np.minimum(sums, -lacked))
-        ran_dry = np.flatnonzero(walk >= dry)
+    for _ in range(MAX_STRETCHES):
+        if index >= n:
+            return left
+        size = n  # the rest at once: summed in one pass, as the walk is defined
+        while True:
+            end = min(index + size, n)
+            sums = np.cumsum(spends[index:end])
+            walk = sums - np.minimum.accumulate(np.minimum(sums, -lacked))
+            ran_dry = np.flatnonzero(walk >= dry)
+            if len(ran_dry) or end == n:
+                break
+            index, lacked, size = end, float(walk[-1]), size * 2
         if len(ran_dry) == 0:
-            break
+            return left
         empty_from = index + int(ran_dry[0]) + 1
-        if empty_from >= n:
-            break
         lacked = min(float(walk[ran_dry[0]]), capacity)
-        refilled = lacked + np.cumsum(earns[empty_from:])
-        back = np.flatnonzero(refilled < dry)
-        if len(back) == 0:
-            left[empty_from:] = False
-            break
-        index = empty_from + int(back[0]) + 1
-        left[empty_from:index] = False
-        lacked = max(float(refilled[back[0]]), 0.0)
+        size = n
+        while empty_from < n:
+            end = min(empty_from + size, n)
+            refilled = lacked + np.cumsum(earns[empty_from:end])
+            back = np.flatnonzero(refilled < dry)
+            if len(back):
+                index = empty_from + int(back[0]) + 1
+                left[empty_from:index] = False
+                lacked = max(float(refilled[back[0]]), 0.0)
+                break
+            left[empty_from:end] = False
+            empty_from, lacked, size = end, float(refilled[-1]), size * 2
+        else:
+            return left
+    # A bucket that keeps running dry and earning a little back: period by period.
+    credits = capacity - lacked
+    for at, used in enumerate(charge[index:].tolist(), index):
+        has = credits > capacity - dry
+        left[at] = has
+        served = min(used, bucket.burst if has else bucket.baseline)
+        credits = min(max(credits - (served - bucket.baseline) * period_s, 0.0), capacity)
     return left
 
 

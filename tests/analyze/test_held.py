@@ -278,3 +278,16 @@ def test_what_a_period_charges_over_arrays_is_what_the_model_charges() -> None:
     for bucket in (_GP2, _ST1, replace(_ST1, io_cap=None)):
         want = [bucket.consumption(i, b) for i, b in zip(iops.tolist(), bps.tolist(), strict=True)]
         assert np.allclose(_charges(bucket, iops, bps), want, rtol=0, atol=0)
+
+
+def test_a_bucket_hovering_at_empty_is_followed_period_by_period_and_quickly() -> None:
+    """Throttled at its baseline, the rates seen waver about it: the bucket runs dry and earns
+    a little back every period or two. Past a few dozen such stretches the arrays hand over to
+    the period-by-period bucket, which gives the same without a pass over the rest each."""
+    from analyzer.analyze.held import _credits_left
+
+    rng = np.random.default_rng(3)
+    charge = np.concatenate(([3_000.0] * 2_000, 300.0 + rng.normal(0, 1.0, size=18_160)))
+    want = _credits_left_step_by_step(_GP2, charge, 60)
+    assert np.array_equal(_credits_left(_GP2, charge, 60), want)
+    assert (~want).sum() > 100 and want[2_000:].any()
