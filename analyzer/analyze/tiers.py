@@ -107,15 +107,15 @@ def _limit_in_force(layer: Layer, unit: Unit, limit: float) -> Bottleneck:
     return layer.bottleneck(unit)
 
 
+def _charged(bucket: Bucket, load: _Load) -> float:
+    """What the load charges the bucket a second, in its unit."""
+    if bucket.model is not None:
+        return bucket.model.consumption(load.iops, load.bps)
+    return load.iops if bucket.unit is Unit.IOPS else load.bps
+
+
 def _draining(state: ResourceState, load: _Load) -> bool:
-    for bucket in state.buckets():
-        if bucket.model is not None:
-            charged = bucket.model.consumption(load.iops, load.bps)
-        else:
-            charged = load.iops if bucket.unit is Unit.IOPS else load.bps
-        if charged > bucket.baseline:
-            return True
-    return False
+    return any(_charged(bucket, load) > bucket.baseline for bucket in state.buckets())
 
 
 _NOT_HOT: frozenset[Bottleneck] = frozenset()
@@ -213,14 +213,9 @@ def near_baseline(
     baseline or more."""
     if any(value is not None and value < FULL_PERCENT for value, _ in balances):
         return True
-    for bucket in state.buckets():
-        if bucket.model is not None:
-            charged = bucket.model.consumption(load.iops, load.bps)
-        else:
-            charged = load.iops if bucket.unit is Unit.IOPS else load.bps
-        if charged >= NEAR_BASELINE * bucket.baseline:
-            return True
-    return False
+    return any(
+        _charged(bucket, load) >= NEAR_BASELINE * bucket.baseline for bucket in state.buckets()
+    )
 
 
 def idle_ceiling(state: ResourceState, policy: TierPolicy, at: datetime) -> float:
@@ -229,13 +224,7 @@ def idle_ceiling(state: ResourceState, policy: TierPolicy, at: datetime) -> floa
     grow with the load in proportion, so one operation's share says where they are reached."""
     one = _Load(1.0, float(ASSUMED_IO_BYTES))
     found = [policy.quiet_utilization / share for share, _ in _shares(state, one, at) if share]
-    for bucket in state.buckets():
-        if bucket.model is not None:
-            charged = bucket.model.consumption(one.iops, one.bps)
-        else:
-            charged = one.iops if bucket.unit is Unit.IOPS else one.bps
-        if charged > 0:
-            found.append(bucket.baseline / charged)
+    found += [b.baseline / charged for b in state.buckets() if (charged := _charged(b, one))]
     return min(found, default=math.inf)
 
 
