@@ -21,8 +21,8 @@ from analyzer.analyze.prices import PriceList
 from analyzer.analyze.tiers import alarm_times
 from analyzer.collect import queries
 from analyzer.collect.queries import MetricQuery
-from analyzer.live.polling import RegionPoller
-from analyzer.model.costs import Cadence, Projection, Role
+from analyzer.live.polling import RegionPoller, paying_guards, roles_of
+from analyzer.model.costs import Cadence, Projection
 from analyzer.model.metrics import Tier
 from analyzer.model.resources import Inventory
 from analyzer.settings import Settings
@@ -67,18 +67,10 @@ class Bill:
             for tier in Tier:
                 tiers = dict.fromkeys(full, tier)
                 # All idle, the instances whose volumes their counts bound stand guard.
-                guards = {
-                    iid: vids
-                    for iid, vids in queries.guards_of(inv, tiers, covered).items()
-                    if cadence.guard_pays([alarms.get(v) for v in vids])
-                }
-                roles: dict[str, Role] = {
-                    **{vid: "guarded" for vids in guards.values() for vid in vids},
-                    **dict.fromkeys(guards, "guard"),
-                }
+                guards = dict(paying_guards(inv, tiers, covered, cadence, alarms))
                 wanted = queries.for_inventory(inv, tiers, covered=covered, guards=guards)
                 row[tier.value] = billing.project(
-                    wanted, tiers, cadence, price, alarms, roles=roles
+                    wanted, tiers, cadence, price, alarms, roles=roles_of(guards)
                 )
             row["full"] = billing.project(full, dict.fromkeys(full, Tier.HOT), cadence, price)
             out[region] = row
@@ -168,13 +160,14 @@ class Bill:
 
     def _say_budget(self, account_id: str, budget: float, bill: Projection, now: Cadence) -> None:
         """Log a budget that starts or stops binding, once, when it does."""
+
+        def said(cadence: Cadence) -> tuple[float, float, bool]:
+            """What the line says: the cadences, and whether the budget binds."""
+            return cadence.active_s, cadence.idle_s, cadence != self.cadence()
+
         before = self._budget_cadences.get(account_id, self.cadence())
         self._budget_cadences[account_id] = now
-        if (before.active_s, before.idle_s, before == self.cadence()) == (
-            now.active_s,
-            now.idle_s,
-            now == self.cadence(),
-        ):
+        if said(before) == said(now):
             return  # the stretch moved, and with it no cadence said
         log.warning(
             "budget.binding" if now != self.cadence() else "budget.released",

@@ -347,10 +347,8 @@ class RegionPoller:
         # Only over volumes read once already: a first cycle reads every one of them anyway.
         self.guards = {
             iid: vids
-            for iid, vids in queries.guards_of(inv, tiers, self.covered).items()
-            if iid in self.tiers
-            and all(v in self.tiers for v in vids)
-            and self.cadence.guard_pays([self._alarms.get(v) for v in vids])
+            for iid, vids in paying_guards(inv, tiers, self.covered, self.cadence, self._alarms)
+            if iid in self.tiers and all(v in self.tiers for v in vids)
         }
         self._guarded = {vid: iid for iid, vids in self.guards.items() for vid in vids}
         wanted = queries.for_inventory(
@@ -381,10 +379,7 @@ class RegionPoller:
 
     def roles(self) -> dict[str, Role]:
         """By resource id, every role in force (what the projected bill counts)."""
-        out: dict[str, Role] = dict.fromkeys(self.minute, "minute")
-        out.update(dict.fromkeys(self._guarded, "guarded"))
-        out.update(dict.fromkeys(self.guards, "guard"))
-        return out
+        return roles_of(self.guards, self.minute)
 
     def _period(self) -> int | None:
         return None if self.resolution_s == MINUTE_S else self.resolution_s
@@ -485,6 +480,32 @@ class RegionPoller:
 
     def _tier_label(self, rid: str) -> str:
         return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL
+
+
+def paying_guards(
+    inv: Inventory,
+    tiers: Mapping[str, Tier],
+    covered: Collection[str],
+    cadence: Cadence,
+    alarms: Mapping[str, float],
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The instances that can stand guard over their volumes (`queries.guards_of`) where
+    that costs less than reading them at this cadence (`Cadence.guard_pays`), with them."""
+    return [
+        (iid, vids)
+        for iid, vids in queries.guards_of(inv, tiers, covered).items()
+        if cadence.guard_pays([alarms.get(v) for v in vids])
+    ]
+
+
+def roles_of(
+    guards: Mapping[str, tuple[str, ...]], minute: Collection[str] = ()
+) -> dict[str, Role]:
+    """By resource id, what its instance makes of its cadence (`Cadence.of_resource`)."""
+    out: dict[str, Role] = dict.fromkeys(minute, "minute")
+    out.update({vid: "guarded" for vids in guards.values() for vid in vids})
+    out.update(dict.fromkeys(guards, "guard"))
+    return out
 
 
 _EC2_COUNTS = frozenset(m.name for m in metrics.of(Namespace.EC2) if m.feeds in queries.RATES)
