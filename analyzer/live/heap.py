@@ -11,7 +11,11 @@ freed within the hour.
 The C allocator is told two things where it is glibc's (Linux; the container image): answers
 of a megabyte or more, parsed on the fetch threads, go back to the system when freed (a fixed
 mmap threshold; glibc's own rises after the first such free, and the rest then stays in the
-heap as holes), and those threads share two arenas, not one each, so the holes are few.
+heap as holes), and those threads share two arenas, not one each, so the holes are few. After
+each cycle the free pages within the heap go back too (`malloc_trim`): what a cycle parsed and
+dropped (a weighed fortnight, a backfill) leaves holes the next cycles reuse only in part, and
+at 10,000 volumes they grew the resident set by a few megabytes an hour. Giving them back
+takes well under a millisecond.
 """
 
 from __future__ import annotations
@@ -33,18 +37,34 @@ ARENAS = 2
 
 
 @cache
-def settle_allocator() -> bool:
-    """Set glibc's mmap threshold and arena count, once; False where the C library is not
-    glibc (nothing to set)."""
+def _glibc() -> ctypes.CDLL | None:
+    """The C library where it is glibc; None elsewhere (musl, macOS)."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
-        mallopt = getattr(libc, "mallopt", None)
-        if mallopt is None or not getattr(libc, "gnu_get_libc_version", None):
-            return False
-        return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_ARENA_MAX, ARENAS))
     except OSError:
+        return None
+    if libc is None or not getattr(libc, "gnu_get_libc_version", None):
+        return None
+    return libc
+
+
+@cache
+def settle_allocator() -> bool:
+    """Set glibc's mmap threshold and arena count, once; False where the C library is not
+    glibc (nothing to set)."""
+    libc = _glibc()
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None:
         return False
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_ARENA_MAX, ARENAS))
+
+
+def give_back() -> bool:
+    """Return the heap's free pages to the system (glibc's `malloc_trim`); False where there
+    is nothing to call or nothing was returned."""
+    trim = getattr(_glibc(), "malloc_trim", None)
+    return bool(trim(0)) if trim is not None else False
 
 
 @dataclass
@@ -63,3 +83,4 @@ class Heap:
             gc.collect()
             self._last_full = now
         gc.freeze()
+        give_back()
