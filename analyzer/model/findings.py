@@ -65,8 +65,15 @@ class Bottleneck(StrEnum):
         return self in (Bottleneck.BURST_CREDITS, Bottleneck.INSTANCE_BURST_CREDITS)
 
 
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(mapping or {}))
+    """A read-only copy; one frozen already (a finding `replace`d, which runs this again) is
+    kept, not copied, and every empty one is the same."""
+    if isinstance(mapping, MappingProxyType):
+        return mapping
+    return MappingProxyType(dict(mapping)) if mapping else _EMPTY
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,6 +171,18 @@ def test_a_finding_is_frozen_with_its_evidence_and_sizing():
         f.summary = "changed"  # type: ignore[misc]
 
 
+def test_a_finding_replaced_keeps_its_frozen_evidence_rather_than_a_copy():
+    """Each cycle puts the alerts' findings through `replace` a few times; each copy of their
+    mappings stayed alive in the alert book."""
+    from dataclasses import replace
+
+    f = finding(VOLUME, Bottleneck.BURST_CREDITS, evidence={"forecast": "physics"})
+    again = replace(f, summary="again")
+    assert again.evidence is f.evidence
+    bare = finding(VOLUME, Bottleneck.VOLUME_IOPS)
+    assert bare.evidence == {} and bare.evidence is finding(VOLUME, Bottleneck.VOLUME_IOPS).evidence
+
+
 def test_a_fix_s_past_says_held_plainly_and_limited_as_a_floor() -> None:
     from datetime import date
 
