@@ -428,12 +428,19 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Discovers the inventory (Describe* calls only) and prints, per region, "
         "what GetMetricData would cost a month with every resource idle, active or hot, and "
         "with every metric polled every interval. The daemon's bill lies between the "
-        "all-idle and all-hot figures, by how many resources are busy.",
+        "all-idle and all-hot figures, by how many resources are busy. With --sample, also "
+        "the bill at today's load: what the daemon projects after its first cycle.",
         epilog=EPILOG,
     )
     _format(cost)
     _common(cost, lookback=False)
     _sharding(cost)
+    cost.add_argument(
+        "--sample",
+        action="store_true",
+        help="read the load once, as the daemon's first cycle does (what that read costs is "
+        "printed on stderr), and add the bill in the tiers it puts each resource in",
+    )
     cost.add_argument(
         "--interval",
         metavar="SECONDS",

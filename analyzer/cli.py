@@ -32,6 +32,7 @@ from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
+from analyzer.model.costs import Projection
 from analyzer.model.resources import Instance, InstanceType, Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
@@ -141,12 +142,16 @@ def _node(args: argparse.Namespace) -> int:
 
 def _cost(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
+    adaptive = settings.polling == "adaptive"
+    analyzer = Analyzer(settings, rules.load(settings.rule_dirs), adaptive=adaptive)
     table = analyzer.costs()
+    code = 0
+    if args.sample:
+        table, code = _sampled(analyzer, table, settings)
     names = analyzer.accounts.named()
     if args.format == "json":
         sys.stdout.write(json.dumps(report.cost_document(table, names), indent=2) + "\n")
-        return 0
+        return code
     cadence = (settings.interval, settings.active_cadence, settings.idle_cadence)
     shard = settings.sharding()
     part = None if shard.whole else (shard.index, shard.total)
@@ -154,7 +159,35 @@ def _cost(args: argparse.Namespace) -> int:
     covered = analyzer.coverage.volumes(analyzer.inventories().values())
     coverage = (covered, asked.failing) if asked is not None else None
     sys.stdout.write(report.cost_table(table, *cadence, names=names, shard=part, coverage=coverage))
-    return 0
+    return code
+
+
+def _sampled(
+    analyzer: Analyzer, table: dict[str, dict[str, Projection]], settings: settings_mod.Settings
+) -> tuple[dict[str, dict[str, Projection]], int]:
+    """`cost --sample`: the table with each scope's bill at today's load, read now (the
+    inventory `table` was worked out from is the one read: it is not described again); where
+    no metric could be read, the table as it was and the exit code that says so."""
+    sampled, stats = analyzer.sampled(datetime.now(UTC))
+    _say_fetched(stats, settings)
+    reason = stats.errors[0] if stats.errors else "unknown"
+    if stats.outcome == "failed":
+        print(
+            f"{PROG}: error: no metric could be read ({reason}): no bill at today's load",
+            file=sys.stderr,
+        )
+        return table, AwsCallError.exit_code
+    if stats.metrics_failed:
+        print(
+            f"{PROG}: warning: {stats.metrics_failed:,} of {stats.metrics_requested:,} metrics "
+            f"could not be read ({reason}): their resources count as idle at today's load",
+            file=sys.stderr,
+        )
+    sampled_table = {
+        where: {report.SAMPLED: sampled[where], **row} if where in sampled else row
+        for where, row in table.items()
+    }
+    return sampled_table, 0
 
 
 MAX_SINCE_S = 15 * 86400.0

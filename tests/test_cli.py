@@ -315,6 +315,50 @@ def test_cost_prints_the_bill_per_region_without_fetching_metrics(aws, capsys):
     assert bill["idle"] < bill["active"] < bill["hot"] < bill["full"]
 
 
+def test_cost_with_a_sample_prints_the_bill_at_todays_load(aws, capsys):
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("gp2", 50, instance)
+    account.volume("gp3", 100, instance)
+    start = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
+    heavy = Demand(steps((0, 100), (20 * 60, 1_500)), io_size_bytes=4 * KIB)
+    account.put(account.simulation(instance, {volume: heavy}, start).run(60))
+
+    assert main(["cost", "--region", "us-east-1", "--sample", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    bill = json.loads(out)["us-east-1"]
+    # The draining gp2 volume is hot, read every third minute once its alert fires steadily;
+    # the gp3 and the root volume are idle.
+    assert bill["idle"] < bill["sampled"] < bill["hot"]
+    assert err.startswith("ebs-analyzer: fetched ") and err.count("\n") == 1
+
+    assert main(["cost", "--region", "us-east-1", "--sample"]) == 0
+    out = capsys.readouterr().out
+    assert "AT TODAY'S LOAD" in out and f"${bill['sampled']:,.2f}" in out
+    # Without it, nothing is read.
+    assert main(["cost", "--region", "us-east-1"]) == 0
+    out, err = capsys.readouterr()
+    assert "AT TODAY'S LOAD" not in out and "--sample" in out and err == ""
+
+
+def test_cost_with_a_sample_cloudwatch_does_not_answer_keeps_the_bracket_and_exits_3(
+    moto_server, failing_endpoint
+):
+    account = Account(endpoint_url=moto_server)
+    account.volume("gp2", 50, account.instance("m5.large"))
+    result = run_cli(
+        "cost",
+        "--region",
+        "us-east-1",
+        "--sample",
+        env={"AWS_ENDPOINT_URL": moto_server, "AWS_ENDPOINT_URL_CLOUDWATCH": failing_endpoint},
+    )
+    assert result.returncode == 3
+    assert "ALL IDLE" in result.stdout and "AT TODAY'S LOAD" not in result.stdout
+    assert "error: no metric could be read" in result.stderr
+    assert "no bill at today's load" in result.stderr
+
+
 def test_a_bad_log_level_in_the_environment_is_one_line(monkeypatch, capsys):
     monkeypatch.setenv("EBS_ANALYZER_LOG_LEVEL", "bogus")
     assert main(["once"]) == 2

@@ -57,6 +57,12 @@ def watch_cost(snap: Snapshot, projection: Projection) -> dict[str, Any]:
 
 
 COST_COLUMNS = ("idle", "active", "hot", "full")
+SAMPLED = "sampled"
+"""`cost --sample`'s column: the bill in the tiers the load read now places resources in."""
+
+
+def _columns(rows: Iterable[Mapping[str, Projection]]) -> tuple[str, ...]:
+    return (SAMPLED, *COST_COLUMNS) if any(SAMPLED in row for row in rows) else COST_COLUMNS
 
 
 def _dollars(row: Mapping[str, Projection]) -> dict[str, float]:
@@ -75,10 +81,12 @@ def _by_account(
 
 
 def _total(rows: Iterable[Mapping[str, Projection]]) -> dict[str, float]:
-    total = dict.fromkeys(COST_COLUMNS, 0.0)
+    rows = list(rows)
+    columns = _columns(rows)
+    total = dict.fromkeys(columns, 0.0)
     for row in rows:
-        for kind in COST_COLUMNS:
-            total[kind] += row[kind].dollars()
+        for kind in columns:
+            total[kind] += row[kind].dollars() if kind in row else 0.0
     return {kind: round(dollars, 2) for kind, dollars in total.items()}
 
 
@@ -115,10 +123,13 @@ def cost_table(
     assumption; of one shard's resources where `shard` (index, total) is given. `coverage`:
     where node agents are asked about, how many volumes they read, and why Prometheus did not
     say where it failed."""
-    header = ["REGION", "ALL IDLE", "ALL ACTIVE", "ALL HOT", "POLLING FULL"]
+    columns = _columns(bills.values())
+    sampled = columns[0] == SAMPLED
+    header = ["REGION", *(["AT TODAY'S LOAD"] if sampled else []), "ALL IDLE", "ALL ACTIVE"]
+    header += ["ALL HOT", "POLLING FULL"]
 
     def cells(totals: Mapping[str, float]) -> list[str]:
-        return [f"${totals[c]:,.2f}" for c in COST_COLUMNS]
+        return [f"${totals[c]:,.2f}" if c in totals else "-" for c in columns]
 
     if not names:
         rows = [header] + [[region, *cells(_dollars(row))] for region, row in bills.items()]
@@ -140,11 +151,25 @@ def cost_table(
         f"{active_s / 60:g} min when active, at most {idle_s / 60:g} min when idle (sooner "
         "where a full bucket could drain to 20 % sooner):\n\n"
         + "\n".join(lines)
-        + "\n\nThe daemon's bill lies between the all-idle and the all-hot figures, by how many "
-        "resources are busy; it logs and exports the projection for the tiers it sees "
-        "(ebs_analyzer_cloudwatch_projected_cost_dollars_per_month), and `once` prints it.\n"
+        + "\n\n"
+        + (_SAMPLED_TEXT if sampled else _BRACKET_TEXT)
         + _coverage_text(coverage)
     )
+
+
+_BRACKET_TEXT = (
+    "The daemon's bill lies between the all-idle and the all-hot figures, by how many "
+    "resources are busy; it logs and exports the projection for the tiers it sees "
+    "(ebs_analyzer_cloudwatch_projected_cost_dollars_per_month), and `once` prints it. "
+    "`--sample` reads the load once and adds it here.\n"
+)
+_SAMPLED_TEXT = (
+    "AT TODAY'S LOAD is what the daemon projects after its first cycle, read just now: each "
+    "resource in the tier its load puts it in. A job that runs at another hour moves "
+    "resources up while it runs; the bill then lies above it, below the all-hot figure. "
+    "The daemon logs and exports its projection as it goes "
+    "(ebs_analyzer_cloudwatch_projected_cost_dollars_per_month).\n"
+)
 
 
 def _coverage_text(coverage: tuple[int, str | None] | None) -> str:

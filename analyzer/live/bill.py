@@ -37,6 +37,8 @@ class Bill:
     settings: Settings
     by_scope: dict[str, float] = field(default_factory=dict)
     """The last projection's dollars a month, by scope."""
+    projections: dict[str, Projection] = field(default_factory=dict)
+    """The last projection, by scope."""
     _projected: (
         tuple[dict[str, Inventory], tuple[tuple[int, int], ...], frozenset[str], Projection] | None
     ) = field(default=None, repr=False)
@@ -152,6 +154,7 @@ class Bill:
             w: billing.project(q, t, cadences[w], price, alarms[w], steady[w], roles[w])
             for w, (q, t) in asked.items()
         }
+        self.projections = final
         self.by_scope = {w: p.dollars() for w, p in final.items()}
         return _summed(final.values(), price)
 

@@ -364,6 +364,25 @@ class Analyzer:
             prices.load(self.settings.prices), self.refresh_inventory(), self.coverage.refresh()
         )
 
+    def sampled(self, now: datetime) -> tuple[dict[str, Projection], FetchStats]:
+        """Per scope, the month's bill in the tiers the inventory's load now places it in, with
+        what reading it cost (`cost --sample`): the daemon's first cycle at `now`, then its
+        second as the daemon's next cycles would run it, each finding an alert firing steadily
+        (the resource hot, read every third minute where its alerts name every limit that makes
+        it hot), and what the daemon then projects."""
+        first = self.run(now)
+        daily = self.rules.daily()
+        named: dict[tuple[str, str], set[Bottleneck]] = {}
+        for f in first.findings:
+            limits = named.setdefault((f.resource.scope, f.resource.resource_id), set())
+            if f.rule not in daily:  # whose condition moves with the days: never steady
+                limits.add(f.bottleneck)
+        steady = {key: frozenset(limits) for key, limits in named.items()}
+        then = self.run(now, named.keys(), steady)
+        stats = first.snapshot.stats
+        stats.merge(then.snapshot.stats)
+        return dict(self.bill.projections), stats
+
     def history_queries(self) -> dict[str, list[MetricQuery]]:
         """Per scope, every metric of the inventory (described afresh), at its own period."""
         return {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from analyzer import settings
 from analyzer.analyze import rules
 from analyzer.collect.queries import MetricQuery
@@ -241,3 +243,40 @@ def test_once_sizes_an_empty_bucket_s_fix_for_the_demand_its_past_shows_before_t
     assert "Grow to 480 GiB" in actions and "1,000 GiB" not in actions
     [grown] = [r for r in weighed.remedies if "Grow to 480 GiB" in r.action]
     assert grown.past is not None and grown.past.held
+
+
+def test_a_sample_projects_the_bill_the_daemon_comes_to_once_its_alerts_fire() -> None:
+    """`cost --sample`: one read now, and the bill of the tiers the daemon's cycles then keep,
+    the draining volume's alert firing steadily; not the first cycle's, which reads it every
+    minute before any alert fires."""
+    from analyzer.analyze.alerts import AlertBook
+
+    def draining(query: MetricQuery, start: datetime) -> float | None:
+        minutes = (start - T0).total_seconds() / 60 + 60
+        if query.metric == "BurstBalance":
+            return max(95.0 - 0.3 * minutes, 0.0)
+        return 1_500.0 * 60 if query.metric == "VolumeReadOps" else 0.0
+
+    def analyzer() -> Analyzer:
+        instance = Instance("i-1", "us-east-1", "m5.large", "running")
+        describer = FakeDescriber(found_volumes=[SHOP], found_instances=[instance])
+        metrics = FakeMetricData(draining)
+        config = settings.load({"region": ["us-east-1"]})
+        return Analyzer(
+            config, rules.load(), connect=lambda r: Region(r, describer, metrics), adaptive=True
+        )
+
+    sampled, stats = analyzer().sampled(T0)
+    assert stats.metrics_requested > 0
+    daemon, book = analyzer(), AlertBook(4 * 3600, 300)
+    projected = []
+    for k in range(20):
+        now = T0 + timedelta(minutes=k)
+        alerted = {(a.finding.resource.scope, a.resource_id) for a in book}
+        result = daemon.run(now, alerted, book.steady(daemon.rules.daily()))
+        book.update(now, result.findings, result.pending)
+        assert result.projection is not None
+        projected.append(result.projection.dollars())
+    assert book.steady(daemon.rules.daily())  # its alert fires steadily by the end
+    assert sampled["us-east-1"].dollars() == pytest.approx(projected[-1]), projected
+    assert projected[0] > projected[-1], projected
