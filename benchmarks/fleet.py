@@ -275,6 +275,8 @@ class Run:
     """What fires after the last cycle."""
     projected: list[float]
     """Each steady cycle's projection of the month's bill (dollars), as the daemon exports it."""
+    sampled: float
+    """`ebs-analyzer cost --sample`'s figure, read at the start (dollars a month)."""
     cost: dict[str, float]
     """`ebs-analyzer cost`'s columns for the fleet (dollars a month)."""
     weighed: list[int]
@@ -304,6 +306,7 @@ class Seen:
             self.warned.setdefault(key, now)
         if k and projected is not None:
             self.projected.append(projected)
+
         self.weighed.append(len(proofs.storage) if proofs is not None else 0)
         self.firing.append(len({rid for _, rid in firing}))
 
@@ -386,6 +389,7 @@ def run(
             seen.warned,
             firing,
             seen.projected,
+            sample(config, loaded, describer, polling),
             cost,
             seen.weighed,
             seen.firing,
@@ -394,6 +398,20 @@ def run(
         copies.close()
         server.terminate()
         server.wait()
+
+
+def sample(
+    config: settings_mod.Settings, loaded: rules.RuleSet, describer: Describer, polling: str
+) -> float:
+    """What `ebs-analyzer cost --sample` says of the fleet at the start: a fresh analyzer's
+    (`Analyzer.sampled`), reading through a client of its own, after the measured cycles."""
+    region = Region(REGION, describer, CloudWatch(Clients.for_region(REGION).cloudwatch, REGION))
+    analyzer = Analyzer(config, loaded, connect=lambda _: region, adaptive=polling == "adaptive")
+    if not hasattr(analyzer, "sampled"):
+        return 0.0  # a revision from before `cost --sample` (`--against`)
+    analyzer.refresh_inventory()
+    projections, _ = analyzer.sampled(START + timedelta(seconds=5))
+    return sum(p.dollars() for p in projections.values())
 
 
 def steady_rate(volumes: int, measured: Run) -> float:
@@ -447,7 +465,13 @@ def bill_lines(volumes: int, measured: Run) -> list[str]:
             f"mean ${mean:,.2f} ({mean / spent - 1:+.0%})"
         )
     columns = ", ".join(f"{c} ${d:,.2f}" for c, d in measured.cost.items())
-    return [line, f"`ebs-analyzer cost` from the inventory alone: {columns}"]
+    lines = [line, f"`ebs-analyzer cost` from the inventory alone: {columns}"]
+    if measured.sampled:
+        lines.append(
+            f"`ebs-analyzer cost --sample` at the start: "
+            f"${measured.sampled:,.2f} ({measured.sampled / spent - 1:+.0%} of the steady spend)"
+        )
+    return lines
 
 
 def weighing_line(measured: Run) -> str:
