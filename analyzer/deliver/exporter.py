@@ -314,7 +314,7 @@ def rendered(families: Iterable[Metric]) -> Iterator[bytes]:
     of publishing a large fleet."""
     for family in families:
         if family.type == "gauge" and all(s.name == family.name for s in family.samples):
-            yield _gauge_text(family).encode()
+            yield from _gauge_text(family)
         else:
             registry = CollectorRegistry(auto_describe=False)
             registry.register(_Fixed([family]))
@@ -326,7 +326,12 @@ def render(families: Iterable[Metric]) -> bytes:
     return b"".join(rendered(families))
 
 
-def _gauge_text(family: Metric) -> str:
+LINES_A_PIECE = 1_000
+"""Gauge lines written out together: a family of 10,000 volumes' series is never held as one
+text beside its lines and its bytes."""
+
+
+def _gauge_text(family: Metric) -> Iterator[bytes]:
     name = family.name
     doc = family.documentation.replace("\\", r"\\").replace("\n", r"\n")
     lines = [f"# HELP {name} {doc}\n", f"# TYPE {name} gauge\n"]
@@ -334,7 +339,11 @@ def _gauge_text(family: Metric) -> str:
         labels = ",".join(f'{k}="{_escaped(v)}"' for k, v in sorted(sample.labels.items()))
         value = floatToGoString(sample.value)  # type: ignore[no-untyped-call]
         lines.append(f"{name}{{{labels}}} {value}\n" if labels else f"{name} {value}\n")
-    return "".join(lines)
+        if len(lines) >= LINES_A_PIECE:
+            yield "".join(lines).encode()
+            lines.clear()
+    if lines:
+        yield "".join(lines).encode()
 
 
 def _escaped(value: str) -> str:
