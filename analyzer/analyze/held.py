@@ -116,8 +116,11 @@ def replay(demand: Demand, option: Envelope) -> Held:
     count = int(day_of[-1]) + 1 if len(day_of) else 0
     per_day = np.bincount(day_of[held_back], minlength=count) * demand.period_s / 60
     firsts: list[datetime | None] = [None] * count
-    for index in np.flatnonzero(held_back)[::-1].tolist():
-        firsts[day_of[index]] = demand.start + timedelta(seconds=index * demand.period_s)
+    held_at = np.flatnonzero(held_back)
+    # Each day's first held-back period: where its day first appears among them, in order.
+    days, first = np.unique(day_of[held_at], return_index=True)
+    for day, index in zip(days.tolist(), held_at[first].tolist(), strict=True):
+        firsts[day] = demand.start + timedelta(seconds=index * demand.period_s)
     worst = int(np.argmax(per_day)) if count and per_day.max() > 0 else None
     return Held(
         days=demand.days,

@@ -269,6 +269,22 @@ def test_the_bucket_over_arrays_is_the_bucket_period_by_period(seed: int) -> Non
     assert _credits_left(_GP2, np.full(100, 299.0), 60).all()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_each_days_first_limited_minute_is_the_first_held_back(seed: int) -> None:
+    """Scattered minutes above a cap, some days with none, starting after midnight."""
+    rng = np.random.default_rng(seed)
+    start = START + timedelta(minutes=int(rng.integers(0, 1_440)))
+    iops = np.where(rng.random(MINUTES) < 0.002, 4_000.0, 100.0)
+    iops[2 * 1_440 : 4 * 1_440] = 100.0  # two days within the cap
+    held = replay(Demand.seen(start, 60, iops, iops * 4096), limits.gp3(3_000, 125))
+    want: dict[date, datetime] = {}
+    for index in np.flatnonzero(iops > 3_000).tolist():
+        at = start + timedelta(minutes=index)
+        want.setdefault(at.date(), at)
+    assert [t for t in held.first_limited if t is not None] == sorted(want.values())
+    assert sum(t is None for t in held.first_limited) == held.days_spanned - len(want)
+
+
 def test_what_a_period_charges_over_arrays_is_what_the_model_charges() -> None:
     from analyzer.analyze.held import _charges
 
