@@ -7,12 +7,12 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from analyzer.analyze.alerts import Alert, AlertBook
 from analyzer.deliver.deflated import Deflated
-from analyzer.deliver.exporter import Published, exposition_for, snapshot_families
+from analyzer.deliver.exporter import Gauge, Published, exposition_for, snapshot_families
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.model.metrics import Measure
 from analyzer.model.reading import Reading
@@ -110,6 +110,17 @@ class Shown:
         return cls(tuple(readings), tuple(firing), Published.of(readings, firing).exposition)
 
 
+def as_metric(family: Metric | Gauge) -> Metric:
+    """A snapshot's family as prometheus_client holds one, for its own rendering."""
+    if not isinstance(family, Gauge):
+        return family
+    metric = GaugeMetricFamily(family.name, family.documentation, labels=family.labels)
+    for values, value in family.series:
+        if value is not None:
+            metric.add_metric(list(values), float(value))
+    return metric
+
+
 class _Families(Collector):
     def __init__(self, families: Sequence[Metric]) -> None:
         self._families = families
@@ -124,7 +135,8 @@ def exposition(current):
     text, telemetry = exposition_for(lambda: current, process_metrics=False)
     registry = CollectorRegistry(auto_describe=True)
     shown = current or Shown.of((), ())
-    registry.register(_Families(list(snapshot_families(shown.readings, shown.firing))))
+    families = snapshot_families(shown.readings, shown.firing)
+    registry.register(_Families([as_metric(f) for f in families]))
     together = Telemetry(registry)
     stats = FetchStats(metrics_requested=25, datapoints=4_500)
     stats.requests["success"] = 1
@@ -177,7 +189,6 @@ def test_gauges_are_written_as_prometheus_client_writes_them(samples):
     """The snapshot's gauges are written without prometheus_client's per-sample checks; the
     text is the same, quotes, backslashes and newlines in label values included."""
     from prometheus_client import CollectorRegistry, generate_latest
-    from prometheus_client.core import GaugeMetricFamily
 
     from analyzer.deliver.exporter import _Fixed, render
 
@@ -187,6 +198,10 @@ def test_gauges_are_written_as_prometheus_client_writes_them(samples):
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Fixed([family]))
     assert render([family]) == generate_latest(registry)
+    # The snapshot's own families, which hold each series' label values alone.
+    series = [((value, value[::-1]), float(number)) for value, number in samples]
+    gauge = Gauge("ebs_analyzer_x", family.documentation, ("z", "a"), series)
+    assert render([gauge]) == generate_latest(registry)
 
 
 def owned_published():
