@@ -275,8 +275,9 @@ class Run:
     """What fires after the last cycle."""
     projected: list[float]
     """Each steady cycle's projection of the month's bill (dollars), as the daemon exports it."""
-    sampled: float
-    """`ebs-analyzer cost --sample`'s figure, read at the start (dollars a month)."""
+    sampled: tuple[float, int]
+    """`ebs-analyzer cost --sample`'s figure, read at the start (dollars a month), and the
+    metrics its read asked for."""
     cost: dict[str, float]
     """`ebs-analyzer cost`'s columns for the fleet (dollars a month)."""
     weighed: list[int]
@@ -402,16 +403,16 @@ def run(
 
 def sample(
     config: settings_mod.Settings, loaded: rules.RuleSet, describer: Describer, polling: str
-) -> float:
+) -> tuple[float, int]:
     """What `ebs-analyzer cost --sample` says of the fleet at the start: a fresh analyzer's
     (`Analyzer.sampled`), reading through a client of its own, after the measured cycles."""
     region = Region(REGION, describer, CloudWatch(Clients.for_region(REGION).cloudwatch, REGION))
     analyzer = Analyzer(config, loaded, connect=lambda _: region, adaptive=polling == "adaptive")
     if not hasattr(analyzer, "sampled"):
-        return 0.0  # a revision from before `cost --sample` (`--against`)
+        return 0.0, 0  # a revision from before `cost --sample` (`--against`)
     analyzer.refresh_inventory()
-    projections, _ = analyzer.sampled(START + timedelta(seconds=5))
-    return sum(p.dollars() for p in projections.values())
+    projections, stats = analyzer.sampled(START + timedelta(seconds=5))
+    return sum(p.dollars() for p in projections.values()), stats.metrics_requested
 
 
 def steady_rate(volumes: int, measured: Run) -> float:
@@ -466,10 +467,11 @@ def bill_lines(volumes: int, measured: Run) -> list[str]:
         )
     columns = ", ".join(f"{c} ${d:,.2f}" for c, d in measured.cost.items())
     lines = [line, f"`ebs-analyzer cost` from the inventory alone: {columns}"]
-    if measured.sampled:
+    sampled, read = measured.sampled
+    if read:
         lines.append(
-            f"`ebs-analyzer cost --sample` at the start: "
-            f"${measured.sampled:,.2f} ({measured.sampled / spent - 1:+.0%} of the steady spend)"
+            f"`ebs-analyzer cost --sample` at the start: ${sampled:,.2f} "
+            f"({sampled / spent - 1:+.0%} of the steady spend), reading {read:,} metrics"
         )
     return lines
 
