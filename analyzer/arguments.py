@@ -429,7 +429,8 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "what GetMetricData would cost a month with every resource idle, active or hot, and "
         "with every metric polled every interval. The daemon's bill lies between the "
         "all-idle and all-hot figures, by how many resources are busy. With --sample, also "
-        "the bill at today's load: what the daemon projects after its first cycle.",
+        "the bill at today's load: what the daemon projects once the alerts of what it reads "
+        "now fire.",
         epilog=EPILOG,
     )
     _format(cost)

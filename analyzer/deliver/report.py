@@ -164,9 +164,10 @@ _BRACKET_TEXT = (
     "`--sample` reads the load once and adds it here.\n"
 )
 _SAMPLED_TEXT = (
-    "AT TODAY'S LOAD is what the daemon projects after its first cycle, read just now: each "
-    "resource in the tier its load puts it in. A job that runs at another hour moves "
-    "resources up while it runs; the bill then lies above it, below the all-hot figure. "
+    "AT TODAY'S LOAD is what the daemon projects from a read just now, once the alerts it "
+    "finds fire: each resource in the tier its load puts it in. A job that runs at another "
+    "hour moves resources up while it runs; the bill then lies above it, below the all-hot "
+    "figure. "
     "The daemon logs and exports its projection as it goes "
     "(ebs_analyzer_cloudwatch_projected_cost_dollars_per_month).\n"
 )
