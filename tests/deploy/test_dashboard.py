@@ -157,7 +157,8 @@ def prometheus(tmp_path_factory) -> Iterator[Prometheus]:
             except subprocess.TimeoutExpired:
                 process.kill()  # fail, but leave no process behind to slow what follows
                 process.wait()
-                raise
+                said = (tmp / "demo.log").read_text()[-3000:] if process is demo else ""
+                pytest.fail(f"{process.args[0]} did not stop within 30 s of SIGTERM. {said}")
 
 
 def variables(prometheus: Prometheus) -> dict[str, str]:
