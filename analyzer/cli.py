@@ -92,19 +92,24 @@ def _report(args: argparse.Namespace, result: CycleResult) -> int:
             result.snapshot, result.readings, result.findings, args.format, result.projection
         )
     )
-    stats = result.snapshot.stats
-    if stats.outcome == "success":
-        return 0
+    # Where none was read, the report says "No verdict" on every row, and the exit code says so.
+    return _say_unread(result.snapshot.stats, "their rows say error")
+
+
+def _say_unread(stats: FetchStats, effect: str, instead: str = "") -> int:
+    """One line on stderr where metrics could not be read, with what that does to the output
+    (`effect` where some were, `instead` where none was); the exit code that says whether any
+    was read."""
     reason = stats.errors[0] if stats.errors else "unknown"
     if stats.outcome == "failed":
-        # The report says "No verdict" on every row; the exit code says the data was not read.
-        print(f"{PROG}: error: no metric could be read: {reason}", file=sys.stderr)
+        print(f"{PROG}: error: no metric could be read: {reason}{instead}", file=sys.stderr)
         return AwsCallError.exit_code
-    print(
-        f"{PROG}: warning: {stats.metrics_failed} of {stats.metrics_requested} metrics could "
-        f"not be read (their rows say error): {reason}",
-        file=sys.stderr,
-    )
+    if stats.metrics_failed:
+        print(
+            f"{PROG}: warning: {stats.metrics_failed} of {stats.metrics_requested} metrics could "
+            f"not be read ({effect}): {reason}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -170,19 +175,10 @@ def _sampled(
     no metric could be read, the table as it was and the exit code that says so."""
     sampled, stats = analyzer.sampled(datetime.now(UTC))
     _say_fetched(stats, settings)
-    reason = stats.errors[0] if stats.errors else "unknown"
-    if stats.outcome == "failed":
-        print(
-            f"{PROG}: error: no metric could be read ({reason}): no bill at today's load",
-            file=sys.stderr,
-        )
-        return table, AwsCallError.exit_code
-    if stats.metrics_failed:
-        print(
-            f"{PROG}: warning: {stats.metrics_failed:,} of {stats.metrics_requested:,} metrics "
-            f"could not be read ({reason}): their resources count as idle at today's load",
-            file=sys.stderr,
-        )
+    effect = "their resources count as idle at today's load"
+    code = _say_unread(stats, effect, instead="; no bill at today's load")
+    if code:
+        return table, code
     sampled_table = {
         where: {report.SAMPLED: sampled[where], **row} if where in sampled else row
         for where, row in table.items()
