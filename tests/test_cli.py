@@ -34,6 +34,15 @@ def run_cli(*args, env=None, timeout=120, cwd=None):
     )
 
 
+def with_cloudwatch_at(moto_server, cloudwatch, *args, **env):
+    """`ebs-analyzer ARGS --region us-east-1` over a moto account with a gp2 volume on an
+    m5.large, its CloudWatch calls sent to `cloudwatch`."""
+    account = Account(endpoint_url=moto_server)
+    account.volume("gp2", 50, account.instance("m5.large"))
+    endpoints = {"AWS_ENDPOINT_URL": moto_server, "AWS_ENDPOINT_URL_CLOUDWATCH": cloudwatch}
+    return run_cli(*args, "--region", "us-east-1", env={**endpoints, **env})
+
+
 def test_help_lists_the_commands(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--help"])
@@ -344,15 +353,7 @@ def test_cost_with_a_sample_prints_the_bill_at_todays_load(aws, capsys):
 def test_cost_with_a_sample_cloudwatch_does_not_answer_keeps_the_bracket_and_exits_3(
     moto_server, failing_endpoint
 ):
-    account = Account(endpoint_url=moto_server)
-    account.volume("gp2", 50, account.instance("m5.large"))
-    result = run_cli(
-        "cost",
-        "--region",
-        "us-east-1",
-        "--sample",
-        env={"AWS_ENDPOINT_URL": moto_server, "AWS_ENDPOINT_URL_CLOUDWATCH": failing_endpoint},
-    )
+    result = with_cloudwatch_at(moto_server, failing_endpoint, "cost", "--sample")
     assert result.returncode == 3
     assert "ALL IDLE" in result.stdout and "AT TODAY'S LOAD" not in result.stdout
     assert "error: no metric could be read" in result.stderr
@@ -431,18 +432,7 @@ def test_a_missing_aws_profile_is_one_line_whatever_the_flags():
 def test_once_exits_3_when_no_metric_could_be_read(moto_server, failing_endpoint):
     """EC2 answers, every GetMetricData call fails: the report gives no verdict and the exit
     code says the data was not read, in one line."""
-    account = Account(endpoint_url=moto_server)
-    account.volume("gp2", 50, account.instance("m5.large"))
-    result = run_cli(
-        "once",
-        "--region",
-        "us-east-1",
-        env={
-            "AWS_ENDPOINT_URL": moto_server,
-            "AWS_ENDPOINT_URL_CLOUDWATCH": failing_endpoint,
-            "AWS_MAX_ATTEMPTS": "1",
-        },
-    )
+    result = with_cloudwatch_at(moto_server, failing_endpoint, "once", AWS_MAX_ATTEMPTS="1")
     assert result.returncode == 3, result.stderr
     [line] = [x for x in result.stderr.splitlines() if x.startswith("ebs-analyzer:")]
     assert line.startswith(
@@ -504,14 +494,7 @@ def test_once_exits_3_in_one_line_when_cloudwatch_answers_off_its_contract(
     moto_server, malformed_endpoint
 ):
     """It ended in a traceback (AttributeError: 'str' object has no attribute 'get')."""
-    account = Account(endpoint_url=moto_server)
-    account.volume("gp2", 50, account.instance("m5.large"))
-    result = run_cli(
-        "once",
-        "--region",
-        "us-east-1",
-        env={"AWS_ENDPOINT_URL": moto_server, "AWS_ENDPOINT_URL_CLOUDWATCH": malformed_endpoint},
-    )
+    result = with_cloudwatch_at(moto_server, malformed_endpoint, "once")
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr
     [line] = [x for x in result.stderr.splitlines() if x.startswith("ebs-analyzer:")]
