@@ -35,8 +35,6 @@ class Bill:
     """The projected bill, by scope and in all, and the cadence each budget last set."""
 
     settings: Settings
-    by_scope: dict[str, float] = field(default_factory=dict)
-    """The last projection's dollars a month, by scope."""
     projections: dict[str, Projection] = field(default_factory=dict)
     """The last projection, by scope."""
     _projected: (
@@ -46,6 +44,11 @@ class Bill:
     it was worked out from."""
     _budget_cadences: dict[str, Cadence] = field(default_factory=dict, repr=False)
     """The cadence each budget (the total one under "") last set."""
+
+    @property
+    def by_scope(self) -> dict[str, float]:
+        """The last projection's dollars a month, by scope."""
+        return {where: p.dollars() for where, p in self.projections.items()}
 
     def cadence(self) -> Cadence:
         """The settings' cadences: what each tier is polled on where no budget binds."""
@@ -155,7 +158,6 @@ class Bill:
             for w, (q, t) in asked.items()
         }
         self.projections = final
-        self.by_scope = {w: p.dollars() for w, p in final.items()}
         return _summed(final.values(), price)
 
     def _account_budgets(self) -> dict[str, float]:
