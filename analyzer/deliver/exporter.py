@@ -165,7 +165,7 @@ _DB: tuple[Spec, ...] = (
 def _families(
     prefix: str,
     what: str,
-    labels: Sequence[str],
+    labels: tuple[str, ...],
     ids: Callable[[Reading], Sequence[str]],
     rows: Sequence[Reading],
     specs: Sequence[Spec],
@@ -174,9 +174,7 @@ def _families(
     named = [ids(r) for r in rows]
     for suffix, doc, value in specs:
         values = (value(r) for r in rows)
-        yield _family(
-            f"{prefix}_{suffix}", f"{what}: {doc}", labels, zip(named, values, strict=True)
-        )
+        yield Gauge(f"{prefix}_{suffix}", f"{what}: {doc}", labels, zip(named, values, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +189,6 @@ class Gauge:
     labels: tuple[str, ...]
     series: Iterable[tuple[Sequence[str], float | None]]
     """Read once, as the text is written; a series whose value is None is left out."""
-
-
-def _family(
-    name: str,
-    doc: str,
-    labels: Sequence[str],
-    samples: Iterable[tuple[Sequence[str], float | None]],
-) -> Gauge:
-    return Gauge(name, doc, tuple(labels), samples)
 
 
 def _owned(owned: bool) -> tuple[str, ...]:
@@ -242,7 +231,7 @@ def _volume_families(
         return (*_owner(r, owned), *where, *_claim(r.ref, claimed))
 
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
-    yield _family(
+    yield Gauge(
         "ebs_analyzer_volume_up",
         "Volume: 1 when the latest cycle had its data (status ok; model_mismatch where it "
         "contradicts a modelled limit; impaired where AWS reports its I/O stalled; initializing "
@@ -266,7 +255,7 @@ def _instance_families(rows: Sequence[Reading], owned: bool = False) -> Iterator
     yield from _families(
         "ebs_analyzer_instance_ebs", "Instance EBS (all its volumes)", labels, ids, rows, _INSTANCE
     )
-    yield _family(
+    yield Gauge(
         "ebs_analyzer_instance_info",
         "Instance: its type, as a label; always 1.",
         (*labels, "instance_type"),
@@ -285,7 +274,7 @@ def _db_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Gauge
         return (*ids(r), r.details.engine, r.details.instance_class, r.details.storage_type)
 
     yield from _families("ebs_analyzer_db_instance", "RDS instance", labels, ids, rows, _DB)
-    yield _family(
+    yield Gauge(
         "ebs_analyzer_db_instance_info",
         "RDS instance: engine, class and storage type as labels; always 1.",
         (*labels, "engine", "instance_class", "storage_type"),
