@@ -307,7 +307,6 @@ class Seen:
             self.warned.setdefault(key, now)
         if k and projected is not None:
             self.projected.append(projected)
-
         self.weighed.append(len(proofs.storage) if proofs is not None else 0)
         self.firing.append(len({rid for _, rid in firing}))
 
@@ -338,16 +337,8 @@ def run(
             tracemalloc.start()
         found_volumes, found_instances = fleet(volumes, mix)
         describer = Describer(found_volumes, found_instances)
-        region = Region(REGION, describer, CloudWatch(recorder, REGION))
         # The alerts' fixes weighed on their past, a few a cycle, as the daemon does.
-        analyzer = Analyzer(
-            config,
-            loaded,
-            connect=lambda _: region,
-            adaptive=polling == "adaptive",
-            proofs=Proofs(),
-        )
-        analyzer.refresh_inventory()
+        analyzer = analyzer_over(config, loaded, describer, recorder, polling, Proofs())
         book = AlertBook(4 * 3600, 300)
         heap = Heap()
 
@@ -401,16 +392,33 @@ def run(
         server.wait()
 
 
+def analyzer_over(
+    config: settings_mod.Settings,
+    loaded: rules.RuleSet,
+    describer: Describer,
+    client: Any,
+    polling: str,
+    proofs: Proofs | None = None,
+) -> Analyzer:
+    """An analyzer of the fleet `describer` lists, reading CloudWatch through `client`, its
+    inventory described."""
+    region = Region(REGION, describer, CloudWatch(client, REGION))
+    analyzer = Analyzer(
+        config, loaded, connect=lambda _: region, adaptive=polling == "adaptive", proofs=proofs
+    )
+    analyzer.refresh_inventory()
+    return analyzer
+
+
 def sample(
     config: settings_mod.Settings, loaded: rules.RuleSet, describer: Describer, polling: str
 ) -> tuple[float, int]:
     """What `ebs-analyzer cost --sample` says of the fleet at the start: a fresh analyzer's
     (`Analyzer.sampled`), reading through a client of its own, after the measured cycles."""
-    region = Region(REGION, describer, CloudWatch(Clients.for_region(REGION).cloudwatch, REGION))
-    analyzer = Analyzer(config, loaded, connect=lambda _: region, adaptive=polling == "adaptive")
+    client = Clients.for_region(REGION).cloudwatch
+    analyzer = analyzer_over(config, loaded, describer, client, polling)
     if not hasattr(analyzer, "sampled"):
         return 0.0, 0  # a revision from before `cost --sample` (`--against`)
-    analyzer.refresh_inventory()
     projections, stats = analyzer.sampled(START + timedelta(seconds=5))
     return sum(p.dollars() for p in projections.values()), stats.metrics_requested
 
