@@ -13,7 +13,7 @@ from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -196,8 +196,8 @@ def _owned(owned: bool) -> tuple[str, ...]:
     return (ACCOUNT_ID, ACCOUNT_NAME) if owned else ()
 
 
-def _owner(r: Reading, owned: bool) -> tuple[str, ...]:
-    return (r.ref.account_id, r.ref.account_name) if owned else ()
+def _owner(ref: ResourceRef, owned: bool) -> tuple[str, ...]:
+    return (ref.account_id, ref.account_name) if owned else ()
 
 
 def _claimed(claimed: bool) -> tuple[str, ...]:
@@ -228,7 +228,7 @@ def _volume_families(
     def ids(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, VolumeDetails)
         where = (r.ref.region, r.ref.resource_id, r.details.volume_type, r.attached_to or "")
-        return (*_owner(r, owned), *where, *_claim(r.ref, claimed))
+        return (*_owner(r.ref, owned), *where, *_claim(r.ref, claimed))
 
     yield from _families("ebs_analyzer_volume", "Volume", labels, ids, rows, _VOLUME)
     yield Gauge(
@@ -246,7 +246,7 @@ def _instance_families(rows: Sequence[Reading], owned: bool = False) -> Iterator
     labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
-        return (*_owner(r, owned), r.ref.region, r.ref.resource_id)
+        return (*_owner(r.ref, owned), r.ref.region, r.ref.resource_id)
 
     def kind(r: Reading) -> str:
         assert isinstance(r.details, InstanceDetails)
@@ -267,7 +267,7 @@ def _db_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Gauge
     labels = (*_owned(owned), REGION, ID_LABELS[ResourceType.DB_INSTANCE])
 
     def ids(r: Reading) -> tuple[str, ...]:
-        return (*_owner(r, owned), r.ref.region, r.ref.resource_id)
+        return (*_owner(r.ref, owned), r.ref.region, r.ref.resource_id)
 
     def info(r: Reading) -> tuple[str, ...]:
         assert isinstance(r.details, DbDetails)
@@ -282,7 +282,7 @@ def _db_families(rows: Sequence[Reading], owned: bool = False) -> Iterator[Gauge
     )
 
 
-def snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iterator[Metric | Gauge]:
+def snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Iterator[Gauge]:
     """The series of a cycle's readings and firing alerts, one family at a time."""
     of: dict[ResourceType, list[Reading]] = {kind: [] for kind in ResourceType}
     for r in rows:
@@ -368,37 +368,27 @@ def _escaped(value: str) -> str:
     return value
 
 
-def _finding_family(
-    firing: Sequence[Alert], owned: bool = False, claimed: bool = False
-) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(
+def _finding_family(firing: Sequence[Alert], owned: bool = False, claimed: bool = False) -> Gauge:
+    labels = (*_owned(owned), RULE, SEVERITY, RESOURCE_TYPE, RESOURCE_ID, BOTTLENECK)
+
+    def values(alert: Alert) -> tuple[str, ...]:
+        ref = alert.finding.resource
+        return (
+            *_owner(ref, owned),
+            alert.rule,
+            alert.severity.value,
+            alert.resource_type.value,
+            alert.resource_id,
+            alert.finding.bottleneck.value,
+            *_claim(ref, claimed),
+        )
+
+    return Gauge(
         "ebs_analyzer_finding",
         "1 while a finding is active (firing).",
-        labels=[
-            *_owned(owned),
-            RULE,
-            SEVERITY,
-            RESOURCE_TYPE,
-            RESOURCE_ID,
-            BOTTLENECK,
-            *_claimed(claimed),
-        ],
+        (*labels, *_claimed(claimed)),
+        [(values(alert), 1.0) for alert in sorted(firing, key=lambda a: a.key)],
     )
-    for alert in sorted(firing, key=lambda a: a.key):
-        ref = alert.finding.resource
-        family.add_metric(
-            [
-                *((ref.account_id, ref.account_name) if owned else ()),
-                alert.rule,
-                alert.severity.value,
-                alert.resource_type.value,
-                alert.resource_id,
-                alert.finding.bottleneck.value,
-                *_claim(ref, claimed),
-            ],
-            1.0,
-        )
-    return family
 
 
 def exposition_for(

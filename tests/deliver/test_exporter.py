@@ -110,10 +110,8 @@ class Shown:
         return cls(tuple(readings), tuple(firing), Published.of(readings, firing).exposition)
 
 
-def as_metric(family: Metric | Gauge) -> Metric:
+def as_metric(family: Gauge) -> Metric:
     """A snapshot's family as prometheus_client holds one, for its own rendering."""
-    if not isinstance(family, Gauge):
-        return family
     metric = GaugeMetricFamily(family.name, family.documentation, labels=family.labels)
     for values, value in family.series:
         if value is not None:
