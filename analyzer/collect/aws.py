@@ -34,6 +34,7 @@ from botocore.parsers import ResponseParserError
 from botocore.utils import parse_timestamp
 
 from analyzer import __version__
+from analyzer.collect import service_models
 from analyzer.collect.reply import OffContract
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
 
@@ -127,8 +128,8 @@ def _epoch(value: float) -> datetime:
 def _service_models() -> Any:
     """botocore's loader of service models, one for the process: each session would otherwise
     parse EC2's model (megabytes of JSON) again for its first client, in every region and
-    account watched."""
-    return botocore.session.get_session().get_component("data_loader")
+    account watched. It holds them lean (`service_models`)."""
+    return service_models.loader()
 
 
 def session(region: str, core: botocore.session.Session | None = None) -> boto3.session.Session:
