@@ -327,9 +327,12 @@ def run(
     try:
         time.sleep(1.0)
         point_at(f"http://127.0.0.1:{port}")
-        # The analyzer's client as the product builds it; the bare loop's as boto3 does.
-        recorder = Recorder(Clients.for_region(REGION).cloudwatch, copies)
-        bare = boto3.client("cloudwatch", region_name=REGION)
+        # The analyzer's clients as the product builds them: CloudWatch's, which reads, and
+        # the EC2 and RDS clients a daemon's inventory holds (this fleet is described without
+        # AWS, but their models are part of what a daemon keeps).
+        clients = Clients.for_region(REGION)
+        recorder = Recorder(clients.cloudwatch, copies)
+        inventory_clients = (clients.ec2, clients.rds)
         config = settings_mod.load({"region": [REGION], "polling": polling})
         loaded = rules.load()
         baseline_mb = rss_mb()  # what does not grow with the fleet
@@ -359,6 +362,9 @@ def run(
                 print(top_sites(tracemalloc.take_snapshot(), trace), file=sys.stderr)
         # The analyzer's peak, before the bare loop parses anything.
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        del inventory_clients
+        # The bare loop's client as boto3 builds it, after the analyzer's peak: not its memory.
+        bare = boto3.client("cloudwatch", region_name=REGION)
         out = []
         recorder.replay()
         for k, (wall, cpu, made, after) in enumerate(runs):
