@@ -10,9 +10,11 @@ kept.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from analyzer.collect import progress
@@ -106,11 +108,16 @@ def _series(parts: list[_Part], period_s: int) -> Series:
     pages the later value wins."""
     if len(parts) == 1:
         stamps, values = parts[0]
-        if len(stamps) == len(values) and all(t.tzinfo is UTC for t in stamps):
-            ordered = tuple(stamps)
-            if len(set(ordered)) == len(ordered) and list(ordered) == sorted(ordered):
-                status = Status.OK if ordered else Status.NO_DATA
-                return Series(ordered, array("d", values), period_s, status)
+        # Each timestamp later than the one before: in order, none twice. Checked pairwise,
+        # without a set and two sorted copies (a fortnight of minutes is 20,160 timestamps).
+        if (
+            len(stamps) == len(values)
+            and all(t.tzinfo is UTC for t in stamps)
+            and all(map(operator.lt, stamps, islice(stamps, 1, None)))
+        ):
+            status = Status.OK if stamps else Status.NO_DATA
+            kept = values if isinstance(values, array) else array("d", values)
+            return Series(tuple(stamps), kept, period_s, status)
     merged = {_utc(t): v for stamps, values in parts for t, v in zip(stamps, values, strict=False)}
     return Series.of(merged.items(), period_s, Status.OK if merged else Status.NO_DATA)
 

@@ -179,6 +179,19 @@ def test_a_series_is_its_pages_joined_with_the_later_value_winning(pages, utc):
     assert found.status is (Status.OK if expected else Status.NO_DATA)
 
 
+def test_one_page_in_order_is_taken_as_it_came_not_copied():
+    from array import array
+
+    from analyzer.collect.cloudwatch import _series
+
+    stamps = [T0 + timedelta(minutes=m) for m in range(20_160)]
+    values = array("d", range(20_160))
+    found = _series([(stamps, values)], 60)
+    assert found.values is values and found.timestamps == tuple(stamps)
+    twice = _series([(stamps[:3] + stamps[2:4], array("d", [1, 2, 3, 4, 5]))], 60)
+    assert twice.timestamps == tuple(stamps[:4]) and list(twice.values) == [1, 2, 4, 5]
+
+
 class Answering:
     """A client that answers every call with the same page (or raises), for malformed and
     incomplete answers."""
