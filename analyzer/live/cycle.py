@@ -25,7 +25,7 @@ from analyzer.collect.pricing import OnDemandPrices
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region, connect
 from analyzer.collect.window import MINUTE_S, aligned, data_end
-from analyzer.live import proofs
+from analyzer.live import heap, proofs
 from analyzer.live.bill import Bill
 from analyzer.live.coverage import Coverage
 from analyzer.live.polling import RegionPoller
@@ -321,6 +321,9 @@ class Analyzer:
         if due:
             # Counted apart: a failure leaves fixes without their past, not rows without data.
             stats = FetchStats()
+            # The cycle's freed pages go back first: a fortnight's answers, parsed one metric
+            # at a time, are the cycle's heaviest moment.
+            heap.give_back()
             kept.read(
                 due,
                 result.findings,

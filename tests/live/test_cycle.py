@@ -198,6 +198,36 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
             assert not [e for e in logged if e["event"] == "past.unread"]
 
 
+def test_the_cycles_free_pages_go_back_before_a_fortnight_is_read(monkeypatch) -> None:
+    """The fortnight's answers are the cycle's heaviest moment: the heap is trimmed first, and
+    only where something is read."""
+    import dataclasses
+
+    from analyzer.live import cycle, proofs
+
+    events: list[str] = []
+    monkeypatch.setattr(cycle.heap, "give_back", lambda: events.append("give_back") or True)
+    reading = proofs.Proofs.read
+
+    def read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        events.append("read")
+        return reading(self, *args, **kwargs)
+
+    monkeypatch.setattr(proofs.Proofs, "read", read)
+    describer = FakeDescriber(
+        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
+    )
+    metrics = FakeMetricData(shop_metrics)
+    config = settings.load({"region": ["us-east-1"]})
+    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+    result = analyzer.run(T0)
+    analyzer.proven(result, T0)
+    assert events == ["give_back", "read"]
+    quiet = dataclasses.replace(result, findings=[])
+    analyzer.proven(quiet, T0)
+    assert events == ["give_back", "read"]  # nothing to weigh: nothing read, nothing trimmed
+
+
 EMPTIED = Volume("vol-batch", "us-east-1", "gp2", 80, "in-use", attached_to="i-1")
 EMPTIED_AT = T0 - timedelta(hours=1)
 
