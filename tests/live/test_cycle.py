@@ -31,14 +31,19 @@ def shop_metrics(query: MetricQuery, _start: object) -> float | None:
     return per_minute.get(query.metric, 0.0)
 
 
-def test_a_cycle_over_the_boundaries_finds_the_draining_volume() -> None:
+def shop_analyzer(metrics: FakeMetricData | None = None, **options: bool) -> Analyzer:
+    """The draining shop volume on its m5.large, read through `metrics` (`shop_metrics`)."""
     describer = FakeDescriber(
         found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
     )
-    metrics = FakeMetricData(shop_metrics)
+    read = metrics if metrics is not None else FakeMetricData(shop_metrics)
     config = settings.load({"region": ["us-east-1"]})
-    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
-    result = analyzer.run(T0)
+    return Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, read), **options)
+
+
+def test_a_cycle_over_the_boundaries_finds_the_draining_volume() -> None:
+    metrics = FakeMetricData(shop_metrics)
+    result = shop_analyzer(metrics).run(T0)
     [finding] = [f for f in result.findings if f.resource.resource_id == "vol-shop"]
     assert finding.rule == "gp2-burst-exhaustion"
     assert finding.remedies and finding.next_bottleneck is not None
@@ -164,13 +169,9 @@ def test_once_weighs_the_fixes_on_the_volume_s_fortnight_and_a_failure_costs_onl
                 raise AwsAccessError("cloudwatch:GetMetricData in us-east-1: Read timeout")
             return super().fetch(queries, window)
 
-    describer = FakeDescriber(
-        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
-    )
-    config = settings.load({"region": ["us-east-1"]})
     fakes = (FakeMetricData, PastFails, PastUnreachable)
     for metrics in (fake(shop_metrics) for fake in fakes):
-        analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))  # noqa: B023
+        analyzer = shop_analyzer(metrics)
         result = analyzer.run(T0)
         asked = result.snapshot.stats.metrics_requested
         with structlog.testing.capture_logs() as logged:
@@ -214,12 +215,7 @@ def test_the_cycles_free_pages_go_back_before_a_fortnight_is_read(monkeypatch) -
         return reading(self, *args, **kwargs)
 
     monkeypatch.setattr(proofs.Proofs, "read", read)
-    describer = FakeDescriber(
-        found_volumes=[SHOP], found_instances=[Instance("i-1", "us-east-1", "m5.large", "running")]
-    )
-    metrics = FakeMetricData(shop_metrics)
-    config = settings.load({"region": ["us-east-1"]})
-    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+    analyzer = shop_analyzer()
     result = analyzer.run(T0)
     analyzer.proven(result, T0)
     assert events == ["give_back", "read"]
@@ -288,13 +284,7 @@ def test_a_sample_projects_the_bill_the_daemon_comes_to_once_its_alerts_fire() -
         return 1_500.0 * 60 if query.metric == "VolumeReadOps" else 0.0
 
     def analyzer() -> Analyzer:
-        instance = Instance("i-1", "us-east-1", "m5.large", "running")
-        describer = FakeDescriber(found_volumes=[SHOP], found_instances=[instance])
-        metrics = FakeMetricData(draining)
-        config = settings.load({"region": ["us-east-1"]})
-        return Analyzer(
-            config, rules.load(), connect=lambda r: Region(r, describer, metrics), adaptive=True
-        )
+        return shop_analyzer(FakeMetricData(draining), adaptive=True)
 
     sampled, stats = analyzer().sampled(T0)
     assert stats.metrics_requested > 0
