@@ -124,20 +124,12 @@ def _epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
-@functools.cache
-def _service_models() -> Any:
-    """botocore's loader of service models, one for the process: each session would otherwise
-    parse EC2's model (megabytes of JSON) again for its first client, in every region and
-    account watched. It holds them lean (`service_models`)."""
-    return service_models.loader()
-
-
 def session(region: str, core: botocore.session.Session | None = None) -> boto3.session.Session:
     """A session of the standard chain (or of `core`, an account's assumed role) whose
     clients parse timestamps to UTC directly."""
     if core is None:
         core = botocore.session.get_session()
-        core.register_component("data_loader", _service_models())
+        core.register_component("data_loader", service_models.loader())
     core.get_component("response_parser_factory").set_parser_defaults(
         timestamp_parser=utc_timestamp
     )

@@ -10,6 +10,7 @@ Clients behave alike: the operations, shapes, members and their order are the sa
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -77,9 +78,12 @@ def _drop(entry: dict[str, Any]) -> None:
         entry.pop(key, None)
 
 
+@functools.cache
 def loader() -> Loader:
-    """botocore's loader, searching where botocore's own would (its data, `~/.aws/models`,
-    `AWS_DATA_PATH`), holding what it loads lean."""
+    """botocore's loader, one for the process, searching where botocore's own would (its data,
+    `~/.aws/models`, `AWS_DATA_PATH`) and holding what it loads lean: each session would
+    otherwise parse EC2's model (megabytes of JSON) again for its first client, in every
+    region and account watched."""
     found: Loader = botocore.session.get_session().get_component("data_loader")
     found.file_loader = LeanFiles()
     return found
