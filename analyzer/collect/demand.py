@@ -215,10 +215,16 @@ def _one_by_one(
     metrics: MetricData, found: list[MetricQuery], window: Window, stats: FetchStats
 ) -> Iterator[tuple[str, Series]]:
     for query in found:
-        answered: dict[MetricQuery, Series] = {}
-        for _, got in fetch(metrics, [(window, [query])], stats):
-            answered.update(got)
-        yield query.metric, answered.get(query, Series.failed("not answered"))
+        # Read in a call of its own, whose frame is gone once it returns: nothing here holds
+        # a metric's answer while the next is read.
+        yield query.metric, _answer(metrics, query, window, stats)
+
+
+def _answer(metrics: MetricData, query: MetricQuery, window: Window, stats: FetchStats) -> Series:
+    answered: dict[MetricQuery, Series] = {}
+    for _, got in fetch(metrics, [(window, [query])], stats):
+        answered.update(got)
+    return answered.get(query, Series.failed("not answered"))
 
 
 def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | None:
@@ -231,15 +237,14 @@ def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | 
     for name, one in series:
         if one.status is Status.ERROR:
             return None
-        if not one.values:
-            continue
-        rates = _rates(one, window, name in _SUMS)
-        if name in _OPS:
-            iops += rates
-            counted = True
-        elif name in _BYTES:
-            bps += rates
-        first = min(first, _first_datapoint(one, window))
+        if one.values:
+            into = iops if name in _OPS else bps if name in _BYTES else None
+            if into is not None:
+                into += _rates(one, window, name in _SUMS)
+                counted = counted or into is iops
+            first = min(first, _first_datapoint(one, window))
+        # Let go of this series before the next is read: two fortnights are never held.
+        del one
     if not counted:
         return None
     start = window.start + timedelta(seconds=first * window.period_s)

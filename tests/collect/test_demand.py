@@ -3,6 +3,7 @@ its fixes: four metrics a volume, asked as AWS/EBS publishes them."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -102,6 +103,26 @@ def test_rates_over_the_fortnight_from_the_first_datapoint() -> None:
     lazy = Counted(value)
     next(fetch_demand(lazy, states, NOW, SETTLE_S, FetchStats()))
     assert lazy.calls == [1] * 4
+
+
+def test_a_metric_s_fortnight_is_let_go_of_before_the_next_is_read() -> None:
+    """Four fortnights of 20,160 minutes are never held at once, nor two: each is folded into
+    the rates and dropped before the next metric is asked."""
+    alive: list[weakref.ref[object]] = []
+
+    class Watched(FakeMetricData):
+        def fetch(
+            self, queries: Sequence[MetricQuery], window: Window
+        ) -> tuple[dict[MetricQuery, Series], FetchStats]:
+            held = [ref for ref in alive if ref() is not None]
+            assert not held, f"{len(held)} earlier series still held"
+            out, stats = super().fetch(queries, window)
+            alive.extend(weakref.ref(series.values) for series in out.values())
+            return out, stats
+
+    states = [volume_state(volume_id=v).resource for v in ("vol-a", "vol-b")]
+    found = dict(fetch_demand(Watched(lambda _q, _t: 60.0), states, NOW, SETTLE_S, FetchStats()))
+    assert set(found) == {"vol-a", "vol-b"} and len(alive) == 8
 
 
 def test_a_volume_whose_counts_failed_or_never_came_is_left_out() -> None:
