@@ -117,7 +117,14 @@ def utc_timestamp(value: Any) -> datetime:
         raise OffContract(f"timestamp {str(value)[:40]!r} out of range ({exc})") from None
 
 
-@functools.lru_cache(maxsize=4 * 1440)
+MOMENTS_SHARED = 1440
+"""The moments whose datetimes are kept for the next answer to share: a day of minutes. The
+history spans the rules' reach (40 minutes with the rules shipped) and each cycle parses its
+newest minutes; a fortnight read for weighing passes 20,160 through the cache and leaves it
+holding the newest of them, the ones the polls share."""
+
+
+@functools.lru_cache(maxsize=MOMENTS_SHARED)
 def _epoch(value: float) -> datetime:
     """One datetime object per distinct moment, shared by every series that has a point then:
     a fleet's datapoints fall on a few thousand minutes, not millions of moments."""

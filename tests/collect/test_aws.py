@@ -1,3 +1,5 @@
+from datetime import UTC, datetime
+
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
@@ -104,3 +106,16 @@ def test_sessions_of_every_region_share_the_service_models_parsed_once() -> None
     loaders = [s._session.get_component("data_loader") for s in (one, other)]
     assert loaders[0] is loaders[1]
     assert one._session is not other._session  # each its own credentials and region
+
+
+def test_a_moment_is_one_datetime_shared_and_a_fortnight_leaves_only_a_day_kept() -> None:
+    minute = 1_795_000_020
+    first, again = aws.utc_timestamp(minute), aws.utc_timestamp(minute)
+    assert first is again and first == datetime.fromtimestamp(minute, UTC)
+    # A fortnight of minutes, oldest first, as a weighing reads it: the newest day stays
+    # shared for the polls, the rest is let go of.
+    fortnight = [minute + 60 * i for i in range(14 * 1440)]
+    parsed = [aws.utc_timestamp(t) for t in fortnight]
+    assert aws._epoch.cache_info().currsize <= aws.MOMENTS_SHARED == 1440
+    assert aws.utc_timestamp(fortnight[-1]) is parsed[-1]
+    assert aws.utc_timestamp(fortnight[0]) is not parsed[0]
