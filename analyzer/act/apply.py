@@ -22,7 +22,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.sold import Asked, configuration, described
 from analyzer.collect.changes import Changer
 from analyzer.errors import AwsAccessError, AwsCallError, ConfigError
-from analyzer.model.resources import Modification, Volume
+from analyzer.model.resources import DbInstance, Modification, Volume
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +41,9 @@ class Outcome(StrEnum):
     """A malformed fix, a target AWS does not sell, a resource that does not exist."""
     FAILED = "failed"
     """AWS answered with an error (a refused permission, a limit of its own)."""
+    UNKNOWN = "unknown"
+    """AWS's answer was lost (a timeout, a server error) and the resource could not be read
+    back: it may have been modified."""
 
     @property
     def exit_code(self) -> int:
@@ -55,6 +58,7 @@ EXIT_CODES = {
     Outcome.REFUSED: 3,
     Outcome.INVALID: 2,
     Outcome.FAILED: 1,
+    Outcome.UNKNOWN: 1,
 }
 
 
@@ -69,6 +73,11 @@ class Result:
     """The modification's state as last read: modifying, optimizing, completed."""
     after: dict[str, Any] = field(default_factory=dict)
     """The resource's configuration read back after the change."""
+    started: datetime | None = None
+    """When the modification started, as AWS reported it."""
+    settled: bool = True
+    """False for the record written the moment AWS accepted the change, before its
+    read-back."""
 
     @property
     def exit_code(self) -> int:
@@ -88,6 +97,7 @@ class Result:
             Outcome.UNCONFIRMED: "not applied",
             Outcome.INVALID: "error",
             Outcome.FAILED: "error",
+            Outcome.UNKNOWN: "error",
         }.get(self.outcome, self.outcome.value)
         now = ""
         if self.after and self.plan is not None:
@@ -110,8 +120,11 @@ class Applier:
     """Where a claim's volume is changed through its claim; None: such a fix is refused with
     the kubectl commands that make it."""
     made: Callable[[str], Sequence[datetime]] = lambda resource_id: ()
-    """When this analyzer modified a resource lately: AWS reports only a volume's latest
-    modification, and its limit counts them all."""
+    """When this analyzer's modifications of a resource started lately: AWS reports only a
+    volume's latest modification, and its limit counts them all."""
+    accepted: Callable[[Result], None] = lambda result: None
+    """Told the moment AWS accepts a change, before it is read back: where the daemon writes
+    its record first."""
 
     def plan(self, fix_id: str) -> Plan | Result:
         """The fix on its resource as it is now, or the Result that ends the attempt."""
@@ -201,33 +214,102 @@ class Applier:
 
     def apply(self, plan: Plan, dry_run: bool, wait_s: float) -> Result:
         """Asks AWS for the change once (DryRun where `dry_run`), then reads the volume's
-        modification until it is optimizing or completed, at most `wait_s`."""
+        modification until it is optimizing or completed, at most `wait_s`. The call is never
+        sent twice: where its answer is lost (a timeout, a server error), the resource is read
+        back to learn what AWS did."""
         changer = dict(self.changers)[plan.scope]
         target = plan.change.after
         if self.cluster is not None and program_of(plan) is not None:
             return self._through_claim(plan, self.cluster, changer, dry_run, wait_s)
+        if dry_run and not isinstance(plan.resource, Volume):
+            return Result(
+                Outcome.DRY_RUN,
+                plan.fix_id,
+                "RDS's ModifyDBInstance has no dry run: every guard passed, nothing was asked "
+                "of AWS",
+                plan,
+            )
+        asked_at = self.clock()
         try:
             if isinstance(plan.resource, Volume):
                 answered = changer.modify_volume(plan.resource_id, target, dry_run)
-            elif dry_run:
-                return Result(
-                    Outcome.DRY_RUN,
-                    plan.fix_id,
-                    "RDS's ModifyDBInstance has no dry run: every guard passed, nothing was "
-                    "asked of AWS",
-                    plan,
-                )
             else:
                 answered = changer.modify_db_storage(plan.resource_id, target)
         except (AwsAccessError, AwsCallError) as exc:
-            return Result(Outcome.FAILED, plan.fix_id, str(exc), plan)
+            if dry_run or not answer_lost(exc):
+                return Result(Outcome.FAILED, plan.fix_id, str(exc), plan)
+            return self._after_lost_answer(plan, changer, exc, asked_at, wait_s)
         if answered.dry_run:
             return Result(
                 Outcome.DRY_RUN, plan.fix_id, "AWS says the change would succeed (DryRun)", plan
             )
         mod = answered.modification
-        since = mod.started if mod is not None else self.clock() - READ_BACK_SKEW
-        return self._read_back(plan, changer, mod.state if mod else None, wait_s, since)
+        started = mod.started if mod is not None else None
+        state = mod.state if mod is not None else None
+        self._accepted(plan, state, started)
+        since = started or asked_at - READ_BACK_SKEW
+        return self._read_back(plan, changer, state, wait_s, since)
+
+    def _accepted(self, plan: Plan, state: str | None, started: datetime | None) -> None:
+        """AWS took the change: said at once (the log, and `accepted`, the daemon's ledger and
+        state file), before the read-back, so that a kill during it loses no record."""
+        log.info(
+            "apply.accepted",
+            fix_id=plan.fix_id,
+            resource=plan.resource_id,
+            state=state,
+            started=started.isoformat() if started is not None else None,
+        )
+        self.accepted(
+            Result(
+                Outcome.APPLIED,
+                plan.fix_id,
+                "accepted by AWS; being read back",
+                plan,
+                state,
+                started=started,
+                settled=False,
+            )
+        )
+
+    def _after_lost_answer(
+        self,
+        plan: Plan,
+        changer: Changer,
+        error: AwsAccessError | AwsCallError,
+        asked_at: datetime,
+        wait_s: float,
+    ) -> Result:
+        """The modifying call's answer never came (or came as a server error): AWS may have
+        acted. The resource is read back: a modification to the target started since the call
+        is this one, then read back as any other; none is a failure; a resource that cannot
+        be read says the outcome is unknown."""
+        since = asked_at - READ_BACK_SKEW
+        try:
+            if isinstance(plan.resource, Volume):
+                volume = changer.volume(plan.resource_id)
+                mod = _latest(volume)
+                ours = mod is not None and mod.started >= since and _same_target(mod, plan)
+                started, state = (mod.started, mod.state) if ours and mod else (None, None)
+            else:
+                db = changer.db_instance(plan.resource_id)
+                ours = db is not None and _asked_of_rds(db, plan)
+                started, state = None, (db.state if ours and db is not None else None)
+        except (AwsAccessError, AwsCallError) as exc:
+            log.warning("apply.unknown", fix_id=plan.fix_id, error=str(error), read=str(exc))
+            return Result(
+                Outcome.UNKNOWN,
+                plan.fix_id,
+                f"{error}; and the resource could not be read back ({exc}): it may have been "
+                "modified; read it before trying again",
+                plan,
+            )
+        if not ours:
+            return Result(Outcome.FAILED, plan.fix_id, f"{error} (read back: not modified)", plan)
+        log.warning("apply.answer_lost", fix_id=plan.fix_id, error=str(error))
+        self._accepted(plan, state, started)
+        read = self._read_back(plan, changer, state, wait_s, started or since)
+        return replace(read, reason=f"{read.reason} (AWS's answer was lost: {error})")
 
     def _through_claim(
         self, plan: Plan, cluster: Cluster, changer: Changer, dry_run: bool, wait_s: float
@@ -276,13 +358,14 @@ class Applier:
         storage as asked."""
         deadline = time.monotonic() + wait_s
         after: dict[str, Any] = {}
+        started: datetime | None = None
         while True:
             try:
                 if isinstance(plan.resource, Volume):
                     volume = changer.volume(plan.resource_id)
                     mod = _latest(volume)
                     if mod is not None and mod.started >= since:
-                        state = mod.state
+                        state, started = mod.state, mod.started
                     after = _read(volume) if volume is not None else after
                     done = state in ("optimizing", "completed", "failed")
                 else:
@@ -298,6 +381,7 @@ class Applier:
                     f"asked of AWS; its state could not be read back: {exc}",
                     plan,
                     state,
+                    started=started,
                 )
             if done or time.monotonic() >= deadline:
                 break
@@ -310,10 +394,17 @@ class Applier:
                 plan,
                 state,
                 after,
+                started,
             )
         said = f"modification {state}" if isinstance(plan.resource, Volume) else f"RDS {state}"
         return Result(
-            Outcome.APPLIED, plan.fix_id, said if state else "requested", plan, state, after
+            Outcome.APPLIED,
+            plan.fix_id,
+            said if state else "requested",
+            plan,
+            state,
+            after,
+            started,
         )
 
 
@@ -335,20 +426,48 @@ def _read(resource: Changeable) -> dict[str, Any]:
 
 
 def _under_way_to(plan: Plan) -> Modification | None:
-    """A modification under way whose target is this fix's, in every field the fix sets (a
-    gp2 target's IOPS are its baseline, no setting of its own)."""
+    """A modification under way whose target is this fix's."""
     if not isinstance(plan.resource, Volume):
         return None
     mod = _latest(plan.resource)
     if mod is None or mod.state not in ("modifying", "optimizing"):
         return None
+    return mod if _same_target(mod, plan) else None
+
+
+def _same_target(mod: Modification, plan: Plan) -> bool:
+    """Whether the modification's target is this fix's, in every field the fix sets (a gp2
+    target's IOPS are its baseline, no setting of its own)."""
     target = dict(mod.target_fields)
     kind = plan.after.get("volume_type")
     ignored = {"iops"} if kind not in ("gp3", "io1", "io2") else set()
     if kind != "gp3":
         ignored.add("throughput_mibps")
-    same = all(target.get(k) == v for k, v in plan.after.items() if k not in ignored)
-    return mod if same else None
+    return all(target.get(k) == v for k, v in plan.after.items() if k not in ignored)
+
+
+def _asked_of_rds(db: DbInstance, plan: Plan) -> bool:
+    """Whether an RDS instance shows the storage change asked: being modified, or already so
+    (RDS reports no start time, so a change under way to the target is taken as this one)."""
+    config = _read(db)
+    if all(config.get(k) == v for k, v in plan.after.items()):
+        return True
+    return db.state in RDS_CHANGING and bool(db.pending)
+
+
+RDS_CHANGING = frozenset({"modifying", "storage-optimization", "storage-initialization"})
+SERVER_ERRORS = frozenset(
+    {"InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable", "RequestTimeout"}
+)
+"""AWS error codes of a 5xx answer: the request may have been carried out (Amazon EC2 API
+Reference, "Server error codes")."""
+
+
+def answer_lost(error: AwsAccessError | AwsCallError) -> bool:
+    """Whether a modifying call's error leaves its outcome unknown: no answer (a timeout, a
+    connection cut; no AWS error code) or a server error. A client error (4xx) is AWS's
+    refusal: nothing was done."""
+    return error.code is None or error.code in SERVER_ERRORS
 
 
 def _instance_refusal(asked: Asked) -> str:

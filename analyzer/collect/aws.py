@@ -66,6 +66,8 @@ UNREACHABLE = (
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 15
 MAX_ATTEMPTS = 3
+ONCE = {"mode": "standard", "total_max_attempts": 1}
+"""botocore's retries setting for a call sent once: one attempt in all, no retry."""
 
 
 def client_config(validate: bool = True) -> Config:
@@ -170,6 +172,21 @@ class Clients:
             except NoRegionError:
                 raise ConfigError(NO_REGION) from None
         return self._cache[service]
+
+    def once(self, service: str) -> Any:
+        """A client whose calls go out once, whatever the user's retry settings: the calls
+        that change a resource. A ModifyVolume resent after a read timeout meets
+        `IncorrectModificationState` on AWS while the first one is under way, and the
+        modification made would be reported as failed; the caller reads the resource back
+        instead of retrying."""
+        key = f"{service}:once"
+        if key not in self._cache:
+            try:
+                config = client_config().merge(Config(retries=ONCE))
+                self._cache[key] = self._session.client(service, config=config)
+            except NoRegionError:
+                raise ConfigError(NO_REGION) from None
+        return self._cache[key]
 
     @property
     def ec2(self) -> Any:

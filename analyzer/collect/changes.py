@@ -2,8 +2,9 @@
 or one RDS instance described again, a volume's modifications, ModifyVolume and
 ModifyDBInstance.
 
-These are the only calls the analyzer makes that change an account. Each goes out once
-(botocore retries only what AWS did not act on: throttling before the call, 5xx), with
+These are the only calls the analyzer makes that change an account. Each goes out once,
+through a client without automatic retries (`Clients.once`): after a timeout or a 5xx, AWS
+may have acted, and `apply` reads the resource back rather than send the change again. With
 `DryRun` where EC2 offers it: EC2 answers a dry run that would succeed with the error code
 `DryRunOperation`, one the identity may not make with `UnauthorizedOperation` (Amazon EC2 API
 Reference, "Common client error codes").
@@ -123,7 +124,7 @@ class Ec2RdsChanges:
             asked["Throughput"] = int(target["throughput_mibps"])
         with calling("ec2:ModifyVolume", self.where):
             try:
-                answer = self._clients.ec2.modify_volume(**asked)
+                answer = self._clients.once("ec2").modify_volume(**asked)
             except ClientError as exc:
                 if dry_run and error_code(exc) == DRY_RUN_WOULD_SUCCEED:
                     return Answered(dry_run=True)
@@ -142,5 +143,5 @@ class Ec2RdsChanges:
         if target.get("throughput_mibps"):
             asked["StorageThroughput"] = int(target["throughput_mibps"])
         with calling("rds:ModifyDBInstance", self.where):
-            self._clients.rds.modify_db_instance(**asked)
+            self._clients.once("rds").modify_db_instance(**asked)
         return Answered()

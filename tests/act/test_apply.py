@@ -9,10 +9,13 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError, ReadTimeoutError
 from botocore.stub import Stubber
+from structlog.testing import capture_logs
 
 from analyzer.act.apply import Applier, Outcome
 from analyzer.act.guards import Policy
+from analyzer.act.plan import Plan
 from analyzer.analyze import prices
 from analyzer.analyze.catalog import Catalog
 from analyzer.cli import main
@@ -183,8 +186,11 @@ def _stubbed(vol: Volume, error: str) -> Applier:
         },
     )
     stub.add_response("describe_volumes_modifications", {"VolumesModifications": []})
-    stub.add_client_error("modify_volume", service_error_code=error, service_message="no")
     stub.activate()
+    # The modifying call goes through a client of its own, which never retries.
+    once = Stubber(clients.once("ec2"))
+    once.add_client_error("modify_volume", service_error_code=error, service_message="no")
+    once.activate()
     return Applier(
         [(REGION, Ec2RdsChanges(clients))],
         Catalog(prices.load()),
@@ -357,3 +363,100 @@ def test_a_resource_is_found_in_exactly_one_place(places, outcome, says) -> None
         assert found.scope == "222/eu-west-1"  # type: ignore[union-attr]
     else:
         assert found.outcome is outcome and says in found.reason  # type: ignore[union-attr]
+
+
+def _timing_out(clients: Clients, event: str, error: Exception, sent: list[str]) -> None:
+    """The modifying client's ModifyVolume meets `error` at `event`: before it is sent (AWS
+    never saw it), or after AWS answered (the answer lost on its way back)."""
+
+    def fail(**kwargs: Any) -> None:
+        sent.append(event)
+        raise error
+
+    clients.once("ec2").meta.events.register(f"{event}.ec2.ModifyVolume", fail)
+
+
+def _applier(clients: Clients, accepted: list[Any] | None = None) -> Applier:
+    applier = Applier(
+        [(REGION, Ec2RdsChanges(clients))],
+        Catalog(prices.load()),
+        Policy("ebs-analyzer/apply=allowed"),
+        lambda: datetime.now(UTC),
+    )
+    if accepted is not None:
+        applier.accepted = accepted.append
+    return applier
+
+
+READ_TIMEOUT = ReadTimeoutError(endpoint_url="https://ec2.us-east-1.amazonaws.com/")
+SERVER_ERROR = ClientError(
+    {"Error": {"Code": "InternalError", "Message": "An internal error"}}, "ModifyVolume"
+)
+
+
+def test_a_modifying_call_is_sent_once_whatever_the_users_retry_settings(aws, monkeypatch) -> None:
+    """botocore's standard mode would send ModifyVolume again after a read timeout; on AWS the
+    resend meets IncorrectModificationState while the first is under way."""
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "5")
+    vol = _volume(tags=ALLOWED)
+    clients = Clients.for_region(REGION)
+    sent: list[str] = []
+    _timing_out(clients, "before-send", READ_TIMEOUT, sent)
+    applier = _applier(clients)
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+    result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert sent == ["before-send"]  # once, never again
+    assert result.outcome is Outcome.FAILED and "(read back: not modified)" in result.reason
+    assert _read(vol)["VolumeType"] == "gp2" and _modifications(vol) == 0
+
+
+@pytest.mark.parametrize("error", [READ_TIMEOUT, SERVER_ERROR], ids=["timeout", "5xx"])
+def test_a_change_whose_answer_was_lost_is_read_back_and_recorded_as_made(aws, error) -> None:
+    vol = _volume(tags=ALLOWED)
+    clients = Clients.for_region(REGION)
+    sent: list[str] = []
+    _timing_out(clients, "after-call", error, sent)
+    accepted: list[Any] = []
+    applier = _applier(clients, accepted)
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+    result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert sent == ["after-call"] and _modifications(vol) == 1
+    assert result.outcome is Outcome.APPLIED and result.exit_code == 0, result.reason
+    assert "AWS's answer was lost" in result.reason and result.started is not None
+    # The record was written the moment the change was found accepted, before the read-back.
+    [first] = accepted
+    assert first.outcome is Outcome.APPLIED and not first.settled
+    assert first.started == result.started
+
+
+def test_a_lost_answer_on_a_resource_that_cannot_be_read_back_is_unknown(aws) -> None:
+    vol = _volume(tags=ALLOWED)
+    clients = Clients.for_region(REGION)
+    sent: list[str] = []
+    _timing_out(clients, "after-call", READ_TIMEOUT, sent)
+    applier = _applier(clients)
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+
+    def unreadable(**kwargs: Any) -> None:
+        raise READ_TIMEOUT
+
+    clients.ec2.meta.events.register("before-send.ec2.DescribeVolumes", unreadable)
+    result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert result.outcome is Outcome.UNKNOWN and result.exit_code == 1
+    assert "it may have been modified" in result.reason
+
+
+def test_an_accepted_change_is_said_before_its_read_back(aws) -> None:
+    vol = _volume(tags=ALLOWED)
+    accepted: list[Any] = []
+    applier = _applier(Clients.for_region(REGION), accepted)
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+    with capture_logs() as logs:
+        result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert [e["event"] for e in logs if e["event"].startswith("apply.")] == ["apply.accepted"]
+    [first] = accepted
+    assert not first.settled and result.settled and result.started == first.started
