@@ -12,6 +12,7 @@ from analyzer.act.cluster import Cluster
 from analyzer.act.plan import Plan
 from analyzer.analyze.advice.kubernetes import through_claim
 from analyzer.model.findings import Remedy, RemedyKind
+from analyzer.model.kubernetes import unclaimed_owner
 from analyzer.model.resources import Volume
 
 
@@ -31,6 +32,8 @@ def claim_refusal(plan: Plan, cluster: Cluster | None) -> str | None:
     (`apply_through_kubernetes`, the claim in its own cluster, one step); else the commands."""
     program = program_of(plan)
     resource = plan.resource
+    if isinstance(resource, Volume) and resource.claim is None:
+        return unclaimed_refusal(resource)
     if program is None or not isinstance(resource, Volume) or resource.claim is None:
         return None
     claim = resource.claim
@@ -55,6 +58,21 @@ def claim_refusal(plan: Plan, cluster: Cluster | None) -> str | None:
             f"{owned} in cluster {claim.cluster}, and this analyzer changes claims in {here}; {run}"
         )
     return None
+
+
+def unclaimed_refusal(volume: Volume) -> str | None:
+    """A volume the EBS CSI driver made whose claim's tags are missing is a PersistentVolume's
+    all the same: refused, with the command that finds its claim."""
+    owner = unclaimed_owner(volume.tags)
+    if owner is None:
+        return None
+    pv = owner.removeprefix("PV ") if owner.startswith("PV ") else "<its PersistentVolume>"
+    return (
+        f"{volume.volume_id} belongs to {owner}, made by the EBS CSI driver (the claim's tags "
+        "are missing): it is changed through its claim, never behind its back; find the "
+        f"claim with: kubectl get pv {pv} -o jsonpath='{{.spec.claimRef.namespace}}/"
+        "{.spec.claimRef.name}'"
+    )
 
 
 def patch_of(program: Mapping[str, Any]) -> dict[str, Any]:

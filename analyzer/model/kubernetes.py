@@ -27,6 +27,9 @@ PVC_NAMESPACE_TAG = "kubernetes.io/created-for/pvc/namespace"
 PVC_NAME_TAG = "kubernetes.io/created-for/pvc/name"
 PV_NAME_TAG = "kubernetes.io/created-for/pv/name"
 CSI_CLUSTER_TAG = "ebs.csi.aws.com/cluster"
+CSI_VOLUME_NAME_TAG = "CSIVolumeName"
+"""The driver's `VolumeNameTagKey`: the name of the PersistentVolume it created the volume
+for, on every volume it creates (aws-ebs-csi-driver `pkg/cloud/cloud.go`)."""
 CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
 LEGACY_CLUSTER_TAG = "KubernetesCluster"
 
@@ -104,6 +107,21 @@ def claim_of(tags: Mapping[str, str]) -> Claim | None:
         return None
     csi = tags.get(CSI_CLUSTER_TAG) == "true"
     return Claim(namespace, name, tags.get(PV_NAME_TAG) or None, cluster_of(tags), csi)
+
+
+def unclaimed_owner(tags: Mapping[str, str]) -> str | None:
+    """Who owns a volume that the EBS CSI driver made, where its claim's tags are missing
+    (a driver run without `--extra-create-metadata`, or tags removed): `PV pvc-3f2…` where a
+    tag names its PersistentVolume, `a PersistentVolume` otherwise; None where no tag of the
+    driver's is there (or where the claim's tags are: `claim_of` names it)."""
+    if claim_of(tags) is not None:
+        return None
+    pv = tags.get(PV_NAME_TAG) or tags.get(CSI_VOLUME_NAME_TAG)
+    if pv:
+        return f"PV {pv}"
+    if tags.get(CSI_CLUSTER_TAG):
+        return "a PersistentVolume"
+    return None
 
 
 class NodeOwner(StrEnum):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer.act.claims import claim_refusal, patch_of, program_of
 from analyzer.act.plan import plan_of
 from analyzer.analyze import prices
@@ -42,3 +44,30 @@ def test_without_the_kubernetes_api_a_claim_s_fix_is_its_commands() -> None:
     assert said is not None and said.startswith("vol-1 belongs to PVC db/data-0: it is changed")
     assert 'kubectl apply -f - <<< \'{"apiVersion": "storage.k8s.io/v1"' in said
     assert "kubectl -n db patch pvc data-0" in said
+
+
+@pytest.mark.parametrize(
+    ("tags", "owner"),
+    [
+        ({"ebs.csi.aws.com/cluster": "true"}, "a PersistentVolume"),
+        ({"CSIVolumeName": "pvc-3f2a"}, "PV pvc-3f2a"),
+        ({"kubernetes.io/created-for/pv/name": "pvc-3f2a"}, "PV pvc-3f2a"),
+        (
+            {"ebs.csi.aws.com/cluster": "true", "CSIVolumeName": "pvc-3f2a", "Name": "x"},
+            "PV pvc-3f2a",
+        ),
+    ],
+)
+def test_a_volume_the_csi_driver_made_without_its_claims_tags_is_refused(tags, owner) -> None:
+    """The driver run without --extra-create-metadata writes no claim tags, but its own: the
+    volume is a PersistentVolume's all the same, and is never changed behind it."""
+    volume = Volume("vol-1", "us-east-1", "gp2", 50, "in-use", tags=tags)
+    plan = _plan(volume, "vol-1:type=gp3,iops=3000,throughput=125")
+    for cluster in (None, _Cluster()):
+        said = claim_refusal(plan, cluster)  # type: ignore[arg-type]
+        assert said is not None and said.startswith(f"vol-1 belongs to {owner}, made by the EBS")
+        assert "kubectl get pv" in said
+
+
+class _Cluster:
+    name = "prod"

@@ -138,3 +138,18 @@ def test_a_claim_knows_whether_the_csi_driver_created_its_volume() -> None:
     assert claim is not None and claim.csi
     in_tree = claim_of({k: v for k, v in CSI_TAGS.items() if k != "ebs.csi.aws.com/cluster"})
     assert in_tree is not None and not in_tree.csi
+
+
+def test_the_csi_drivers_own_tags_name_an_owner_only_where_the_claims_are_missing() -> None:
+    from analyzer.model.kubernetes import unclaimed_owner
+
+    assert unclaimed_owner({}) is None
+    assert unclaimed_owner({"Name": "db"}) is None
+    assert unclaimed_owner({"CSIVolumeName": "pvc-1"}) == "PV pvc-1"
+    assert unclaimed_owner({"ebs.csi.aws.com/cluster": "true"}) == "a PersistentVolume"
+    claimed = {
+        "kubernetes.io/created-for/pvc/namespace": "db",
+        "kubernetes.io/created-for/pvc/name": "data-0",
+        "CSIVolumeName": "pvc-1",
+    }
+    assert unclaimed_owner(claimed) is None  # the claim names it
