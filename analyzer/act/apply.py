@@ -5,6 +5,7 @@ outcome."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -125,6 +126,9 @@ class Applier:
     accepted: Callable[[Result], None] = lambda result: None
     """Told the moment AWS accepts a change, before it is read back: where the daemon writes
     its record first."""
+    stopping: threading.Event = field(default_factory=threading.Event)
+    """Set when the process stops: a read-back under way ends at its next reading, so that
+    the outcome is recorded and said within the stop's grace."""
 
     def plan(self, fix_id: str) -> Plan | Result:
         """The fix on its resource as it is now, or the Result that ends the attempt."""
@@ -383,7 +387,8 @@ class Applier:
                     state,
                     started=started,
                 )
-            if done or time.monotonic() >= deadline:
+            cut = self.stopping.is_set()
+            if done or cut or time.monotonic() >= deadline:
                 break
             self.sleep(min(2.0, max(deadline - time.monotonic(), 0.0)))
         if state == "failed":
@@ -397,10 +402,13 @@ class Applier:
                 started,
             )
         said = f"modification {state}" if isinstance(plan.resource, Volume) else f"RDS {state}"
+        said = said if state else "requested"
+        if cut and not done:
+            said += " (the read-back was cut short by a stop)"
         return Result(
             Outcome.APPLIED,
             plan.fix_id,
-            said if state else "requested",
+            said,
             plan,
             state,
             after,

@@ -1,23 +1,36 @@
 """The attempts this process knows of, newest last: what a double click, a replayed request
-or a restart reads before anything is asked of AWS. Kept in the state file for a week."""
+or a restart reads before anything is asked of AWS. Kept in the state file for a week.
+
+What AWS was asked to change (applied, failed, unknown) is kept apart from refusals and
+denials, and never evicted by them within its week: a flood of clicks by someone who is not
+an approver can neither flush the record of a modification nor grow the state file. Repeated
+denials of one user are counted on one record."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from analyzer.model.applied import Attempt
 
 KEPT = timedelta(days=7)
 MOST = 500
-"""Attempts kept at most: a week of a busy fleet's clicks, and a bound on the state file."""
+"""Refusals, denials and the like kept at most: a bound on the state file."""
+MOST_ACTED = 2_000
+"""Attempts that asked AWS for a change kept at most: a week of the daily modifications AWS
+allows a large fleet's alerting volumes; refusals never take their place."""
+DENIALS_FOLDED = timedelta(hours=1)
+"""A user's denials within this of their first are counted on it, not each kept and posted."""
 
 
 class Ledger:
     def __init__(self, attempts: Iterable[Attempt] = ()) -> None:
-        self._attempts: list[Attempt] = sorted(attempts, key=lambda a: a.at)[-MOST:]
+        self._attempts: list[Attempt] = []
+        for attempt in sorted(attempts, key=lambda a: a.at):
+            self._keep(attempt)
         self._lock = threading.Lock()
         self._busy: set[str] = set()
 
@@ -27,9 +40,51 @@ class Ledger:
 
     def record(self, attempt: Attempt) -> None:
         with self._lock:
-            self._attempts.append(attempt)
-            cutoff = attempt.at - KEPT
-            self._attempts = [a for a in self._attempts if a.at >= cutoff][-MOST:]
+            self._keep(attempt)
+
+    def _keep(self, attempt: Attempt) -> None:
+        """The attempt added; those past their week dropped, then the oldest of each kind
+        beyond its bound."""
+        cutoff = attempt.at - KEPT
+        kept = [a for a in (*self._attempts, attempt) if a.at >= cutoff]
+        acted = sum(a.acted for a in kept)
+        over = {True: max(acted - MOST_ACTED, 0), False: max(len(kept) - acted - MOST, 0)}
+        self._attempts = []
+        for a in kept:
+            if over[a.acted]:
+                over[a.acted] -= 1
+                continue
+            self._attempts.append(a)
+
+    def settle(self, accepted: Attempt, final: Attempt) -> None:
+        """The record written when AWS accepted a change, replaced in its place by how it
+        ended."""
+        with self._lock:
+            if accepted in self._attempts:
+                self._attempts[self._attempts.index(accepted)] = final
+            else:
+                self._keep(final)
+
+    def denied(self, attempt: Attempt) -> bool:
+        """A denial recorded: True where it is the user's first within `DENIALS_FOLDED`
+        (kept, and worth saying), False where it was counted on that first one."""
+        with self._lock:
+            first = next(
+                (
+                    n
+                    for n in range(len(self._attempts) - 1, -1, -1)
+                    if (a := self._attempts[n]).outcome == "denied"
+                    and a.who == attempt.who
+                    and attempt.at - a.at < DENIALS_FOLDED
+                ),
+                None,
+            )
+            if first is None:
+                self._keep(attempt)
+                return True
+            folded = self._attempts[first]
+            self._attempts[first] = replace(folded, count=folded.count + 1)
+            return False
 
     def applied(self, fix_id: str, since: datetime) -> Attempt | None:
         """The latest attempt that applied this fix since then."""
@@ -44,13 +99,19 @@ class Ledger:
             )
 
     def made(self, resource_id: str) -> list[datetime]:
-        """When this process's attempts modified the resource (applied, or a policy's)."""
+        """When this process's modifications of the resource started (as AWS reported, else
+        when they were asked): applied ones, and those whose outcome is unknown."""
         with self._lock:
             return [
-                a.at
+                a.started or a.at
                 for a in self._attempts
-                if a.applied and a.fix_id.partition(":")[0] == resource_id
+                if a.outcome in ("applied", "unknown") and a.resource_id == resource_id
             ]
+
+    def unsettled(self) -> list[Attempt]:
+        """Changes AWS accepted whose read-back never ended (a kill, a crash)."""
+        with self._lock:
+            return [a for a in self._attempts if a.acted and not a.settled]
 
     def tried(self, fix_id: str, since: datetime, via: str) -> bool:
         """Whether this fix was attempted this way since then, whatever came of it."""

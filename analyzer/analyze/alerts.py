@@ -69,6 +69,11 @@ class Owed(StrEnum):
     RESOLVED = "resolved"
 
 
+OFFERS_KEPT = 8
+"""The fixes an alert remembers offering: a fix that changed from one message to the next
+leaves the earlier button clickable in the channel."""
+
+
 @dataclass
 class Alert:
     finding: Finding
@@ -93,6 +98,14 @@ class Alert:
     """A volume's instance when its alert began: a volume moved since has ended it."""
     ended: str | None = None
     """What the inventory says ended it (`vol-… was detached from i-…`), where it did."""
+    offered: tuple[str, ...] = ()
+    """The fixes its messages offered on an Apply button (fix_ids, newest last): a click
+    applies one of these while the alert lives, and nothing else."""
+
+    def offer(self, fix_id: str) -> None:
+        """A message about to be sent carries an Apply button for this fix."""
+        if fix_id not in self.offered:
+            self.offered = (*self.offered, fix_id)[-OFFERS_KEPT:]
 
     @property
     def key(self) -> AlertKey:

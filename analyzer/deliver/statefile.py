@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import structlog
 from pydantic import (
@@ -35,7 +35,7 @@ from pydantic import (
     ValidationError,
 )
 
-from analyzer.analyze.alerts import Alert, AlertState, Owed
+from analyzer.analyze.alerts import OFFERS_KEPT, Alert, AlertState, Owed
 from analyzer.deliver.records import FindingRecord, finding_stored
 from analyzer.model.applied import Attempt
 from analyzer.model.findings import Severity
@@ -75,6 +75,11 @@ class _Alert(_Record):
     """A volume's instance when its alert began: a move during a restart still ends it."""
     ended: str | None = Field(default=None, max_length=500)
     """What the inventory said ended it, for a resolution still owed."""
+    offered: list[Annotated[str, Field(max_length=300)]] = Field(
+        default_factory=list, max_length=OFFERS_KEPT
+    )
+    """The fixes its messages offered on an Apply button: a restart still applies a click on
+    one of them, and only those."""
 
 
 class _Attempt(_Record):
@@ -86,10 +91,28 @@ class _Attempt(_Record):
     reason: str = Field(default="", max_length=2000)
     before: dict[str, Any] = Field(default_factory=dict)
     target: dict[str, Any] = Field(default_factory=dict)
-    state: str | None = Field(default=None, max_length=20)
+    state: str | None = Field(default=None, max_length=64)
+    """A volume's modification state, or an RDS instance's status (`storage-initialization`,
+    `storage-config-upgrade`, …): AWS's own words, never longer than this."""
+    started: AwareDatetime | None = None
+    settled: bool = True
+    count: int = Field(default=1, ge=1)
 
     def attempt(self) -> Attempt:
         return Attempt(**self.model_dump())
+
+
+def _fitted(attempt: Attempt) -> dict[str, Any]:
+    """An attempt as the file keeps it: each text cut to what reading it back allows, so that
+    every record written is one the next start reads (a long reason or an AWS state loses its
+    tail, never the record)."""
+    record = attempt.as_dict()
+    for name, info in _Attempt.model_fields.items():
+        longest = next((m.max_length for m in info.metadata if hasattr(m, "max_length")), None)
+        value = record.get(name)
+        if longest is not None and isinstance(value, str) and len(value) > longest:
+            record[name] = value[: longest - 1] + "…"
+    return record
 
 
 class _StateFile(_Record):
@@ -127,7 +150,7 @@ def encode(
     return {
         "version": STATE_VERSION,
         "not_before": _iso(not_before),
-        "applied": [a.as_dict() for a in applied],
+        "applied": [_fitted(a) for a in applied],
         "alerts": [
             {
                 "rule": a.rule,
@@ -149,6 +172,7 @@ def encode(
                 "refilled_percent": a.refilled_percent,
                 "attached_to": a.attached_to,
                 "ended": a.ended,
+                "offered": list(a.offered),
             }
             for a in alerts
         ],
@@ -222,6 +246,7 @@ def _alerts(records: list[_Alert]) -> list[Alert]:
             refilled_percent=a.refilled_percent,
             attached_to=a.attached_to,
             ended=a.ended,
+            offered=tuple(a.offered),
         )
         for a in records
     ]

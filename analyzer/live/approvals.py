@@ -10,8 +10,9 @@ by another click waits for nothing and says so.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import structlog
@@ -23,12 +24,13 @@ from analyzer.act.ledger import Ledger
 from analyzer.act.plan import Plan
 from analyzer.analyze.alerts import Alert
 from analyzer.analyze.catalog import Catalog
-from analyzer.analyze.sold import described
+from analyzer.analyze.sold import Asked, described
 from analyzer.deliver.interactions import Click, Respond, outcome_message, respond
 from analyzer.errors import ConfigError
 from analyzer.live.scopes import Scopes
 from analyzer.model.applied import Attempt
 from analyzer.model.findings import Remedy
+from analyzer.model.kubernetes import unclaimed_owner
 from analyzer.model.resources import Inventory
 from analyzer.settings import Settings
 from analyzer.settings.applying import AUTOMATIC
@@ -63,12 +65,25 @@ class Approvals:
     firing: Callable[[], Sequence[Alert]] = lambda: ()
     """The alerts firing now: a click names the resource of one of them, or is refused."""
     dry_run: bool = False
-    """A dry run of the daemon (`--dry-run`): the policy asks AWS's DryRun, changes nothing."""
+    """A dry run of the daemon (`--dry-run`): a click and the policy ask AWS's DryRun, and
+    change nothing."""
+    stopping: threading.Event = field(default_factory=threading.Event)
+    """Set when the daemon stops: a read-back under way ends at its next reading."""
+    _clicks: int = field(default=0, init=False, repr=False)
+    _quiet: threading.Condition = field(default_factory=threading.Condition, init=False)
 
-    def button(self, alert: Alert) -> str | None:
+    def offer(self, alert: Alert) -> str | None:
+        """The fix_id of the Apply button on a message about to be sent, remembered on the
+        alert as offered (a click applies only what was offered); None for no button."""
+        fix = self.offerable(alert)
+        if fix is not None:
+            alert.offer(fix)
+        return fix
+
+    def offerable(self, alert: Alert) -> str | None:
         """The fix_id of the alert's first fix applied in place, where its resource is in the
-        apply scope and is not a claim's volume, unless claims are changed through the
-        Kubernetes API; None otherwise."""
+        apply scope and no cluster owns it behind a claim the analyzer cannot go through;
+        None otherwise."""
         fix = next((r.fix_id for r in alert.finding.remedies if r.fix_id), None)
         ref = alert.finding.resource
         if fix is None or (ref.claim is not None and not self.claims):
@@ -82,25 +97,43 @@ class Approvals:
                 (d.tags for d in inventory.db_instances if d.db_instance_id == ref.resource_id),
                 None,
             )
-        return fix if tags is not None and self.policy.allows(tags) else None
+        if tags is None or not self.policy.allows(tags):
+            return None
+        if ref.claim is None and unclaimed_owner(tags) is not None:
+            return None
+        return fix
 
     def click(self, click: Click) -> None:
         """A click on an Apply button, on a worker: its outcome posted to its response_url."""
+        with self._quiet:
+            self._clicks += 1
+        try:
+            self._click(click)
+        finally:
+            with self._quiet:
+                self._clicks -= 1
+                self._quiet.notify_all()
+
+    def finish(self, timeout_s: float) -> bool:
+        """A stop: the read-backs under way cut short, and the clicks being handled waited
+        for (their outcome recorded and said), at most `timeout_s`; False where one still
+        runs."""
+        self.stopping.set()
+        with self._quiet:
+            return self._quiet.wait_for(lambda: self._clicks == 0, timeout_s)
+
+    def _click(self, click: Click) -> None:
         if click.user not in self.approvers:
-            result = Result(
-                Outcome.REFUSED,
-                click.fix_id,
-                f"<@{click.user}> is not an approver (apply_approvers): nothing changed",
-            )
-            self._finish(click, result, "denied")
+            self._deny(click)
             return
         resource_id = click.fix_id.partition(":")[0].strip()
-        if resource_id not in self._alerted():
+        if self._offering(click.fix_id) is None:
             unasked = Result(
                 Outcome.REFUSED,
                 click.fix_id,
-                f"no firing alert of this daemon names {resource_id}: nothing changed (apply "
-                "it from a terminal: ebs-analyzer apply)",
+                f"no alert firing now carries an Apply button for {click.fix_id} (its alert "
+                "resolved, or the button is not one this daemon sent): nothing changed; apply "
+                "it from a terminal: ebs-analyzer apply",
             )
             self._finish(click, unasked)
             return
@@ -123,7 +156,23 @@ class Approvals:
                 )
                 self._finish(click, done)
                 return
-            self._finish(click, self._apply(click.fix_id))
+            self._answer(click, self._apply(click.fix_id, click.user, "slack", self.dry_run))
+
+    def _deny(self, click: Click) -> None:
+        """A click by someone who is not an approver: refused, logged and counted each time;
+        kept, saved and answered only the first time within the hour, so that a flood of
+        them neither evicts the audit trail nor rewrites the state file nor fills the
+        channel."""
+        result = Result(
+            Outcome.REFUSED,
+            click.fix_id,
+            f"<@{click.user}> is not an approver (apply_approvers): nothing changed",
+        )
+        audit(result, click.user, "slack")
+        self.record("slack", "denied")
+        if self.ledger.denied(self._attempt(result, click.user, "slack", "denied")):
+            self.saved()
+            self.respond(click.response_url, outcome_message(reply(result, click.user)))
 
     def apply_automatically(self, firing: Sequence[Alert]) -> list[Result]:
         """Each firing alert's fix of a kind the policy names, in scope, not tried by the policy
@@ -132,71 +181,97 @@ class Approvals:
         now = self.clock()
         for alert in firing:
             remedy = automatic_fix(alert.finding.remedies, self.automatic)
-            if remedy is None or remedy.fix_id is None or self.button(alert) != remedy.fix_id:
+            if remedy is None or remedy.fix_id is None or self.offerable(alert) != remedy.fix_id:
                 continue
             fix = remedy.fix_id
             if self.ledger.tried(fix, now - AGAIN_AFTER, "policy") or self.ledger.applied(
                 fix, now - AGAIN_AFTER
             ):
                 continue
+            who = f"policy:{GP2_TO_GP3}"
             with self.ledger.holding(alert.finding.resource.resource_id) as mine:
                 if not mine:
                     continue
-                result = self._apply(fix, dry_run=self.dry_run)
-            who = f"policy:{GP2_TO_GP3}"
-            self._record(result, who, "policy")
+                result = self._apply(fix, who, "policy", self.dry_run)
             if result.outcome is not Outcome.ALREADY:
                 self.announce(announced(result, alert))
             done.append(result)
         return done
 
-    def _alerted(self) -> set[str]:
-        """The resources firing alerts name (read while a cycle may change the book: tried
-        again where it changed under the reading; none, so nothing is applied, at worst)."""
+    def _offering(self, fix_id: str) -> Alert | None:
+        """The firing alert whose messages offered this fix (read while a cycle may change
+        the book: tried again where it changed under the reading; none, so nothing is
+        applied, at worst)."""
         for _ in range(3):
             try:
-                return {a.finding.resource.resource_id for a in self.firing()}
+                return next((a for a in self.firing() if fix_id in a.offered), None)
             except RuntimeError:
                 continue
-        return set()
+        return None
 
-    def _apply(self, fix_id: str, dry_run: bool = False) -> Result:
-        """The same path as `apply --yes`; an unexpected error ends this attempt, recorded as
-        failed, never the worker or the cycle."""
+    def _apply(self, fix_id: str, who: str, via: str, dry_run: bool) -> Result:
+        """The same path as `apply --yes`, recorded: the moment AWS accepts the change (the
+        log, the ledger, the state file), then once it has been read back. An unexpected
+        error ends this attempt, recorded as failed, never the worker or the cycle."""
+        accepted: list[Attempt] = []
+
+        def on_accepted(result: Result) -> None:
+            attempt = self._attempt(result, who, via)
+            self.ledger.record(attempt)
+            accepted.append(attempt)
+            self.saved()
+
         try:
             applier = self.applier_for()
+            applier.accepted = on_accepted
+            applier.stopping = self.stopping
             planned = applier.plan(fix_id)
             if isinstance(planned, Result):
-                return planned
-            return applier.yes(planned, dry_run, self.wait_s)
+                result = planned
+            else:
+                result = applier.yes(planned, dry_run, self.wait_s)
         except Exception as exc:
             log.exception("apply.failed", fix_id=fix_id)
-            return Result(Outcome.FAILED, fix_id, f"unexpected error: {type(exc).__name__}: {exc}")
+            outcome = Outcome.UNKNOWN if accepted else Outcome.FAILED
+            result = Result(outcome, fix_id, f"unexpected error: {type(exc).__name__}: {exc}")
+        audit(result, who, via)
+        final = self._attempt(result, who, via)
+        if accepted:
+            started = final.started or accepted[0].started
+            self.ledger.settle(accepted[0], replace(final, started=started))
+        else:
+            self.ledger.record(final)
+        self.record(via, result.outcome.value)
+        self.saved()
+        return result
 
-    def _finish(self, click: Click, result: Result, outcome: str | None = None) -> None:
-        self._record(result, click.user, "slack", outcome)
+    def _finish(self, click: Click, result: Result) -> None:
+        """A click's outcome decided before any apply (refused, already so): recorded, and
+        said in the channel."""
+        audit(result, click.user, "slack")
+        self.ledger.record(self._attempt(result, click.user, "slack"))
+        self.record("slack", result.outcome.value)
+        self.saved()
+        self._answer(click, result)
+
+    def _answer(self, click: Click, result: Result) -> None:
         self.respond(click.response_url, outcome_message(reply(result, click.user)))
 
-    def _record(self, result: Result, who: str, via: str, outcome: str | None = None) -> None:
-        """The attempt in the log, on /metrics and in the state file."""
-        said = outcome or result.outcome.value
-        audit(result, who, via)
+    def _attempt(self, result: Result, who: str, via: str, outcome: str | None = None) -> Attempt:
         plan = result.plan
-        self.ledger.record(
-            Attempt(
-                result.fix_id,
-                who,
-                via,
-                self.clock(),
-                said,
-                result.reason,
-                plan.before if plan is not None else {},
-                plan.after if plan is not None else {},
-                result.state,
-            )
+        return Attempt(
+            result.fix_id,
+            who,
+            via,
+            self.clock(),
+            outcome or result.outcome.value,
+            result.reason,
+            plan.before if plan is not None else {},
+            plan.after if plan is not None else {},
+            result.state,
+            result.started,
+            result.settled,
         )
-        self.record(via, said)
-        self.saved()
 
 
 GP2_TO_GP3 = AUTOMATIC[0]
@@ -204,14 +279,28 @@ GP2_TO_GP3 = AUTOMATIC[0]
 days limited nothing."""
 
 
+GP3_INCLUDED = {"type": "gp3", "iops": 3000, "throughput": 125}
+"""What `gp2-to-gp3` applies, and all it applies: gp3 at the IOPS and throughput its price
+includes (3,000 IOPS, 125 MiB/s: Amazon EBS User Guide, "General Purpose SSD volumes"), the
+size unchanged."""
+
+
 def automatic_fix(remedies: Sequence[Remedy], kinds: frozenset[str]) -> Remedy | None:
     """The first fix applied in place, where it is of a kind the policy names and the past
-    says it holds; None otherwise."""
+    says it holds; None otherwise. For `gp2-to-gp3`, the fix must be exactly gp3 at its
+    included 3,000 IOPS and 125 MiB/s with the size unchanged, read from the fix_id that
+    would be applied: more IOPS, more throughput or more storage wait for a person."""
     remedy = next((r for r in remedies if r.fix_id), None)
-    if remedy is None or remedy.change is None or GP2_TO_GP3 not in kinds:
+    if remedy is None or remedy.change is None or remedy.fix_id is None:
+        return None
+    if GP2_TO_GP3 not in kinds:
+        return None
+    try:
+        asked = Asked.parse(remedy.fix_id, flag="apply")
+    except ConfigError:
         return None
     change = remedy.change
-    moved = change.before.get("volume_type") == "gp2" and change.after.get("volume_type") == "gp3"
+    moved = change.before.get("volume_type") == "gp2" and dict(asked.settings) == GP3_INCLUDED
     cheaper = remedy.monthly_delta is not None and remedy.monthly_delta <= 0
     held = remedy.past is not None and remedy.past.held
     return remedy if moved and cheaper and held else None
@@ -283,6 +372,40 @@ def approvals_for(
     )
 
 
+def report_unsettled(
+    ledger: Ledger, announce: Callable[[list[str]], None], saved: Callable[[], None]
+) -> None:
+    """Changes AWS accepted before a stop whose read-back never ended (a kill, a crash):
+    each said in the log and where alerts go, then marked as reported (the cycles read the
+    resource as it is now)."""
+    unsettled = ledger.unsettled()
+    for attempt in unsettled:
+        log.warning(
+            "apply.unsettled",
+            fix_id=attempt.fix_id,
+            who=attempt.who,
+            via=attempt.via,
+            at=attempt.at.isoformat(),
+            state=attempt.state,
+        )
+        announce(
+            [
+                f"*Applied before a restart*: `{attempt.fix_id}` by {_who(attempt)} at "
+                f"{attempt.at:%Y-%m-%d %H:%M} UTC was accepted by AWS (state "
+                f"{attempt.state or 'not read'}), and its read-back was cut short: the next "
+                "cycles read the resource as it is now"
+            ]
+        )
+        ledger.settle(
+            attempt,
+            replace(
+                attempt, settled=True, reason=f"{attempt.reason}; read-back cut short by a stop"
+            ),
+        )
+    if unsettled:
+        saved()
+
+
 def _who(attempt: Attempt) -> str:
     return f"<@{attempt.who}>" if attempt.via == "slack" else attempt.who
 
@@ -307,6 +430,8 @@ def reply(result: Result, user: str) -> list[str]:
             lines.append(f":information_source: {result.reason}")
         case Outcome.REFUSED:
             lines.append(f":no_entry: refused: {result.reason}")
+        case Outcome.DRY_RUN:
+            lines.append(f":test_tube: dry run (the daemon runs with --dry-run): {result.reason}")
         case _:
             lines.append(f":x: {result.outcome.value}: {result.reason}")
     return lines

@@ -45,7 +45,7 @@ from analyzer.deliver.server import Exposition, Server
 from analyzer.deliver.slack import DeliveryError
 from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
-from analyzer.live.approvals import Approvals, approvals_for
+from analyzer.live.approvals import Approvals, approvals_for, report_unsettled
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.live.heap import Heap
 from analyzer.live.proofs import Proofs
@@ -412,12 +412,18 @@ class Daemon:
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
+        if self.approvals is not None:
+            # A click being applied ends its read-back, records and says its outcome, then
+            # the process goes: within the orchestrator's grace, never killed mid-record.
+            self.approvals.stopping.set()
         # The server lets the requests being answered finish, and its worker threads hold the
         # interpreter's exit: one that never finishes (a scrape stuck in a write) would keep
         # the process alive past Kubernetes' grace period. Its stop gets the grace too.
         stopping = threading.Thread(target=server.stop, name="http-stop", daemon=True)
         stopping.start()
         stopping.join(STOP_GRACE_S)
+        if self.approvals is not None and not self.approvals.finish(STOP_GRACE_S):
+            log.warning("daemon.click_abandoned", waited_s=STOP_GRACE_S)
         if stopping.is_alive():
             log.warning("daemon.server_stuck", waited_s=STOP_GRACE_S)
         elif self._idle.wait(STOP_GRACE_S):
@@ -563,6 +569,7 @@ def _wire(
         )
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
+    report_unsettled(daemon.ledger, daemon.announce, daemon.save_state)
     daemon.approvals = approvals_for(
         settings,
         analyzer.scopes,
@@ -577,6 +584,6 @@ def _wire(
     secret = settings.signing_secret()
     if daemon.approvals is not None and secret is not None:
         daemon.interactions = Interactions(secret, daemon.approvals.click)
-        daemon.dispatcher.buttons = daemon.approvals.button
+        daemon.dispatcher.buttons = daemon.approvals.offer
     holder.append(daemon)
     return daemon, exposition

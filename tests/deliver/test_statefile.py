@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from analyzer.analyze.alerts import AlertBook, AlertState, Owed
@@ -386,3 +388,46 @@ def test_the_attempts_to_apply_fixes_survive_a_restart_each_read_on_its_own(tmp_
     # A file written before fixes were applied has none.
     del document["applied"]
     assert statefile.read_state(document)[0].applied == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(min_size=0, max_size=2_500),
+    state=st.sampled_from(
+        ["storage-initialization", "storage-config-upgrade", "storage-optimization", "x" * 90]
+    ),
+    count=st.integers(min_value=1, max_value=10**6),
+    settled=st.booleans(),
+)
+def test_every_attempt_the_daemon_writes_it_reads_back(text, state, count, settled) -> None:
+    """An RDS status of 22 characters was written and then refused on reading: each text is
+    cut to what reading allows on its way out, never the record."""
+    from analyzer.model.applied import Attempt
+
+    at = datetime(2026, 11, 28, 9, tzinfo=UTC)
+    written = Attempt(
+        f"db-1:type=gp3,{text[:20]}",
+        text[:400] or "U1",
+        "slack",
+        at,
+        "applied",
+        text,
+        state=state,
+        started=at - timedelta(minutes=3),
+        settled=settled,
+        count=count,
+    )
+    state_read, rejected = statefile.read_state(
+        json.loads(json.dumps(statefile.encode([], None, [written])))
+    )
+    assert rejected == []
+    [read] = state_read.applied
+    assert (read.started, read.settled, read.count, read.at) == (
+        written.started,
+        settled,
+        count,
+        at,
+    )
+    assert read.state is not None and written.state is not None
+    assert written.state.startswith(read.state.rstrip("…"))
+    assert written.reason.startswith(read.reason.rstrip("…"))

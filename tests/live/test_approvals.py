@@ -20,6 +20,7 @@ import pytest
 
 from analyzer import settings
 from analyzer.analyze import rules
+from analyzer.cli import main
 from analyzer.collect.aws import Clients
 from analyzer.collect.describe import parse_instance_type
 from analyzer.collect.regions import connect
@@ -37,6 +38,11 @@ from tests.receiver import Receiver
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 APPROVER, STRANGER = "U0APPROVER", "U0STRANGER"
 ALLOWED = {"Key": "ebs-analyzer/apply", "Value": "allowed"}
+CSI_ONLY = [  # the driver's own tags, without the claim's (no --extra-create-metadata)
+    {"Key": "ebs.csi.aws.com/cluster", "Value": "true"},
+    {"Key": "CSIVolumeName", "Value": "pvc-3f2a"},
+    {"Key": "kubernetes.io/created-for/pv/name", "Value": "pvc-3f2a"},
+]
 CLAIM = [
     {"Key": "kubernetes.io/created-for/pvc/namespace", "Value": "db"},
     {"Key": "kubernetes.io/created-for/pvc/name", "Value": "data-0"},
@@ -239,12 +245,13 @@ def test_a_click_by_an_approver_applies_the_fix_once_and_the_next_cycles_show_it
 @pytest.mark.parametrize(
     ("tags", "says"),
     [
-        ([], "outside the apply scope: it must carry the tag ebs-analyzer/apply=allowed"),
-        ([ALLOWED, *CLAIM], "belongs to PVC db/data-0: it is changed through the claim"),
+        ([], "outside the apply scope"),
+        ([ALLOWED, *CLAIM], "belongs to PVC db/data-0"),
+        ([ALLOWED, *CSI_ONLY], "belongs to PV pvc-3f2a, made by the EBS CSI driver"),
     ],
 )
 def test_outside_the_scope_or_on_a_claim_there_is_no_button_and_a_click_changes_nothing(
-    aws, tmp_path, receiver, tags, says
+    aws, tmp_path, receiver, capsys, tags, says
 ) -> None:
     volume, clients = _account(tags)
     clock = Clock(START)
@@ -252,13 +259,20 @@ def test_outside_the_scope_or_on_a_claim_there_is_no_button_and_a_click_changes_
     try:
         message = _firing(process, clock, receiver)
         assert _buttons(message) == []
-        # A click forged from an earlier message, or a hand-made one: refused all the same.
-        body = _click(receiver, f"{volume}:type=gp3,iops=3000,throughput=125")
+        # A click forged from an earlier message, or a hand-made one: refused all the same,
+        # since no message of this daemon offered it.
+        fix = f"{volume}:type=gp3,iops=3000,throughput=125"
+        body = _click(receiver, fix)
         assert _post(server, body, _signed(body)) == 200
         [said] = _replies(receiver, 1)
-        assert says in said, said
+        assert f"no alert firing now carries an Apply button for {fix}" in said, said
         assert _described(volume) == ("gp2", 0)
         assert _count(process, "refused") == 1
+        # And from a terminal, the guard says why.
+        capsys.readouterr()
+        assert main(["apply", fix, "--region", "us-east-1", "--no-past", "--yes"]) == 3
+        assert says in capsys.readouterr().err
+        assert _described(volume) == ("gp2", 0)
     finally:
         server.stop()
 
@@ -284,13 +298,13 @@ def test_a_fifth_modification_in_a_day_or_a_malformed_fix_is_refused_from_slack_
             assert _post(server, body, _signed(body)) == 200
             assert len(_replies(receiver, n)) == n
         fifth, malformed, unasked = _replies(receiver, 3)
-        assert "no firing alert of this daemon names vol-0123456789abcdef0" in unasked
+        assert "carries an Apply button for vol-0123456789abcdef0:type=gp3" in unasked
         assert (
             "modified 4 times in the last 24 h (AWS allows 4): the next becomes possible" in fifth
         )
-        assert "type gp4 is not an EBS volume type" in malformed
+        assert f"carries an Apply button for {volume}:type=gp4" in malformed
         assert _described(volume) == ("gp2", 4)
-        assert (_count(process, "refused"), _count(process, "invalid")) == (2, 1)
+        assert _count(process, "refused") == 3
     finally:
         server.stop()
 

@@ -36,5 +36,8 @@ def test_an_attempt_is_frozen_with_its_configurations_and_reads_as_a_record() ->
         "before": {"volume_type": "gp2", "size_gib": 50},
         "target": {"volume_type": "gp3"},
         "state": "optimizing",
+        "started": None,
+        "settled": True,
+        "count": 1,
     }
     assert not Attempt("x", "U1", "slack", datetime(2026, 11, 28, tzinfo=UTC), "refused").applied
