@@ -137,6 +137,15 @@ class Applier:
         except ConfigError as exc:
             return Result(Outcome.INVALID, fix_id, str(exc))
         rid = asked.resource_id
+        cannot = sorted(set(asked.settings) - APPLIED_KEYS)
+        if cannot:
+            return Result(
+                Outcome.INVALID,
+                fix_id,
+                f"apply {fix_id}: {', '.join(f'{k}=' for k in cannot)} cannot be applied: apply "
+                f"modifies one resource in place ({', '.join(sorted(APPLIED_KEYS))}); a striped "
+                "set is new volumes built and copied to by hand (backtest --what-if weighs it)",
+            )
         if rid.startswith("i-"):
             return Result(Outcome.REFUSED, fix_id, _instance_refusal(asked))
         try:
@@ -416,6 +425,9 @@ class Applier:
         )
 
 
+APPLIED_KEYS = frozenset({"type", "size", "iops", "throughput"})
+"""What `apply` carries out: a fix's keys that ModifyVolume or ModifyDBInstance set. Any
+other key `--what-if` knows (`stripes=`) is refused as bad input, never dropped."""
 READ_BACK_SKEW = timedelta(minutes=1)
 """A modification started this long before the call is taken for its own where AWS did not
 say when it started (a claim's, which the driver makes): clocks differ by seconds, and the

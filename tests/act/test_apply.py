@@ -150,6 +150,8 @@ def test_a_scope_of_tag_filters_widens_the_tag(aws, capsys, tmp_path) -> None:
         ("{vol}:type=gp4", 2, "type gp4 is not an EBS volume type"),
         ("{vol}:type=gp3,iops=99000", 2, "gp3 at 50 GiB provisions at most 25,000 IOPS"),
         ("i-0abc:type=m5.xlarge", 3, "an instance type change needs a stop and start"),
+        ("{vol}:stripes=4,type=gp3", 2, "stripes= cannot be applied"),
+        ("{vol}:stripes=4", 2, "stripes= cannot be applied"),
     ],
 )
 def test_bad_input_is_one_line_and_changes_nothing(aws, capsys, fix, code, says) -> None:
