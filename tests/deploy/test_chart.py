@@ -994,3 +994,37 @@ def test_a_mistake_in_the_node_values_fails_the_install_and_says_where(tmp_path,
     result = helm("template", "ebs", str(CHART), values=values, tmp=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_claims_can_be_narrowed_to_named_namespaces(tmp_path):
+    values = {"apply": {"kubernetes": True, "namespaces": ["db", "queue"]}}
+    found = render(tmp_path, values)
+    role = found["ClusterRole/ebs-bottleneck-analyzer-apply"]
+    # No claim in any namespace from the ClusterRole: only volumes and classes.
+    assert [r["resources"] for r in role["rules"]] == [
+        ["persistentvolumes"],
+        ["volumeattributesclasses"],
+    ]
+    result = helm(
+        "template", "ebs", str(CHART), "--namespace", "monitoring", values=values, tmp=tmp_path
+    )
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    roles = {d["metadata"]["namespace"]: d for d in docs if d["kind"] == "Role"}
+    bindings = {d["metadata"]["namespace"]: d for d in docs if d["kind"] == "RoleBinding"}
+    assert set(roles) == set(bindings) == {"db", "queue"}
+    for namespace in ("db", "queue"):
+        assert roles[namespace]["rules"] == [
+            {
+                "apiGroups": [""],
+                "resources": ["persistentvolumeclaims"],
+                "verbs": ["get", "patch"],
+            }
+        ]
+        assert bindings[namespace]["subjects"] == [
+            {"kind": "ServiceAccount", "name": "ebs-bottleneck-analyzer", "namespace": "monitoring"}
+        ]
+    # A name Kubernetes would refuse fails the install.
+    bad = helm(
+        "template", "ebs", str(CHART), values={"apply": {"namespaces": ["Db_1"]}}, tmp=tmp_path
+    )
+    assert bad.returncode != 0 and "namespaces" in bad.stderr
