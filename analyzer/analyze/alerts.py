@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import structlog
 
 from analyzer.model import units
+from analyzer.model.applied import OFFERS_KEPT
 from analyzer.model.findings import Bottleneck, Finding, Severity
 from analyzer.model.reading import Reading
 from analyzer.model.resources import ResourceType
@@ -67,11 +68,6 @@ class Owed(StrEnum):
     FIRING = "firing"
     REPEAT = "repeat"
     RESOLVED = "resolved"
-
-
-OFFERS_KEPT = 8
-"""The fixes an alert remembers offering: a fix that changed from one message to the next
-leaves the earlier button clickable in the channel."""
 
 
 @dataclass

@@ -35,9 +35,9 @@ from pydantic import (
     ValidationError,
 )
 
-from analyzer.analyze.alerts import OFFERS_KEPT, Alert, AlertState, Owed
+from analyzer.analyze.alerts import Alert, AlertState, Owed
 from analyzer.deliver.records import FindingRecord, finding_stored
-from analyzer.model.applied import Attempt
+from analyzer.model.applied import OFFERS_KEPT, Attempt
 from analyzer.model.findings import Severity
 from analyzer.yamlfile import dotted, explain
 

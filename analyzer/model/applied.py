@@ -9,6 +9,9 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+OFFERS_KEPT = 8
+"""The fixes an alert remembers offering on Apply buttons: a fix that changed from one
+message to the next leaves the earlier button clickable in the channel."""
 ACTED = frozenset({"applied", "failed", "unknown"})
 """Outcomes where AWS was asked to change something (or may have been): the audit trail's
 core, never evicted by refusals and denials."""
