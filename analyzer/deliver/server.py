@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import queue
 import re
 import selectors
 import socket
@@ -64,7 +65,8 @@ to a request line or a header of more than 64 KiB, as it did to the first of the
 READ_BYTES = 65_536
 LINGER_S = 1.0
 """How long an answered connection is drained of what the client sent and no one read (the
-body of a refused POST) before it is closed."""
+body of a refused POST) before it is closed. The server's loop drains it, not a worker: a
+client that never closes holds a socket for this long, and no thread."""
 ALLOWED_METHODS = ("GET", "HEAD")
 """Every endpoint only reads: any other method is answered 405, on every path but one."""
 ACTIONS_PATH = "/slack/actions"
@@ -416,7 +418,12 @@ class Server:
         self._late = _Occasional("http.request_timeout")
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="http")
         self._stopping = threading.Event()
+        self._lingering: dict[socket.socket, float] = {}
+        """Answered connections being drained, each until its deadline (`LINGER_S`)."""
+        self._handed_back: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
+        """Answered connections the workers give back to the loop to drain."""
         self._wake_reader, self._wake_writer = socket.socketpair()
+        self._wake_writer.setblocking(False)
         self._thread = threading.Thread(target=self._serve, name="http", daemon=True)
 
     @classmethod
@@ -450,11 +457,15 @@ class Server:
         requests being answered finish."""
         self._stopping.set()
         if self._thread.is_alive():
-            self._wake_writer.send(b"\0")
+            with contextlib.suppress(OSError):  # full: the loop is awake already
+                self._wake_writer.send(b"\0")
             self._thread.join()
         for reading in list(self._reading.values()):
             self._close(reading.connection)
         self._workers.shutdown(wait=True)
+        for connection in [*self._lingering, *_emptied(self._handed_back)]:
+            connection.close()
+        self._lingering.clear()
         self._server.server_close()
         self._wake_reader.close()
         self._wake_writer.close()
@@ -469,16 +480,20 @@ class Server:
                 for key, _ in selector.select(self._wait()):
                     if key.fileobj is listening:
                         self._accept(selector)
-                    elif key.fileobj is not self._wake_reader:
+                    elif key.fileobj is self._wake_reader:
+                        self._take_back(selector)
+                    elif key.fileobj in self._lingering:
+                        self._linger(selector, key.fileobj)
+                    else:
                         self._read(selector, self._reading[key.fileobj])  # type: ignore[index]
                 self._expire(selector)
 
     def _wait(self) -> float:
         """Until the next connection is due to be given up."""
-        if not self._reading:
+        deadlines = [*(r.deadline for r in self._reading.values()), *self._lingering.values()]
+        if not deadlines:
             return self._idle_timeout_s
-        first = min(r.deadline for r in self._reading.values())
-        return max(first - time.monotonic(), 0.0)
+        return max(min(deadlines) - time.monotonic(), 0.0)
 
     def _accept(self, selector: selectors.BaseSelector) -> None:
         while True:
@@ -504,8 +519,14 @@ class Server:
         request has not all come is closed to make room; no room, when every one held is
         being answered (a worker has it)."""
         with self._answering_lock:
-            held = len(self._reading) + self._answering
+            held = len(self._reading) + len(self._lingering) + self._answering
         if held < self._max_connections:
+            return True
+        if self._lingering:  # answered already: the first to go
+            first = min(self._lingering, key=self._lingering.__getitem__)
+            selector.unregister(first)
+            del self._lingering[first]
+            first.close()
             return True
         if not self._reading:
             return False
@@ -549,6 +570,37 @@ class Server:
                 self._late(client=str(reading.address), timeout_s=self._request_timeout_s)
                 _say_timed_out(reading.connection)
             self._close(reading.connection)
+        for connection in [c for c, d in self._lingering.items() if d <= now]:
+            selector.unregister(connection)
+            del self._lingering[connection]
+            connection.close()
+
+    def _hand_back(self, connection: socket.socket) -> None:
+        """From a worker: an answered connection for the loop to drain."""
+        self._handed_back.put(connection)
+        with contextlib.suppress(OSError):  # full: the loop has wakes enough to read
+            self._wake_writer.send(b"\0")
+
+    def _take_back(self, selector: selectors.BaseSelector) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_reader.recv(READ_BYTES)
+        deadline = time.monotonic() + LINGER_S
+        for connection in _emptied(self._handed_back):
+            self._lingering[connection] = deadline
+            selector.register(connection, selectors.EVENT_READ)
+
+    def _linger(self, selector: selectors.BaseSelector, connection: socket.socket) -> None:
+        """Read and drop what the client sends after its answer, until it closes."""
+        try:
+            if connection.recv(READ_BYTES):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        selector.unregister(connection)
+        del self._lingering[connection]
+        connection.close()
 
     def _close(self, connection: socket.socket) -> None:
         self._reading.pop(connection, None)
@@ -576,12 +628,16 @@ class Server:
         except Exception as exc:  # a fault of ours: one line, and the server goes on
             log.error("http.failed", error=f"{type(exc).__name__}: {exc}"[:500])
         finally:
+            lingers = False
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_WR)
-                _drain(connection, handler is not None and handler.announced_a_body())
-            connection.close()
+                lingers = _unread(connection, handler is not None and handler.announced_a_body())
             with self._answering_lock:
                 self._answering -= 1
+            if lingers and not self._stopping.is_set():
+                self._hand_back(connection)
+            else:
+                connection.close()
 
 
 def _say_timed_out(connection: socket.socket) -> None:
@@ -597,20 +653,23 @@ def _say_timed_out(connection: socket.socket) -> None:
         connection.shutdown(socket.SHUT_WR)
 
 
-def _drain(connection: socket.socket, announced_a_body: bool) -> None:
-    """Read what is left of the request until the client closes, for at most `LINGER_S`:
-    closing a socket with unread data resets the connection, and a client still sending loses
-    the answer already sent to it. A request without a body, and nothing left of it to read,
-    is closed at once."""
+def _unread(connection: socket.socket, announced_a_body: bool) -> bool:
+    """Whether an answered connection is to be drained of what is left of its request until
+    the client closes, for at most `LINGER_S`: closing a socket with unread data resets the
+    connection, and a client still sending loses the answer already sent to it. A request
+    without a body, and nothing left of it to read, is closed at once."""
     connection.setblocking(False)
-    if not announced_a_body:
-        try:
-            if not connection.recv(1, socket.MSG_PEEK):
-                return
-        except BlockingIOError:
-            return
-    deadline = time.monotonic() + LINGER_S
-    while (left := deadline - time.monotonic()) > 0:
-        connection.settimeout(left)
-        if not connection.recv(READ_BYTES):
-            return
+    if announced_a_body:
+        return True
+    try:
+        return bool(connection.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return False
+
+
+def _emptied(handed: queue.SimpleQueue[socket.socket]) -> list[socket.socket]:
+    taken = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            taken.append(handed.get_nowait())
+    return taken

@@ -326,3 +326,25 @@ def test_a_scraper_that_stops_reading_costs_one_line_and_frees_its_worker(no_tra
         assert logs[0]["error"].startswith("TimeoutError")
     finally:
         server.stop()
+
+
+def test_clients_that_never_close_after_their_answer_hold_no_worker(no_traceback):
+    """Each announces a body (refused, so never read) and keeps its connection after the
+    answer: the answered connection is drained by the server's loop for `LINGER_S`, not by a
+    worker, so three times as many of them as there are workers do not slow a scrape."""
+    server = _serving()
+    lingering: list[socket.socket] = []
+    try:
+        for _ in range(3 * server_mod.WORKERS):
+            connection = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            connection.sendall(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            lingering.append(connection)
+        started = time.monotonic()
+        assert _scraped_within(server, 0.5)
+        for connection in lingering:  # answered, then closed by the server after the linger
+            assert _status(_answer(connection)) == 405
+        assert time.monotonic() - started < server_mod.LINGER_S + 2
+    finally:
+        for connection in lingering:
+            connection.close()
+        server.stop()
