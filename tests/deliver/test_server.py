@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from analyzer import settings
+from analyzer.deliver import endpoints
 from analyzer.deliver import server as server_mod
 from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.server import Server
@@ -309,7 +310,7 @@ def test_metrics_are_sent_gzipped_to_a_scraper_that_asks_as_prometheus_does() ->
     ],
 )
 def test_gzip_is_taken_as_accept_encoding_weighs_it(accept: str, gzipped: bool) -> None:
-    assert server_mod.gzip_accepted(accept) is gzipped
+    assert endpoints.gzip_accepted(accept) is gzipped
 
 
 def _with_actions(answer: tuple[int, str] = (200, "")) -> tuple[Server, list[bytes]]:
