@@ -64,8 +64,10 @@ class Interactions:
     handed to `on_click` on a worker.
 
     `seen`: the signatures already taken (read back from the state file, say); a new one
-    by default. `changed`: called once a signature is added to it, before the click is
-    handed over, so that the owner can persist `seen.records()` at once."""
+    by default. `changed`: called on the click's worker before `on_click`, once its
+    signature is in `seen`, so that the owner can persist `seen.records()` before anything
+    is done: a restart then knows the request, and the answer to Slack does not wait on
+    the write. (A request that is no click does nothing, and is saved with the next.)"""
 
     def __init__(
         self,
@@ -96,7 +98,6 @@ class Interactions:
         if not self.seen.add(signature, now):
             log.warning("slack.replayed", sha256=digest(signature)[:12])
             return 200, ""
-        self._saved()
         try:
             click = parse(body)
         except ValueError as exc:
@@ -133,6 +134,7 @@ class Interactions:
             log.warning("slack.seen_not_saved", error=f"{type(exc).__name__}: {exc}")
 
     def _run(self, click: Click) -> None:
+        self._saved()
         try:
             self._on_click(click)
         except Exception:  # a click's failure is its own: the daemon goes on

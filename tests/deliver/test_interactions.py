@@ -239,6 +239,26 @@ def test_a_failure_to_persist_the_record_is_said_and_the_click_goes_on() -> None
 
     handler, clicks = _handler(changed=failing)
     body = _body()
-    assert _answered(handler, _headers(body), body) == (200, ["slack.seen_not_saved"])
-    handler.drain()
+    with capture_logs() as logs:
+        assert handler.handle(_headers(body), body) == (200, "")
+        handler.drain()
+    assert [e["event"] for e in logs] == ["slack.seen_not_saved"]
     assert [c.fix_id for c in clicks.got] == ["vol-1:type=gp3"]
+
+
+def test_the_answer_does_not_wait_on_the_record_being_saved() -> None:
+    import threading
+
+    saving, release = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        saving.set()
+        release.wait(5)
+
+    handler, clicks = _handler(changed=slow)
+    body = _body()
+    assert handler.handle(_headers(body), body) == (200, "")  # answered while it saves
+    assert saving.wait(5) and clicks.got == []
+    release.set()
+    handler.drain()
+    assert len(clicks.got) == 1
