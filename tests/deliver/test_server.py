@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from analyzer import settings
-from analyzer.deliver import endpoints
 from analyzer.deliver import server as server_mod
 from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.server import Server
@@ -291,26 +290,6 @@ def test_metrics_are_sent_gzipped_to_a_scraper_that_asks_as_prometheus_does() ->
         assert body == b"" and int(headers["Content-Length"]) < len(text) / 10
     finally:
         server.stop()
-
-
-@pytest.mark.parametrize(
-    ("accept", "gzipped"),
-    [
-        ("gzip", True),
-        ("deflate, gzip;q=0.5", True),
-        ("br, GZIP", True),
-        ("*", True),
-        ("x-gzip", True),
-        ("", False),
-        ("identity", False),
-        ("gzip;q=0", False),
-        ("gzip; q=0.0, *", False),
-        ("*;q=0", False),
-        ("gzip;q=nonsense", False),
-    ],
-)
-def test_gzip_is_taken_as_accept_encoding_weighs_it(accept: str, gzipped: bool) -> None:
-    assert endpoints.gzip_accepted(accept) is gzipped
 
 
 def _with_actions(answer: tuple[int, str] = (200, "")) -> tuple[Server, list[bytes]]:
