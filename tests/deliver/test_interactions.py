@@ -9,8 +9,12 @@ import json
 from urllib.parse import urlencode
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from analyzer.deliver.interactions import Click, Interactions, outcome_message, parse
+from analyzer.deliver.seen import Seen
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 NOW = 1_764_300_000.0
@@ -27,11 +31,12 @@ def _body(**payload) -> bytes:
     return urlencode({"payload": json.dumps({**base, **payload})}).encode()
 
 
-def _headers(body: bytes, stamp: float = NOW, secret: str = SECRET) -> dict[str, str]:
+def _headers(body: bytes, stamp: float | str = NOW, secret: str = SECRET) -> dict[str, str]:
     # Slack API, "Verifying requests from Slack": v0= HMAC-SHA256 of v0:timestamp:body.
-    base = f"v0:{int(stamp)}:".encode() + body
+    stamp = stamp if isinstance(stamp, str) else str(int(stamp))
+    base = f"v0:{stamp}:".encode() + body
     signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": str(int(stamp)), "X-Slack-Signature": signature}
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature}
 
 
 class _Clicks:
@@ -42,9 +47,16 @@ class _Clicks:
         self.got.append(click)
 
 
-def _handler() -> tuple[Interactions, _Clicks]:
+def _handler(**kwargs) -> tuple[Interactions, _Clicks]:
     clicks = _Clicks()
-    return Interactions(SECRET, clicks, clock=lambda: NOW), clicks
+    return Interactions(SECRET, clicks, clock=lambda: NOW, **kwargs), clicks
+
+
+def _answered(handler: Interactions, headers: dict[str, str], body: bytes) -> tuple[int, list]:
+    """The status, and the events logged while answering."""
+    with capture_logs() as logs:
+        status, _ = handler.handle(headers, body)
+    return status, [e["event"] for e in logs]
 
 
 @pytest.mark.parametrize(
@@ -114,3 +126,139 @@ def test_the_outcome_is_posted_beside_the_alert_not_over_it() -> None:
     message = outcome_message(["*Apply* `vol-1:type=gp3`", "applied"])
     assert message["replace_original"] is False and message["response_type"] == "in_channel"
     assert message["text"] == "*Apply* `vol-1:type=gp3`\napplied"
+
+
+def _with_signature(signature: str) -> dict[str, str]:
+    return {**_headers(_body()), "X-Slack-Signature": signature}
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        (_with_signature("v0=" + "é" * 64), "a signature that is not ASCII"),
+        (_with_signature("v0=" + "0" * 63 + "\u0660"), "a digit that is not ASCII"),
+        (_with_signature(_headers(_body())["X-Slack-Signature"].upper()), "upper case"),
+        (_with_signature(_headers(_body())["X-Slack-Signature"] + "0"), "one digit more"),
+        (_headers(_body(), stamp="\uff11" * 10), "full-width digits int() would take"),
+        (_headers(_body(), stamp=f" {int(NOW)}"), "a space int() would take"),
+        (_headers(_body(), stamp=f"+{int(NOW)}"), "a sign int() would take"),
+        (_headers(_body(), stamp="9" * 5000), "more digits than int() reads"),
+        ({"X-Slack-Request-Timestamp": str(int(NOW))}, "a timestamp without a signature"),
+    ],
+)
+def test_headers_that_are_not_what_slack_sends_are_401_with_one_line(headers, why) -> None:
+    handler, clicks = _handler()
+    assert _answered(handler, headers, _body()) == (401, ["slack.refused"]), why
+    handler.drain()
+    assert clicks.got == []
+
+
+def _form(payload: str) -> bytes:
+    return urlencode({"payload": payload}).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (_body(actions=5), "actions a number"),
+        (_body(actions=[1, "x"]), "actions a list of non-objects"),
+        (_body(actions={"action_id": "ebs-analyzer.apply"}), "actions an object"),
+        (_body(actions=None), "no actions"),
+        (_body(user="U1"), "user a string"),
+        (_body(user={"id": 7}), "user.id a number"),
+        (_form("{broken"), "payload not JSON"),
+        (_form("[" * 50_000 + "]" * 50_000), "payload nested past the parser's depth"),
+        (_form("1" * 5000), "a number with more digits than int() reads"),
+        (b"payload=\xff\xfe", "a body that is not UTF-8"),
+        (b"\x00\x01\x02", "not a form"),
+        (b"nothing=here", "a form without payload"),
+        (b"", "an empty body"),
+    ],
+)
+def test_a_signed_body_of_the_wrong_shape_is_400_with_one_line(body, why) -> None:
+    handler, clicks = _handler()
+    assert _answered(handler, _headers(body), body) == (400, ["slack.unreadable"]), why
+    handler.drain()
+    assert clicks.got == []
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+_keys = st.sampled_from(["type", "actions", "user", "response_url", "action_id", "value", "id"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_keys, _json | st.just("block_actions") | st.just(HOOK), max_size=6),
+    st.lists(st.dictionaries(_keys, _json | st.just("ebs-analyzer.apply")), max_size=2),
+)
+def test_parse_says_click_none_or_why_whatever_the_payload(payload, actions) -> None:
+    payload.setdefault("type", "block_actions")
+    if actions:
+        payload["actions"] = actions
+    body = _form(json.dumps(payload))
+    try:
+        click = parse(body)
+    except ValueError:
+        return
+    assert click is None or isinstance(click, Click)
+
+
+def test_a_replay_after_a_restart_is_known_from_the_persisted_record() -> None:
+    order: list[str] = []
+    saved: list[list[dict]] = []
+    first = Seen()
+    handler = Interactions(
+        SECRET,
+        lambda click: order.append("click"),
+        clock=lambda: NOW,
+        seen=first,
+        changed=lambda: (order.append("saved"), saved.append(first.records())),
+    )
+    body = _body()
+    headers = _headers(body)
+    assert handler.handle(headers, body) == (200, "")
+    handler.drain()
+    assert order == ["saved", "click"]  # persisted before the click is handed over
+    (record,) = saved[-1]
+    assert set(record) == {"sha256", "at"} and record["at"] == NOW
+    assert headers["X-Slack-Signature"][3:] not in json.dumps(saved)  # a digest, not it
+    # Restarted a minute later, with the record read back: the same request does nothing.
+    restarted, clicks = _handler(seen=Seen.from_records(json.loads(json.dumps(saved[-1])), NOW))
+    assert _answered(restarted, headers, body) == (200, ["slack.replayed"])
+    restarted.drain()
+    assert clicks.got == []
+
+
+def test_a_failure_to_persist_the_record_is_said_and_the_click_goes_on() -> None:
+    def failing() -> None:
+        raise OSError("disk full")
+
+    handler, clicks = _handler(changed=failing)
+    body = _body()
+    with capture_logs() as logs:
+        assert handler.handle(_headers(body), body) == (200, "")
+        handler.drain()
+    assert [e["event"] for e in logs] == ["slack.seen_not_saved"]
+    assert [c.fix_id for c in clicks.got] == ["vol-1:type=gp3"]
+
+
+def test_the_answer_does_not_wait_on_the_record_being_saved() -> None:
+    import threading
+
+    saving, release = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        saving.set()
+        release.wait(5)
+
+    handler, clicks = _handler(changed=slow)
+    body = _body()
+    assert handler.handle(_headers(body), body) == (200, "")  # answered while it saves
+    assert saving.wait(5) and clicks.got == []
+    release.set()
+    handler.drain()
+    assert len(clicks.got) == 1

@@ -292,26 +292,6 @@ def test_metrics_are_sent_gzipped_to_a_scraper_that_asks_as_prometheus_does() ->
         server.stop()
 
 
-@pytest.mark.parametrize(
-    ("accept", "gzipped"),
-    [
-        ("gzip", True),
-        ("deflate, gzip;q=0.5", True),
-        ("br, GZIP", True),
-        ("*", True),
-        ("x-gzip", True),
-        ("", False),
-        ("identity", False),
-        ("gzip;q=0", False),
-        ("gzip; q=0.0, *", False),
-        ("*;q=0", False),
-        ("gzip;q=nonsense", False),
-    ],
-)
-def test_gzip_is_taken_as_accept_encoding_weighs_it(accept: str, gzipped: bool) -> None:
-    assert server_mod.gzip_accepted(accept) is gzipped
-
-
 def _with_actions(answer: tuple[int, str] = (200, "")) -> tuple[Server, list[bytes]]:
     got: list[bytes] = []
 
