@@ -124,6 +124,9 @@ class _StateFile(_Record):
     applied: list[Any] = Field(default_factory=list)
     """The attempts to apply fixes (`apply`'s audit trail), each validated on its own; absent
     from files written before fixes were applied."""
+    slack_seen: Any = None
+    """The Slack signatures seen within the replay window (`deliver/seen.py`), read by
+    `Seen.from_records`, which skips what it cannot read: never a reason to lose alerts."""
 
 
 _DEADLINE: TypeAdapter[AwareDatetime | None] = TypeAdapter(AwareDatetime | None)
@@ -138,6 +141,8 @@ class State:
     not_before: datetime | None = None
     applied: list[Attempt] = field(default_factory=list)
     """The attempts to apply fixes, newest last."""
+    slack_seen: Any = None
+    """The Slack signatures seen lately, as written (`Seen.records`)."""
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -145,12 +150,16 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def encode(
-    alerts: list[Alert], not_before: datetime | None = None, applied: Iterable[Attempt] = ()
+    alerts: list[Alert],
+    not_before: datetime | None = None,
+    applied: Iterable[Attempt] = (),
+    slack_seen: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     return {
         "version": STATE_VERSION,
         "not_before": _iso(not_before),
         "applied": [_fitted(a) for a in applied],
+        "slack_seen": list(slack_seen),
         "alerts": [
             {
                 "rule": a.rule,
@@ -220,7 +229,7 @@ def read_state(document: Any) -> tuple[State, list[str]]:
             applied.append(_Attempt.model_validate(entry).attempt())
         except ValidationError as exc:
             rejected.append(_why(exc, f"applied.{index}"))
-    return State(_alerts(records), not_before, applied), rejected
+    return State(_alerts(records), not_before, applied, parsed.slack_seen), rejected
 
 
 def _why(exc: ValidationError, prefix: str = "") -> str:
@@ -281,6 +290,7 @@ def save(
     path: Path,
     not_before: datetime | None = None,
     applied: Iterable[Attempt] = (),
+    slack_seen: Iterable[dict[str, Any]] = (),
 ) -> None:
     """Write the alerts (and the receiver's deadline) atomically and durably: the data is on
     disk before the rename, and the rename is on disk before this returns. OSError when the
@@ -290,7 +300,9 @@ def save(
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(encode(alerts, not_before, applied), out, indent=1, sort_keys=True)
+            json.dump(
+                encode(alerts, not_before, applied, slack_seen), out, indent=1, sort_keys=True
+            )
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

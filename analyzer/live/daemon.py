@@ -41,6 +41,7 @@ from analyzer.deliver import alertmanager, statefile
 from analyzer.deliver.exporter import Published, exposition_for
 from analyzer.deliver.interactions import Interactions, section
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
+from analyzer.deliver.seen import Seen
 from analyzer.deliver.server import Exposition, Server
 from analyzer.deliver.slack import DeliveryError
 from analyzer.deliver.telemetry import Telemetry
@@ -141,6 +142,9 @@ class Daemon:
         """Where the firing alerts are posted after every cycle, beside the channel."""
         self.ledger = Ledger()
         """The attempts to apply fixes, kept in the state file."""
+        self.slack_seen = Seen()
+        """The signed Slack requests seen lately, kept in the state file: a request sent
+        again after a restart is still known."""
         self.approvals: Approvals | None = None
         """Fixes applied on a click, or by the policy of `apply_automatically`."""
         self.interactions: Interactions | None = None
@@ -299,6 +303,8 @@ class Daemon:
             _not_after(alert, now)
         self.book.restore(state.alerts)
         self.ledger = Ledger(state.applied)
+        # Slack's timestamps are the wall clock's, whatever clock the cycles run on.
+        self.slack_seen = Seen.from_records(state.slack_seen, time.time())
         self._restored = list(self.book)
         self._saved_not_before = state.not_before
         not_before = state.not_before
@@ -337,7 +343,9 @@ class Daemon:
             return
         not_before = self.dispatcher.not_before
         try:
-            statefile.save(list(self.book), path, not_before, self.ledger)
+            statefile.save(
+                list(self.book), path, not_before, self.ledger, self.slack_seen.records()
+            )
         except OSError as exc:
             self.telemetry.state_saved(ok=False)
             log.error("state.save_failed", path=str(path), error=exc.strerror or str(exc))
@@ -583,7 +591,9 @@ def _wire(
     )
     secret = settings.signing_secret()
     if daemon.approvals is not None and secret is not None:
-        daemon.interactions = Interactions(secret, daemon.approvals.click)
+        daemon.interactions = Interactions(
+            secret, daemon.approvals.click, seen=daemon.slack_seen, changed=daemon.save_state
+        )
         daemon.dispatcher.buttons = daemon.approvals.offer
     holder.append(daemon)
     return daemon, exposition

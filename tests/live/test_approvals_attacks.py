@@ -271,3 +271,30 @@ def test_the_gp2_to_gp3_policy_takes_exactly_gp3s_included_performance(after, ta
     found = automatic_fix([remedy], frozenset({"gp2-to-gp3"}))
     assert (found is remedy) is taken, remedy.fix_id
     assert GP3_INCLUDED == {"type": "gp3", "iops": 3000, "throughput": 125}
+
+
+def test_a_signed_request_replayed_after_a_restart_is_not_handed_over_again(
+    aws, tmp_path, receiver
+) -> None:
+    volume, clients = _account([ALLOWED])
+    clock = Clock(START)
+    process, server = _daemon(tmp_path, receiver, clients, clock)
+    try:
+        [offered] = _buttons(_firing(process, clock, receiver))
+        body = _click(receiver, offered, STRANGER)
+        headers = _signed(body)
+        assert _post(server, body, headers) == 200
+        assert len(_replies(receiver, 1)) == 1
+    finally:
+        server.stop()
+    saved = json.loads((tmp_path / "state.json").read_text())["slack_seen"]
+    assert len(saved) == 1 and set(saved[0]) == {"sha256", "at"}
+    assert headers["X-Slack-Signature"] not in json.dumps(saved)  # its digest, never itself
+    process, server = _daemon(tmp_path, receiver, clients, clock)
+    try:
+        assert _post(server, body, headers) == 200
+        assert len(_replies(receiver, 2, timeout_s=1)) == 1  # nothing handed over, no reply
+        assert _count(process, "denied") is None
+    finally:
+        server.stop()
+    assert _described(volume) == ("gp2", 0)
