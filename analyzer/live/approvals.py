@@ -63,7 +63,8 @@ class Approvals:
     announce: Callable[[list[str]], None] = lambda lines: None
     """Says a fix the policy applied where alerts go."""
     firing: Callable[[], Sequence[Alert]] = lambda: ()
-    """The alerts firing now: a click names the resource of one of them, or is refused."""
+    """The alerts firing now: a click applies a fix one of their messages offered, or is
+    refused."""
     dry_run: bool = False
     """A dry run of the daemon (`--dry-run`): a click and the policy ask AWS's DryRun, and
     change nothing."""
