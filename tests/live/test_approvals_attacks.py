@@ -37,6 +37,7 @@ from tests.live.test_approvals import (
     _signed,
 )
 from tests.receiver import Receiver
+from tests.test_cli import moto_server  # noqa: F401 - a fixture
 
 GP3 = "type=gp3,iops=3000,throughput=125"
 
@@ -298,3 +299,72 @@ def test_a_signed_request_replayed_after_a_restart_is_not_handed_over_again(
     finally:
         server.stop()
     assert _described(volume) == ("gp2", 0)
+
+
+@pytest.mark.slow
+def test_run_dry_run_answers_a_signed_click_with_awss_verdict(
+    moto_server,  # noqa: F811 - the fixture
+    tmp_path,
+) -> None:
+    """End to end through the command line: `ebs-analyzer run --dry-run` in a process of its
+    own, EC2 and CloudWatch in moto's server, the click signed as Slack signs it."""
+    import signal
+    import subprocess
+    import time
+    from datetime import UTC, datetime
+
+    from analyzer.model.units import KIB
+    from analyzer.sim.workloads import Demand, steps
+    from tests.account import Account
+    from tests.test_cli import free_port, running_daemon, wait_for
+
+    account = Account(endpoint_url=moto_server)
+    instance = account.instance("m5.large")
+    volume = account.volume("gp2", 50, instance)
+    account.ec2.create_tags(Resources=[volume], Tags=[ALLOWED])
+    start = (datetime.now(UTC) - timedelta(hours=2)).replace(second=0, microsecond=0)
+    heavy = Demand(steps((0, 100), (20 * 60, 1_500)), io_size_bytes=16 * KIB)
+    account.put(account.simulation(instance, {volume: heavy}, start).run(120))
+    replies = Receiver().start()
+    port, state = free_port(), tmp_path / "state.json"
+    process = running_daemon(
+        port,
+        state,
+        "--dry-run",
+        "--log-format",
+        "json",
+        env={
+            "AWS_ENDPOINT_URL": moto_server,
+            "SLACK_SIGNING_SECRET": "8f742231b10e8888abcd99yyyzzz85a5",
+            "EBS_ANALYZER_APPLY_APPROVERS": APPROVER,
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert wait_for(f"http://127.0.0.1:{port}/readyz")[0] == 200
+        deadline, offered = time.monotonic() + 60, []
+        while not offered and time.monotonic() < deadline:
+            if state.exists():
+                alerts = json.loads(state.read_text() or "{}").get("alerts", [])
+                offered = [fix for a in alerts for fix in a.get("offered", [])]
+            time.sleep(0.2)
+        assert offered == [f"{volume}:{GP3}"]
+
+        class _Server:
+            pass
+
+        server = _Server()
+        server.port = port  # type: ignore[attr-defined]
+        body = _click(replies, offered[0])
+        assert _post(server, body, _signed(body)) == 200
+        [said] = _replies(replies, 1, timeout_s=30)
+        assert "dry run (the daemon runs with --dry-run)" in said, said
+        assert "AWS says the change would succeed (DryRun)" in said
+        found = account.ec2.describe_volumes(VolumeIds=[volume])["Volumes"][0]
+        assert found["VolumeType"] == "gp2"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+        replies.stop()
+    assert process.returncode == 0, err[-2000:]
