@@ -538,6 +538,12 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "then report",
     )
     demo.add_argument(
+        "--allow-cost-increase",
+        action="store_true",
+        help="with --apply: apply it even where it adds more than apply_max_monthly_increase a "
+        "month ($50), or its price is unknown, as `apply --allow-cost-increase` does",
+    )
+    demo.add_argument(
         "--from",
         dest="source",
         metavar="FILE|NAME",

@@ -598,6 +598,7 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(
         once=args.once,
         apply=args.apply,
+        allow_cost_increase=args.allow_cost_increase,
         fmt=args.format,
         speed=args.speed,
         listen=args.listen,
