@@ -14,21 +14,145 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 EXIT_CODES = (
     (0, "success, whatever was found"),
-    (1, "a rule test failed (rules test)"),
-    (2, "invalid configuration or rule files, or a command line refused"),
-    (3, "AWS unreachable or refusing access, or no metric (no NVMe page, for node) could be read"),
+    (
+        1,
+        "AWS answered a fix with an error (apply), a rule test failed (rules test), nothing to "
+        "write (backtest --write-rules)",
+    ),
+    (
+        2,
+        "invalid configuration, rule files or input (a fix, a recording), or a command line "
+        "refused",
+    ),
+    (
+        3,
+        "AWS unreachable or refusing access, or no metric could be read; a fix refused by a "
+        "guard or not confirmed (apply, demo --apply)",
+    ),
     (130, "interrupted"),
 )
-"""What each exit code means: said by every command's help, and in docs/cli.md."""
+"""What each exit code means for one command or another: said by `ebs-analyzer --help` and in
+docs/cli.md's table. Each command's help says the codes it returns (`COMMAND_EXIT_CODES`)."""
 
-EPILOG = (
-    "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES) + ".\n"
+Codes = tuple[tuple[int, str], ...]
+REFUSED = (2, "invalid configuration or rule files, or a command line refused")
+UNREAD = (3, "AWS unreachable or refusing access, or no metric could be read")
+INTERRUPTED = (130, "interrupted")
+
+COMMAND_EXIT_CODES: dict[str, Codes] = {
+    "once": (
+        (0, "success, whatever was found (metrics that could not be read are said on stderr)"),
+        REFUSED,
+        UNREAD,
+        INTERRUPTED,
+    ),
+    "run": (
+        (0, "stopped by SIGTERM or Ctrl-C, once the running cycle finished"),
+        (
+            2,
+            "invalid configuration or rule files, a command line refused, or --listen's address "
+            "taken",
+        ),
+        (
+            130,
+            "interrupted while starting. AWS unreachable does not stop it: each cycle tries "
+            "again, and /readyz answers 503 until one succeeds",
+        ),
+    ),
+    "cost": (
+        (0, "success"),
+        REFUSED,
+        (3, "AWS unreachable or refusing access; with --sample, also no metric could be read"),
+        INTERRUPTED,
+    ),
+    "apply": (
+        (0, "applied, already so, or a dry run AWS says would succeed"),
+        (1, "AWS answered with an error (a permission it refused, a limit of its own)"),
+        (
+            2,
+            "bad input (a malformed fix, a target AWS does not sell, a resource that does not "
+            "exist), invalid configuration, or a command line refused",
+        ),
+        (
+            3,
+            "refused by a guard, not confirmed, or AWS unreachable (no credentials, no "
+            "connection): nothing was changed",
+        ),
+        INTERRUPTED,
+    ),
+    "demo": (
+        (0, "success, whatever was found; the live demo, stopped with Ctrl-C"),
+        (1, "with --apply: the simulated account answered the fix with an error"),
+        (
+            2,
+            "invalid rule files, a command line refused, --listen's address taken, or moto "
+            "missing; with --apply, a malformed fix, or one naming no simulated resource or a "
+            "target AWS does not sell",
+        ),
+        (3, "with --apply: the fix refused by a guard (the last line says why), nothing changed"),
+        (130, "interrupted before the live demo started"),
+    ),
+    "rules": (
+        (0, "success"),
+        (1, "rules test: a test's expected alerts were not the ones that fired"),
+        (2, "invalid rule files or rule test files, or a command line refused"),
+    ),
+    "rules check": (
+        (0, "the rules are valid"),
+        (
+            2,
+            "invalid rule files (one line naming the file, the rule and the problem), or a "
+            "command line refused",
+        ),
+    ),
+    "rules test": (
+        (0, "every test passed"),
+        (1, "a test's expected alerts were not the ones that fired (one line per mismatch)"),
+        (2, "invalid rule files or rule test files, or a command line refused"),
+        INTERRUPTED,
+    ),
+    "rules list": ((0, "success"), (2, "invalid rule files, or a command line refused")),
+    "backtest": (
+        (0, "success, whatever would have fired"),
+        (1, "--write-rules with nothing recommended: no file written"),
+        (
+            2,
+            "invalid configuration, rule files or recording, a --what-if AWS does not sell, or "
+            "a command line refused",
+        ),
+        (3, "AWS unreachable or refusing access, or no metric could be read (never with --from)"),
+        INTERRUPTED,
+    ),
+    "record": ((0, "written"), REFUSED, UNREAD, INTERRUPTED),
+    "node": (
+        (0, "success, whatever was found; the daemon, after SIGTERM"),
+        REFUSED,
+        (
+            3,
+            "AWS unreachable or refusing access, or nothing could be read: no volume's NVMe "
+            "page (--capture), no metric (--once, --replay)",
+        ),
+        INTERRUPTED,
+    ),
+    "recordings": ((0, "success"), (2, "a command line refused")),
+    "iam-policy": ((0, "success"), (2, "a command line refused")),
+}
+"""The exit codes each command returns, by its name after `ebs-analyzer`: said by its help."""
+
+
+def said(codes: Codes) -> str:
+    """`exit codes: 0 …; 2 ….`: one line."""
+    return "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in codes) + ".\n"
+
+
+NOTES = (
     "Every option also reads an EBS_ANALYZER_<NAME> variable (lists comma-separated), e.g. "
     "EBS_ANALYZER_REGION=us-east-1,eu-west-1.\n"
     "AWS access uses the SDK's usual chain (AWS_PROFILE, AWS_REGION or AWS_DEFAULT_REGION, "
     "AWS_ENDPOINT_URL, instance and pod roles); the permissions it needs are in "
     "deploy/iam-policy.json (or ebs-analyzer iam-policy).\n"
 )
+EPILOG = said(EXIT_CODES) + "Each command's --help gives the codes it returns.\n" + NOTES
 
 
 NODE_EXAMPLES = (
@@ -191,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for sub in every_parser(parser):
         sub.formatter_class = Wrapped
-        sub.epilog = sub.epilog or EPILOG
+        command = sub.prog.removeprefix(PROG).strip()
+        if command:
+            # Its own exit codes first, then its own notes (the options' variables, AWS access).
+            sub.epilog = said(COMMAND_EXIT_CODES[command]) + (sub.epilog or NOTES)
     return parser
 
 
@@ -241,7 +368,7 @@ def _node_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "`run` does. Reading the page needs CAP_SYS_ADMIN and read access to the devices. "
         "--capture keeps what it reads as JSON lines; --replay runs the analysis over such a "
         "file and prints the report `once` prints.",
-        epilog=NODE_EXAMPLES + EPILOG,
+        epilog=NODE_EXAMPLES + NOTES,
     )
     group = node.add_argument_group("node options")
     group.add_argument(
@@ -303,7 +430,6 @@ def _backtest_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "before and after), replays the rules minute by minute over it as the daemon would "
         "have, and reports the alerts, every bucket that ran empty and every limit held, with "
         "the lead time of the first warning, beside a BurstBalance < 20 % alarm's.",
-        epilog=EPILOG,
     )
     _span(backtest, "14d")
     backtest.add_argument(
@@ -384,7 +510,6 @@ def _record_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         description="Fetches the inventory and its history from CloudWatch (the cost is "
         "printed before and after) and writes them to a gzip'd JSON file that "
         "`backtest --from FILE` replays without credentials.",
-        epilog=EPILOG,
     )
     _span(record, "3d")
     record.add_argument(
@@ -399,7 +524,6 @@ def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="one full cycle (discover, backfill history, analyze), print the report",
         description="Discover resources, fetch their recent history from CloudWatch, analyze "
         "it and print the report on stdout. Logs go to stderr.",
-        epilog=EPILOG,
     )
     _format(once)
     _common(once)
@@ -414,7 +538,6 @@ def _run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "/metrics (with /healthz, /readyz and /livez), and sends alerts to Slack when "
         "SLACK_WEBHOOK_URL is set (to the log otherwise). SIGTERM lets the running "
         "cycle finish, then exits 0.",
-        epilog=EPILOG,
     )
     _common(run)
     _sharding(run)
@@ -431,7 +554,6 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "all-idle and all-hot figures, by how many resources are busy. With --sample, also "
         "the bill at today's load: what the daemon projects once the alerts of what it reads "
         "now fire.",
-        epilog=EPILOG,
     )
     _format(cost)
     _common(cost, lookback=False)
@@ -450,10 +572,6 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 APPLY_EPILOG = (
-    "exit codes: 0 applied, already so, or a dry run AWS says would succeed; 1 AWS answered "
-    "with an error (a permission it refused, a limit of its own); 2 bad input (a malformed fix, "
-    "a target AWS does not sell, a resource that does not exist); 3 refused by a guard, or not "
-    "confirmed: nothing was asked of AWS.\n"
     "Example: ebs-analyzer apply vol-0abc:type=gp3,iops=3000,throughput=125 prints the plan and "
     "asks y/N on a terminal; --dry-run asks AWS's permission check, --yes applies without "
     "asking.\n"
@@ -536,6 +654,12 @@ def _demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="with --once: apply this fix to the simulated account first, as `apply --yes` "
         "would (the shop's volumes carry the apply tag; their ids are the same every run), "
         "then report",
+    )
+    demo.add_argument(
+        "--allow-cost-increase",
+        action="store_true",
+        help="with --apply: apply it even where it adds more than apply_max_monthly_increase a "
+        "month ($50), or its price is unknown, as `apply --allow-cost-increase` does",
     )
     demo.add_argument(
         "--from",

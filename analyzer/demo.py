@@ -6,9 +6,10 @@ The only product module that enters `sim/`: the accounts, their workloads and th
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from analyzer.act.apply import Applier, Outcome, Result, audit
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
 from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.sold import Asked
+from analyzer.arguments import PROG
 from analyzer.collect import recording
 from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
@@ -53,6 +56,10 @@ def repeat_interval(speed: float) -> float:
 PROMETHEUS_FOR_S = 300.0
 """The `for:` of the shipped Prometheus rules on the forecasts."""
 
+APPLY = "ebs-analyzer demo --once --apply"
+"""What applies a fix_id to the simulated accounts: `ebs-analyzer apply` would look for the
+resource in a real account."""
+
 
 def run(
     once: bool,
@@ -63,14 +70,20 @@ def run(
     source: Path | None = None,
     now: datetime | None = None,
     apply: str | None = None,
+    allow_cost_increase: bool = False,
 ) -> int:
     """The daemon on simulated time `speed` times faster than real time, or with `once`, one
     report on stdout; over the built-in accounts (their present `now`, the wall clock's unless
-    given), or over the recording at `source`."""
+    given), or over the recording at `source`. With `apply`, that fix applied to the built-in
+    accounts before the report reads them, its outcome said after it."""
     if not 0 < speed <= MAX_SPEED:
         raise ConfigError(f"--speed {speed:g}: must be above 0 and at most {MAX_SPEED:g}")
     if apply is not None and (not once or source is not None):
         raise ConfigError("--apply: with --once, over the built-in accounts")
+    if allow_cost_increase and apply is None:
+        raise ConfigError("--allow-cost-increase: with --apply")
+    if apply is not None:
+        checked(apply)  # a fix that cannot name a resource is said before seconds of simulation
     if source is not None:
         return _playback(recording.read(source), source, once, fmt, speed, listen, rules)
     settings = _settings(
@@ -98,7 +111,7 @@ def run(
                 ruleset,
                 simulated.region,
                 clock,
-                fallback=ConsoleChannel(),
+                fallback=ConsoleChannel(apply=APPLY),
                 server=bound,
                 connect_account=reading(simulated, lambda: watched[0]),
             )
@@ -107,19 +120,57 @@ def run(
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
         analyzer = over(simulated, settings, ruleset).offering()
-        applied = _applied(analyzer, settings, apply) if apply is not None else None
+        applied = (
+            _applied(analyzer, settings, apply, allow_cost_increase) if apply is not None else None
+        )
         result = analyzer.proven(analyzer.run(simulated.now), simulated.now)
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
-        report.render(result.snapshot, result.readings, result.findings, fmt, result.projection)
+        report.render(
+            result.snapshot, result.readings, result.findings, fmt, result.projection, APPLY
+        )
     )
-    return applied.exit_code if applied is not None else 0
+    if applied is None:
+        return 0
+    # Said last, below the report, where a terminal leaves it in view.
+    sys.stdout.flush()
+    print("\n".join(applied.lines), file=sys.stderr)
+    return applied.result.exit_code
 
 
-def _applied(analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str) -> Result:
+RESOURCE_IDS = (
+    ("vol-", re.compile(r"vol-[0-9a-f]{8}(?:[0-9a-f]{9})?"), "a volume id (vol-, 17 hex digits)"),
+    ("i-", re.compile(r"i-[0-9a-f]{8}(?:[0-9a-f]{9})?"), "an instance id (i-, 17 hex digits)"),
+    ("", re.compile(r"[A-Za-z](?:-?[A-Za-z0-9]){0,62}"), "an RDS instance identifier"),
+)
+"""How AWS spells each kind of id a fix may name: the first whose prefix the id has."""
+
+
+def checked(fix_id: str) -> Asked:
+    """The fix read as `apply` reads it, its resource id spelt as AWS spells one; a ConfigError
+    (exit 2) otherwise."""
+    asked = Asked.parse(fix_id.strip(), flag="--apply")
+    rid = asked.resource_id
+    pattern, what = next((p, w) for prefix, p, w in RESOURCE_IDS if rid.startswith(prefix))
+    if pattern.fullmatch(rid) is None:
+        raise ConfigError(f"{asked.where}: {rid} is not {what}")
+    return asked
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """A fix's attempt on the simulated account, and the lines that say it."""
+
+    result: Result
+    lines: list[str]
+
+
+def _applied(
+    analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str, allow_cost: bool
+) -> Applied:
     """A fix applied to the simulated account as `apply --yes` applies it (moto takes the
-    ModifyVolume), said on stderr, before the report reads the account again."""
+    ModifyVolume), before the report reads the account again: its plan and its outcome."""
     regions = [analyzer.scopes.connected(r, a) for a, r in analyzer.scopes.targets()]
     applier = Applier(
         [(r.scope, r.changes) for r in regions if r.changes is not None],
@@ -128,20 +179,21 @@ def _applied(analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str) -
         lambda: datetime.now(UTC),
     )
     planned = applier.plan(fix_id)
+    lines: list[str] = []
     if isinstance(planned, Result):
         result = planned
     else:
-        print("\n".join(planned.lines()), file=sys.stderr)
-        result = applier.yes(planned, dry_run=False, wait_s=0)
+        lines += planned.lines()
+        ended = applier.check(planned, allow_cost)
+        result = ended or applier.apply(planned, dry_run=False, wait_s=0)
     audit(result, "demo", "cli")
-    print(result.said(), file=sys.stderr)
+    lines.append(result.said() if result.went_ahead else f"{PROG}: {result.said()}")
     if result.outcome is Outcome.APPLIED:
-        print(
-            "(the report reads the account as it is now; the simulated history before now was "
-            "played under the old configuration)",
-            file=sys.stderr,
+        lines.append(
+            "(the report above reads the account as it is now; the simulated history before "
+            "now was played under the old configuration)"
         )
-    return result
+    return Applied(result, lines)
 
 
 def _playback(

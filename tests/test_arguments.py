@@ -95,3 +95,35 @@ def test_the_serving_commands_name_every_endpoint(command: str) -> None:
     text = dict(_parsers())[f"ebs-analyzer {command}"].format_help()
     for path in ("/metrics", "/healthz", "/readyz", "/livez"):
         assert path in text
+
+
+@pytest.mark.parametrize(
+    ("command", "codes", "says"),
+    [
+        ("once", [0, 2, 3, 130], "3 AWS unreachable or refusing access, or no metric"),
+        ("run", [0, 2, 130], "AWS unreachable does not stop it"),
+        ("cost", [0, 2, 3, 130], "3 AWS unreachable or refusing access"),
+        ("apply", [0, 1, 2, 3, 130], "3 refused by a guard, not confirmed, or AWS unreachable"),
+        ("demo", [0, 1, 2, 3, 130], "3 with --apply: the fix refused by a guard"),
+        ("backtest", [0, 1, 2, 3, 130], "1 --write-rules with nothing recommended"),
+        ("record", [0, 2, 3, 130], "3 AWS unreachable or refusing access, or no metric"),
+        ("node", [0, 2, 3, 130], "no volume's NVMe page"),
+        ("rules test", [0, 1, 2, 130], "1 a test's expected alerts were not the ones that fired"),
+        ("rules check", [0, 2], "2 invalid rule files"),
+        ("rules list", [0, 2], "2 invalid rule files"),
+        ("recordings", [0, 2], "2 a command line refused"),
+        ("iam-policy", [0, 2], "2 a command line refused"),
+    ],
+)
+def test_each_commands_help_gives_the_exit_codes_it_returns(
+    command: str, codes: list[int], says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each command's own codes, as its code paths return them: `run` keeps running where AWS
+    cannot be reached, `demo --apply`'s 3 is a guard's refusal, backtest's 1 is nothing to
+    write; none but `rules test` exits 1 on a rule test."""
+    monkeypatch.setenv("COLUMNS", "1000")  # one line: nothing wrapped at a hyphen
+    text = dict(_parsers())[f"ebs-analyzer {command}"].format_help()
+    [line] = [line for line in text.splitlines() if line.startswith("exit codes: ")]
+    assert [int(c) for c in re.findall(r"(?:: |; )(\d+) ", line)] == codes
+    assert says in line
+    assert ("rule test" in line) == (command == "rules test")

@@ -635,3 +635,42 @@ def test_node_replay_of_a_broken_capture_names_the_line(tmp_path):
     assert result.stderr.strip() == (
         f"ebs-analyzer: error: {path}:1 (vol-0a): `page` is not base64"
     )
+
+
+@pytest.fixture
+def refusing_endpoint() -> Iterator[str]:
+    """An endpoint that answers every request as EC2 answers an identity it does not allow."""
+    body = (
+        b'<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error>'
+        b"<Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this "
+        b"operation.</Message></Error></Errors><RequestID>r</RequestID></Response>"
+    )
+    yield from answering(403, body)
+
+
+def test_apply_exits_3_where_aws_cannot_be_reached_and_1_where_it_answers_no(
+    tmp_path, refusing_endpoint
+):
+    """No credentials, or no connection: nothing was asked of AWS, exit 3 as `once` exits;
+    AWS answering with an error is apply's 1."""
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    fix = ("apply", "vol-0123456789abcdef0:type=gp3", "--yes", "--region", "us-east-1")
+    no_credentials = {
+        "AWS_ACCESS_KEY_ID": "",
+        "AWS_SECRET_ACCESS_KEY": "",
+        "AWS_SHARED_CREDENTIALS_FILE": str(empty),
+        "AWS_CONFIG_FILE": str(empty),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    once = run_cli("once", "--region", "us-east-1", env=no_credentials)
+    unreachable = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"}
+    for env, why in ((no_credentials, "Unable to locate credentials"), (unreachable, "connect")):
+        result = run_cli(*fix, env=env)
+        assert (result.returncode, once.returncode) == (3, 3), result.stderr
+        [line] = result.stderr.splitlines()
+        assert line.startswith("ebs-analyzer: error: ec2:DescribeVolumes in us-east-1:")
+        assert why in line
+    refused = run_cli(*fix, env={"AWS_ENDPOINT_URL": refusing_endpoint})
+    assert refused.returncode == 1, refused.stderr
+    assert "UnauthorizedOperation" in refused.stderr and "Traceback" not in refused.stderr

@@ -353,6 +353,9 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     assert "FIRING    CRITICAL volume-burst-credits-exhausted" in text
     assert "RESOLVED  volume-throughput-cap" in text
     assert re.search(r"^── \w{3} \d\d \w{3} \d{4} \(UTC\) ──$", text, re.MULTILINE)
+    # Each fix that can be applied names the command that applies it to the demo's account.
+    assert "             apply: ebs-analyzer demo --once --apply vol-" in text
+    assert "ebs-analyzer apply " not in text
 
 
 def test_the_scrape_benchmark_serves_the_size_the_performance_notes_give():
@@ -514,3 +517,56 @@ def test_a_fix_the_demo_printed_applies_to_its_simulated_account(once_json, caps
     untagged = f"{other['resource_id']}:type=gp3,iops=3600,throughput=125"
     code = demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present, apply=untagged)
     assert code == 3 and "outside the apply scope" in capsys.readouterr().err
+
+
+def test_each_fix_names_the_command_that_applies_it_to_the_simulated_account(once_text):
+    """`ebs-analyzer apply` would look for the volume in a real account, without credentials:
+    the demo's report names `demo --once --apply`, which changes its simulated one."""
+    lines = [line.strip() for line in once_text.splitlines()]
+    applies = [line for line in lines if line.startswith("apply:")]
+    assert len(applies) >= 10 and "ebs-analyzer apply" not in once_text
+    assert all(a.startswith("apply: ebs-analyzer demo --once --apply ") for a in applies)
+
+
+@pytest.mark.parametrize(
+    ("fix", "says"),
+    [
+        ("vol-0abc", "expected ID:KEY=VALUE[,KEY=VALUE…]"),
+        ("vol-xyz:type=gp3", "vol-xyz is not a volume id"),
+        ("vol-0123456789abcdef0:type=gp3,colour=red", "unknown key 'colour'"),
+        ("orders--replica:size=400", "orders--replica is not an RDS instance identifier"),
+    ],
+)
+def test_a_fix_that_names_no_resource_is_refused_before_anything_is_simulated(fix, says, capsys):
+    assert main(["demo", "--once", "--apply", fix]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # not even "Simulating…"
+    [line] = err.splitlines()
+    assert line.startswith(f"ebs-analyzer: error: --apply {fix}: ") and says in line
+
+
+def test_the_flag_a_refusal_names_is_taken_and_the_outcome_said_below_the_report(once_json, capsys):
+    """The cost ceiling says "pass --allow-cost-increase": `demo` takes it, as `apply` does.
+    The outcome is the last thing printed, below the report it would otherwise scroll past."""
+    [row] = [r for r in once_json["resources"] if r.get("name") == "shop-db-data"]
+    grow = f"{row['resource_id']}:type=gp2,size=600"  # +$55.00/month, above the $50 ceiling
+    both = io.StringIO()
+    with contextlib.redirect_stdout(both), contextlib.redirect_stderr(both):
+        code = demo_command.run(True, "text", 30.0, "127.0.0.1:9877", None, now=PRESENT, apply=grow)
+    assert code == 3
+    said = both.getvalue()
+    assert said.index("CLOUDWATCH  this run requested") < said.index(f"\napply {grow}\n")
+    assert said.splitlines()[-1] == (
+        f"ebs-analyzer: refused: {grow} adds +$55.00/month, above apply_max_monthly_increase "
+        "($50.00/month): pass --allow-cost-increase to apply it"
+    )
+    assert main(["demo", "--once", "--apply", grow, "--allow-cost-increase"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-2] == "applied: modification completed; now gp2 600 GiB"
+    [after] = [line for line in out.splitlines() if f"{row['resource_id']}  shop-db-data" in line]
+    assert "gp2 600 GiB" in after
+
+
+def test_allow_cost_increase_without_a_fix_is_refused(capsys):
+    assert main(["demo", "--once", "--allow-cost-increase"]) == 2
+    assert capsys.readouterr().err == "ebs-analyzer: error: --allow-cost-increase: with --apply\n"

@@ -12,6 +12,7 @@ import structlog
 from analyzer.analyze.alerts import Alert, AlertBook, Owed
 from analyzer.deliver import slack
 from analyzer.deliver.slack import DeliveryError
+from analyzer.deliver.text import APPLY
 
 log = structlog.get_logger(__name__)
 Record = Callable[[str, str], None]
@@ -35,13 +36,16 @@ class LogChannel:
 
 
 class ConsoleChannel:
-    """The demo: one readable line per alert on stdout as it fires, repeats or resolves,
-    under the date of its day (at high speed, simulated days pass in minutes)."""
+    """The demo: a few readable lines per alert on stdout as it fires, repeats or resolves,
+    under the date of its day (at high speed, simulated days pass in minutes). A firing alert
+    shows its first fix, and every other fix the Slack message shows that can be applied; each
+    that can be applied with the command `apply` names, as `{apply} FIX_ID`."""
 
     name = "console"
 
-    def __init__(self, out: TextIO | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, apply: str = APPLY) -> None:
         self._out = out
+        self._apply = apply
         self._day: date | None = None
 
     def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
@@ -59,8 +63,13 @@ class ConsoleChannel:
             word = "REPEAT" if alert.outbox is Owed.REPEAT else "FIRING"
             print(f"{stamp}  {word:<8}  {alert.severity.value.upper():<8} {alert.rule}", file=out)
             print(f"        {finding.summary}", file=out)
-            for remedy in finding.remedies[:1]:
-                print(f"        fix: {remedy.text()}", file=out)
+            shown = finding.remedies[: slack.FIXES_SHOWN]
+            for n, remedy in enumerate(shown):
+                if n and remedy.fix_id is None:
+                    continue
+                print(f"        {'or: ' if n else 'fix:'} {remedy.text()}", file=out)
+                if remedy.fix_id is not None:
+                    print(f"             apply: {self._apply} {remedy.fix_id}", file=out)
         out.flush()
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from analyzer.deliver.rows import to_dict
-from analyzer.deliver.text import table, to_text
+from analyzer.deliver.text import APPLY, table, to_text
 from analyzer.model.costs import Projection
 from analyzer.model.findings import Finding
 from analyzer.model.metrics import Tier
@@ -33,12 +33,14 @@ def render(
     findings: Sequence[Finding],
     fmt: str,
     projection: Projection | None = None,
+    apply: str = APPLY,
 ) -> str:
     """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated;
-    with a projection, what watching these resources with the daemon would cost."""
+    with a projection, what watching these resources with the daemon would cost. `apply`: the
+    command that applies a fix_id where these resources are, said under each such fix."""
     if fmt == "json":
         return to_json(snap, readings, findings, projection) + "\n"
-    text = to_text(snap.generated_at, readings, findings)
+    text = to_text(snap.generated_at, readings, findings, apply)
     if projection is not None:
         text += "\n" + cost_text(snap, projection) + "\n"
     return text

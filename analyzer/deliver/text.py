@@ -86,11 +86,20 @@ HEADER = (
 )
 
 
+APPLY = "ebs-analyzer apply"
+"""The command that applies a fix_id to the account the report reads."""
+
+
 def to_text(
-    generated_at: datetime, readings: Sequence[Reading], findings: Sequence[Finding]
+    generated_at: datetime,
+    readings: Sequence[Reading],
+    findings: Sequence[Finding],
+    apply: str = APPLY,
 ) -> str:
+    """The report; each fix with a fix_id says `apply: {apply} FIX_ID`, the command that applies
+    it where these resources are (the demo's simulated account is changed by the demo)."""
     rows = sorted(readings, key=report_order)
-    lines = [_title(generated_at, rows), "", *_findings(findings, rows), "RESOURCES"]
+    lines = [_title(generated_at, rows), "", *_findings(findings, rows, apply), "RESOURCES"]
     groups = _by_account(rows)
     if not any(r.ref.account_id for r in rows):
         lines += ["  " + line for line in table(_resource_table(rows))]
@@ -148,7 +157,7 @@ def _title(generated_at: datetime, rows: Sequence[Reading]) -> str:
     )
 
 
-def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]:
+def _findings(findings: Sequence[Finding], rows: Sequence[Reading], apply: str) -> list[str]:
     if not findings:
         return [_no_findings(rows), ""]
     lines = [f"FINDINGS ({len(findings)})"]
@@ -166,7 +175,7 @@ def _findings(findings: Sequence[Finding], rows: Sequence[Reading]) -> list[str]
         for remedy in f.remedies:
             lines.append(f"            fix: {remedy.text()}")
             if remedy.fix_id is not None:
-                lines.append(f"                 apply: ebs-analyzer apply {remedy.fix_id}")
+                lines.append(f"                 apply: {apply} {remedy.fix_id}")
     return [*lines, ""]
 
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from structlog.testing import capture_logs
 
+from analyzer.deliver import slack
 from analyzer.deliver.notify import ConsoleChannel, Dispatcher
 from analyzer.deliver.slack import SlackChannel
 from tests.deliver.test_slack import book_with_alerts
@@ -82,3 +83,26 @@ def test_the_console_says_each_new_day_before_its_alerts() -> None:
         f"── {now + timedelta(days=1):%a %d %b %Y} (UTC) ──",
     ]
     assert lines[0] == days[0] and lines[1].startswith(f"{now:%H:%M}  FIRING")
+
+
+def test_the_console_shows_each_fix_it_can_apply_with_the_command_that_applies_it() -> None:
+    """As the Slack message does under each fix with a fix_id: the demo's console names the
+    command that applies it where the alerts come from, the demo's own."""
+    book, now = book_with_alerts()
+    out = io.StringIO()
+    alerts = book.owed()
+    ConsoleChannel(out, apply="ebs-analyzer demo --once --apply").send({}, alerts, now)
+    lines = out.getvalue().splitlines()
+    wanted = [
+        f"             apply: ebs-analyzer demo --once --apply {remedy.fix_id}"
+        for alert in alerts
+        for remedy in alert.finding.remedies[: slack.FIXES_SHOWN]
+        if remedy.fix_id is not None
+    ]
+    assert len(wanted) >= 2 and [line for line in lines if "apply:" in line] == wanted
+    # Each under its fix, the first fix always shown, the others where they can be applied.
+    for n, line in enumerate(lines):
+        if "apply:" in line:
+            assert lines[n - 1].startswith(("        fix: ", "        or:  "))
+    fixes = [line for line in lines if line.startswith("        fix: ")]
+    assert len(fixes) == len(alerts)
