@@ -8,8 +8,8 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,15 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
 from analyzer.collect import aws, capture, demand, progress, recording
 from analyzer.collect.boundaries import Describer
-from analyzer.collect.changes import Answered, Changer
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import Window, data_end
 from analyzer.deliver import report
-from analyzer.errors import AnalyzerError, AwsAccessError, AwsCallError, ConfigError
+from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
 from analyzer.model.costs import Projection
-from analyzer.model.resources import DbInstance, Instance, InstanceType, Inventory, Volume
+from analyzer.model.resources import Instance, InstanceType, Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import FetchStats
 from analyzer.model.units import parse_duration
@@ -538,9 +537,8 @@ def _apply(args: argparse.Namespace) -> int:
         _say_fetched(stats, settings)
         return with_past(plan, seen)
 
-    failures: list[AnalyzerError] = []
     applier = Applier(
-        [(r.scope, _Reads(r.changes, failures)) for r in regions if r.changes is not None],
+        [(r.scope, r.changes) for r in regions if r.changes is not None],
         Catalog(prices.load(settings.prices), analyzer.offers),
         settings.apply_policy(),
         lambda: datetime.now(UTC),
@@ -553,13 +551,7 @@ def _apply(args: argparse.Namespace) -> int:
     )
     planned = applier.plan(args.fix_id)
     if isinstance(planned, ApplyResult):
-        code = _applied(planned)
-        # The search failed as the first region failed it. Where that region could not be
-        # reached at all (no credentials, no connection), nothing was asked of AWS: exit 3,
-        # as `once` says it; 1 stays for AWS answering with an error.
-        first = failures[0] if failures else None
-        unreached = isinstance(first, AwsAccessError) and first.code is None
-        return AwsAccessError.exit_code if planned.outcome is Outcome.FAILED and unreached else code
+        return _applied(planned)
     sys.stdout.write("\n".join(planned.lines()) + "\n")
     sys.stdout.flush()
     ended = applier.check(planned, args.allow_cost_increase)
@@ -570,39 +562,6 @@ def _apply(args: argparse.Namespace) -> int:
         if declined is not None:
             return _applied(declined)
     return _applied(applier.apply(planned, args.dry_run, wait_s))
-
-
-@dataclass(frozen=True, slots=True)
-class _Reads:
-    """A region's changer whose reads keep, in `failures`, each failure to read AWS, in the
-    order they came: `apply` tells AWS unreachable from AWS answering with an error."""
-
-    changer: Changer
-    failures: list[AnalyzerError]
-
-    @property
-    def where(self) -> str:
-        return self.changer.where
-
-    def volume(self, volume_id: str) -> Volume | None:
-        try:
-            return self.changer.volume(volume_id)
-        except (AwsAccessError, AwsCallError) as exc:
-            self.failures.append(exc)
-            raise
-
-    def db_instance(self, db_instance_id: str) -> DbInstance | None:
-        try:
-            return self.changer.db_instance(db_instance_id)
-        except (AwsAccessError, AwsCallError) as exc:
-            self.failures.append(exc)
-            raise
-
-    def modify_volume(self, volume_id: str, target: Mapping[str, Any], dry_run: bool) -> Answered:
-        return self.changer.modify_volume(volume_id, target, dry_run)
-
-    def modify_db_storage(self, db_instance_id: str, target: Mapping[str, Any]) -> Answered:
-        return self.changer.modify_db_storage(db_instance_id, target)
 
 
 def _confirmed(plan: Plan) -> ApplyResult | None:

@@ -42,6 +42,9 @@ class Outcome(StrEnum):
     """A malformed fix, a target AWS does not sell, a resource that does not exist."""
     FAILED = "failed"
     """AWS answered with an error (a refused permission, a limit of its own)."""
+    UNREACHABLE = "unreachable"
+    """AWS could not be reached to read the resource (no credentials, no connection): nothing
+    was asked of it, as `once` says it."""
     UNKNOWN = "unknown"
     """AWS's answer was lost (a timeout, a server error) and the resource could not be read
     back: it may have been modified."""
@@ -59,6 +62,7 @@ EXIT_CODES = {
     Outcome.REFUSED: 3,
     Outcome.INVALID: 2,
     Outcome.FAILED: 1,
+    Outcome.UNREACHABLE: 3,
     Outcome.UNKNOWN: 1,
 }
 
@@ -99,6 +103,7 @@ class Result:
             Outcome.INVALID: "error",
             Outcome.FAILED: "error",
             Outcome.UNKNOWN: "error",
+            Outcome.UNREACHABLE: "error",
         }.get(self.outcome, self.outcome.value)
         now = ""
         if self.after and self.plan is not None:
@@ -151,7 +156,8 @@ class Applier:
         try:
             found = self._find(rid)
         except (AwsAccessError, AwsCallError) as exc:
-            return Result(Outcome.FAILED, fix_id, str(exc))
+            unreached = isinstance(exc, AwsAccessError) and exc.code is None
+            return Result(Outcome.UNREACHABLE if unreached else Outcome.FAILED, fix_id, str(exc))
         if not found:
             where = ", ".join(scope for scope, _ in self.changers) or "no region"
             kind = "volume" if rid.startswith("vol-") else "RDS instance"

@@ -313,7 +313,9 @@ class _Place:
         from analyzer.model.resources import DbInstance
 
         if self._fails:
-            raise AwsAccessError(f"rds:DescribeDBInstances in {self.where}: AccessDenied")
+            raise AwsAccessError(
+                f"rds:DescribeDBInstances in {self.where}: AccessDenied", "AccessDenied"
+            )
         if not self._holds:
             return None
         return DbInstance(
