@@ -7,7 +7,7 @@ batch is asked for again one type at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
@@ -224,22 +224,34 @@ def target_text(config: Mapping[str, Any]) -> str:
 
 
 def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
+    """A VolumeModification (Amazon EC2 API Reference): its target and original values (the
+    original ones are the limits in force while it is `modifying`), its start and end."""
     item = _reply(raw, "VolumesModifications[]")
-    fields = {
-        "volume_type": item.text("TargetVolumeType", None),
-        "size_gib": item.integer("TargetSize", None),
-        "iops": item.integer("TargetIops", None),
-        "throughput_mibps": item.integer("TargetThroughput", None),
-    }
-    target = target_text(fields)
-    started = item.moment("StartTime")
+
+    def config(prefix: str) -> dict[str, Any]:
+        return {
+            "volume_type": item.text(f"{prefix}VolumeType", None),
+            "size_gib": item.integer(f"{prefix}Size", None),
+            "iops": item.integer(f"{prefix}Iops", None),
+            "throughput_mibps": item.integer(f"{prefix}Throughput", None),
+        }
+
+    fields, original = config("Target"), config("Original")
+    ended = item.moment("EndTime") if "EndTime" in item.present() else None
     return Modification(
         state=item.text("ModificationState", "unknown"),
-        started=started if started.tzinfo else started.replace(tzinfo=UTC),
+        started=_utc(item.moment("StartTime")),
         progress=item.integer("Progress", None),
-        target=target,
+        target=target_text(fields),
         target_fields=tuple((k, v) for k, v in fields.items() if v is not None),
+        original_fields=tuple((k, v) for k, v in original.items() if v is not None),
+        ended=_utc(ended) if ended is not None else None,
     )
+
+
+def _utc(moment: datetime) -> datetime:
+    """botocore gives timestamps with their zone; a recorded answer may not: UTC then."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def parse_initialization(raw: Mapping[str, Any] | Reply) -> Initialization | None:

@@ -134,6 +134,11 @@ def _volume(raw: Mapping[str, Any]) -> Volume:
                         **m,
                         "started": datetime.fromisoformat(m["started"]),
                         "target_fields": tuple((str(k), v) for k, v in m.get("target_fields", ())),
+                        # Recordings made before these were kept have neither.
+                        "original_fields": tuple(
+                            (str(k), v) for k, v in m.get("original_fields", ())
+                        ),
+                        "ended": datetime.fromisoformat(m["ended"]) if m.get("ended") else None,
                     }
                 )
                 for m in raw.get("modifications", ())

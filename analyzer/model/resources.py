@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -72,11 +72,64 @@ class Modification:
     target_fields: tuple[tuple[str, Any], ...] = ()
     """The same, field by field (volume_type, size_gib, iops, throughput_mibps), as AWS gave
     them."""
+    original_fields: tuple[tuple[str, Any], ...] = ()
+    """What the volume was before, field by field as `target_fields` (AWS's `Original*`)."""
+    ended: datetime | None = None
+    """When it completed or failed (AWS's `EndTime`)."""
 
     @property
     def under_way(self) -> bool:
         """Performance lies between the old and the new values until it completes."""
         return self.state in ("modifying", "optimizing")
+
+    @property
+    def in_effect(self) -> bool:
+        """Whether the volume's limits are the new ones: from `optimizing` on.
+
+        Amazon EBS User Guide, "Monitor the progress of Amazon EBS volume modifications":
+        "While the volume is in the optimizing state, your volume performance is in between
+        the source and target configuration specifications. Transitional volume performance
+        will be no less than the source volume performance", and "Size increases take effect
+        once the volume modification reaches the optimizing state". So while it is
+        `modifying` the old limits hold; from `optimizing` on the old ones no longer bind
+        and the new ones are what the volume is held to (no more than them, and, for a
+        performance change still optimizing, possibly somewhat less: a finding on the new
+        limits then errs towards silence, never towards a false alarm)."""
+        return self.state in ("optimizing", "completed")
+
+    @property
+    def effective(self) -> datetime:
+        """The moment from which its limits hold, where it is in effect: its `StartTime`.
+
+        AWS reports when a modification started and, once completed, when it ended, but not
+        when it reached `optimizing`; that usually takes a few seconds (the same page), so
+        the start is the nearest moment AWS gives. The end would be hours late for a
+        performance change (optimizing lasts "a few minutes to a few hours"), during which
+        the old limits no longer bind. Datapoints are cut at this moment: a minute that
+        starts before it is judged, if at all, by the limits before."""
+        return self.started
+
+    def text(self) -> str:
+        """`gp2 50 GiB → gp3 50 GiB 3,000 IOPS 125 MiB/s at 09:12 UTC (completed)`."""
+        before = _config_text(dict(self.original_fields))
+        after = _config_text({**dict(self.original_fields), **dict(self.target_fields)})
+        change = f"{before} → {after}" if before and after != before else (self.target or after)
+        return f"{change or 'modified'} at {self.started.astimezone(UTC):%H:%M} UTC ({self.state})"
+
+
+def _config_text(config: Mapping[str, Any]) -> str:
+    """A configuration in words, as DescribeVolumesModifications' fields give it."""
+    size, iops, throughput = (config.get(k) for k in ("size_gib", "iops", "throughput_mibps"))
+    return " ".join(
+        part
+        for part in (
+            config.get("volume_type"),
+            f"{size:,} GiB" if size else None,
+            f"{iops:,} IOPS" if iops else None,
+            f"{throughput:,} MiB/s" if throughput else None,
+        )
+        if part
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +217,46 @@ class Volume:
     def describe(self) -> str:
         where = f" on {', '.join(self.instance_ids)}" if self.attached_to else " detached"
         return f"{self.volume_type} {self.size_gib:,} GiB{where}"
+
+    @property
+    def latest_modification(self) -> Modification | None:
+        """Its latest modification that did not fail (a failed one changed nothing)."""
+        made = [m for m in self.modifications if m.state != "failed"]
+        return max(made, key=lambda m: m.started, default=None)
+
+    @property
+    def limits_since(self) -> datetime | None:
+        """The moment from which the limits of its configuration in force hold: the start of
+        its latest modification in effect (`Modification.effective`); None where AWS reports
+        none. While the latest is still `modifying`, the one before it, if AWS reports it."""
+        made = [m for m in self.modifications if m.in_effect]
+        latest = max(made, key=lambda m: m.started, default=None)
+        return latest.effective if latest is not None else None
+
+    def modification_note(self, at: datetime, within_s: float) -> str | None:
+        """What its latest modification means for the limits it is judged by, where it
+        started within `within_s` of `at`: `modified gp2 50 GiB → gp3 50 GiB 3,000 IOPS
+        125 MiB/s at 09:12 UTC (optimizing), in effect: …`."""
+        latest = self.latest_modification
+        if latest is None or (at - latest.started).total_seconds() > within_s:
+            return None
+        if latest.in_effect:
+            return (
+                f"modified {latest.text()}, in effect: its limits are the new ones, and only "
+                "its datapoints since are judged against them"
+            )
+        return f"being modified {latest.text()}: the limits before hold until it is optimizing"
+
+    def in_force(self) -> Volume:
+        """The volume as its limits are now: while its latest modification is still
+        `modifying`, its configuration before (the modification's `Original*` fields; AWS
+        describes the volume with the target values from the start); itself otherwise."""
+        latest = self.latest_modification
+        if latest is None or latest.state != "modifying" or not latest.original_fields:
+            return self
+        # IOPS or throughput the volume had none of before (a gp2 moved to gp3): none.
+        unset = {k: None for k, _ in latest.target_fields if k in ("iops", "throughput_mibps")}
+        return replace(self, **(unset | dict(latest.original_fields)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -390,3 +390,40 @@ def test_an_rds_instance_with_additional_volumes_and_a_dedicated_log_volume():
     )  # fmt: skip
     assert not found.dedicated_log_volume
     assert parse_db_instance({**raw, "DedicatedLogVolume": True}, "us-east-1").dedicated_log_volume
+
+
+def test_a_modification_says_what_the_volume_was_and_when_it_ended():
+    """AWS's `Original*` values are the volume's limits while it is `modifying`; `EndTime`
+    comes once it has completed (Amazon EC2 API Reference, VolumeModification)."""
+    from datetime import UTC, datetime
+
+    clients = Clients.for_region("us-east-1")
+    stubber = Stubber(clients.client("ec2"))
+    stubber.add_response(
+        "describe_volumes_modifications",
+        {
+            "VolumesModifications": [
+                {
+                    "VolumeId": "vol-1",
+                    "ModificationState": "completed",
+                    "StartTime": datetime(2026, 11, 23, 9, 12, tzinfo=UTC),
+                    "EndTime": datetime(2026, 11, 23, 9, 40, tzinfo=UTC),
+                    "Progress": 100,
+                    "TargetVolumeType": "gp3",
+                    "TargetSize": 50,
+                    "TargetIops": 3000,
+                    "TargetThroughput": 125,
+                    "OriginalVolumeType": "gp2",
+                    "OriginalSize": 50,
+                    "OriginalIops": 150,
+                },
+            ]
+        },
+    )
+    stubber.activate()
+    [made] = Ec2Rds(clients).volume_modifications()["vol-1"]
+    assert made.original_fields == (("volume_type", "gp2"), ("size_gib", 50), ("iops", 150))
+    assert made.ended == datetime(2026, 11, 23, 9, 40, tzinfo=UTC)
+    assert made.text() == (
+        "gp2 50 GiB 150 IOPS → gp3 50 GiB 3,000 IOPS 125 MiB/s at 09:12 UTC (completed)"
+    )

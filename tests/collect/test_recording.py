@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -140,3 +141,38 @@ def test_series_over_the_same_minutes_come_back_sharing_one_axis(tmp_path) -> No
     assert shorter.timestamps == three[0].timestamps[:2]
     assert shorter.timestamps[0] is three[0].timestamps[0]
     assert list(back["vol-2"]["VolumeReadOps"].values) == [4.0, 5.0]
+
+
+def test_a_modification_keeps_what_the_volume_was_and_older_recordings_still_read(
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    """The original configuration (the limits while it is `modifying`) and the end come back;
+    a recording made before they were kept reads without them."""
+    import gzip
+    import json
+
+    made = Modification(
+        "completed",
+        T0,
+        100,
+        "gp3 50 GiB 3,000 IOPS 125 MiB/s",
+        (("volume_type", "gp3"), ("iops", 3_000), ("throughput_mibps", 125)),
+        (("volume_type", "gp2"), ("size_gib", 50), ("iops", 150)),
+        T0 + timedelta(minutes=40),
+    )
+    volume = Volume("vol-1", "eu-west-1", "gp3", 50, "in-use", 3_000, 125, "i-1")
+    inventory = Inventory("eu-west-1", (replace(volume, modifications=(made,)),), (), ())
+    path = tmp_path / "r.json.gz"
+    write(path, Recording(T0, T0 + timedelta(hours=1), {"eu-west-1": inventory}, {}))
+    [back] = read(path).inventories["eu-west-1"].volumes
+    assert back.modifications == (made,)
+    assert back.limits_since == T0
+
+    with gzip.open(path, "rt", encoding="utf-8") as given:
+        document = json.load(given)
+    [kept] = document["regions"]["eu-west-1"]["inventory"]["volumes"][0]["modifications"]
+    del kept["original_fields"], kept["ended"]
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump(document, out)
+    [old] = read(path).inventories["eu-west-1"].volumes
+    assert old.modifications == (replace(made, original_fields=(), ended=None),)

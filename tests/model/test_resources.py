@@ -74,6 +74,69 @@ def test_a_modification_is_under_way_until_it_completes(state: str, under_way: b
     assert Modification(state, STARTED).under_way is under_way
 
 
+GP2_TO_GP3 = {
+    "original_fields": (("volume_type", "gp2"), ("size_gib", 50), ("iops", 150)),
+    "target_fields": (
+        ("volume_type", "gp3"),
+        ("size_gib", 50),
+        ("iops", 3_000),
+        ("throughput_mibps", 125),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("state", "in_force", "since"),
+    [
+        # AWS describes the volume with the target values from the start; until the
+        # modification is optimizing, the original ones are its limits.
+        ("modifying", ("gp2", 50, 150, None), None),
+        ("optimizing", ("gp3", 50, 3_000, 125), STARTED),
+        ("completed", ("gp3", 50, 3_000, 125), STARTED),
+        ("failed", ("gp3", 50, 3_000, 125), None),
+    ],
+)
+def test_a_modified_volume_is_held_to_its_new_limits_once_optimizing(
+    state: str, in_force: tuple[object, ...], since: datetime | None
+) -> None:
+    made = Modification(state, STARTED, **GP2_TO_GP3)  # type: ignore[arg-type]
+    volume = Volume("vol-1", "r", "gp3", 50, "in-use", 3_000, 125, "i-1", modifications=(made,))
+    now = volume.in_force()
+    assert (now.volume_type, now.size_gib, now.iops, now.throughput_mibps) == in_force
+    assert volume.limits_since == since
+
+
+def test_the_latest_modification_in_effect_marks_when_the_limits_began() -> None:
+    """A new one still `modifying` leaves the limits (and their start) of the one before."""
+    before = Modification("completed", STARTED)
+    now = Modification("modifying", STARTED.replace(hour=14), **GP2_TO_GP3)  # type: ignore[arg-type]
+    volume = Volume("vol-1", "r", "gp3", 50, "in-use", modifications=(now, before))
+    assert volume.limits_since == STARTED
+    assert volume.in_force().volume_type == "gp2"
+
+
+def test_a_recent_modification_says_which_limits_hold() -> None:
+    made = Modification("optimizing", STARTED, **GP2_TO_GP3)  # type: ignore[arg-type]
+    volume = Volume("vol-1", "r", "gp3", 50, "in-use", modifications=(made,))
+    note = volume.modification_note(STARTED.replace(hour=13), 86_400)
+    assert note is not None
+    assert note.startswith(
+        "modified gp2 50 GiB 150 IOPS → gp3 50 GiB 3,000 IOPS 125 MiB/s at 12:00 UTC "
+        "(optimizing), in effect"
+    )
+    assert volume.modification_note(STARTED.replace(day=23), 86_400) is None
+    waiting = Volume(
+        "vol-1",
+        "r",
+        "gp3",
+        50,
+        "in-use",
+        modifications=(Modification("modifying", STARTED, **GP2_TO_GP3),),
+    )  # type: ignore[arg-type]
+    said = waiting.modification_note(STARTED, 86_400)
+    assert said is not None and "the limits before hold until it is optimizing" in said
+
+
 @pytest.mark.parametrize(
     ("limits", "bursts"),
     [
