@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region, connect, connect_as
 from analyzer.errors import ConfigError
 from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
-from analyzer.sim import cluster, instance_types, metric_data, volume_status
+from analyzer.sim import cluster, instance_types, metric_data, modifications, volume_status
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.rds import DatabaseSimulation, SimDatabase
@@ -302,6 +302,7 @@ def teach_moto() -> None:
     volume_status.install()
     instance_types.install()
     metric_data.install()
+    modifications.install()
 
 
 @contextmanager
@@ -319,7 +320,9 @@ def account(
     with no_real_account(), mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         rds = boto3.client("rds", region_name=REGION)
-        yield _build(ec2, rds, now.replace(second=0, microsecond=0), scenario, databases)
+        built = _build(ec2, rds, now.replace(second=0, microsecond=0), scenario, databases)
+        modifications.follow(OWN_ID, REGION, built.cloudwatch)
+        yield built
 
 
 @contextmanager
@@ -341,6 +344,7 @@ def accounts(now: datetime, specs: Sequence[DemoAccountSpec] = ACCOUNTS) -> Iter
             ec2 = boto3.client("ec2", region_name=REGION, **keys)
             rds = boto3.client("rds", region_name=REGION, **keys)
             found = _build(ec2, rds, present, spec.instances, spec.databases, spare=spec.spare)
+            modifications.follow(spec.id, REGION, found.cloudwatch)
             built.append(replace(found, id=spec.id, name=spec.name, role_arn=spec.role_arn))
         yield DemoAccounts(present, tuple(built))
 

@@ -88,6 +88,23 @@ class SimulatedCloudWatch:
                 if points and points[0][0] < oldest:
                     self._data[key] = [(t, v) for t, v in points if t >= oldest]
 
+    @property
+    def present(self) -> datetime | None:
+        """The simulated present: the moment its simulations have been played to (None
+        without any)."""
+        with self._lock:
+            return max((s.now for s in self._simulations), default=None)
+
+    def modify_volume(self, volume_id: str, at: datetime, **config: Any) -> None:
+        """A volume modified at `at`: its simulation is played to then, and under the new
+        configuration from then on."""
+        self.advance(at)
+        with self._lock:
+            for simulation in self._simulations:
+                found = simulation.volume(volume_id) if isinstance(simulation, Simulation) else None
+                if found is not None:
+                    found.modify(**{k: v for k, v in config.items() if v is not None})
+
     def list_metrics(self, **kwargs: Any) -> dict[str, Any]:
         """ListMetrics of one namespace, filtered on dimension names (and values where given),
         in one page; every metric held counts as recently active."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from analyzer.model import limits, metrics
 from analyzer.model.limits import CreditBucket, Envelope
@@ -67,6 +68,15 @@ class SimVolume:
     @property
     def bucket(self) -> CreditBucket | None:
         return self.envelope.bucket
+
+    def modify(self, **config: Any) -> None:
+        """Modified (ModifyVolume: `volume_type`, `size_gib`, `iops`, `throughput_mibps`):
+        the new envelope applies at once; a bucket comes back full, as a grown gp2 volume's
+        does (DOMAIN.md), and a type without one has none."""
+        self.volume = replace(self.volume, **config)
+        self.envelope = self._envelope()
+        bucket = self.bucket
+        self.credits = bucket.capacity if bucket else 0.0
 
     def resize(self, size_gib: int) -> None:
         """Grown online: the new envelope applies at once and the bucket comes back full."""
@@ -322,6 +332,9 @@ class Simulation:
                 spent = served * _charge_per_op(bucket, sim.envelope, sim.demand)
                 sim.credits = _refill(sim.credits, bucket.baseline, spent, bucket.capacity)
                 acc.balance += 100.0 * sim.credits / bucket.capacity
+
+    def volume(self, volume_id: str) -> SimVolume | None:
+        return next((v for v in self.instance.volumes if v.volume.volume_id == volume_id), None)
 
     @property
     def attachments(self) -> dict[str, str]:
