@@ -107,6 +107,18 @@ class Account:
         raw = self.ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"][0]
         return inventory.parse_volume(raw, self.region)
 
+    def modify_volume(self, volume_id: str, at: datetime, **changes: Any) -> None:
+        """ModifyVolume at `at`, as AWS stamps it (moto stamps the wall clock): through the
+        simulated account's own recording (`sim/modifications.py`), the simulation held in
+        CloudWatch already, so nothing else follows."""
+        from moto.core.models import DEFAULT_ACCOUNT_ID
+
+        from analyzer.sim import modifications
+
+        modifications.install()
+        modifications.follow(DEFAULT_ACCOUNT_ID, self.region, _Stamped(at))
+        self.ec2.modify_volume(VolumeId=volume_id, **changes)
+
     def simulation(
         self,
         instance_id: str,
@@ -162,3 +174,13 @@ class Account:
                 self.cloudwatch.put_metric_data(
                     Namespace=namespace, MetricData=items[start : start + 1000]
                 )
+
+
+class _Stamped:
+    """A simulated account whose present is `at` and whose metrics are already published."""
+
+    def __init__(self, at: datetime) -> None:
+        self.present = at
+
+    def modify_volume(self, volume_id: str, at: datetime, **config: Any) -> None:
+        """The simulation that follows the change ran before, under `Account.simulation`."""

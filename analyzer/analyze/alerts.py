@@ -187,6 +187,10 @@ class Ending(Protocol):
 
     def ended(self, scope: str, resource_id: str, attached_to: str | None) -> str | None: ...
 
+    def reconfigured(
+        self, scope: str, resource_id: str, judged_since: str | None, since: datetime
+    ) -> str | None: ...
+
     def node_reads(self, scope: str, resource_id: str) -> bool: ...
 
 
@@ -198,12 +202,17 @@ HANDED_OVER = "{resource_id}: its rates are read by a node agent now, which aler
 
 def _ended(alert: Alert, ending: Ending | None) -> str | None:
     """What the inventory says ended an alert's resource, if anything did (a volume's
-    instance is noted in the cycle its alert is raised, to tell a move later); or that a
-    node agent now reads the rates the alert rests on, and alerts on them itself."""
+    instance is noted in the cycle its alert is raised, to tell a move later); that a
+    modification of the volume put other limits in force than those its finding was judged
+    by (a stalled volume's alert is about no limit, and stays); or that a node agent now
+    reads the rates the alert rests on, and alerts on them itself."""
     if ending is None or alert.state is AlertState.RESOLVED:
         return None
     scope, resource_id = alert.finding.resource.scope, alert.resource_id
     ended = ending.ended(scope, resource_id, alert.attached_to)
+    if ended is None and alert.finding.bottleneck is not Bottleneck.IMPAIRED:
+        judged = alert.finding.evidence.get("limits_since")
+        ended = ending.reconfigured(scope, resource_id, judged, alert.since)
     if ended is not None or alert.finding.bottleneck in ONLY_CLOUDWATCH:
         return ended
     if ending.node_reads(scope, resource_id):
@@ -292,11 +301,12 @@ class AlertBook:
         firing: dict[AlertKey, Finding],
         pending: dict[AlertKey, Finding],
     ) -> None:
-        """Alerts whose resource the inventory says is deleted, detached, moved or stopped, or
-        whose rates a node agent now reads, resolve at once, saying so, whatever the data of
-        its last minutes still shows; and nothing new is raised this cycle about a resource
-        that is gone, detached or stopped (a moved volume's alerts start afresh from the next
-        cycle, on its new instance)."""
+        """Alerts whose resource the inventory says is deleted, detached, moved, stopped or
+        modified since they were judged, or whose rates a node agent now reads, resolve at
+        once, saying so, whatever the data of its last minutes still shows; and nothing new
+        is raised this cycle about a resource that is gone, detached or stopped (a moved
+        volume's alerts start afresh from the next cycle, on its new instance, and a modified
+        one's from the next cycle, on its new limits)."""
         for alert in list(self.alerts.values()):
             ended = _ended(alert, ending)
             if ended is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 from analyzer.analyze import engine
 from analyzer.analyze.advice.fixes import remedies
@@ -18,7 +19,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.headroom import ahead
 from analyzer.analyze.mismatch import mismatches
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.reading import Readings
+from analyzer.analyze.reading import MODIFIED_WITHIN_S, Readings
 from analyzer.analyze.rules import RuleSet
 from analyzer.model.findings import (
     RATE_BEFORE_EMPTY,
@@ -47,6 +48,11 @@ class Analysis:
     keeps its state."""
     readings: Readings
     """Each resource's reading, worked out when first asked: what every output shows."""
+
+
+SEEN_WITHIN_S = 86_400.0
+"""The longest the inventory may go unread (`inventory_interval`): a volume's modification is
+known to the analysis at most this long after it took effect."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,30 @@ class Unjudged:
         if not resource.active:
             return f"{resource_id} is {resource.state}"
         return None
+
+    def reconfigured(
+        self, scope: str, resource_id: str, judged_since: str | None, since: datetime
+    ) -> str | None:
+        """What ended an alert on a volume modified since its finding was judged: the
+        configuration it was about is gone, and its limits with it. `judged_since`: the
+        `limits_since` its finding was judged under (its evidence; None: the volume as first
+        described); `since`: when its condition first held. A modification that took effect
+        more than a day (the longest inventory interval) before that was known when it was
+        judged; an alert older than this evidence is not ended by it."""
+        state = self.snapshot.get(scope, resource_id)
+        if state is None or not isinstance(state.resource, Volume):
+            return None
+        now = state.limits_since
+        if now is None or now <= since - timedelta(seconds=SEEN_WITHIN_S):
+            return None
+        if judged_since is not None and datetime.fromisoformat(judged_since) >= now:
+            return None
+        latest = state.resource.latest_modification
+        what = latest.text() if latest is not None else f"at {now.astimezone(UTC):%H:%M} UTC"
+        return (
+            f"{resource_id} was modified {what}, in effect: the configuration this alert was "
+            "about is gone, and its limits with it"
+        )
 
     def node_reads(self, scope: str, resource_id: str) -> bool:
         """Whether a node agent reads the resource's rates (`node_coverage_url`)."""
@@ -328,6 +358,11 @@ def conclude(
     state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
+    if isinstance(state.resource, Volume) and state.limits_since is not None:
+        # Judged under the limits in force since then: an alert it raises is about them.
+        evidence = {**finding.evidence, "limits_since": state.limits_since.isoformat()}
+        note = state.resource.modification_note(snapshot.data_end, MODIFIED_WITHIN_S)
+        finding = replace(finding, evidence=evidence | ({"modification": note} if note else {}))
     if state.balance_note is not None and finding.is_credits:
         summary = f"{finding.summary.removesuffix('.')}; {state.balance_note}."
         finding = replace(finding, summary=summary)

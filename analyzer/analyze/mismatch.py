@@ -26,10 +26,10 @@ WINDOW_S = 900.0
 def mismatches(state: ResourceState, at: datetime) -> tuple[Mismatch, ...]:
     """The limits of `state` (with credits left: the highest the model allows) that its data
     stays clearly above over the last `WINDOW_S`."""
-    iops = recent(state.measure(Measure.IOPS), at, WINDOW_S)
+    iops = recent(state.in_force(Measure.IOPS), at, WINDOW_S)
     if len(iops) < MIN_DATAPOINTS:
         return ()
-    throughput = recent(state.measure(Measure.THROUGHPUT), at, WINDOW_S)
+    throughput = recent(state.in_force(Measure.THROUGHPUT), at, WINDOW_S)
     peak_iops = max(iops.values)
     peak_bps = max(throughput.values, default=0.0)
     bps: dict[datetime, float] | None = None

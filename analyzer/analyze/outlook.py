@@ -68,11 +68,11 @@ def _bucket_outlook(
     state: ResourceState, bucket: Bucket, at: datetime, reference: datetime
 ) -> Outlook | None:
     windows = state.windows
-    balance = state.measure(bucket.balance)
+    balance = state.in_force(bucket.balance)
     current = state.balance(bucket.balance, at)
     if current is None or current <= EMPTY_BALANCE_PERCENT:
         return None
-    rates = recent(state.measure(bucket.rate), at, windows.rate_s)
+    rates = recent(state.in_force(bucket.rate), at, windows.rate_s)
     rate = rates.mean()
     if rate is None:
         return None
@@ -88,8 +88,8 @@ def _bucket_outlook(
         forecast = bucket_forecast(
             model,
             balance,
-            state.measure(Measure.IOPS),
-            state.measure(Measure.THROUGHPUT),
+            state.in_force(Measure.IOPS),
+            state.in_force(Measure.THROUGHPUT),
             at,
             reference,
             windows.rate_s,

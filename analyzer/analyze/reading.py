@@ -88,12 +88,25 @@ def read(state: ResourceState, snap: Snapshot) -> Reading:
         limits_approximate=state.envelope is not None and state.envelope.approximate,
         model_mismatch=tuple(m.text() for m in state.mismatches),
         error=state.error or None,
-        notes=tuple(state.notes),
+        notes=tuple(state.notes) + _modified(resource, at),
         balances=_balances(state, snap),
     )
     if not stale:
         return measured
     return _withheld(measured)
+
+
+MODIFIED_WITHIN_S = 86_400.0
+"""A volume modified within the last day says so on its reading: the rolling day AWS counts a
+volume's modifications in, and longer than any rule's window."""
+
+
+def _modified(resource: object, at: datetime) -> tuple[str, ...]:
+    """A volume's recent modification, and which limits its reading is judged by."""
+    if not isinstance(resource, Volume):
+        return ()
+    note = resource.modification_note(at, MODIFIED_WITHIN_S)
+    return (note,) if note is not None else ()
 
 
 def _withheld(reading: Reading) -> Reading:
@@ -164,9 +177,9 @@ def seconds_to_refill(state: ResourceState, at: datetime) -> float | None:
         and (
             t := seconds_to_full(
                 bucket.model,
-                state.measure(bucket.balance),
-                state.measure(Measure.IOPS),
-                state.measure(Measure.THROUGHPUT),
+                state.in_force(bucket.balance),
+                state.in_force(Measure.IOPS),
+                state.in_force(Measure.THROUGHPUT),
                 at,
                 state.windows.rate_s,
             )

@@ -27,16 +27,19 @@ def _status(measures: Mapping[Measure, Series], active: bool) -> tuple[Status, s
 def volume_state(
     volume: Volume, raw: Mapping[str, Series], instance: Instance | None
 ) -> ResourceState:
+    """Its envelope is that of the configuration in force (the one before, while a
+    modification is still `modifying`), and holds from `limits_since`."""
     measures = normalize.volume(raw)
     status, error = _status(measures, volume.active)
     return ResourceState(
         ref=volume.ref,
         resource=volume,
-        envelope=volume_envelope(volume, instance.type_info if instance else None),
+        envelope=volume_envelope(volume.in_force(), instance.type_info if instance else None),
         measures=MappingProxyType(measures),
         status=status,
         error=error,
         related=volume.instance_ids,
+        limits_since=volume.limits_since,
     )
 
 

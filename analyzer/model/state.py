@@ -18,7 +18,7 @@ from analyzer.model.layers import Bucket, Layer, buckets_of, layers_of
 from analyzer.model.limits import Envelope
 from analyzer.model.metrics import Measure
 from analyzer.model.outlook import ForecastWindows, Outlook
-from analyzer.model.past import NO_PAST, Past
+from analyzer.model.past import NO_PAST, Grid, Past
 from analyzer.model.resources import DbInstance, Instance, ResourceRef, ResourceType, Volume
 from analyzer.model.series import STALE_PERIODS, Series, Status, is_recent, latest_balance
 from analyzer.model.units import Unit
@@ -131,16 +131,47 @@ class ResourceState:
     balance_note: str | None = None
     """What qualifies its balance, said beside its credit findings (a node's balance carried
     from a reading before its first page, and how far off it may be)."""
+    limits_since: datetime | None = None
+    """A volume modified: the moment from which `envelope` holds (`Volume.limits_since`).
+    Its datapoints from before were made under other limits, and are not judged by these."""
 
     def contradicts(self, bottleneck: Bottleneck) -> bool:
         """Whether its data contradicts the modelled limit of this bottleneck."""
         return any(m.bottleneck is bottleneck for m in self.mismatches)
 
     def measure(self, measure: Measure) -> Series:
+        """The whole series, whatever the limits were: what the resource did."""
         return self.measures.get(measure, NOTHING)
 
+    def in_force(self, measure: Measure) -> Series:
+        """The series since its limits have been what `envelope` says: what is judged against
+        them. A period that starts before the volume's latest modification took effect was
+        made under the limits before (its exceeded checks flagged those, its rates were held
+        by those, its balance was the old bucket's), so a window reaching back past it holds
+        fewer datapoints, and a rule short of its datapoints says nothing yet."""
+        series = self.measures.get(measure, NOTHING)
+        if self.limits_since is None:
+            return series
+        return series.since(self.limits_since)
+
+    def minima(self, measure: Measure) -> Series | None:
+        """A balance's past daily minima since its limits have been these (a day that began
+        before has the bucket of before in it)."""
+        series = self.past.minima.get(measure)
+        if series is None or self.limits_since is None:
+            return series
+        return series.since(self.limits_since)
+
+    def days(self, measure: Measure) -> Grid | None:
+        """A balance's past days (`Past.days`), unless its limits changed within them: the
+        days of another configuration are no record or profile of this one."""
+        grid = self.past.days.get(measure)
+        if grid is None or self.limits_since is None or self.limits_since <= grid.start:
+            return grid
+        return None
+
     def balance(self, measure: Measure, at: datetime) -> float | None:
-        reading = latest_balance(self.measure(measure), at)
+        reading = latest_balance(self.in_force(measure), at)
         return reading[1] if reading else None
 
     def balance_at_most(self, measure: Measure, at: datetime) -> float | None:
@@ -149,7 +180,7 @@ class ResourceState:
         bucket earns at its baseline since, which is all an idle bucket can earn. None without
         a reading, or where an old reading cannot be carried forward (a bucket without a
         model)."""
-        series = self.measure(measure)
+        series = self.in_force(measure)
         reading = latest_balance(series, at)
         if reading is None:
             return None

@@ -100,11 +100,14 @@ def test_incident_2_growing_the_volume_brings_the_burst_back(aws: None) -> None:
     assert set(found) == {"volume-burst-credits-exhausted"}
     assert found["volume-burst-credits-exhausted"].observed == pytest.approx(300)
 
-    account.ec2.modify_volume(VolumeId=volume, Size=250)
+    account.modify_volume(volume, grown_at, Size=250)
     now = grown_at + timedelta(minutes=10) + SETTLE
     after = analyze(account, now)
     found = findings_for(after, volume)
-    assert set(found) == {"gp2-burst-exhaustion"}
+    # The cap window holds only the minutes since the growth took effect (those before were
+    # held at the old baseline): ten, every one at the 3,000 IOPS burst ceiling.
+    assert set(found) == {"gp2-burst-exhaustion", "volume-iops-cap"}
+    assert found["volume-iops-cap"].evidence["datapoints"] == 10
     # A full bucket at 3,000 IOPS lasts 2,400 s on 250 GiB (AWS's table).
     empty_at = grown_at + timedelta(seconds=2_400)
     assert found["gp2-burst-exhaustion"].seconds_to_empty == pytest.approx(

@@ -70,11 +70,11 @@ class _CapRule(RuleBase):
     def _flagged(self, state: ResourceState, layer: Layer, at: datetime) -> dict[datetime, float]:
         """CloudWatch's exceeded checks over the window, left out while the bucket was empty:
         exceeded then is the credit rules' finding, not this one."""
-        flagged = dict(recent(state.measure(self.exceeded), at, self.window).points())
+        flagged = dict(recent(state.in_force(self.exceeded), at, self.window).points())
         if not layer.envelope.bursts:
             return flagged
         balance = layer.balance(self.unit)
-        balances = dict(recent(state.measure(balance), at, self.window).points())
+        balances = dict(recent(state.in_force(balance), at, self.window).points())
         return {t: v for t, v in flagged.items() if balances.get(t, 100.0) > EMPTY_BALANCE_PERCENT}
 
     def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
@@ -88,9 +88,9 @@ class _CapRule(RuleBase):
         exceeded checks (Nitro only) do not say whether the cap was reached."""
         if self.active is None or not layer.storage or self.active not in state.measures:
             return {}
-        if recent(state.measure(self.exceeded), at, self.window):
+        if recent(state.in_force(self.exceeded), at, self.window):
             return {}
-        return dict(recent(state.measure(self.active), at, self.window).points())
+        return dict(recent(state.in_force(self.active), at, self.window).points())
 
     def _never_saturated(
         self,
@@ -107,7 +107,7 @@ class _CapRule(RuleBase):
             return False
         if not self.use_exceeded_check:
             return True
-        flags = recent(state.measure(self.exceeded), at, self.window).values
+        flags = recent(state.in_force(self.exceeded), at, self.window).values
         return not flags or max(flags) < 1
 
     def _check(self, state: ResourceState, at: datetime, layer: Layer) -> Finding | None:
@@ -150,7 +150,7 @@ class _CapRule(RuleBase):
         ]
         held = {
             t: v
-            for t, v in recent(state.measure(self.held), at, self.window).points()
+            for t, v in recent(state.in_force(self.held), at, self.window).points()
             if flagged.get(t, 0) >= 1
         }
         timed = not at_cap and bool(held)
@@ -164,7 +164,7 @@ class _CapRule(RuleBase):
         io_size = (
             None
             if layer.log
-            else recent(state.measure(Measure.AVG_IO_SIZE), at, self.window).mean()
+            else recent(state.in_force(Measure.AVG_IO_SIZE), at, self.window).mean()
         )
         evidence = {
             **window_evidence(rates, self.window),
@@ -263,7 +263,7 @@ def _other_dimension(
     """How close the layer's other limit is: tells IOPS-bound from throughput-bound work."""
     other = Unit.BYTES_PER_SECOND if unit is Unit.IOPS else Unit.IOPS
     limit = state.limit(layer, other, at)
-    series = state.measure(layer.rate(other))
+    series = state.in_force(layer.rate(other))
     name = "iops_utilization" if other is Unit.IOPS else "throughput_utilization"
     mean = recent(series, at, window_s).mean()
     return {name: round(mean / limit, 4) if mean is not None and limit else None}
@@ -283,20 +283,20 @@ class IopsCap(_CapRule):
     def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
         """Counted IOPS are at most the higher of the operations and the bytes in units."""
         envelope = layer.envelope
-        iops = _peak(recent(state.measure(layer.rate(Unit.IOPS)), at, self.window))
+        iops = _peak(recent(state.in_force(layer.rate(Unit.IOPS)), at, self.window))
         if envelope.io_unit_bytes is None:
             return iops
-        bps = _peak(recent(state.measure(layer.rate(Unit.BYTES_PER_SECOND)), at, self.window))
+        bps = _peak(recent(state.in_force(layer.rate(Unit.BYTES_PER_SECOND)), at, self.window))
         return envelope.counted_iops(iops, bps)
 
     def _rates(self, state: ResourceState, layer: Layer, at: datetime) -> Series:
         """IOPS as the limit counts them: on storage, an I/O above 256 KiB counts as several."""
         envelope = layer.envelope
-        iops = recent(state.measure(layer.rate(Unit.IOPS)), at, self.window)
+        iops = recent(state.in_force(layer.rate(Unit.IOPS)), at, self.window)
         if envelope.io_unit_bytes is None or not iops.timestamps:
             return iops
         end = iops.timestamps[-1] + timedelta(seconds=iops.period_s)
-        throughput = state.measure(layer.rate(Unit.BYTES_PER_SECOND))
+        throughput = state.in_force(layer.rate(Unit.BYTES_PER_SECOND))
         bps = dict(throughput.between(iops.timestamps[0], end).points())
         counted = [(t, envelope.counted_iops(v, bps.get(t, 0.0))) for t, v in iops.points()]
         return Series.of(counted, iops.period_s, iops.status)
@@ -309,7 +309,7 @@ class ThroughputCap(_CapRule):
     held: ClassVar[Measure] = Measure.THROUGHPUT_AT_CAP
 
     def _peak(self, state: ResourceState, layer: Layer, at: datetime) -> float:
-        return _peak(recent(state.measure(layer.rate(self.unit)), at, self.window))
+        return _peak(recent(state.in_force(layer.rate(self.unit)), at, self.window))
 
     def _rates(self, state: ResourceState, layer: Layer, at: datetime) -> Series:
-        return recent(state.measure(layer.rate(self.unit)), at, self.window)
+        return recent(state.in_force(layer.rate(self.unit)), at, self.window)

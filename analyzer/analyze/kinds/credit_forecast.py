@@ -245,10 +245,10 @@ class CreditForecast(RuleBase):
         """What the bucket's record says of the drain under way (spent from its peak in the
         last `drain_window`); None without a record of `LEAST_DRAINS` drains (one whose daily
         minima never fell below `DRAINED_BELOW` has none fetched) or a balance to read."""
-        grid = state.past.days.get(bucket.balance) if self.record else None
+        grid = state.days(bucket.balance) if self.record else None
         if grid is None:
             return None
-        balance = recent(state.measure(bucket.balance), at, self.drain_window)
+        balance = recent(state.in_force(bucket.balance), at, self.drain_window)
         current = state.balance(bucket.balance, at)
         if current is None or not len(balance):
             return None
@@ -262,13 +262,13 @@ class CreditForecast(RuleBase):
         return record.chance(peak, spent)
 
     def _day(self, state: ResourceState, bucket: Bucket, at: datetime) -> DayForecast | None:
-        grid = state.past.days.get(bucket.balance) if self.profile else None
+        grid = state.days(bucket.balance) if self.profile else None
         if grid is None:
             return None
         model = bucket.model
         day = day_forecast(
             grid,
-            state.measure(bucket.balance),
+            state.in_force(bucket.balance),
             at,
             refill_percent_per_s=100.0 * model.baseline / model.capacity if model else None,
             min_days=self.profile_days,
@@ -286,7 +286,7 @@ class CreditForecast(RuleBase):
         `anticipate`; None otherwise."""
         if self.anticipate <= 0:
             return None
-        balance = state.measure(bucket.balance)
+        balance = state.in_force(bucket.balance)
         current = state.balance(bucket.balance, at)
         if current is None or current < self.low_balance:
             return None
@@ -301,7 +301,7 @@ class CreditForecast(RuleBase):
     def _burning(self, state: ResourceState, bucket: Bucket, at: datetime) -> Burnt | None:
         """The first pair of `burn` windows over both of which the balance's net fall empties
         the bucket within the pair's `within`; None where none does (or too little data)."""
-        balance = state.measure(bucket.balance)
+        balance = state.in_force(bucket.balance)
         current = state.balance(bucket.balance, at)
         if current is None:
             return None
@@ -478,7 +478,7 @@ class CreditForecast(RuleBase):
     ) -> Finding:
         """A finding read off the bucket itself rather than a physics outlook: its observed
         rate is the recent mean, its limit the baseline it falls to."""
-        rate = recent(state.measure(bucket.rate), at, self.rate_window).mean()
+        rate = recent(state.in_force(bucket.rate), at, self.rate_window).mean()
         return self._about(
             state,
             bucket,
@@ -542,8 +542,8 @@ def _draining(state: ResourceState, bucket: Bucket, at: datetime, charged: bool 
     (AWS publishes none while a volume idles), and it is charged above its baseline (`charged`:
     the bucket model says so, as AWS counts its I/O) or its newest rate is above it. A warning
     above the floor before its drain has begun foresees nothing of it."""
-    rate = state.measure(bucket.rate).until(at).last()
-    balance = state.measure(bucket.balance).until(at).last()
+    rate = state.in_force(bucket.rate).until(at).last()
+    balance = state.in_force(bucket.balance).until(at).last()
     if rate is None or balance is None or balance[0] < rate[0]:
         return False
     return charged or rate[1] > bucket.baseline

@@ -77,7 +77,7 @@ class CreditTrend(RuleBase):
             if found is None:
                 continue
             minima, slope, days = found
-            grid = state.past.days.get(bucket.balance)
+            grid = state.days(bucket.balance)
             if grid is not None and drain_alike(grid, minima[-1][0]) is False:
                 continue  # bursts at other hours each day: their minima wander, no trend
             shown = ", ".join(f"{v:.0f}%" for _, v in minima)
@@ -111,7 +111,7 @@ class CreditTrend(RuleBase):
     def _trend(
         self, state: ResourceState, balance: Measure
     ) -> tuple[list[tuple[datetime, float]], float, float] | None:
-        series = state.past.minima.get(balance)
+        series = state.minima(balance)
         if series is None:
             return None
         minima = daily_minima(series, self.min_days)[-self.min_days :]

@@ -34,8 +34,8 @@ def _charged(
     model = bucket.model
     if model is None:
         return rates.points()
-    iops = dict(recent(state.measure(Measure.IOPS), at, window_s).points())
-    bps = dict(recent(state.measure(Measure.THROUGHPUT), at, window_s).points())
+    iops = dict(recent(state.in_force(Measure.IOPS), at, window_s).points())
+    bps = dict(recent(state.in_force(Measure.THROUGHPUT), at, window_s).points())
     return [(t, model.consumption(iops.get(t, 0.0), bps.get(t, 0.0))) for t in rates.timestamps]
 
 
@@ -79,7 +79,7 @@ class CreditsExhausted(RuleBase):
         current = state.balance(bucket.balance, at)
         if current is None or current > self.empty_percent:
             return None
-        rates = recent(state.measure(bucket.rate), at, self.window)
+        rates = recent(state.in_force(bucket.rate), at, self.window)
         points = _charged(state, bucket, rates, at, self.window)
         if len(points) < self.min_datapoints:
             return None
@@ -126,7 +126,7 @@ class CreditsExhausted(RuleBase):
     def _before_empty(self, state: ResourceState, bucket: Bucket, at: datetime) -> float | None:
         """The mean rate over the last ten minutes the history shows with credits left; None
         where it shows none (then nothing is claimed about the past)."""
-        balance = state.measure(bucket.balance).until(at)
+        balance = state.in_force(bucket.balance).until(at)
         values = balance.values
         # From the newest back: the bucket has usually been empty for minutes, not days.
         found = next(
@@ -135,7 +135,7 @@ class CreditsExhausted(RuleBase):
         if found is None:
             return None
         last = balance.timestamps[found]
-        rates = state.measure(bucket.rate).between(
+        rates = state.in_force(bucket.rate).between(
             last - BEFORE_WINDOW, last + timedelta(minutes=1)
         )
         return rates.mean()
