@@ -3,6 +3,7 @@ accounts it simulates: its own, holding the incidents, and a staging one read th
 
 import contextlib
 import io
+import itertools
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -570,3 +571,34 @@ def test_the_flag_a_refusal_names_is_taken_and_the_outcome_said_below_the_report
 def test_allow_cost_increase_without_a_fix_is_refused(capsys):
     assert main(["demo", "--once", "--allow-cost-increase"]) == 2
     assert capsys.readouterr().err == "ebs-analyzer: error: --allow-cost-increase: with --apply\n"
+
+
+def test_after_the_readmes_fix_the_report_reads_the_volume_on_its_new_limits(capsys):
+    """The walk-through: shop-db-data, gp2 50 GiB held at its 150 IOPS baseline, moved to gp3
+    3,000 IOPS by `--apply`. Its minutes before were held at the old baseline (flagged by
+    CloudWatch's exceeded check): they say nothing of the gp3's caps, and its row says the
+    modification is in effect."""
+    present = PRESENT
+    volume = "vol-7380509773a143d7b"
+    fix = f"{volume}:type=gp3,iops=3000,throughput=125"
+    logs.configure("warning")
+    assert demo_command.run(True, "text", 30.0, "127.0.0.1:9877", None, now=present, apply=fix) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Each finding: its severity and rule, then the resource it is about.
+    found = [
+        (heading.split()[1], about.split()[0])
+        for heading, about in itertools.pairwise(lines)
+        if re.match(r"  (CRITICAL|WARNING|INFO) ", heading)
+    ]
+    assert ("volume-iops-cap", "vol-a06e551b98eed4205") in found  # the io2's, at 32,000
+    assert [rule for rule, about in found if about == volume] == []
+    assert demo_command.run(True, "json", 30.0, "127.0.0.1:9877", None, now=present, apply=fix) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [f["rule"] for f in report["findings"] if f["resource_id"] == volume] == []
+    [row] = [r for r in report["resources"] if r["resource_id"] == volume]
+    assert (row["volume_type"], row["iops_limit"]) == ("gp3", 3_000.0)
+    assert row["notes"] == [
+        "modified gp2 50 GiB → gp3 50 GiB 3,000 IOPS 125 MiB/s at 21:00 UTC (completed), in "
+        "effect: its limits are the new ones, and only its datapoints since are judged against "
+        "them"
+    ]

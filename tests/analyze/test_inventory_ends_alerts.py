@@ -126,3 +126,48 @@ def test_an_alert_a_node_agent_takes_over_resolves_saying_so_and_is_not_repeated
     book.delivered([alert], later)
     next_cycle(analyzer, book, later)
     assert book.owed() == [] and book.firing() == []
+
+
+def test_a_modification_made_in_the_console_resolves_the_alert_on_the_old_cap(aws):
+    """A gp3 volume held at its 3,000 IOPS, raised to 6,000 behind the daemon's back (a
+    ModifyVolume from the console): the cycle after the inventory shows it, its cap alert
+    resolves saying what changed, and the minutes it was held at the old cap raise nothing
+    on the new one, then or after."""
+    account = Account()
+    instance = account.instance("m5.large", detailed=True)
+    volume = account.volume("gp3", 200, instance)
+    sim = account.simulation(instance, {volume: Demand(constant(3_500))}, START, detailed=True)
+    account.put(sim.run(40))
+    analyzer = Analyzer(settings.load({"region": [account.region]}), rules.load())
+    book = AlertBook(repeat_s=3_600, resolve_after_s=300)
+    now = START + timedelta(minutes=40, seconds=130)
+    result = analyzer.run(now)
+    book.update(now, result.findings, result.pending, unknown=result.unknown)
+    [alert] = book.firing()
+    assert alert.rule == "volume-iops-cap" and alert.finding.limit == 3_000
+    book.delivered([alert], now)
+
+    changed = START + timedelta(minutes=40)
+    account.modify_volume(volume, changed, Iops=6_000)
+    [simulated] = sim.instance.volumes
+    simulated.modify(iops=6_000)
+    account.put(sim.run(10))  # the 3,500 IOPS asked now pass
+
+    later = next_cycle(analyzer, book, now)
+    [resolved] = book.owed()
+    assert resolved.state is AlertState.RESOLVED
+    said = resolved.cleared(later)
+    assert said.startswith(
+        f"{volume} was modified gp3 200 GiB 3,000 IOPS → gp3 200 GiB 6,000 IOPS at 06:40 UTC "
+        "(completed), in effect: the configuration this alert was about is gone"
+    )
+    book.delivered([resolved], later)
+    assert book.firing() == [] and not book.alerts
+    for minutes in (45, 52):
+        at = START + timedelta(minutes=minutes, seconds=10)
+        result = analyzer.run(at)
+        book.update(at, result.findings, result.pending, unknown=result.unknown)
+        assert [
+            f for f in (*result.findings, *result.pending) if f.resource.resource_id == volume
+        ] == []
+        assert book.owed() == [] and not book.alerts
