@@ -40,24 +40,45 @@ BOUND_AT = 0.95
 """A period at 95 % of the limit in force or more was held there: its demand is unknown."""
 
 
-def behind(seen: Demand, limits: Envelope | None, empty: Flags | None = None) -> Demand:
+def behind(
+    seen: Demand,
+    limits: Envelope | None,
+    empty: Flags | None = None,
+    earlier: tuple[datetime, Envelope | None] | None = None,
+) -> Demand:
     """The demand behind rates seen under `limits` (the resource's own): where a limit in
     force held them (`BOUND_AT`), the rate of the period before the hold began stands for
     each period of it, where that is more, and those periods are floors. `empty`: the
     periods its bucket was empty, where the data shows them (its balance), instead of the
-    bucket modelled from the rates."""
+    bucket modelled from the rates. `earlier`: a volume modified since the rates began, the
+    moment its limits became `limits` and its limits before (None: not modelled): a period
+    that starts before that moment was held, if at all, by those."""
     iops, bps = seen.iops, seen.bps
     if limits is None:
         return seen
-    iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s, empty)
-    counted = _counted(limits, iops, bps)
-    held = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
+    held = _held(seen, limits, empty)
+    if earlier is not None:
+        moment, before = earlier
+        elapsed = (moment - seen.start).total_seconds()
+        cut = min(max(int(np.ceil(elapsed / seen.period_s)), 0), len(iops))
+        if cut:
+            # Under limits not modelled, whether a period was held is not known: not a floor.
+            held[:cut] = _held(seen, before, empty)[:cut] if before is not None else False
     raised_iops, raised_bps = iops.copy(), bps.copy()
     for first, end in _runs(held):
         if first > 0:
             raised_iops[first:end] = np.maximum(iops[first:end], iops[first - 1])
             raised_bps[first:end] = np.maximum(bps[first:end], bps[first - 1])
     return Demand(seen.start, seen.period_s, raised_iops, raised_bps, held)
+
+
+def _held(seen: Demand, limits: Envelope, empty: Flags | None) -> Flags:
+    """The periods whose rates a limit of `limits` in force held (`BOUND_AT`)."""
+    iops, bps = seen.iops, seen.bps
+    iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s, empty)
+    counted = _counted(limits, iops, bps)
+    held: Flags = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
+    return held
 
 
 @dataclass(frozen=True, slots=True)

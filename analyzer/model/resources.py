@@ -225,13 +225,33 @@ class Volume:
         return max(made, key=lambda m: m.started, default=None)
 
     @property
+    def _latest_in_effect(self) -> Modification | None:
+        made = [m for m in self.modifications if m.in_effect]
+        return max(made, key=lambda m: m.started, default=None)
+
+    @property
     def limits_since(self) -> datetime | None:
         """The moment from which the limits of its configuration in force hold: the start of
         its latest modification in effect (`Modification.effective`); None where AWS reports
         none. While the latest is still `modifying`, the one before it, if AWS reports it."""
-        made = [m for m in self.modifications if m.in_effect]
-        latest = max(made, key=lambda m: m.started, default=None)
+        latest = self._latest_in_effect
         return latest.effective if latest is not None else None
+
+    def before_change(self) -> Volume | None:
+        """Its configuration before the modification its limits date from (`limits_since`),
+        where AWS reports what that was; None otherwise."""
+        latest = self._latest_in_effect
+        if latest is None or not latest.original_fields:
+            return None
+        return self._before(latest)
+
+    def _before(self, made: Modification) -> Volume:
+        """The volume as it was before `made`, from its `Original*` values (IOPS or
+        throughput it had none of before, a gp2 moved to gp3: none)."""
+        was: dict[str, Any] = {
+            k: None for k, _ in made.target_fields if k in ("iops", "throughput_mibps")
+        }
+        return replace(self, **(was | dict(made.original_fields)))
 
     def modification_note(self, at: datetime, within_s: float) -> str | None:
         """What its latest modification means for the limits it is judged by, where it
@@ -254,9 +274,7 @@ class Volume:
         latest = self.latest_modification
         if latest is None or latest.state != "modifying" or not latest.original_fields:
             return self
-        # IOPS or throughput the volume had none of before (a gp2 moved to gp3): none.
-        unset = {k: None for k, _ in latest.target_fields if k in ("iops", "throughput_mibps")}
-        return replace(self, **(unset | dict(latest.original_fields)))
+        return self._before(latest)
 
 
 @dataclass(frozen=True, slots=True)

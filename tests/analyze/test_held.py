@@ -307,3 +307,21 @@ def test_a_bucket_hovering_at_empty_is_followed_period_by_period_and_quickly() -
     want = _credits_left_step_by_step(_GP2, charge, 60)
     assert np.array_equal(_credits_left(_GP2, charge, 60), want)
     assert (~want).sum() > 100 and want[2_000:].any()
+
+
+def test_minutes_held_at_the_limits_before_a_modification_are_floors_after_it() -> None:
+    """gp2 50 GiB held at its 150 IOPS baseline (its bucket empty) for ten minutes, then moved
+    to gp3: judged by the gp3's 3,000 IOPS alone, those minutes look like a demand of 150;
+    by the gp2's limits, in force then, they were held back, and count at the 1,500 IOPS
+    before, as a floor."""
+    iops = np.array([1_500.0] * 10 + [150.0] * 10 + [1_500.0] * 10)
+    seen = Demand.seen(START, 60, iops, iops * 4096)
+    empty = np.array([False] * 10 + [True] * 10 + [False] * 10)
+    gp3, gp2 = limits.gp3(3_000, 125), limits.gp2(50)
+    assert not behind(seen, gp3, empty).floor.any()
+    changed = START + timedelta(minutes=20)
+    demand = behind(seen, gp3, empty, earlier=(changed, gp2))
+    assert demand.floor.tolist() == [False] * 10 + [True] * 10 + [False] * 10
+    assert demand.iops.tolist() == [1_500.0] * 30
+    # Limits before that no model knows: whether they held is not known, so not a floor.
+    assert not behind(seen, gp3, empty, earlier=(changed, None)).floor.any()

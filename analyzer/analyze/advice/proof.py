@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
 
 from analyzer.analyze.candidates import SHOWN, family, same_family
 from analyzer.analyze.held import before_emptied, behind, replay, time_bought
@@ -71,7 +72,7 @@ def weighed(
     """The past of each of the finding's fixes that changes the resource's own limits, by its
     change: the figures kept where the demand is not (a fortnight of minutes is 20,160 values
     a metric). `types`: the instance types an instance's fixes may name, by name."""
-    demand = behind(seen, state.envelope)
+    demand = behind(seen, state.envelope, earlier=_earlier(state))
     # The resource as it is, replayed only where a fix to buy time is weighed against it.
     stopgap = any(r.kind is RemedyKind.STOPGAP for r in finding.remedies)
     today = replay(demand, state.envelope) if stopgap and state.envelope is not None else None
@@ -85,6 +86,16 @@ def weighed(
         bought = time_bought(held, today) if buys_time and today is not None else None
         fits[change_key(remedy.change)] = held.fit(bought)
     return fits
+
+
+def _earlier(state: ResourceState) -> tuple[datetime, Envelope | None] | None:
+    """A volume modified within its past: when its limits became today's, and its limits
+    before (None where AWS did not say what it was)."""
+    volume = state.resource
+    if not isinstance(volume, Volume) or state.limits_since is None:
+        return None
+    before = volume.before_change()
+    return state.limits_since, volume_envelope(before) if before is not None else None
 
 
 def with_past(finding: Finding, fits: Mapping[ChangeKey, PastFit]) -> Finding:
