@@ -236,7 +236,8 @@ def alarm_times(inv: Inventory) -> dict[str, float]:
     cadence."""
     types = {i.instance_id: i.type_info for i in inv.instances}
     envelopes = {
-        v.volume_id: volume_envelope(v, types.get(v.attached_to or "")) for v in inv.volumes
+        v.volume_id: volume_envelope(v.in_force(), types.get(v.attached_to or ""))
+        for v in inv.volumes
     }
 
     def instance_time(instance: Instance) -> float | None:

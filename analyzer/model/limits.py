@@ -260,8 +260,9 @@ def volume_envelope(volume: Volume, instance_type: InstanceType | None = None) -
 
 
 def has_burst_balance(volume: Volume) -> bool:
-    """Whether CloudWatch reports BurstBalance for this volume at all."""
-    envelope = volume_envelope(volume)
+    """Whether CloudWatch reports BurstBalance for this volume at all: a gp2 being moved to
+    gp3 keeps its bucket until the modification is optimizing (`Volume.in_force`)."""
+    envelope = volume_envelope(volume.in_force())
     return envelope is not None and envelope.bucket is not None
 
 

@@ -1,5 +1,7 @@
 """The envelope must match the figures in DOMAIN.md, AWS's own tables included."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from analyzer.model import limits
@@ -171,6 +173,24 @@ def test_volume_envelope_dispatches_on_type() -> None:
     assert limits.has_burst_balance(volume("gp2"))
     assert not limits.has_burst_balance(volume("gp2", size=1_000))
     assert not limits.has_burst_balance(volume("gp3"))
+
+
+@pytest.mark.parametrize(("state", "reported"), [("modifying", True), ("optimizing", False)])
+def test_a_gp2_keeps_its_burst_balance_until_its_move_to_gp3_is_optimizing(
+    state: str, reported: bool
+) -> None:
+    """DescribeVolumes says gp3 from the start; the gp2's bucket, and its BurstBalance, last
+    while the modification is `modifying`."""
+    from analyzer.model.resources import Modification
+
+    made = Modification(
+        state,
+        datetime(2026, 11, 21, 12, tzinfo=UTC),
+        target_fields=(("volume_type", "gp3"), ("iops", 3_000), ("throughput_mibps", 125)),
+        original_fields=(("volume_type", "gp2"), ("size_gib", 100)),
+    )
+    volume = Volume("vol-1", "us-east-1", "gp3", 100, "in-use", 3_000, 125, modifications=(made,))
+    assert limits.has_burst_balance(volume) is reported
 
 
 def test_instance_envelope_reads_mb_per_second() -> None:
