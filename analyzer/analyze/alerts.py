@@ -188,7 +188,7 @@ class Ending(Protocol):
     def ended(self, scope: str, resource_id: str, attached_to: str | None) -> str | None: ...
 
     def reconfigured(
-        self, scope: str, resource_id: str, judged_since: str | None, since: datetime
+        self, scope: str, resource_id: str, judged_since: datetime | None, since: datetime
     ) -> str | None: ...
 
     def node_reads(self, scope: str, resource_id: str) -> bool: ...
@@ -211,7 +211,7 @@ def _ended(alert: Alert, ending: Ending | None) -> str | None:
     scope, resource_id = alert.finding.resource.scope, alert.resource_id
     ended = ending.ended(scope, resource_id, alert.attached_to)
     if ended is None and alert.finding.bottleneck is not Bottleneck.IMPAIRED:
-        judged = alert.finding.evidence.get("limits_since")
+        judged = alert.finding.limits_since
         ended = ending.reconfigured(scope, resource_id, judged, alert.since)
     if ended is not None or alert.finding.bottleneck in ONLY_CLOUDWATCH:
         return ended

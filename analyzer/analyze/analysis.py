@@ -103,12 +103,12 @@ class Unjudged:
         return None
 
     def reconfigured(
-        self, scope: str, resource_id: str, judged_since: str | None, since: datetime
+        self, scope: str, resource_id: str, judged_since: datetime | None, since: datetime
     ) -> str | None:
         """What ended an alert on a volume modified since its finding was judged: the
         configuration it was about is gone, and its limits with it. `judged_since`: the
-        `limits_since` its finding was judged under (its evidence; None: the volume as first
-        described); `since`: when its condition first held. A modification that took effect
+        `limits_since` its finding was judged under (None: the volume as first described);
+        `since`: when its condition first held. A modification that took effect
         more than a day (the longest inventory interval) before that was known when it was
         judged; an alert older than this evidence is not ended by it."""
         state = self.snapshot.get(scope, resource_id)
@@ -117,7 +117,7 @@ class Unjudged:
         now = state.limits_since
         if now is None or now <= since - timedelta(seconds=SEEN_WITHIN_S):
             return None
-        if judged_since is not None and datetime.fromisoformat(judged_since) >= now:
+        if judged_since is not None and judged_since >= now:
             return None
         latest = state.resource.latest_modification
         what = latest.text() if latest is not None else f"at {now.astimezone(UTC):%H:%M} UTC"
@@ -360,9 +360,9 @@ def conclude(
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
     if isinstance(state.resource, Volume) and state.limits_since is not None:
         # Judged under the limits in force since then: an alert it raises is about them.
-        evidence = {**finding.evidence, "limits_since": state.limits_since.isoformat()}
         note = state.resource.modification_note(snapshot.data_end, MODIFIED_WITHIN_S)
-        finding = replace(finding, evidence=evidence | ({"modification": note} if note else {}))
+        evidence = {**finding.evidence, "modification": note} if note else finding.evidence
+        finding = replace(finding, evidence=evidence, limits_since=state.limits_since)
     if state.balance_note is not None and finding.is_credits:
         summary = f"{finding.summary.removesuffix('.')}; {state.balance_note}."
         finding = replace(finding, summary=summary)

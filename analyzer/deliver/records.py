@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -175,7 +175,7 @@ EARLIER_EVIDENCE: dict[str, tuple[str, Callable[[Any], bool]]] = {
 the type each is read as: a value of another type would load, then fail every cycle that
 weighs the alert (a comparison, a subtraction), and with it every alert."""
 
-STORED_ONLY = frozenset({"window_seconds", "credit", "sized_for", "held"})
+STORED_ONLY = frozenset({"window_seconds", "credit", "sized_for", "held", "limits_since"})
 """What the state file's record holds beyond the report's row (and each fix's kind)."""
 
 
@@ -203,6 +203,7 @@ class FindingRecord(_Record):
     credit: _Credit | None = None
     sized_for: dict[str, float] | None = None
     held: str | None = None
+    limits_since: datetime | None = None
 
     @field_validator("evidence")
     @classmethod
@@ -271,6 +272,7 @@ class FindingRecord(_Record):
             ),
             sized_for=dict(f.sized_for) if f.sized_for is not None else None,
             held=f.held,
+            limits_since=f.limits_since,
         )
 
     def finding(self) -> Finding:
@@ -332,6 +334,7 @@ class FindingRecord(_Record):
             ),
             sized_for=sized_for,
             held=held,
+            limits_since=self.limits_since,
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -338,6 +338,10 @@ class Finding:
     held: str | None = None
     """Set by the alert book while the alert holds with its condition gone: the last forecast
     it gave."""
+    limits_since: datetime | None = None
+    """A modified volume's: the moment from which the limits it was judged against hold
+    (`ResourceState.limits_since`); None for the configuration as first described. An alert
+    judged under limits a later modification replaced resolves (`Unjudged.reconfigured`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", _frozen(self.evidence))

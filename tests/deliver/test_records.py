@@ -5,7 +5,7 @@ carried typed fields loads with them typed, or is refused by name."""
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,8 @@ findings = st.builds(
     credit=st.none() | credits_,
     sized_for=st.none() | st.dictionaries(st.sampled_from(["iops", "mib_per_second"]), numbers),
     held=st.none() | words,
+    limits_since=st.none()
+    | st.datetimes(datetime(2020, 1, 1), datetime(2040, 1, 1), timezones=st.just(UTC)),
 )
 
 

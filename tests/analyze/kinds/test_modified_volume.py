@@ -152,4 +152,4 @@ def test_a_finding_on_the_new_limits_is_not_ended_by_the_modification_it_was_jud
         book.update(now, result.firing, result.pending, unknown=result.unknown)
     [alert] = book.firing()
     assert alert.finding.limit == 6_000
-    assert alert.finding.evidence["limits_since"] == T0.isoformat()
+    assert alert.finding.limits_since == T0
