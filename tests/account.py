@@ -111,12 +111,7 @@ class Account:
         """ModifyVolume at `at`, as AWS stamps it (moto stamps the wall clock): through the
         simulated account's own recording (`sim/modifications.py`), the simulation held in
         CloudWatch already, so nothing else follows."""
-        from moto.core.models import DEFAULT_ACCOUNT_ID
-
-        from analyzer.sim import modifications
-
-        modifications.install()
-        modifications.follow(DEFAULT_ACCOUNT_ID, self.region, _Stamped(at))
+        stamped_at(at, self.region)
         self.ec2.modify_volume(VolumeId=volume_id, **changes)
 
     def simulation(
@@ -174,6 +169,17 @@ class Account:
                 self.cloudwatch.put_metric_data(
                     Namespace=namespace, MetricData=items[start : start + 1000]
                 )
+
+
+def stamped_at(at: datetime, region: str = REGION) -> None:
+    """Every ModifyVolume in moto's default account from now on is stamped at `at` (AWS stamps
+    the moment of the call; moto the wall clock, days after a test's simulated present)."""
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+
+    from analyzer.sim import modifications
+
+    modifications.install()
+    modifications.follow(DEFAULT_ACCOUNT_ID, region, _Stamped(at))
 
 
 class _Stamped:

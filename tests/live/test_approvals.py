@@ -32,6 +32,7 @@ from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
 from analyzer.sim.workloads import Demand, steps
+from tests.account import stamped_at
 from tests.live.test_daemon import HOUR, START, Clock
 from tests.receiver import Receiver
 
@@ -284,6 +285,7 @@ def test_a_fifth_modification_in_a_day_or_a_malformed_fix_is_refused_from_slack_
     clock = Clock(START)
     process, server = _daemon(tmp_path, receiver, clients, clock)
     ec2 = boto3.client("ec2", region_name="us-east-1")
+    stamped_at(START)  # made as the drain began, as AWS would stamp them
     for size in (51, 52, 53, 54):
         ec2.modify_volume(VolumeId=volume, Size=size)
     try:
