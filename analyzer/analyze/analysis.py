@@ -358,11 +358,11 @@ def conclude(
     state = snapshot.get(finding.resource.scope, finding.resource.resource_id)
     if state is None or finding.bottleneck is Bottleneck.IMPAIRED:
         return finding  # impaired: no limit lies beyond, and no fix is a size or a type
-    if isinstance(state.resource, Volume) and state.limits_since is not None:
-        # Judged under the limits in force since then: an alert it raises is about them.
+    if isinstance(state.resource, Volume):
+        # Judged under the limits in force since its latest modification: it says so.
         note = state.resource.modification_note(snapshot.data_end, MODIFIED_WITHIN_S)
-        evidence = {**finding.evidence, "modification": note} if note else finding.evidence
-        finding = replace(finding, evidence=evidence, limits_since=state.limits_since)
+        if note is not None:
+            finding = replace(finding, evidence={**finding.evidence, "modification": note})
     if state.balance_note is not None and finding.is_credits:
         summary = f"{finding.summary.removesuffix('.')}; {state.balance_note}."
         finding = replace(finding, summary=summary)

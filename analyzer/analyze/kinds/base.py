@@ -93,5 +93,6 @@ class RuleBase(BaseModel):
             resource=state.ref,
             bottleneck=bottleneck,
             window_s=window_s,
+            limits_since=state.limits_since,
             **fields,
         )

@@ -153,3 +153,32 @@ def test_a_finding_on_the_new_limits_is_not_ended_by_the_modification_it_was_jud
     [alert] = book.firing()
     assert alert.finding.limit == 6_000
     assert alert.finding.limits_since == T0
+
+
+def test_a_condition_on_the_new_limits_waits_out_its_for_and_fires() -> None:
+    """A pending alert judged since the change is about the new limits too: the change does
+    not end it while it waits out its rule's `for` (ten minutes, counted from the change)."""
+    from analyzer.analyze.kinds.caps import IopsCap
+
+    rule = IopsCap(id="iops", resource_types=["volume"], severity="warning", **{"for": 600})
+    changed = T0 + timedelta(minutes=20)
+    raised = Modification("completed", changed, target_fields=(("iops", 6_000),))
+    volume = Volume(
+        "vol-1", "us-east-1", "gp3", 500, "in-use", 6_000, 250, "i-1", modifications=(raised,)
+    )
+    iops = [3_000.0] * 20 + [6_000.0] * 20
+    raw = {
+        "VolumeReadOps": series([v * 60 for v in iops]),
+        "VolumeReadBytes": series([v * 60 * 16_384 for v in iops]),
+        "VolumeIOPSExceededCheck": series([1.0] * 40),
+    }
+    book = AlertBook(repeat_s=3_600, resolve_after_s=300)
+    states = []
+    for minutes in (26, 34):
+        result = analyze(volume_state(volume, raw, None), rules=[rule], minutes_of_data=minutes)
+        now = T0 + timedelta(minutes=minutes, seconds=120)
+        book.update(now, result.firing, result.pending, unknown=result.unknown)
+        states.append([a.state for a in book])
+    assert states == [[AlertState.PENDING], [AlertState.FIRING]]
+    [alert] = book.firing()
+    assert alert.finding.limit == 6_000 and alert.finding.limits_since == changed
