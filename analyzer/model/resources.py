@@ -110,11 +110,15 @@ class Modification:
         return self.started
 
     def text(self) -> str:
-        """`gp2 50 GiB → gp3 50 GiB 3,000 IOPS 125 MiB/s at 09:12 UTC (completed)`."""
+        """`gp2 50 GiB → gp3 50 GiB 3,000 IOPS 125 MiB/s at 09:12 UTC (completed)`; `to gp3 …`
+        where AWS did not say what the volume was."""
         before = _config_text(dict(self.original_fields))
         after = _config_text({**dict(self.original_fields), **dict(self.target_fields)})
-        change = f"{before} → {after}" if before and after != before else (self.target or after)
-        return f"{change or 'modified'} at {self.started.astimezone(UTC):%H:%M} UTC ({self.state})"
+        if before and after != before:
+            change = f"{before} → {after}"
+        else:  # what it was is not known (or it changed nothing AWS reports)
+            change = f"to {self.target or after or 'new values'}"
+        return f"{change} at {self.started.astimezone(UTC):%H:%M} UTC ({self.state})"
 
 
 def _config_text(config: Mapping[str, Any]) -> str:

@@ -148,3 +148,32 @@ def test_a_snapshot_finds_its_resources_by_region_and_id():
     snap = build(DATA_END, DATA_END, [state])
     assert snap.get("us-east-1", "vol-1") is state
     assert snap.get("eu-west-1", "vol-1") is None
+
+
+def test_a_modified_volume_is_judged_only_on_what_came_after_its_limits_began():
+    """Its minutes, its balance, its past days' minima since then; its day profile not at all
+    where the change fell within it. What it did stays whole (`measure`)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from analyzer.model.past import Grid, Past
+
+    minima = series([80.0, 60.0, 40.0, 95.0], start=T0 - timedelta(days=3), period_s=86_400)
+    grid = Grid(T0 - timedelta(days=3), 300, np.zeros(3 * 288, dtype=np.float32))
+    state = replace(
+        volume_state("gp2", 50, {Measure.BURST_BALANCE: series([0.0] * 10 + [100.0] * 2)}),
+        past=Past({Measure.BURST_BALANCE: minima}, {Measure.BURST_BALANCE: grid}),
+    )
+    assert state.balance(Measure.BURST_BALANCE, T0 + minutes(12)) == 100.0
+    changed = replace(state, limits_since=T0 + minutes(10))
+    assert len(changed.in_force(Measure.BURST_BALANCE)) == 2
+    assert len(changed.measure(Measure.BURST_BALANCE)) == 12
+    assert changed.balance(Measure.BURST_BALANCE, T0 + minutes(10)) is None
+    assert changed.balance(Measure.BURST_BALANCE, T0 + minutes(12)) == 100.0
+    assert changed.minima(Measure.BURST_BALANCE).values.tolist() == []  # type: ignore[union-attr]
+    assert changed.days(Measure.BURST_BALANCE) is None
+    assert state.days(Measure.BURST_BALANCE) is grid
+    earlier = replace(state, limits_since=T0 - timedelta(days=4))
+    assert earlier.days(Measure.BURST_BALANCE) is grid
+    assert len(earlier.minima(Measure.BURST_BALANCE) or ()) == 4

@@ -182,3 +182,5 @@ def test_a_condition_on_the_new_limits_waits_out_its_for_and_fires() -> None:
     assert states == [[AlertState.PENDING], [AlertState.FIRING]]
     [alert] = book.firing()
     assert alert.finding.limit == 6_000 and alert.finding.limits_since == changed
+    said = alert.finding.evidence["modification"]
+    assert said.startswith("modified to 6,000 IOPS at 12:20 UTC (completed), in effect")
