@@ -41,8 +41,8 @@ def _candidates(
     With `burst_level`, the limits are those that hold while credits last (the level a credit
     problem, once solved, gives back); otherwise those in force at `at`.
     """
-    iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
-    bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
+    iops = recent(state.in_force(Measure.IOPS), at, window_s).mean()
+    bps = recent(state.in_force(Measure.THROUGHPUT), at, window_s).mean()
     out = []
     named = _named(state)
     for layer in state.layers():

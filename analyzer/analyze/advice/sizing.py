@@ -54,8 +54,8 @@ def needed(finding: Finding, state: ResourceState, at: datetime) -> Need:
     level it had while credits lasted; at today's I/O size either way. A cap: today's rate
     grown to where the next limit binds, at most twice.
     """
-    iops = recent(state.measure(Measure.IOPS), at, state.windows.rate_s).mean() or 0.0
-    bps = recent(state.measure(Measure.THROUGHPUT), at, state.windows.rate_s).mean() or 0.0
+    iops = recent(state.in_force(Measure.IOPS), at, state.windows.rate_s).mean() or 0.0
+    bps = recent(state.in_force(Measure.THROUGHPUT), at, state.windows.rate_s).mean() or 0.0
     mibps = bps / MIB
     if finding.bottleneck is Bottleneck.BURST_CREDITS:
         envelope = state.envelope

@@ -184,3 +184,29 @@ def test_a_condition_on_the_new_limits_waits_out_its_for_and_fires() -> None:
     assert alert.finding.limit == 6_000 and alert.finding.limits_since == changed
     said = alert.finding.evidence["modification"]
     assert said.startswith("modified to 6,000 IOPS at 12:20 UTC (completed), in effect")
+
+
+def test_the_next_limit_is_weighed_at_the_rate_since_the_change() -> None:
+    """The next bottleneck behind a cap found on the new limits is weighed at the rate those
+    limits let through, as the finding's own rate is: not at a mean with the minutes before."""
+    from analyzer.analyze.kinds.caps import IopsCap
+
+    rule = IopsCap(id="iops", resource_types=["volume"], severity="warning")
+    changed = T0 + timedelta(minutes=20)
+    raised = Modification("completed", changed, target_fields=(("iops", 6_000),))
+    volume = Volume(
+        "vol-1", "us-east-1", "gp3", 500, "in-use", 6_000, 250, "i-1", modifications=(raised,)
+    )
+    iops = [3_000.0] * 20 + [6_000.0] * 10
+    raw = {
+        "VolumeReadOps": series([v * 60 for v in iops]),
+        "VolumeReadBytes": series([v * 60 * 16_384 for v in iops]),
+        "VolumeIOPSExceededCheck": series([1.0] * 30),
+    }
+    [finding] = analyze(volume_state(volume, raw, None), rules=[rule]).firing
+    assert finding.observed == 6_000
+    # Its 250 MiB/s binds at 6,000 IOPS of 16 KiB grown 2.67 times (not 3.2 times a mean of
+    # 5,000 with the minutes held at 3,000).
+    assert finding.next_bottleneck is not None
+    assert finding.next_bottleneck.limit == 250 * 1024 * 1024
+    assert finding.next_bottleneck.headroom == pytest.approx(250 * 1024 / (6_000 * 16), abs=0.01)
