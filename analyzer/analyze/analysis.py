@@ -119,8 +119,8 @@ class Unjudged:
             return None
         if judged_since is not None and judged_since >= now:
             return None
-        latest = state.resource.latest_modification
-        what = latest.text() if latest is not None else f"at {now.astimezone(UTC):%H:%M} UTC"
+        made = state.resource.modification_in_effect
+        what = made.text() if made is not None else f"at {now.astimezone(UTC):%H:%M} UTC"
         return (
             f"{resource_id} was modified {what}, in effect: the configuration this alert was "
             "about is gone, and its limits with it"

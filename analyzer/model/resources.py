@@ -229,7 +229,8 @@ class Volume:
         return max(made, key=lambda m: m.started, default=None)
 
     @property
-    def _latest_in_effect(self) -> Modification | None:
+    def modification_in_effect(self) -> Modification | None:
+        """The modification its limits date from: its latest `optimizing` or `completed`."""
         made = [m for m in self.modifications if m.in_effect]
         return max(made, key=lambda m: m.started, default=None)
 
@@ -238,13 +239,13 @@ class Volume:
         """The moment from which the limits of its configuration in force hold: the start of
         its latest modification in effect (`Modification.effective`); None where AWS reports
         none. While the latest is still `modifying`, the one before it, if AWS reports it."""
-        latest = self._latest_in_effect
+        latest = self.modification_in_effect
         return latest.effective if latest is not None else None
 
     def before_change(self) -> Volume | None:
         """Its configuration before the modification its limits date from (`limits_since`),
         where AWS reports what that was; None otherwise."""
-        latest = self._latest_in_effect
+        latest = self.modification_in_effect
         if latest is None or not latest.original_fields:
             return None
         return self._before(latest)

@@ -210,3 +210,31 @@ def test_the_next_limit_is_weighed_at_the_rate_since_the_change() -> None:
     assert finding.next_bottleneck is not None
     assert finding.next_bottleneck.limit == 250 * 1024 * 1024
     assert finding.next_bottleneck.headroom == pytest.approx(250 * 1024 / (6_000 * 16), abs=0.01)
+
+
+def test_an_alert_ended_by_a_modification_names_the_one_in_effect() -> None:
+    """A newer modification still `modifying` has changed nothing yet: the one in effect is
+    what ended the alert."""
+    from dataclasses import replace
+
+    from analyzer.analyze.analysis import Unjudged
+    from analyzer.model.state import Snapshot
+
+    done = Modification("completed", CHANGED, **GP2_TO_GP3)  # type: ignore[arg-type]
+    waiting = Modification(
+        "modifying", CHANGED + timedelta(minutes=1), target_fields=(("iops", 4_000),)
+    )
+    state = shop("completed", 1_500)
+    volume = replace(state.resource, modifications=(waiting, done))
+    state = replace(state, resource=volume, limits_since=volume.limits_since)
+    said = Unjudged(Snapshot(T0, T0, (state,))).reconfigured(
+        "us-east-1", "vol-1", None, T0 + timedelta(minutes=5)
+    )
+    assert said is not None and said.startswith(
+        "vol-1 was modified gp2 50 GiB 150 IOPS → gp3 50 GiB 3,000 IOPS 125 MiB/s at 12:28 UTC "
+        "(completed), in effect"
+    )
+    # Judged under the limits it brought, an alert is not ended by it.
+    assert (
+        Unjudged(Snapshot(T0, T0, (state,))).reconfigured("us-east-1", "vol-1", CHANGED, T0) is None
+    )
