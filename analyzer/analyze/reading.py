@@ -210,6 +210,7 @@ def _details(state: ResourceState, at: datetime) -> Details:
             attachments=tuple(resource.instance_ids),
             latency_seconds=_latest(state, Measure.LATENCY, at),
             initialization=resource.initialization,
+            modified=resource.modification_note(at, MODIFIED_WITHIN_S),
         )
     if isinstance(resource, Instance):
         return InstanceDetails(

@@ -117,6 +117,11 @@ def to_text(
         for r in rows
         if isinstance(r.details, VolumeDetails) and r.details.initialization is not None
     ]
+    lines += [
+        f"  * {r.ref.resource_id}: {r.details.modified}"
+        for r in rows
+        if isinstance(r.details, VolumeDetails) and r.details.modified is not None
+    ]
     return "\n".join(lines) + "\n"
 
 

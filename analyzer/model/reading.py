@@ -57,6 +57,9 @@ class VolumeDetails:
     attachments: tuple[str, ...]
     latency_seconds: float | None
     initialization: Initialization | None
+    modified: str | None = None
+    """Its modification of the last day, in words, and which limits hold: `modified gp2 50 GiB
+    → gp3 … at 09:12 UTC (optimizing), in effect: …`; None where there was none."""
 
 
 @dataclass(frozen=True, slots=True)

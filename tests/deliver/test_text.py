@@ -331,3 +331,16 @@ def test_a_claims_name_tag_that_repeats_its_volume_is_left_out():
     assert state.label == "PVC db/data-postgres-0 (vol-1, gp2 50 GiB on i-1)"
     text = text_of(claim)
     assert "NAME" not in text and "dynamic" not in text
+
+
+def test_a_volume_modified_lately_says_so_under_the_table() -> None:
+    """The report's first sight after a fix: the modification, and that it is in effect."""
+    from tests.fakes import reading as a_reading
+    from tests.helpers import T0
+
+    said = "modified gp2 50 GiB → gp3 50 GiB at 09:12 UTC (optimizing), in effect"
+    row = a_reading()
+    row = replace(row, details=replace(row.details, modified=said))
+    text = to_text(T0, [row], [])
+    assert f"  * {row.ref.resource_id}: {said}" in text.splitlines()
+    assert "  * " not in to_text(T0, [a_reading()], [])
