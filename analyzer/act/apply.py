@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -135,8 +135,10 @@ class Applier:
     """Set when the process stops: a read-back under way ends at its next reading, so that
     the outcome is recorded and said within the stop's grace."""
 
-    def plan(self, fix_id: str) -> Plan | Result:
-        """The fix on its resource as it is now, or the Result that ends the attempt."""
+    def plan(self, fix_id: str, scope: str | None = None) -> Plan | Result:
+        """The fix on its resource as it is now, or the Result that ends the attempt. With
+        `scope`, the resource is looked for there and nowhere else: a click applies to the
+        account and region of the alert that offered it, never to a namesake elsewhere."""
         try:
             asked = Asked.parse(fix_id.strip(), flag="apply")
         except ConfigError as exc:
@@ -154,12 +156,12 @@ class Applier:
         if rid.startswith("i-"):
             return Result(Outcome.REFUSED, fix_id, _instance_refusal(asked))
         try:
-            found = self._find(rid)
+            found = self._find(rid, scope)
         except (AwsAccessError, AwsCallError) as exc:
             unreached = isinstance(exc, AwsAccessError) and exc.code is None
             return Result(Outcome.UNREACHABLE if unreached else Outcome.FAILED, fix_id, str(exc))
         if not found:
-            where = ", ".join(scope for scope, _ in self.changers) or "no region"
+            where = scope or ", ".join(place for place, _ in self.changers) or "no region"
             kind = "volume" if rid.startswith("vol-") else "RDS instance"
             return Result(Outcome.INVALID, fix_id, f"apply {fix_id}: no {kind} {rid} in {where}")
         if len(found) > 1:
@@ -179,13 +181,15 @@ class Applier:
             plan = self.past(plan)
         return plan
 
-    def _find(self, rid: str) -> list[tuple[str, Changeable]]:
+    def _find(self, rid: str, only: str | None = None) -> list[tuple[str, Changeable]]:
         """Every place the id names a volume (or an RDS instance): an RDS id is unique in one
         account and region only. A place that cannot be read fails the search only where no
-        other has the resource."""
+        other has the resource. `only`: that place alone."""
         found: list[tuple[str, Changeable]] = []
         failed: AwsAccessError | AwsCallError | None = None
         for scope, changer in self.changers:
+            if only is not None and scope != only:
+                continue
             try:
                 resource: Changeable | None = (
                     changer.volume(rid) if rid.startswith("vol-") else None
@@ -248,7 +252,6 @@ class Applier:
                 "of AWS",
                 plan,
             )
-        asked_at = self.clock()
         try:
             if isinstance(plan.resource, Volume):
                 answered = changer.modify_volume(plan.resource_id, target, dry_run)
@@ -257,7 +260,7 @@ class Applier:
         except (AwsAccessError, AwsCallError) as exc:
             if dry_run or not answer_lost(exc):
                 return Result(Outcome.FAILED, plan.fix_id, str(exc), plan)
-            return self._after_lost_answer(plan, changer, exc, asked_at, wait_s)
+            return self._after_lost_answer(plan, changer, exc, wait_s)
         if answered.dry_run:
             return Result(
                 Outcome.DRY_RUN, plan.fix_id, "AWS says the change would succeed (DryRun)", plan
@@ -266,8 +269,9 @@ class Applier:
         started = mod.started if mod is not None else None
         state = mod.state if mod is not None else None
         self._accepted(plan, state, started)
-        since = started or asked_at - READ_BACK_SKEW
-        return self._read_back(plan, changer, state, wait_s, since)
+        if started is not None:
+            return self._read_back(plan, changer, state, wait_s, lambda m: m.started >= started)
+        return self._read_back(plan, changer, state, wait_s, lambda m: _made_since(m, plan))
 
     def _accepted(self, plan: Plan, state: str | None, started: datetime | None) -> None:
         """AWS took the change: said at once (the log, and `accepted`, the daemon's ledger and
@@ -296,19 +300,18 @@ class Applier:
         plan: Plan,
         changer: Changer,
         error: AwsAccessError | AwsCallError,
-        asked_at: datetime,
         wait_s: float,
     ) -> Result:
         """The modifying call's answer never came (or came as a server error): AWS may have
-        acted. The resource is read back: a modification to the target started since the call
-        is this one, then read back as any other; none is a failure; a resource that cannot
+        acted. The resource is read back: a modification to the target that the plan's fresh
+        read did not show is this one (decided on AWS's own records, whatever this machine's
+        clock says), then read back as any other; none is a failure; a resource that cannot
         be read says the outcome is unknown."""
-        since = asked_at - READ_BACK_SKEW
         try:
             if isinstance(plan.resource, Volume):
                 volume = changer.volume(plan.resource_id)
                 mod = _latest(volume)
-                ours = mod is not None and mod.started >= since and _same_target(mod, plan)
+                ours = mod is not None and _made_since(mod, plan)
                 started, state = (mod.started, mod.state) if ours and mod else (None, None)
             else:
                 db = changer.db_instance(plan.resource_id)
@@ -327,7 +330,7 @@ class Applier:
             return Result(Outcome.FAILED, plan.fix_id, f"{error} (read back: not modified)", plan)
         log.warning("apply.answer_lost", fix_id=plan.fix_id, error=str(error))
         self._accepted(plan, state, started)
-        read = self._read_back(plan, changer, state, wait_s, started or since)
+        read = self._read_back(plan, changer, state, wait_s, lambda m: _made_since(m, plan))
         return replace(read, reason=f"{read.reason} (AWS's answer was lost: {error})")
 
     def _through_claim(
@@ -336,7 +339,6 @@ class Applier:
         """The class created where the target needs one, the claim patched; the driver then
         modifies the volume, read back as `apply` reads its own modification."""
         program = program_of(plan) or {}
-        asked_at = self.clock()
         claim = f"PVC {program['namespace']}/{program['persistentvolumeclaim']}"
         patch = patch_of(program)
         try:
@@ -365,16 +367,23 @@ class Applier:
                 f"the API server accepts {claim} patched with {said} (dryRun=All)",
                 plan,
             )
-        read = self._read_back(plan, changer, None, wait_s, asked_at - READ_BACK_SKEW)
+        # Accepted by the API server: recorded before the driver is waited for.
+        self._accepted(plan, None, None)
+        read = self._read_back(plan, changer, None, wait_s, lambda m: _made_since(m, plan))
         state = read.state if read.state is not None else "requested of the EBS CSI driver"
         return replace(read, reason=f"{claim} patched with {said}; modification {state}")
 
     def _read_back(
-        self, plan: Plan, changer: Changer, state: str | None, wait_s: float, since: datetime
+        self,
+        plan: Plan,
+        changer: Changer,
+        state: str | None,
+        wait_s: float,
+        ours: Callable[[Modification], bool],
     ) -> Result:
-        """The resource read again until the change shows, at most `wait_s`: a volume's
-        modification started at or after `since` (never an older one), an RDS instance's
-        storage as asked."""
+        """The resource read again until the change shows, at most `wait_s`: the volume's
+        modification that is `ours` (never an older one), an RDS instance's storage as
+        asked."""
         deadline = time.monotonic() + wait_s
         after: dict[str, Any] = {}
         started: datetime | None = None
@@ -383,7 +392,7 @@ class Applier:
                 if isinstance(plan.resource, Volume):
                     volume = changer.volume(plan.resource_id)
                     mod = _latest(volume)
-                    if mod is not None and mod.started >= since:
+                    if mod is not None and ours(mod):
                         state, started = mod.state, mod.started
                     after = _read(volume) if volume is not None else after
                     done = state in ("optimizing", "completed", "failed")
@@ -434,10 +443,6 @@ class Applier:
 APPLIED_KEYS = frozenset({"type", "size", "iops", "throughput"})
 """What `apply` carries out: a fix's keys that ModifyVolume or ModifyDBInstance set. Any
 other key `--what-if` knows (`stripes=`) is refused as bad input, never dropped."""
-READ_BACK_SKEW = timedelta(minutes=1)
-"""A modification started this long before the call is taken for its own where AWS did not
-say when it started (a claim's, which the driver makes): clocks differ by seconds, and the
-one before was made hours ago at the least."""
 
 
 def _latest(volume: Volume | None) -> Modification | None:
@@ -459,6 +464,15 @@ def _under_way_to(plan: Plan) -> Modification | None:
     if mod is None or mod.state not in ("modifying", "optimizing"):
         return None
     return mod if _same_target(mod, plan) else None
+
+
+def _made_since(mod: Modification, plan: Plan) -> bool:
+    """Whether a modification is the one this fix asked for where AWS did not say which it
+    started (its answer lost, or the CSI driver making it): one to the target that the
+    plan's fresh read did not show, judged on AWS's own records rather than on this
+    machine's clock."""
+    earlier = plan.resource.modifications if isinstance(plan.resource, Volume) else ()
+    return mod.started not in {m.started for m in earlier} and _same_target(mod, plan)
 
 
 def _same_target(mod: Modification, plan: Plan) -> bool:

@@ -4,7 +4,7 @@ asked of AWS, and the account is read back unchanged; an allowed fix is one Modi
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -464,3 +464,56 @@ def test_an_accepted_change_is_said_before_its_read_back(aws) -> None:
     assert [e["event"] for e in logs if e["event"].startswith("apply.")] == ["apply.accepted"]
     [first] = accepted
     assert not first.settled and result.settled and result.started == first.started
+
+
+def test_a_lost_answer_is_recognised_on_awss_records_whatever_this_clock_says(aws) -> None:
+    """The daemon's clock 90 s ahead of AWS's: the modification AWS started is still this
+    one, known by being new since the plan's fresh read, to the target."""
+    vol = _volume(tags=ALLOWED)
+    clients = Clients.for_region(REGION)
+    _timing_out(clients, "after-call", READ_TIMEOUT, [])
+    applier = _applier(clients)
+    applier.clock = lambda: datetime.now(UTC) + timedelta(seconds=90)
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+    result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert result.outcome is Outcome.APPLIED, result.reason
+
+
+class _Claims:
+    """A cluster whose claim `db/data-0` is bound to the volume; its patches recorded."""
+
+    name = None
+
+    def __init__(self, volume_id: str) -> None:
+        self.volume_id, self.calls = volume_id, []
+
+    def claim_volume(self, namespace: str, name: str) -> str:
+        return self.volume_id
+
+    def ensure_class(self, manifest: Any, dry_run: bool) -> str:
+        self.calls.append(("class", dry_run))
+        return "created"
+
+    def patch_claim(self, namespace: str, name: str, patch: Any, dry_run: bool) -> None:
+        self.calls.append(("patch", dry_run))
+
+
+def test_a_claim_patched_is_recorded_before_the_driver_is_waited_for(aws) -> None:
+    claim = [
+        {"Key": "kubernetes.io/created-for/pvc/namespace", "Value": "db"},
+        {"Key": "kubernetes.io/created-for/pvc/name", "Value": "data-0"},
+        {"Key": "ebs.csi.aws.com/cluster", "Value": "true"},
+    ]
+    vol = _volume(tags=[*ALLOWED, *claim])
+    accepted: list[Any] = []
+    applier = _applier(Clients.for_region(REGION), accepted)
+    cluster = _Claims(vol)
+    applier.cluster = cluster  # type: ignore[assignment]
+    plan = applier.plan(f"{vol}:{GP3}")
+    assert isinstance(plan, Plan)
+    result = applier.yes(plan, dry_run=False, wait_s=0)
+    assert cluster.calls == [("class", False), ("patch", False)]
+    [first] = accepted
+    assert not first.settled and first.fix_id == f"{vol}:{GP3}"
+    assert result.outcome is Outcome.APPLIED and "PVC db/data-0 patched" in result.reason
