@@ -105,9 +105,21 @@ class Approvals:
         return fix
 
     def click(self, click: Click) -> None:
-        """A click on an Apply button, on a worker: its outcome posted to its response_url."""
+        """A click on an Apply button, on a worker: its outcome posted to its response_url.
+        Once the daemon stops, a click is refused: nothing is asked of AWS that the stop
+        could cut short before its record is written."""
         with self._quiet:
-            self._clicks += 1
+            stopping = self.stopping.is_set()
+            if not stopping:
+                self._clicks += 1
+        if stopping:
+            gone = Result(
+                Outcome.REFUSED,
+                click.fix_id,
+                "the daemon is stopping: nothing changed; click again once it is back",
+            )
+            self._finish(click, gone)
+            return
         try:
             self._click(click)
         finally:
@@ -128,7 +140,8 @@ class Approvals:
             self._deny(click)
             return
         resource_id = click.fix_id.partition(":")[0].strip()
-        if self._offering(click.fix_id) is None:
+        alert = self._offering(click.fix_id)
+        if alert is None:
             unasked = Result(
                 Outcome.REFUSED,
                 click.fix_id,
@@ -157,7 +170,8 @@ class Approvals:
                 )
                 self._finish(click, done)
                 return
-            self._answer(click, self._apply(click.fix_id, click.user, "slack", self.dry_run))
+            scope = alert.finding.resource.scope
+            self._answer(click, self._apply(click.fix_id, click.user, "slack", self.dry_run, scope))
 
     def _deny(self, click: Click) -> None:
         """A click by someone who is not an approver: refused, logged and counted each time;
@@ -181,6 +195,8 @@ class Approvals:
         done = []
         now = self.clock()
         for alert in firing:
+            if self.stopping.is_set():
+                break
             remedy = automatic_fix(alert.finding.remedies, self.automatic)
             if remedy is None or remedy.fix_id is None or self.offerable(alert) != remedy.fix_id:
                 continue
@@ -193,27 +209,47 @@ class Approvals:
             with self.ledger.holding(alert.finding.resource.resource_id) as mine:
                 if not mine:
                     continue
-                result = self._apply(fix, who, "policy", self.dry_run)
+                result = self._apply(
+                    fix, who, "policy", self.dry_run, alert.finding.resource.scope, still_gp2
+                )
             if result.outcome is not Outcome.ALREADY:
                 self.announce(announced(result, alert))
             done.append(result)
         return done
 
     def _offering(self, fix_id: str) -> Alert | None:
-        """The firing alert whose messages offered this fix (read while a cycle may change
-        the book: tried again where it changed under the reading; none, so nothing is
-        applied, at worst)."""
+        """The firing alert whose messages offered this fix for its own resource (read while a
+        cycle may change the book: tried again where it changed under the reading; none, so
+        nothing is applied, at worst)."""
+        resource_id = fix_id.partition(":")[0]
         for _ in range(3):
             try:
-                return next((a for a in self.firing() if fix_id in a.offered), None)
+                return next(
+                    (
+                        a
+                        for a in self.firing()
+                        if fix_id in a.offered and a.resource_id == resource_id
+                    ),
+                    None,
+                )
             except RuntimeError:
                 continue
         return None
 
-    def _apply(self, fix_id: str, who: str, via: str, dry_run: bool) -> Result:
-        """The same path as `apply --yes`, recorded: the moment AWS accepts the change (the
-        log, the ledger, the state file), then once it has been read back. An unexpected
-        error ends this attempt, recorded as failed, never the worker or the cycle."""
+    def _apply(
+        self,
+        fix_id: str,
+        who: str,
+        via: str,
+        dry_run: bool,
+        scope: str,
+        still: Callable[[Plan], str | None] = lambda plan: None,
+    ) -> Result:
+        """The same path as `apply --yes`, on the resource in `scope` alone, recorded: the
+        moment AWS accepts the change (the log, the ledger, the state file), then once it
+        has been read back. `still`: why the fresh read no longer allows it, if it does not.
+        An unexpected error ends this attempt, recorded as failed, never the worker or the
+        cycle."""
         accepted: list[Attempt] = []
 
         def on_accepted(result: Result) -> None:
@@ -226,9 +262,11 @@ class Approvals:
             applier = self.applier_for()
             applier.accepted = on_accepted
             applier.stopping = self.stopping
-            planned = applier.plan(fix_id)
+            planned = applier.plan(fix_id, scope)
             if isinstance(planned, Result):
                 result = planned
+            elif (changed := still(planned)) is not None:
+                result = Result(Outcome.REFUSED, fix_id, changed, planned)
             else:
                 result = applier.yes(planned, dry_run, self.wait_s)
         except Exception as exc:
@@ -307,6 +345,28 @@ def automatic_fix(remedies: Sequence[Remedy], kinds: frozenset[str]) -> Remedy |
     return remedy if moved and cheaper and held else None
 
 
+def still_gp2(plan: Plan) -> str | None:
+    """The policy's own conditions on the resource as read afresh: the cycle's picture may be
+    minutes old, and a volume an operator moved to io2 since must not be moved back."""
+    before, after = plan.before, plan.after
+    if before.get("volume_type") != "gp2":
+        return (
+            f"{plan.resource_id} is {before.get('volume_type')} now, not gp2: the policy "
+            f"{GP2_TO_GP3} leaves it to a person; nothing changed"
+        )
+    delta = plan.monthly_delta
+    if delta is None or delta > 0:
+        return (
+            f"{plan.fix_id} costs {plan.cost_text()} as read now: the policy {GP2_TO_GP3} "
+            "takes only a move that costs no more; nothing changed"
+        )
+    same_size = after.get("size_gib", before.get("size_gib")) == before.get("size_gib")
+    exact = {k: after.get(k) for k in ("volume_type", "iops", "throughput_mibps")}
+    if not same_size or exact != {"volume_type": "gp3", "iops": 3000, "throughput_mibps": 125}:
+        return f"{plan.fix_id} is not gp3's included performance at the same size: nothing changed"
+    return None
+
+
 def announced(result: Result, alert: Alert) -> list[str]:
     """A fix the policy applied, as the channel reads it: which alert, and what was done."""
     head = f"*Applied by policy ({GP2_TO_GP3})* for `{alert.rule}`: {alert.finding.summary}"
@@ -335,6 +395,12 @@ def approvals_for(
         raise ConfigError(
             f"{missing}: Slack approvals need both slack_signing_secret and apply_approvers "
             "(Slack user ids); set the missing one, or neither"
+        )
+    if settings.state_file is None:
+        what = "apply_automatically" if secret is None else "apply_approvers"
+        raise ConfigError(
+            f"{what}: applying fixes needs state_file: the record of what was applied, the "
+            "fixes offered and the Slack requests seen must outlive a restart"
         )
     policy = settings.apply_policy()
     cluster = (

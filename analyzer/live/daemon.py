@@ -60,8 +60,9 @@ log = structlog.get_logger(__name__)
 Clock = Callable[[], datetime]
 MAX_JITTER_S = 10.0
 STOP_GRACE_S = 10.0
-"""On SIGTERM, how long a running cycle may take to finish before it is abandoned: well under
-Kubernetes' default 30 s grace period (`terminationGracePeriodSeconds` in the manifests)."""
+"""On SIGTERM, how long the server's requests, a click being applied and a running cycle may
+take to finish, together, before they are abandoned: half the manifests' 20 s grace period
+(`terminationGracePeriodSeconds`), the rest for saving the state and exiting."""
 STUCK_AFTER_S = 1800.0
 """`/livez` allows at least this long without a cycle ending: a first backfill of a large
 account takes minutes."""
@@ -420,6 +421,13 @@ class Daemon:
             channel=self.dispatcher.channel.name,
         )
         self._stop.wait()
+        # One grace for all that is finishing at once (the server's requests, a click, the
+        # cycle), so that the whole stop stays within the orchestrator's grace period.
+        deadline = time.monotonic() + STOP_GRACE_S
+
+        def left() -> float:
+            return max(deadline - time.monotonic(), 0.0)
+
         if self.approvals is not None:
             # A click being applied ends its read-back, records and says its outcome, then
             # the process goes: within the orchestrator's grace, never killed mid-record.
@@ -429,12 +437,12 @@ class Daemon:
         # the process alive past Kubernetes' grace period. Its stop gets the grace too.
         stopping = threading.Thread(target=server.stop, name="http-stop", daemon=True)
         stopping.start()
-        stopping.join(STOP_GRACE_S)
-        if self.approvals is not None and not self.approvals.finish(STOP_GRACE_S):
+        stopping.join(left())
+        if self.approvals is not None and not self.approvals.finish(left()):
             log.warning("daemon.click_abandoned", waited_s=STOP_GRACE_S)
         if stopping.is_alive():
             log.warning("daemon.server_stuck", waited_s=STOP_GRACE_S)
-        elif self._idle.wait(STOP_GRACE_S):
+        elif self._idle.wait(left()):
             log.info("daemon.stopped", cycles=self._cycles)
             return 0
         else:
