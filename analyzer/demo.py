@@ -116,6 +116,7 @@ def run(
                 connect_account=reading(simulated, lambda: watched[0]),
             )
             watched.append(process.analyzer.accounts)
+            process.dispatcher.apply = APPLY
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)

@@ -81,6 +81,9 @@ class Dispatcher:
         """The receiver asked to wait until then (HTTP 429 with Retry-After)."""
         self.buttons: slack.Buttons | None = None
         """The Apply button each firing alert carries, where fixes are approved in Slack."""
+        self.apply = APPLY
+        """The command a message names under each fix that has a fix_id: the demo's own
+        over its simulated accounts."""
 
     def deliver(
         self, book: AlertBook, now: datetime, save: Callable[[], None] | None = None
@@ -100,7 +103,7 @@ class Dispatcher:
             return 0
         self.not_before = None
         sent = 0
-        for alerts, message in slack.messages(owed, now, self.buttons):
+        for alerts, message in slack.messages(owed, now, self.buttons, self.apply):
             try:
                 self.channel.send(message, alerts, now)
             except DeliveryError as exc:

@@ -30,6 +30,7 @@ from slack_sdk.webhook import WebhookClient
 from analyzer import redaction
 from analyzer.analyze.alerts import Alert, Owed
 from analyzer.deliver.auth import UNPRINTABLE
+from analyzer.deliver.text import APPLY
 from analyzer.errors import ConfigError
 from analyzer.model import units
 from analyzer.model.units import format_rate
@@ -58,7 +59,7 @@ def _since(alert: Alert, now: datetime) -> str:
     return units.duration((now - start).total_seconds())
 
 
-def _firing_section(alert: Alert, now: datetime) -> str:
+def _firing_section(alert: Alert, now: datetime, apply: str = APPLY) -> str:
     f = alert.finding
     kind = f.owner
     severity = alert.severity.value
@@ -81,7 +82,7 @@ def _firing_section(alert: Alert, now: datetime) -> str:
     for n, remedy in enumerate(f.remedies[:FIXES_SHOWN]):
         lines.append(f"*{'or' if n else 'Fix'}:* {remedy.text()}")
         if remedy.fix_id is not None:
-            lines.append(f"`ebs-analyzer apply {remedy.fix_id}`")
+            lines.append(f"`{apply} {remedy.fix_id}`")
     return "\n".join(lines)
 
 
@@ -165,8 +166,10 @@ def apply_button(fix_id: str, index: int) -> dict[str, Any]:
 
 
 def firing_message(
-    alerts: Sequence[Alert], now: datetime, buttons: Buttons | None = None
+    alerts: Sequence[Alert], now: datetime, buttons: Buttons | None = None, apply: str = APPLY
 ) -> dict[str, Any]:
+    """The firing alerts in one message; each fix with a fix_id says `{apply} FIX_ID`, the
+    command that applies it where these resources are."""
     ordered = sorted(alerts, key=lambda a: (-a.severity.rank, a.rule, a.resource_id))
     title = f"{_plural(len(ordered), 'storage bottleneck')} on AWS"
     preview = " · ".join(
@@ -176,7 +179,7 @@ def firing_message(
         "text": f"{title}: {preview}"[:3000],
         "blocks": _blocks(
             title,
-            [_firing_section(a, now) for a in ordered],
+            [_firing_section(a, now, apply) for a in ordered],
             now,
             [_button(a, n, buttons) for n, a in enumerate(ordered)],
         ),
@@ -199,7 +202,7 @@ def resolved_message(alerts: Sequence[Alert], now: datetime) -> dict[str, Any]:
 
 
 def messages(
-    owed: Sequence[Alert], now: datetime, buttons: Buttons | None = None
+    owed: Sequence[Alert], now: datetime, buttons: Buttons | None = None, apply: str = APPLY
 ) -> list[tuple[list[Alert], dict[str, Any]]]:
     """The messages a cycle sends, each with the alerts it speaks for."""
     firing = [a for a in owed if a.outbox in (Owed.FIRING, Owed.REPEAT)]
@@ -208,7 +211,7 @@ def messages(
     if resolved:  # older news first: an alert may have cleared and fired again since
         out.append((resolved, resolved_message(resolved, now)))
     if firing:
-        out.append((firing, firing_message(firing, now, buttons)))
+        out.append((firing, firing_message(firing, now, buttons, apply)))
     return out
 
 

@@ -4,6 +4,7 @@ after each message sent."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
@@ -106,3 +107,22 @@ def test_the_console_shows_each_fix_it_can_apply_with_the_command_that_applies_i
             assert lines[n - 1].startswith(("        fix: ", "        or:  "))
     fixes = [line for line in lines if line.startswith("        fix: ")]
     assert len(fixes) == len(alerts)
+
+
+def test_a_slack_message_names_the_command_its_dispatcher_was_given() -> None:
+    """The demo's messages, where the demo posts to Slack, name the demo's own command."""
+    book, now = book_with_alerts()
+    sent: list[dict] = []
+
+    class _Channel:
+        name = "slack"
+
+        def send(self, message, alerts, now) -> None:
+            sent.append(message)
+
+    dispatcher = Dispatcher(_Channel())  # type: ignore[arg-type]
+    dispatcher.apply = "ebs-analyzer demo --once --apply"
+    assert dispatcher.deliver(book, now) >= 1
+    text = json.dumps(sent)
+    assert "`ebs-analyzer demo --once --apply vol-" in text
+    assert "`ebs-analyzer apply " not in text
