@@ -67,7 +67,11 @@ COMMAND_EXIT_CODES: dict[str, Codes] = {
     ),
     "apply": (
         (0, "applied, already so, or a dry run AWS says would succeed"),
-        (1, "AWS answered with an error (a permission it refused, a limit of its own)"),
+        (
+            1,
+            "AWS answered with an error (a permission it refused, a limit of its own), or its "
+            "answer to the change was lost and the resource could not be read back",
+        ),
         (
             2,
             "bad input (a malformed fix, a target AWS does not sell, a resource that does not "
