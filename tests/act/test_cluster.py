@@ -306,3 +306,27 @@ def test_a_class_of_the_name_holding_other_parameters_is_not_used(aws, api) -> N
     assert result.outcome is Outcome.FAILED
     assert "exists with driver ebs.csi.aws.com and parameters" in result.reason
     assert [c["method"] for c in _writes(server)] == ["POST"]  # the claim is never patched
+
+
+def test_a_volume_the_driver_made_without_claim_tags_is_touched_nowhere(aws, api) -> None:
+    """Made by the EBS CSI driver run without --extra-create-metadata: its own tags only. It
+    is a PersistentVolume's all the same: neither the API server nor EC2 is asked anything."""
+    server = api()
+    ec2 = boto3.client("ec2", REGION)
+    tags = [
+        {"Key": "ebs-analyzer/apply", "Value": "allowed"},
+        {"Key": "ebs.csi.aws.com/cluster", "Value": "true"},
+        {"Key": "CSIVolumeName", "Value": "pvc-3f2a"},
+    ]
+    volume = str(
+        ec2.create_volume(
+            Size=50,
+            VolumeType="gp2",
+            AvailabilityZone=f"{REGION}a",
+            TagSpecifications=[{"ResourceType": "volume", "Tags": tags}],
+        )["VolumeId"]
+    )
+    result = _go(_applier(server), f"{volume}:type=gp3,iops=3000,throughput=125")
+    assert result.outcome is Outcome.REFUSED and "belongs to PV pvc-3f2a" in result.reason
+    assert server.calls == [] and _modifications(volume) == 0
+    assert ec2.describe_volumes(VolumeIds=[volume])["Volumes"][0]["VolumeType"] == "gp2"
