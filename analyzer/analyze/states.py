@@ -31,15 +31,23 @@ def volume_state(
     modification is still `modifying`), and holds from `limits_since`."""
     measures = normalize.volume(raw)
     status, error = _status(measures, volume.active)
+    info = instance.type_info if instance else None
+    envelope = volume_envelope(volume.in_force(), info)
+    before = volume.before_change()
+    envelope_before = volume_envelope(before, info) if before is not None else None
+    # A modification that left the limits as they were (a size-only growth of an io2, a
+    # throughput change where IOPS bind… but the envelope holds both) changes nothing judged.
+    unchanged = before is not None and envelope_before == envelope
     return ResourceState(
         ref=volume.ref,
         resource=volume,
-        envelope=volume_envelope(volume.in_force(), instance.type_info if instance else None),
+        envelope=envelope,
         measures=MappingProxyType(measures),
         status=status,
         error=error,
         related=volume.instance_ids,
-        limits_since=volume.limits_since,
+        limits_since=None if unchanged else volume.limits_since,
+        envelope_before=envelope_before,
     )
 
 

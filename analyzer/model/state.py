@@ -133,7 +133,12 @@ class ResourceState:
     from a reading before its first page, and how far off it may be)."""
     limits_since: datetime | None = None
     """A volume modified: the moment from which `envelope` holds (`Volume.limits_since`).
-    Its datapoints from before were made under other limits, and are not judged by these."""
+    Its datapoints from before were made under other limits, and are not judged by these.
+    None where the modification left its limits as they were (a size-only growth of an io2):
+    nothing it was judged on has changed."""
+    envelope_before: Envelope | None = None
+    """A modified volume's envelope before the change `limits_since` dates: what a replay of
+    the moments before the change judges against."""
 
     def contradicts(self, bottleneck: Bottleneck) -> bool:
         """Whether its data contradicts the modelled limit of this bottleneck."""

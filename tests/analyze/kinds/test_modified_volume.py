@@ -238,3 +238,49 @@ def test_an_alert_ended_by_a_modification_names_the_one_in_effect() -> None:
     assert (
         Unjudged(Snapshot(T0, T0, (state,))).reconfigured("us-east-1", "vol-1", CHANGED, T0) is None
     )
+
+
+def _io2(iops: float, modification: Modification | None, minutes: int, size: int = 500):
+    """An io2 at `iops` (its described, target values) pinned at 5,000 IOPS and flagged by
+    CloudWatch's exceeded check every minute of `minutes`."""
+    volume = Volume(
+        "vol-1",
+        "us-east-1",
+        "io2",
+        size,
+        "in-use",
+        iops,
+        None,
+        "i-1",
+        modifications=(modification,) if modification else (),
+    )
+    raw = {
+        "VolumeReadOps": series([5_000.0 * 60] * minutes),
+        "VolumeReadBytes": series([5_000.0 * 60 * 16_384] * minutes),
+        "VolumeIdleTime": series([0.0] * minutes),
+        "VolumeIOPSExceededCheck": series([1.0] * minutes),
+    }
+    return volume_state(volume, raw, None)
+
+
+def test_a_modification_that_leaves_the_limits_as_they_were_ends_nothing() -> None:
+    """io2 grown from 500 to 1,000 GiB at the same 5,000 IOPS, pinned throughout: the cap
+    alert goes on firing, never "resolved" by a change of nothing it was judged on."""
+    book = AlertBook(repeat_s=3_600, resolve_after_s=300)
+    first = analyze(_io2(5_000, None, 30))
+    book.update(T0 + timedelta(minutes=32), first.firing, first.pending, unknown=first.unknown)
+    book.delivered(book.owed(), T0 + timedelta(minutes=32))
+    grown = Modification(
+        "optimizing",
+        T0 + timedelta(minutes=29),
+        target_fields=(("size_gib", 1000),),
+        original_fields=(("volume_type", "io2"), ("size_gib", 500), ("iops", 5_000)),
+    )
+    for minute in range(30, 45):
+        state = _io2(5_000, grown, minute, size=1000)
+        assert state.limits_since is None
+        found = analyze(state, minutes_of_data=minute)
+        now = T0 + timedelta(minutes=minute, seconds=120)
+        book.update(now, found.firing, found.pending, unknown=found.unknown)
+        assert [(a.rule, a.state) for a in book] == [("volume-iops-cap", AlertState.FIRING)]
+        assert not [a for a in book.owed() if a.state is AlertState.RESOLVED]
