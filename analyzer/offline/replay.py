@@ -26,6 +26,7 @@ from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
 from analyzer.model.metrics import Measure
 from analyzer.model.past import Grid, Past
+from analyzer.model.resources import Volume
 from analyzer.model.series import Series, span
 from analyzer.model.state import NOTHING, ResourceState
 
@@ -180,6 +181,19 @@ def _until(series: Series, at: datetime, axes: Axes | None) -> Series:
     return Series(kept, shown, series.period_s, series.status, series.error)
 
 
+def _before_change(state: ResourceState, at: datetime) -> ResourceState:
+    """A volume at a moment before the modification its limits date from: the volume and the
+    envelope of before, judged on all its data up to then (the recording's inventory is of
+    its end, after the change)."""
+    if state.limits_since is None or state.limits_since <= at:
+        return state
+    resource = state.resource
+    before = resource.before_change() if isinstance(resource, Volume) else None
+    if before is None or state.envelope_before is None:
+        return replace(state, limits_since=None)
+    return replace(state, resource=before, envelope=state.envelope_before, limits_since=None)
+
+
 def cut(
     state: ResourceState, at: datetime, past: DataPast | None = None, axes: Axes | None = None
 ) -> ResourceState:
@@ -193,6 +207,7 @@ def cut(
     drained from then on. `axes`: the step's axes cut so far, shared by every state cut at
     `at` (the timestamps a series' identity keys must outlive the step)."""
     measures = {m: _until(s, at, axes) for m, s in state.measures.items()}
+    state = _before_change(state, at)
     if past is None or not past.minima:
         return replace(state, measures=MappingProxyType(measures))  # its own past, if any
     minima = {}

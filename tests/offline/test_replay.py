@@ -119,3 +119,47 @@ def test_series_of_one_time_axis_are_cut_to_one_copy_of_it() -> None:
         for measure, part in alone.measures.items():
             assert list(done.measure(measure).values) == list(part.values)
         assert done.measure(Measure.IOPS).timestamps is again.measure(Measure.THROUGHPUT).timestamps
+
+
+def test_a_replay_before_a_recorded_modification_judges_the_limits_then() -> None:
+    """The recording's inventory is of its end: an io2 raised from 5,000 to 10,000 IOPS at
+    minute 90, pinned at 5,000 before. The replay of the minutes before the change judges
+    them against the 5,000 then in force, as the daemon did then."""
+    from analyzer.analyze import prices
+    from analyzer.analyze import rules as rule_files
+    from analyzer.analyze.catalog import Catalog
+    from analyzer.analyze.states import volume_state
+    from analyzer.model.resources import Modification, Volume
+    from analyzer.offline.replay import replay
+    from tests.helpers import T0, series
+
+    raised = Modification(
+        "completed",
+        T0 + timedelta(minutes=90),
+        target_fields=(("iops", 10_000),),
+        original_fields=(("volume_type", "io2"), ("size_gib", 500), ("iops", 5_000)),
+        ended=T0 + timedelta(minutes=95),
+    )
+    volume = Volume(
+        "vol-1", "us-east-1", "io2", 500, "in-use", 10_000, None, "i-1", modifications=(raised,)
+    )
+    pinned = [5_000.0] * 90 + [6_000.0] * 30
+    state = volume_state(
+        volume,
+        {
+            "VolumeReadOps": series([x * 60 for x in pinned]),
+            "VolumeReadBytes": series([x * 60 * 16_384 for x in pinned]),
+            "VolumeIdleTime": series([0.0] * 120),
+            "VolumeIOPSExceededCheck": series([1.0] * 90 + [0.0] * 30),
+        },
+        None,
+    )
+    out = replay(
+        [state],
+        rule_files.load(),
+        Catalog(prices.load()),
+        T0 + timedelta(minutes=16),
+        T0 + timedelta(minutes=120),
+    )
+    fired = [(f.rule, f.fired_at) for f in out.fired]
+    assert ("volume-iops-cap", T0 + timedelta(minutes=16)) in fired, fired
