@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from analyzer.model.findings import (
     HOLDS_BALANCE,
@@ -203,7 +203,9 @@ class FindingRecord(_Record):
     credit: _Credit | None = None
     sized_for: dict[str, float] | None = None
     held: str | None = None
-    limits_since: datetime | None = None
+    limits_since: AwareDatetime | None = None
+    """With its timezone, as every time the state file keeps: a naive one would load, then
+    fail every cycle that compares it."""
 
     @field_validator("evidence")
     @classmethod

@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -38,7 +38,7 @@ from pydantic import (
 from analyzer.analyze.alerts import Alert, AlertState, Owed
 from analyzer.deliver.records import FindingRecord, finding_stored
 from analyzer.model.applied import OFFERS_KEPT, Attempt
-from analyzer.model.findings import Severity
+from analyzer.model.findings import Finding, Severity
 from analyzer.yamlfile import dotted, explain
 
 STATE_VERSION = 1
@@ -239,10 +239,20 @@ def _why(exc: ValidationError, prefix: str = "") -> str:
     )
 
 
+def _judged(record: _Alert) -> Finding:
+    """The alert's finding; one kept by a daemon that did not yet say which limits it was
+    judged under was judged under those in force when the alert began (a modification
+    before then is no news to it, one after ends it)."""
+    finding = record.finding.finding()
+    if "limits_since" in record.finding.model_fields_set:
+        return finding
+    return replace(finding, limits_since=record.since)
+
+
 def _alerts(records: list[_Alert]) -> list[Alert]:
     alerts = [
         Alert(
-            finding=a.finding.finding(),
+            finding=_judged(a),
             state=a.state,
             since=a.since,
             firing_since=a.firing_since,

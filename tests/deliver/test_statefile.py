@@ -431,3 +431,33 @@ def test_every_attempt_the_daemon_writes_it_reads_back(text, state, count, settl
     assert read.state is not None and written.state is not None
     assert written.state.startswith(read.state.rstrip("…"))
     assert written.reason.startswith(read.reason.rstrip("…"))
+
+
+def test_an_alert_from_a_file_that_said_no_limits_was_judged_on_those_when_it_began(
+    tmp_path,
+) -> None:
+    """A file written before findings said which limits they were judged under: a
+    modification before the alert began is no news to it, and must not end it."""
+    book = book_with_an_alert()
+    path = tmp_path / "state.json"
+    statefile.save(list(book), path)
+    document = json.loads(path.read_text())
+    del document["alerts"][0]["finding"]["limits_since"]
+    state, rejected = statefile.read_state(document)
+    [alert] = state.alerts
+    assert rejected == [] and alert.finding.limits_since == alert.since
+    # A file that says it (None: the volume as first described) keeps what it says.
+    [kept] = statefile.load(path)
+    assert kept.finding.limits_since is None
+
+
+def test_a_limits_moment_without_a_timezone_is_refused_alone(tmp_path) -> None:
+    """A naive time would load, then fail every cycle that compares it with the clock."""
+    book = book_with_an_alert()
+    path = tmp_path / "state.json"
+    statefile.save(list(book), path)
+    document = json.loads(path.read_text())
+    document["alerts"][0]["finding"]["limits_since"] = "2026-11-21T08:00:00"
+    state, rejected = statefile.read_state(document)
+    assert state.alerts == [] and len(rejected) == 1
+    assert rejected[0].startswith("alerts.0.finding.limits_since")
