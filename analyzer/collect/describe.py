@@ -23,6 +23,7 @@ from analyzer.model.resources import (
     Modification,
     StorageVolume,
     Volume,
+    config_text,
 )
 from analyzer.model.units import MB, MIB
 
@@ -208,21 +209,6 @@ def parse_instance_type(raw: Mapping[str, Any] | Reply) -> InstanceType:
     )
 
 
-def target_text(config: Mapping[str, Any]) -> str:
-    """A volume's configuration as a modification's target reads: `io2 1,000 GiB 20,000 IOPS`."""
-    size, iops, throughput = (config.get(k) for k in ("size_gib", "iops", "throughput_mibps"))
-    return " ".join(
-        part
-        for part in (
-            config.get("volume_type"),
-            f"{size:,} GiB" if size else None,
-            f"{iops:,} IOPS" if iops else None,
-            f"{throughput:,} MiB/s" if throughput else None,
-        )
-        if part
-    )
-
-
 def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
     """A VolumeModification (Amazon EC2 API Reference): its target and original values (the
     original ones are the limits in force while it is `modifying`), its start and end."""
@@ -242,7 +228,7 @@ def parse_modification(raw: Mapping[str, Any] | Reply) -> Modification:
         state=item.text("ModificationState", "unknown"),
         started=_utc(item.moment("StartTime")),
         progress=item.integer("Progress", None),
-        target=target_text(fields),
+        target=config_text(fields),
         target_fields=tuple((k, v) for k, v in fields.items() if v is not None),
         original_fields=tuple((k, v) for k, v in original.items() if v is not None),
         ended=_utc(ended) if ended is not None else None,

@@ -112,8 +112,8 @@ class Modification:
     def text(self) -> str:
         """`gp2 50 GiB → gp3 50 GiB 3,000 IOPS 125 MiB/s at 09:12 UTC (completed)`; `to gp3 …`
         where AWS did not say what the volume was."""
-        before = _config_text(dict(self.original_fields))
-        after = _config_text({**dict(self.original_fields), **dict(self.target_fields)})
+        before = config_text(dict(self.original_fields))
+        after = config_text({**dict(self.original_fields), **dict(self.target_fields)})
         if before and after != before:
             change = f"{before} → {after}"
         else:  # what it was is not known (or it changed nothing AWS reports)
@@ -121,8 +121,9 @@ class Modification:
         return f"{change} at {self.started.astimezone(UTC):%H:%M} UTC ({self.state})"
 
 
-def _config_text(config: Mapping[str, Any]) -> str:
-    """A configuration in words, as DescribeVolumesModifications' fields give it."""
+def config_text(config: Mapping[str, Any]) -> str:
+    """A volume's configuration in words, as DescribeVolumesModifications' fields give it:
+    `io2 1,000 GiB 20,000 IOPS`."""
     size, iops, throughput = (config.get(k) for k in ("size_gib", "iops", "throughput_mibps"))
     return " ".join(
         part
