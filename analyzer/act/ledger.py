@@ -28,9 +28,9 @@ DENIALS_FOLDED = timedelta(hours=1)
 
 class Ledger:
     def __init__(self, attempts: Iterable[Attempt] = ()) -> None:
-        self._attempts: list[Attempt] = []
-        for attempt in sorted(attempts, key=lambda a: a.at):
-            self._keep(attempt)
+        self._attempts: list[Attempt] = sorted(attempts, key=lambda a: a.at)
+        if self._attempts:
+            self._trim(self._attempts[-1].at)
         self._lock = threading.Lock()
         self._busy: set[str] = set()
 
@@ -43,10 +43,12 @@ class Ledger:
             self._keep(attempt)
 
     def _keep(self, attempt: Attempt) -> None:
-        """The attempt added; those past their week dropped, then the oldest of each kind
-        beyond its bound."""
-        cutoff = attempt.at - KEPT
-        kept = [a for a in (*self._attempts, attempt) if a.at >= cutoff]
+        self._attempts.append(attempt)
+        self._trim(attempt.at)
+
+    def _trim(self, now: datetime) -> None:
+        """Those past their week dropped, then the oldest of each kind beyond its bound."""
+        kept = [a for a in self._attempts if a.at >= now - KEPT]
         acted = sum(a.acted for a in kept)
         over = {True: max(acted - MOST_ACTED, 0), False: max(len(kept) - acted - MOST, 0)}
         self._attempts = []
