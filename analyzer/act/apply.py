@@ -269,9 +269,7 @@ class Applier:
         started = mod.started if mod is not None else None
         state = mod.state if mod is not None else None
         self._accepted(plan, state, started)
-        if started is not None:
-            return self._read_back(plan, changer, state, wait_s, lambda m: m.started >= started)
-        return self._read_back(plan, changer, state, wait_s, lambda m: _made_since(m, plan))
+        return self._read_back(plan, changer, state, wait_s)
 
     def _accepted(self, plan: Plan, state: str | None, started: datetime | None) -> None:
         """AWS took the change: said at once (the log, and `accepted`, the daemon's ledger and
@@ -330,7 +328,7 @@ class Applier:
             return Result(Outcome.FAILED, plan.fix_id, f"{error} (read back: not modified)", plan)
         log.warning("apply.answer_lost", fix_id=plan.fix_id, error=str(error))
         self._accepted(plan, state, started)
-        read = self._read_back(plan, changer, state, wait_s, lambda m: _made_since(m, plan))
+        read = self._read_back(plan, changer, state, wait_s)
         return replace(read, reason=f"{read.reason} (AWS's answer was lost: {error})")
 
     def _through_claim(
@@ -369,7 +367,7 @@ class Applier:
             )
         # Accepted by the API server: recorded before the driver is waited for.
         self._accepted(plan, None, None)
-        read = self._read_back(plan, changer, None, wait_s, lambda m: _made_since(m, plan))
+        read = self._read_back(plan, changer, None, wait_s)
         state = read.state if read.state is not None else "requested of the EBS CSI driver"
         return replace(read, reason=f"{claim} patched with {said}; modification {state}")
 
@@ -379,11 +377,10 @@ class Applier:
         changer: Changer,
         state: str | None,
         wait_s: float,
-        ours: Callable[[Modification], bool],
     ) -> Result:
         """The resource read again until the change shows, at most `wait_s`: the volume's
-        modification that is `ours` (never an older one), an RDS instance's storage as
-        asked."""
+        modification this fix made (`_made_since`, never an older one), an RDS instance's
+        storage as asked."""
         deadline = time.monotonic() + wait_s
         after: dict[str, Any] = {}
         started: datetime | None = None
@@ -392,7 +389,7 @@ class Applier:
                 if isinstance(plan.resource, Volume):
                     volume = changer.volume(plan.resource_id)
                     mod = _latest(volume)
-                    if mod is not None and ours(mod):
+                    if mod is not None and _made_since(mod, plan):
                         state, started = mod.state, mod.started
                     after = _read(volume) if volume is not None else after
                     done = state in ("optimizing", "completed", "failed")
