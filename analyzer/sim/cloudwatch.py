@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +29,12 @@ def _fixed(name: str) -> bool:
         return False
 
 
+def _period_s(stamps: Sequence[datetime]) -> float:
+    """The period of a metric's points: the least spacing of its first few (a minute alone)."""
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(stamps[:8])]
+    return min((g for g in gaps if g > 0), default=60.0)
+
+
 class SimulatedCloudWatch:
     """GetMetricData answered from the simulator, aggregated as CloudWatch would.
 
@@ -37,6 +45,9 @@ class SimulatedCloudWatch:
     advanced up to the end of each request, so data appears as simulated time passes; points
     older than `keep_s` are dropped. EC2 metrics of instances under basic monitoring come as
     5-minute points whatever period is asked for.
+
+    With `published` (the simulated clock), a datapoint is answered only once CloudWatch would
+    have published it: `lag_s` after the end of its period (`publication_lag`).
     """
 
     def __init__(
@@ -46,9 +57,17 @@ class SimulatedCloudWatch:
         keep_s: float = 6 * 3600.0,
         attachments: Mapping[str, str] | None = None,
         agents: Mapping[str, AgentMetrics] | None = None,
+        published: Callable[[], datetime] | None = None,
+        lag_s: float = 0.0,
     ) -> None:
         self._lock = threading.Lock()
         self._data: dict[_Key, list[tuple[datetime, float]]] = {}
+        self._stamps: dict[_Key, list[datetime]] = {}
+        """The timestamps of `_data`'s points, for finding a window by bisection."""
+        self._published = published
+        self.asked = 0
+        """How many metric queries GetMetricData has answered (what CloudWatch bills)."""
+        self._lag = timedelta(seconds=lag_s)
         self._simulations = list(simulations)
         self._attachments = dict(attachments or {})
         self._agents = dict(agents or {})
@@ -75,7 +94,17 @@ class SimulatedCloudWatch:
                 namespace, dims = agent.namespace, agent.dimensions
             if dims is not None:
                 key = (namespace, name, frozenset(dims))
-                self._data.setdefault(key, []).extend(points)
+                held = self._data.setdefault(key, [])
+                stamps = self._stamps.setdefault(key, [])
+                new = [t for t, _ in points]
+                in_order = all(a <= b for a, b in itertools.pairwise(new))
+                if in_order and (not stamps or not new or stamps[-1] <= new[0]):
+                    held.extend(points)
+                    stamps.extend(new)
+                else:
+                    held.extend(points)
+                    held.sort(key=lambda point: point[0])
+                    self._stamps[key] = [t for t, _ in held]
 
     def advance(self, until: datetime) -> None:
         """Simulate every whole minute that ends by `until`."""
@@ -87,6 +116,7 @@ class SimulatedCloudWatch:
             for key, points in self._data.items():
                 if points and points[0][0] < oldest:
                     self._data[key] = [(t, v) for t, v in points if t >= oldest]
+                    self._stamps[key] = [t for t, _ in self._data[key]]
 
     @property
     def present(self) -> datetime | None:
@@ -94,6 +124,20 @@ class SimulatedCloudWatch:
         without any)."""
         with self._lock:
             return max((s.now for s in self._simulations), default=None)
+
+    def _between(self, key: _Key, start: datetime, end: datetime) -> list[tuple[datetime, float]]:
+        """The points of `key` in `[start, end)` that are published by now."""
+        stamps = self._stamps.get(key)
+        if not stamps:
+            return []
+        points = self._data[key]
+        first = bisect.bisect_left(stamps, start)
+        last = bisect.bisect_left(stamps, end)
+        if self._published is not None:
+            # A point stamped t covers [t, t + period): published `lag` after that ends.
+            period = timedelta(seconds=_period_s(stamps))
+            last = min(last, bisect.bisect_right(stamps, self._published() - self._lag - period))
+        return points[first:last]
 
     def modify_volume(self, volume_id: str, at: datetime, **config: Any) -> None:
         """A volume modified at `at`: its simulation is played to then, and under the new
@@ -130,13 +174,14 @@ class SimulatedCloudWatch:
         start, end = kwargs["StartTime"], kwargs["EndTime"]
         self.advance(end)
         results = []
+        self.asked += len(kwargs["MetricDataQueries"])
         for query in kwargs["MetricDataQueries"]:
             stat = query["MetricStat"]
             metric = stat["Metric"]
             dims = {(d["Name"], d["Value"]) for d in metric.get("Dimensions", [])}
             key = (metric["Namespace"], metric["MetricName"], frozenset(dims))
             with self._lock:
-                points = [(t, v) for t, v in self._data.get(key, []) if start <= t < end]
+                points = self._between(key, start, end)
             instance = dict(dims).get(Dimension.INSTANCE.value, "")
             # A metric nothing publishes comes back empty, as CloudWatch answers it.
             basic = points and instance in self._basic

@@ -8,6 +8,7 @@ asked as CloudWatch would (the daily minima and the day profile included). Nothi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,7 +31,12 @@ class RecordedAccount:
     """Each recorded region, as `Analyzer(connect=…)` and `daemon.build` take one."""
 
     recording: Recording
+    published: Callable[[], datetime] | None = None
+    """The simulated clock: where given, a datapoint is answered only once CloudWatch would
+    have published it, `lag_s` after its period ends; otherwise every recorded one is."""
+    lag_s: float = 0.0
     _regions: dict[str, Region] = field(default_factory=dict)
+    _clouds: list[SimulatedCloudWatch] = field(default_factory=list)
 
     def region(self, name: str) -> Region:
         if name not in self._regions:
@@ -46,12 +52,24 @@ class RecordedAccount:
                 if v.attached_to and not v.multi_attach
             }
             agents = {v.volume_id: v.agent for v in inventory.volumes if v.agent}
-            cloud = SimulatedCloudWatch(data, keep_s=KEEP_S, attachments=attached, agents=agents)
+            cloud = SimulatedCloudWatch(
+                data,
+                keep_s=KEEP_S,
+                attachments=attached,
+                agents=agents,
+                published=self.published,
+                lag_s=self.lag_s,
+            )
+            self._clouds.append(cloud)
             metrics = CloudWatch(cloud, name)
             self._regions[name] = Region(
                 name, RecordedDescriber(inventory), metrics, listing=metrics
             )
         return self._regions[name]
+
+    def asked(self) -> int:
+        """How many metric queries its regions' CloudWatch has answered."""
+        return sum(c.asked for c in self._clouds)
 
 
 def _as_published(resource_id: str, name: str, series: Series) -> list[tuple[datetime, float]]:
