@@ -49,7 +49,7 @@ from analyzer.offline import (
     tune_text,
     what_if,
 )
-from analyzer.offline.replay import PAST_STATS, past_name
+from analyzer.offline.replay import PAST_STATS, Sight, past_name
 from analyzer.yamlfile import nearest
 
 
@@ -296,6 +296,7 @@ def _backtest(args: argparse.Namespace) -> int:
         ruleset.reach(),
         Catalog(prices.load(settings.prices)),
         settings.resolve_after,
+        Sight(settings.settle_delay, settings.publication_lag),
     )
     if args.tune:
         return _tune(args, settings, ruleset, span, limit)

@@ -33,10 +33,14 @@ from analyzer.analyze import prices, rules
 from analyzer.analyze.catalog import Catalog
 from analyzer.model import units
 from analyzer.offline.backtest import Backtest, Quality, backtest
+from analyzer.offline.replay import Sight
+from analyzer.settings.reading import Reading
 from analyzer.sim.bursty import DAYS, SCENARIOS, WARMUP_DAYS, Bursts, as_raw, simulate, span
 
 RESOLVE_AFTER_S = 300.0
 """The daemon's default `resolve_after`."""
+SIGHT = Sight(Reading().settle_delay, Reading().publication_lag)
+"""What each cycle reads, as the daemon reads it with its default settings."""
 
 
 def run(scenario: Bursts, rule_dirs: list[str], days: float) -> Backtest:
@@ -52,6 +56,7 @@ def run(scenario: Bursts, rule_dirs: list[str], days: float) -> Backtest:
         start,
         end - timedelta(minutes=1),
         RESOLVE_AFTER_S,
+        sight=SIGHT,
     )
 
 

@@ -54,6 +54,8 @@ from analyzer.model.resources import Inventory
 from analyzer.offline import approval, backtest_text, judged, tune, tune_text
 from analyzer.offline.approval import Approval
 from analyzer.offline.backtest import Quality, summed
+from analyzer.offline.replay import Sight
+from analyzer.settings.reading import Reading
 from analyzer.sim.bursty import DAYS, WARMUP_DAYS, as_raw, span
 from analyzer.sim.datapoints import Datapoints
 from analyzer.sim.recorded import Driven, loads, scenarios, simulate
@@ -61,6 +63,8 @@ from analyzer.sim.scenario import FORTNIGHT_START, REGION
 
 RESOLVE_AFTER_S = 300.0
 """The daemon's default `resolve_after`."""
+SIGHT = Sight(Reading().settle_delay, Reading().publication_lag)
+"""What each cycle reads, as the daemon reads it with its default settings."""
 ALLOWED_FALSE = 2
 """A resource may have this many more false warnings than the alarm in a fortnight."""
 FALSE_SHARE = 0.7
@@ -118,6 +122,7 @@ def run(driven: Driven, rule_dirs: list[str], cache: str | None, setting: str) -
         ruleset.reach(),
         Catalog(prices.load(None)),
         RESOLVE_AFTER_S,
+        SIGHT,
     )
     result = replays.replayed(ruleset)
     quality = result.by_resource.get(driven.resource_id, Quality())

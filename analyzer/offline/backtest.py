@@ -28,7 +28,7 @@ from analyzer.model.metrics import Measure
 from analyzer.model.resources import Inventory
 from analyzer.model.series import Series
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, ResourceState
-from analyzer.offline.replay import BALANCES, Fired, replay
+from analyzer.offline.replay import BALANCES, EVERY_MINUTE, Fired, Sight, replay
 
 ALARM_PERCENT = 20.0
 """The alarm many operators run today: BurstBalance below 20 %."""
@@ -347,7 +347,11 @@ def _followed(alert: Fired, empty: Sequence[Episode]) -> bool:
 
 
 def judge(
-    states: Sequence[ResourceState], fired: list[Fired], start: datetime, end: datetime
+    states: Sequence[ResourceState],
+    fired: list[Fired],
+    start: datetime,
+    end: datetime,
+    lag_s: float = 0.0,
 ) -> Backtest:
     """What happened in the data, matched with what fired (and with a 20 % alarm).
 
@@ -356,7 +360,8 @@ def judge(
     otherwise. A trend warning (days ahead) is true where an exhaustion follows within its
     horizon; it earns no minutes of lead. A lead counts from the warning, or the alarm, but
     never from before the drain that emptied the bucket began (its last peak): a warning held
-    over from an earlier drain foresaw nothing of this one."""
+    over from an earlier drain foresaw nothing of this one. The alarm sees a minute `lag_s`
+    after it ends, when CloudWatch has published it (`publication_lag`), as the replay does."""
     out = Backtest(start, end, fired, states=list(states))
     for state in states:
         rid = state.ref.resource_id
@@ -389,10 +394,10 @@ def judge(
                 for s, e in below
                 if s <= episode.started_at and (e is None or e > episode.started_at)
             ]
-            # The alarm knows a minute's balance once the minute is over, as the rules do.
+            # The alarm knows a minute's balance once it is published, as the rules do.
             first = min(alarm, default=None)
             if first is not None:
-                first += timedelta(seconds=balance.period_s)
+                first += timedelta(seconds=balance.period_s + lag_s)
             began = _began(state.measure(Measure(episode.what)), episode.started_at)
             matched = _matched(replace(episode, alarm_at=first, began_at=began), forecasts)
             out.exhaustions.append(matched)
@@ -429,6 +434,7 @@ def backtest(
     end: datetime,
     resolve_after_s: float,
     past: Mapping[str, Raw] | None = None,
+    sight: Sight = EVERY_MINUTE,
 ) -> Backtest:
     """The rules replayed from `start` (the history before it is what they read first, with
     `past`, the days before the history, by region) to `end`, then judged against the
@@ -439,5 +445,5 @@ def backtest(
         for state in states_for(inventory, raw.get(region, {}))
     ]
     before = {rid: found for by_region in (past or {}).values() for rid, found in by_region.items()}
-    done = replay(states, ruleset, catalog, start, end, resolve_after_s, before=before)
-    return judge(states, done.fired, start, end)
+    done = replay(states, ruleset, catalog, start, end, resolve_after_s, before=before, sight=sight)
+    return judge(states, done.fired, start, end, sight.lag_s)

@@ -28,7 +28,7 @@ from analyzer.errors import ConfigError
 from analyzer.model import units
 from analyzer.model.layers import balance_metric
 from analyzer.offline.backtest import Backtest, Quality, backtest
-from analyzer.offline.replay import BALANCES
+from analyzer.offline.replay import BALANCES, EVERY_MINUTE, Sight
 from analyzer.offline.tune import Judged, Setting, groups
 
 _NAMES = frozenset(balance_metric(m) for m in BALANCES)
@@ -43,6 +43,8 @@ class Span:
     start: datetime
     end: datetime
     resolve_after_s: float
+    sight: Sight = EVERY_MINUTE
+    """What each cycle reads, as the daemon reads it (`settle_delay`, `publication_lag`)."""
 
     @classmethod
     def over(
@@ -52,6 +54,7 @@ class Span:
         reach_s: float,
         catalog: Catalog,
         resolve_after_s: float,
+        sight: Sight = EVERY_MINUTE,
     ) -> Span:
         """The last `since_s` of the history, replayed; what comes before it is the past the
         rules read at its first minute (at least `reach_s` of it), as the daemon would have
@@ -64,7 +67,7 @@ class Span:
                 f"--since: the history must be longer than the {units.duration(reach_s)} "
                 "the rules read before their first cycle"
             )
-        return cls(history, catalog, start, history.end, resolve_after_s)
+        return cls(history, catalog, start, history.end, resolve_after_s, sight)
 
     def replayed(self, ruleset: RuleSet, ids: frozenset[str] | None = None) -> Backtest:
         """The rules over the history from `start` to `end`, judged: `backtest` as the
@@ -79,6 +82,7 @@ class Span:
             self.end,
             self.resolve_after_s,
             history.past,
+            self.sight,
         )
 
 

@@ -21,7 +21,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
-from analyzer.collect.window import floor_to
+from analyzer.collect.window import data_end, floor_to
 from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
 from analyzer.model.metrics import Measure
@@ -32,6 +32,27 @@ from analyzer.model.state import NOTHING, ResourceState
 
 STEP_S = 60.0
 NEVER_REPEAT_S = 10 * 365 * 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """What a cycle at a moment can read, as the daemon reads it: CloudWatch publishes a
+    minute `lag_s` after it ends (`publication_lag`), and the daemon's window ends
+    `settle_s` before its cycle (`settle_delay`), on a whole minute. Both 0: every minute
+    the moment it ends (the rule files' tests)."""
+
+    settle_s: float = 0.0
+    lag_s: float = 0.0
+
+    def end(self, at: datetime) -> datetime:
+        """The end of the newest minute a cycle at `at` reads."""
+        if not self.settle_s and not self.lag_s:
+            return at
+        return data_end(at, max(self.settle_s, self.lag_s))
+
+
+EVERY_MINUTE = Sight()
+"""Each minute read the moment it ends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +81,64 @@ class Replay:
     pending_at: dict[datetime, frozenset[tuple[str, str]]] = field(default_factory=dict)
     warned_at: dict[datetime, frozenset[str]] = field(default_factory=dict)
     """At each step: the ids of the resources a credit alert of warning or above fires for."""
+
+
+@dataclass
+class Transcript:
+    """What an alert book fired, escalated and resolved, read after each cycle: the replay's
+    book and the daemon's alike (`analyzer/played.py`)."""
+
+    out: Replay = field(default_factory=Replay)
+    _open: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    """By alert key, the index in `out.fired` of the message it fired with."""
+
+    def take(self, book: AlertBook, at: datetime) -> None:
+        """The book as a cycle at `at` left it."""
+        for key, alert in book.alerts.items():
+            index = self._open.get(key)
+            escalated = (
+                alert.state is AlertState.FIRING
+                and index is not None
+                and alert.severity.rank > self.out.fired[index].severity.rank
+            )
+            if escalated and index is not None:
+                # Sent again at its new severity: what warned is the new message.
+                self.out.fired[index] = replace(self.out.fired[index], resolved_at=at)
+                del self._open[key]
+            if alert.state is AlertState.FIRING and key not in self._open:
+                self._open[key] = len(self.out.fired)
+                finding = alert.finding
+                self.out.fired.append(
+                    Fired(
+                        alert.rule,
+                        alert.severity,
+                        alert.resource_id,
+                        finding.bottleneck,
+                        at,
+                        horizon_s=_trend_horizon(finding),
+                        fix=next((r for r in finding.remedies if r.fix_id is not None), None),
+                    )
+                )
+            elif alert.state is AlertState.RESOLVED and key in self._open:
+                index = self._open.pop(key)
+                self.out.fired[index] = replace(self.out.fired[index], resolved_at=at)
+        for key in [k for k in self._open if k not in book.alerts]:
+            # Resolved and delivered: the book holds it no more.
+            index = self._open.pop(key)
+            self.out.fired[index] = replace(self.out.fired[index], resolved_at=at)
+        self.out.firing_at[at] = frozenset(
+            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.FIRING
+        )
+        self.out.warned_at[at] = frozenset(
+            a.resource_id
+            for a in book.alerts.values()
+            if a.state is AlertState.FIRING
+            and a.finding.is_credits
+            and a.severity.rank >= Severity.WARNING.rank
+        )
+        self.out.pending_at[at] = frozenset(
+            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.PENDING
+        )
 
 
 PAST_DAYS = 14
@@ -240,13 +319,14 @@ def replay(
     resolve_after_s: float = 300.0,
     step_s: float = STEP_S,
     before: Mapping[str, Mapping[str, Series]] | None = None,
+    sight: Sight = EVERY_MINUTE,
 ) -> Replay:
-    """Cycles every `step_s` from `start` to `end` (both included) over `states`; `before`:
-    the days before their data, by resource id (`data_past`)."""
+    """Cycles every `step_s` from `start` to `end` (both included) over `states`, each reading
+    the data `sight` shows it; `before`: the days before their data, by resource id
+    (`data_past`)."""
     book = AlertBook(NEVER_REPEAT_S, resolve_after_s, log=SILENT)
     memo = Judgements()
-    out = Replay()
-    open_: dict[tuple[str, str, str], int] = {}
+    transcript = Transcript()
     # The past the daemon would have fetched, from the data, unless a state has its own.
     before = before or {}
     pasts = [
@@ -257,50 +337,12 @@ def replay(
     at = start
     while at <= end:
         axes: Axes = {}
-        snapshot = build(at, at, [cut(s, at, p, axes) for s, p in zip(states, pasts, strict=True)])
+        seen = sight.end(at)
+        cuts = [cut(s, seen, p, axes) for s, p in zip(states, pasts, strict=True)]
+        snapshot = build(at, seen, cuts)
         analysis = analyze(snapshot, ruleset, catalog, memo)
         book.update(at, analysis.firing, analysis.pending, analysis.unknown, analysis.readings)
-        for key, alert in book.alerts.items():
-            index = open_.get(key)
-            escalated = (
-                alert.state is AlertState.FIRING
-                and index is not None
-                and alert.severity.rank > out.fired[index].severity.rank
-            )
-            if escalated and index is not None:
-                # Sent again at its new severity: what warned is the new message.
-                out.fired[index] = replace(out.fired[index], resolved_at=at)
-                del open_[key]
-            if alert.state is AlertState.FIRING and key not in open_:
-                open_[key] = len(out.fired)
-                finding = alert.finding
-                out.fired.append(
-                    Fired(
-                        alert.rule,
-                        alert.severity,
-                        alert.resource_id,
-                        finding.bottleneck,
-                        at,
-                        horizon_s=_trend_horizon(finding),
-                        fix=next((r for r in finding.remedies if r.fix_id is not None), None),
-                    )
-                )
-            elif alert.state is AlertState.RESOLVED and key in open_:
-                index = open_.pop(key)
-                out.fired[index] = replace(out.fired[index], resolved_at=at)
-        out.firing_at[at] = frozenset(
-            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.FIRING
-        )
-        out.warned_at[at] = frozenset(
-            a.resource_id
-            for a in book.alerts.values()
-            if a.state is AlertState.FIRING
-            and a.finding.is_credits
-            and a.severity.rank >= Severity.WARNING.rank
-        )
-        out.pending_at[at] = frozenset(
-            (a.rule, a.resource_id) for a in book.alerts.values() if a.state is AlertState.PENDING
-        )
+        transcript.take(book, at)
         book.delivered(book.owed(), at)
         at += timedelta(seconds=step_s)
-    return out
+    return transcript.out

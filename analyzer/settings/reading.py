@@ -6,6 +6,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from analyzer.settings.values import Seconds
 
+PUBLICATION_LAG_S = 120.0
+"""One-minute CloudWatch metrics are available about two minutes after their minute ends
+(Datadog, "Cloud Metric Delay": docs.datadoghq.com/integrations/guide/cloud-metric-delay/);
+AWS publishes no figure. The same two minutes as the settle delay DOMAIN.md recommends."""
+
 
 class Reading(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -15,6 +20,10 @@ class Reading(BaseModel):
     what the rules read, plus ten minutes (40 minutes with the shipped rules); never less."""
     settle_delay: Seconds = Field(default=120.0, ge=0, le=3600.0)
     """The newest minutes are often incomplete in CloudWatch: leave them out."""
+    publication_lag: Seconds = Field(default=PUBLICATION_LAG_S, ge=0, le=3600.0)
+    """How long after a minute ends CloudWatch has published its datapoint. `backtest` reads
+    each minute no earlier than this after it ends (and no earlier than the daemon would, by
+    `settle_delay`), and the alarm it is compared with sees it then too."""
     forecast_window: Seconds | None = None
     """No longer used, and accepted with a warning: every output reads one time to empty per
     resource, over the `rate_window` of the `credit_forecast` rule that applies to it."""

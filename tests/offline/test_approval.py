@@ -169,7 +169,9 @@ def test_the_shipped_recording_s_exhaustion_is_averted_by_its_warning_s_fix(caps
     assert (found["averted"], found["throttled_minutes"], found["minutes_saved"]) == (1, 30, 30)
     [one] = found["per_exhaustion"]
     assert one["fix_id"] == "orders-replica:type=gp3"
-    assert one["in_force_at"] == "2026-11-13T09:28:10+00:00"
+    # Warned at 09:25, as the daemon reads the data: two minutes after the minute that showed
+    # it ended (`settle_delay`); approved five minutes later, in force ten seconds after that.
+    assert one["in_force_at"] == "2026-11-13T09:30:10+00:00"
     assert main([*argv, "90s"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Backtest ")  # the usual report first
