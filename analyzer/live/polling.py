@@ -45,8 +45,12 @@ from analyzer.model.metrics import Measure, Namespace, Tier
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.resources import Instance, Inventory
 from analyzer.model.series import Series, Status, recent
-from analyzer.model.state import FetchStats, ResourceState
+from analyzer.model.state import EMPTY_BALANCE_PERCENT, FetchStats, ResourceState
 
+EMPTIED_WITHIN_S = 20 * 60.0
+"""A bucket that emptied this recently is read every cycle: the shipped rules on an empty
+bucket read its last 10 (a volume's) or 15 minutes (an instance's), and fire once they
+have; a bucket empty for longer has had its say."""
 MAX_ROUNDS = 3
 """idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
 FULL = "full"
@@ -430,8 +434,9 @@ class RegionPoller:
             if placed.minute is not (rid in self.minute):
                 self.minute ^= {rid}
                 self.steady_moves += 1  # what the projected bill follows
-            empties = judged.outlook.seconds_to_empty if judged.outlook else None
-            if empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True):
+            empties = _to_empty(judged)
+            soon = empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True)
+            if soon or _emptied(judged, at):
                 self._emptying.add(rid)
             else:
                 self._emptying.discard(rid)
@@ -480,6 +485,31 @@ class RegionPoller:
 
     def _tier_label(self, rid: str) -> str:
         return self.tiers.get(rid, Tier.IDLE).value if self.adaptive else FULL
+
+
+def _to_empty(state: ResourceState) -> float | None:
+    """Seconds until its outlook's bucket falls to where it counts as empty
+    (`EMPTY_BALANCE_PERCENT`, where the rule on an empty bucket speaks), at the outlook's
+    drain; None without an outlook."""
+    found = state.outlook
+    if found is None:
+        return None
+    if found.balance_percent <= 0:
+        return 0.0
+    left = max(found.balance_percent - EMPTY_BALANCE_PERCENT, 0.0) / found.balance_percent
+    return found.seconds_to_empty * left
+
+
+def _emptied(state: ResourceState, at: datetime) -> bool:
+    """Whether a bucket of it is empty and was not `EMPTIED_WITHIN_S` ago: the outlook has
+    no time to empty left to give, and the rule on an empty bucket is about to speak. Read
+    every cycle meanwhile, however steadily its alerts fire."""
+    for bucket in state.buckets():
+        balance = recent(state.in_force(bucket.balance), at, EMPTIED_WITHIN_S)
+        empty = len(balance) and balance.values[-1] <= EMPTY_BALANCE_PERCENT
+        if empty and max(balance.values) > EMPTY_BALANCE_PERCENT:
+            return True
+    return False
 
 
 def paying_guards(
