@@ -24,7 +24,7 @@ BASE = ("analyzer", "analyzer.errors", "analyzer.yamlfile", "analyzer.redaction"
 file, secrets kept out of text."""
 
 SHELL = {"analyzer.settings": 4, "analyzer.logs": 4, "analyzer.arguments": 5, "analyzer.cli": 5}
-SHELL |= {"analyzer.demo": 5, "analyzer.__main__": 6}
+SHELL |= {"analyzer.demo": 5, "analyzer.played": 5, "analyzer.__main__": 6}
 """The other root modules: the configuration the loops read, and the command line above them."""
 
 RANKS = {
@@ -43,7 +43,7 @@ RANKS = {
 """A module may import modules of its own rank or below. Within one stage, only its own room.
 Below the root, the folder carries the rank: a new module in a folder needs no entry here."""
 
-SIM_USERS = frozenset({"analyzer.demo"})
+SIM_USERS = frozenset({"analyzer.demo", "analyzer.played"})
 
 
 def _modules() -> dict[str, Path]:
