@@ -33,20 +33,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import realload  # noqa: E402
+import realload
 
-from analyzer import logs  # noqa: E402
-from analyzer.analyze import prices, rules  # noqa: E402
-from analyzer.analyze.catalog import Catalog  # noqa: E402
-from analyzer.analyze.states import states_for  # noqa: E402
-from analyzer.collect import recording  # noqa: E402
-from analyzer.collect.recording import Recording  # noqa: E402
-from analyzer.model import units  # noqa: E402
-from analyzer.offline.backtest import WARNING, Backtest, backtest, judge  # noqa: E402
-from analyzer.offline.replay import EVERY_MINUTE, Sight  # noqa: E402
-from analyzer.played import play  # noqa: E402
-from analyzer.settings.reading import Reading  # noqa: E402
-from analyzer.sim.recorded import scenarios  # noqa: E402
+from analyzer import logs
+from analyzer.analyze import prices, rules
+from analyzer.analyze.catalog import Catalog
+from analyzer.analyze.states import states_for
+from analyzer.collect import recording
+from analyzer.collect.recording import Recording
+from analyzer.model import units
+from analyzer.offline.backtest import WARNING, Backtest, backtest, judge
+from analyzer.offline.replay import EVERY_MINUTE, Sight
+from analyzer.played import play
+from analyzer.settings.reading import Reading
+from analyzer.sim.recorded import scenarios
 
 RESOLVE_AFTER_S = 300.0
 PHASE_S = 20.0
@@ -127,9 +127,7 @@ def compare(name: str, history: Recording, days: float, lag_s: float) -> Compare
     hours = volumes * (end - start).total_seconds() / 3600
     seconds = time.monotonic() - began
     lived, replayed, allowed = (_bare(r) for r in (lived, replayed, allowed))
-    return Compared(
-        name, lived, replayed, allowed, cycles, failed, metrics, hours, first, seconds
-    )
+    return Compared(name, lived, replayed, allowed, cycles, failed, metrics, hours, first, seconds)
 
 
 def _bare(result: Backtest) -> Backtest:

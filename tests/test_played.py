@@ -82,15 +82,39 @@ def test_the_daemon_fires_what_its_replay_fires_within_the_cycle_s_phase(
 
 
 def test_the_later_the_data_is_published_the_later_both_warn(recorded: Recording) -> None:
-    """A publication lag longer than the settle delay holds the data back further, in the
-    daemon as in its replay; the alarm is judged on the same data."""
+    """Each minute CloudWatch takes to publish is a minute later for the daemon and its
+    replay alike; the alarm is judged on the same data."""
     prompt, _, _ = _both(recorded, 0.0)
     late, _, _ = _both(recorded, 240.0)
     firsts = [(a.fired_at, b.fired_at) for a, b in zip(prompt.fired, late.fired, strict=True)]
-    assert all((b - a).total_seconds() == 120.0 for a, b in firsts)
+    assert all((b - a).total_seconds() == 240.0 for a, b in firsts)
     [was], [now] = prompt.exhaustions, late.exhaustions
     assert was.alarm_lead_seconds is not None and now.alarm_lead_seconds is not None
     assert was.alarm_lead_seconds - now.alarm_lead_seconds == 240.0
+
+
+def test_published_at_once_the_daemon_warns_within_a_minute_of_the_data(
+    recorded: Recording,
+) -> None:
+    """A balance is read the moment CloudWatch has it, a sum once its next minute is there:
+    every alert comes within a minute of the replay of every minute as it ends (what the
+    data first allowed), the cycle's phase aside, and no exhaustion later than the alarm."""
+    replayed, played, lived = _both(recorded, 0.0)
+    start, end = replayed.start, replayed.end
+    allowed = backtest(
+        recorded.inventories,
+        recorded.raw,
+        rules.load([Path("builtin")]),
+        Catalog(prices.load(None)),
+        start,
+        end,
+        300.0,
+    )
+    assert [f.rule for f in allowed.fired] == [f.rule for f in played.replay.fired]
+    for mine, first in zip(played.replay.fired, allowed.fired, strict=True):
+        assert PHASE_S <= (mine.fired_at - first.fired_at).total_seconds() <= 60 + PHASE_S
+    assert all(e.lead_seconds is not None for e in lived.exhaustions)
+    assert all(q.later_than_alarm == 0 for q in replayed.by_resource.values())
 
 
 def test_a_cycle_that_fails_is_counted_and_the_next_goes_on(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from analyzer.model.limits import CreditBucket
-from analyzer.model.series import Series, latest_balance
+from analyzer.model.series import Series, is_recent, latest_balance
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +159,7 @@ def drain_began(
     overstates it. The new stretch loses its first period when it
     is longer than `MIN_REGIME_PERIODS`, since the load may have changed within that period.
     """
-    start = at - timedelta(seconds=rate_window_s)
+    start = _rates_end(iops, throughput, at) - timedelta(seconds=rate_window_s)
     ops = dict(iops.between(start, at).points())
     data = dict(throughput.between(start, at).points())
     stamps = sorted(ops.keys() | data.keys())
@@ -168,6 +168,17 @@ def drain_began(
     if split is None:
         return start
     return stamps[split + 1] if len(stamps) - split > MIN_REGIME_PERIODS else stamps[split]
+
+
+def _rates_end(iops: Series, throughput: Series, at: datetime) -> datetime:
+    """The end of the rates' newest period complete by `at`, where the rate window ends (as
+    `series.recent` reads it): a sum's newest minute may come a minute after the balance's."""
+    ends = [
+        last[0] + timedelta(seconds=series.period_s)
+        for series in (iops, throughput)
+        if is_recent(series, at) and (last := series.until(at).last()) is not None
+    ]
+    return max(ends, default=at)
 
 
 def _change_point(values: list[float]) -> int | None:

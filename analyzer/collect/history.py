@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from analyzer.collect.queries import MetricQuery
-from analyzer.collect.window import Window, aligned, data_end, floor_to
+from analyzer.collect.window import MINUTE_S, Window, data_end, floor_to
 from analyzer.model.series import Series, Status
 
 
@@ -40,18 +40,26 @@ class History:
     not a copy each."""
     _axes_swept: int = 0
     """How many axes were in use at the last sweep of those no series holds any more."""
+    newest: datetime | None = None
+    """The end of the newest one-minute datapoint CloudWatch has answered: how late it
+    publishes, seen (`data_end`)."""
+    _newest_at: datetime | None = None
+    """When `newest` was answered."""
+    _planned_at: datetime | None = None
+    """The moment of the last `plan`: the cycle whose answers are merged."""
 
     def plan(
         self, queries: Iterable[MetricQuery], now: datetime
     ) -> list[tuple[Window, list[MetricQuery]]]:
         """The windows to fetch this cycle, each with the queries that share it."""
         groups: dict[tuple[datetime, datetime, int], list[MetricQuery]] = {}
+        self._planned_at = now
         for query in queries:
             period = query.period_s
-            end = data_end(now, self.settle_s, period)
+            end = self.asked_end(now, period)
             known = self._until.get(query)
             if known is None:
-                start = aligned(now, period, self.lookback_s, self.settle_s).start
+                start = floor_to(end - timedelta(seconds=max(self.lookback_s, period)), period)
             elif end <= known:
                 continue
             else:
@@ -63,9 +71,57 @@ class History:
             for (start, end, period), group in sorted(groups.items(), key=lambda kv: kv[0])
         ]
 
+    def asked_end(self, now: datetime, period_s: int) -> datetime:
+        """Where a query of this period is asked up to at `now`. A minute's: up to the minute
+        under way, since CloudWatch answers what it has published, and a gauge (a balance, an
+        average) is whole once its datapoint is there; a sum's newest minute waits to be
+        complete (`_held_from`). A coarser period's (5-minute EC2 metrics): its newest period that
+        ended `settle_s` ago, as it may still be filling."""
+        if period_s == MINUTE_S:
+            return data_end(now, 0.0, period_s)
+        return data_end(now, self.settle_s, period_s)
+
+    def data_end(self, now: datetime) -> datetime:
+        """The end of the newest minute a cycle at `now` reads: the newest CloudWatch has
+        published for any series kept, never earlier than `settle_s` before `now` (what the
+        rules read then, when nothing newer has come), nor later than the minute under way."""
+        settled = data_end(now, self.settle_s)
+        if self.newest is None:
+            return settled
+        return max(settled, min(self.newest, data_end(now, 0.0)))
+
+    def expected_end(self, now: datetime) -> datetime:
+        """`data_end` as it will stand once this cycle's answers are in: the newest minute
+        published moved on by the minutes passed since the last fetch (CloudWatch publishes
+        as late as it did then)."""
+        if self.newest is None or self._newest_at is None:
+            return self.data_end(now)
+        passed = data_end(now, 0.0) - data_end(self._newest_at, 0.0)
+        settled = data_end(now, self.settle_s)
+        return max(settled, min(self.newest + passed, data_end(now, 0.0)))
+
+    def _held_from(self, fetched: Mapping[MetricQuery, Series]) -> dict[str, datetime]:
+        """By resource id, the minute from which its one-minute sums are held back: the newest
+        minute any of them has, where it may still be filling (it is complete once the next
+        minute is there, or `settle_s` after it ends). One minute for all of a resource's
+        sums, so that a measure added from several (reads and writes) never sums a minute
+        that one of them holds back."""
+        now = self._planned_at
+        if now is None:
+            return {}
+        newest: dict[str, datetime] = {}
+        for query, series in fetched.items():
+            if query.stat == "Sum" and query.period_s == MINUTE_S and series.timestamps:
+                last = series.timestamps[-1]
+                if last > newest.get(query.resource_id, last - timedelta(seconds=1)):
+                    newest[query.resource_id] = last
+        settled = now - timedelta(seconds=self.settle_s + MINUTE_S)
+        return {rid: last for rid, last in newest.items() if last > settled}
+
     def merge(self, window: Window, fetched: Mapping[MetricQuery, Series]) -> None:
         """Take in a fetch over `window`: its points replace those the window covers."""
         oldest = window.end - timedelta(seconds=self.lookback_s)
+        holds = self._held_from(fetched)
         for query, new in fetched.items():
             self._touched.add(query.resource_id)
             old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
@@ -73,11 +129,28 @@ class History:
                 kept = Series(old.timestamps, old.values, query.period_s, Status.ERROR, new.error)
                 self._keep(query, kept)
                 continue
-            self._keep(query, self._shared(_spliced(old, new, window, oldest)))
-            self._until[query] = window.end
+            if new.timestamps and query.period_s == MINUTE_S:
+                newest = new.timestamps[-1] + timedelta(seconds=MINUTE_S)
+                if self.newest is None or newest > self.newest:
+                    self.newest, self._newest_at = newest, self._planned_at
+            until = window.end
+            kept = new
+            held = holds.get(query.resource_id)
+            if held is not None and query.stat == "Sum" and query.period_s == MINUTE_S:
+                kept = new.until(held)
+                if not kept.timestamps:
+                    kept = Series((), (), new.period_s, Status.NO_DATA)
+                if self.overlap_s < MINUTE_S:
+                    until = held  # asked again from the minute held back
+                # (With a minute of overlap or more, the next fetch asks for it again anyway,
+                # in the window the query's other metrics share.)
+            self._keep(query, self._shared(_spliced(old, kept, window, oldest)))
+            self._until[query] = until
+            # What CloudWatch should have had by now: the settled end (`Snapshot.stale`).
+            settled = min(window.end, data_end(self._planned_at or window.end, self.settle_s))
             asked = self._asked_until.get(query.resource_id)
-            if asked is None or window.end > asked:
-                self._asked_until[query.resource_id] = window.end
+            if asked is None or settled > asked:
+                self._asked_until[query.resource_id] = settled
 
     def _shared(self, series: Series) -> Series:
         """The series on the axis kept for its timestamps (kept from now on if new)."""

@@ -167,7 +167,10 @@ class Analyzer:
         inventories = self.scopes.inventories()
         resources, stats = self._poll(inventories, now, alerted, steady or {})
         asked = {where: self._poller(where).asked_until() for where in inventories}
-        end = data_end(now, self.settings.settle_delay, self.resolution_s)
+        # The newest data every region has: a region whose CloudWatch publishes later is
+        # not judged at a minute it has not published yet.
+        ends = [self._poller(where).end(now) for where in inventories]
+        end = min(ends, default=data_end(now, self.settings.settle_delay, self.resolution_s))
         snap = states.build(now, end, _qualified(resources, end, self.qualified), stats, asked)
         if self.price_list is None:
             self.price_list = prices.load(self.settings.prices)

@@ -154,7 +154,7 @@ class RegionPoller:
             decided = due | self._summing_over(inv, due)
             raised = self._decide(found, decided, alerted, now) | self._tripped(found, due, now)
             # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
-            end = data_end(now, self.settle_s, self.resolution_s)
+            end = self.end(now)
             silent = self.silence.check(inv, current, due, end, now)
             due = (raised if self.adaptive else set()) | silent
             if not due:
@@ -237,10 +237,14 @@ class RegionPoller:
         return {vid for i in self._summed(inv) if i.instance_id in due for vid in i.volume_ids}
 
     def _complete_until(self, inv: Inventory) -> dict[str, datetime]:
-        """By summing instance, the end of the minutes every one of its volumes was asked for."""
+        """By instance, the end of the minutes every one of its volumes was asked for: where
+        its rates are summed from theirs (its own counts not asked, whatever its tier), the
+        sum stops there."""
+        if not self.adaptive:
+            return {}
         asked = self.history.asked_until()
         out = {}
-        for instance in self._summing(inv):
+        for instance in inv.instances:
             ends = [asked.get(vid) for vid in instance.volume_ids]
             if all(end is not None for end in ends):
                 out[instance.instance_id] = min(e for e in ends if e is not None)
@@ -299,10 +303,22 @@ class RegionPoller:
         """By resource id, the end of the latest window CloudWatch answered for it."""
         return self.history.asked_until()
 
+    def _expected_end(self, now: datetime) -> datetime:
+        if self.resolution_s != MINUTE_S:
+            return self.end(now)
+        return self.history.expected_end(now)
+
+    def end(self, now: datetime) -> datetime:
+        """The end of the data a cycle at `now` reads: the newest minute CloudWatch has
+        published (`History.data_end`), or the node's newest period."""
+        if self.resolution_s != MINUTE_S:
+            return data_end(now, self.settle_s, self.resolution_s)
+        return self.history.data_end(now)
+
     def _since(self, now: datetime) -> datetime | None:
         if self.span_s is None:
             return None
-        return data_end(now, self.settle_s, self.resolution_s) - timedelta(seconds=self.span_s)
+        return self.end(now) - timedelta(seconds=self.span_s)
 
     def _stagger(self, new: set[str], now: datetime) -> None:
         """Spread the next polls of resources seen for the first time over their cadence, so
@@ -406,7 +422,8 @@ class RegionPoller:
             # Read in the cycle its data would otherwise go stale in: its rules and alerts are
             # judged on data every cycle, however late CloudWatch's newest minute comes.
             until = self._recent_until.get(rid)
-            return until is None or data_end(now, self.settle_s, self.resolution_s) > until
+            # On the end the cycle will read once this cycle's answers are in.
+            return until is None or self._expected_end(now) > until
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
         every = self.cadence.interval_s if tier is Tier.HOT else self.every(rid, tier)
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
@@ -418,7 +435,7 @@ class RegionPoller:
         self, found: list[ResourceState], polled: set[str], alerted: Collection[str], now: datetime
     ) -> set[str]:
         """Decide the tiers of the resources polled now; those that moved up, to fetch again."""
-        at = data_end(now, self.settle_s, self.resolution_s)
+        at = self.end(now)
         raised = set()
         volumes = {s.ref.resource_id: s for s in found if s.is_volume}
         for state in found:
@@ -458,7 +475,7 @@ class RegionPoller:
         could not be read: read at once, in the next round."""
         if not self.guards or not self.adaptive:
             return set()
-        at = data_end(now, self.settle_s, self.resolution_s)
+        at = self.end(now)
         states = {s.ref.resource_id: s for s in found}
         out: set[str] = set()
         for iid, vids in self.guards.items():

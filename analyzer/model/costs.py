@@ -26,12 +26,12 @@ GUARDED_S = 3600.0
 own series, and what `/metrics` shows of it, within the hour."""
 
 
-STEADY_S = (STALE_PERIODS + 1) * 60.0
-"""How often a hot resource whose alerts all fire steadily is polled, where CloudWatch's
-newest minute is in by the settle delay: one-minute data stays recent for `STALE_PERIODS`
-minutes after a poll, and the poller reads it again in the cycle it would go stale in (sooner
-where the newest minute comes late). What its data shows meanwhile is seen up to
-`STALE_PERIODS` minutes later than with a poll every minute."""
+STEADY_S = STALE_PERIODS * 60.0
+"""How often a hot resource whose alerts all fire steadily is polled: one-minute data stays
+recent for `STALE_PERIODS` minutes, and a sum's newest minute is read once the next is there
+(a minute after the newest balance), so the poller reads it again in the cycle it would go
+stale in, every second minute (sooner where the newest minute comes late). What its data
+shows meanwhile is seen up to a minute later than with a poll every minute."""
 
 
 Role = Literal["minute", "guard", "guarded"] | None

@@ -22,11 +22,12 @@ from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
 from analyzer.collect.window import data_end, floor_to
+from analyzer.model import metrics
 from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
-from analyzer.model.metrics import Measure
+from analyzer.model.metrics import Measure, Namespace
 from analyzer.model.past import Grid, Past
-from analyzer.model.resources import Volume
+from analyzer.model.resources import ResourceType, Volume
 from analyzer.model.series import Series, span
 from analyzer.model.state import NOTHING, ResourceState
 
@@ -36,19 +37,30 @@ NEVER_REPEAT_S = 10 * 365 * 86400.0
 
 @dataclass(frozen=True, slots=True)
 class Sight:
-    """What a cycle at a moment can read, as the daemon reads it: CloudWatch publishes a
-    minute `lag_s` after it ends (`publication_lag`), and the daemon's window ends
-    `settle_s` before its cycle (`settle_delay`), on a whole minute. Both 0: every minute
-    the moment it ends (the rule files' tests)."""
+    """What a cycle at a moment reads, as the daemon reads it (`History`). CloudWatch
+    publishes a minute `lag_s` after it ends (`publication_lag`). A gauge (a balance, an
+    average) is read as soon as it is published; a sum's newest minute is read once the next
+    is there, or `settle_s` after it ends (`settle_delay`). The cycle's data end is the newest
+    minute published, never earlier than `settle_s` before it. Both 0: every minute the moment
+    it ends (the rule files' tests)."""
 
     settle_s: float = 0.0
     lag_s: float = 0.0
 
-    def end(self, at: datetime) -> datetime:
-        """The end of the newest minute a cycle at `at` reads."""
+    def published(self, at: datetime) -> datetime:
+        """The end of the newest minute CloudWatch has published by `at`."""
+        return data_end(at, self.lag_s) if self.lag_s else at
+
+    def end(self, at: datetime, newest: datetime | None) -> datetime:
+        """The data end of a cycle at `at`, where `newest` ends the newest minute published."""
         if not self.settle_s and not self.lag_s:
             return at
-        return data_end(at, max(self.settle_s, self.lag_s))
+        settled = data_end(at, self.settle_s)
+        return settled if newest is None else max(settled, min(newest, data_end(at, 0.0)))
+
+    def settled(self, at: datetime) -> datetime:
+        """A sum's minute that ends after this, and is its series' newest, is held back."""
+        return at - timedelta(seconds=self.settle_s)
 
 
 EVERY_MINUTE = Sight()
@@ -274,7 +286,11 @@ def _before_change(state: ResourceState, at: datetime) -> ResourceState:
 
 
 def cut(
-    state: ResourceState, at: datetime, past: DataPast | None = None, axes: Axes | None = None
+    state: ResourceState,
+    at: datetime,
+    past: DataPast | None = None,
+    axes: Axes | None = None,
+    measures: Mapping[Measure, Series] | None = None,
 ) -> ResourceState:
     """The state as its series stood at `at`, with the past the daemon would have fetched by
     then, where given: the daily minima of the whole days before it (at most `PAST_DAYS`),
@@ -284,8 +300,10 @@ def cut(
     have no whole day before them, where the daemon would have fetched the days before the
     data: a balance that has fallen below `DRAINED_BELOW` since the data began counts as
     drained from then on. `axes`: the step's axes cut so far, shared by every state cut at
-    `at` (the timestamps a series' identity keys must outlive the step)."""
-    measures = {m: _until(s, at, axes) for m, s in state.measures.items()}
+    `at` (the timestamps a series' identity keys must outlive the step). `measures`: its
+    series as a cycle read them (`_read`), where they end elsewhere than at `at`."""
+    if measures is None:
+        measures = {m: _until(s, at, axes) for m, s in state.measures.items()}
     state = _before_change(state, at)
     if past is None or not past.minima:
         return replace(state, measures=MappingProxyType(measures))  # its own past, if any
@@ -304,6 +322,43 @@ def cut(
     return replace(
         state, measures=MappingProxyType(measures), past=Past(minima=minima, days=profiles)
     )
+
+
+_NAMESPACES = {ResourceType.VOLUME: Namespace.EBS, ResourceType.INSTANCE: Namespace.EC2}
+
+
+def summed(state: ResourceState) -> frozenset[Measure]:
+    """The measures of a resource read from sums (operations, bytes, time: a minute of them
+    may still be filling), as against gauges its namespace publishes whole (a balance)."""
+    namespace = _NAMESPACES.get(state.ref.resource_type, Namespace.RDS)
+    gauges = {
+        m.feeds
+        for m in metrics.of(namespace)
+        if isinstance(m.feeds, Measure) and m.statistic != "Sum"
+    }
+    return frozenset(m for m in state.measures if m not in gauges)
+
+
+def _read(
+    state: ResourceState, at: datetime, sight: Sight, sums: frozenset[Measure], axes: Axes
+) -> tuple[dict[Measure, Series], datetime | None]:
+    """Its series as a cycle at `at` reads them (`Sight`), and the end of the newest minute
+    published among them."""
+    published = sight.published(at)
+    settled = sight.settled(at)
+    out: dict[Measure, Series] = {}
+    newest = None
+    for measure, series in state.measures.items():
+        seen = _until(series, published, axes)
+        if seen.timestamps:
+            last = seen.timestamps[-1]
+            end = last + span(seen.period_s)
+            if seen.period_s == STEP_S and (newest is None or end > newest):
+                newest = end
+            if measure in sums and end > settled:
+                seen = _until(seen, last, axes)  # its newest minute may still be filling
+        out[measure] = seen
+    return out, newest
 
 
 def _trend_horizon(finding: Finding) -> float | None:
@@ -334,11 +389,14 @@ def replay(
         for s in states
     ]
     states = share_axes(states)
+    sums = [summed(s) for s in states]
     at = start
     while at <= end:
         axes: Axes = {}
-        seen = sight.end(at)
-        cuts = [cut(s, seen, p, axes) for s, p in zip(states, pasts, strict=True)]
+        read = [_read(s, at, sight, summed, axes) for s, summed in zip(states, sums, strict=True)]
+        newest = max((n for _, n in read if n is not None), default=None)
+        seen = sight.end(at, newest)
+        cuts = [cut(s, seen, p, axes, m) for s, p, (m, _) in zip(states, pasts, read, strict=True)]
         snapshot = build(at, seen, cuts)
         analysis = analyze(snapshot, ruleset, catalog, memo)
         book.update(at, analysis.firing, analysis.pending, analysis.unknown, analysis.readings)

@@ -31,13 +31,13 @@ def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(tier, metrics
     assert bill.dollars() == pytest.approx(metrics * MONTH / every_s * PRICE)
 
 
-def test_a_hot_volume_whose_alerts_fire_steadily_costs_a_third():
-    """Read every third minute (`Cadence.of`): 8 metrics, 480 an hour become 160."""
+def test_a_hot_volume_whose_alerts_fire_steadily_costs_a_half():
+    """Read every second minute (`Cadence.of`): 8 metrics, 480 an hour become 240."""
     wanted = {"vol-1": queries.for_volume(gp2(), nitro=True, tier=Tier.HOT)}
     every_minute = project(wanted, {"vol-1": Tier.HOT}, CADENCE, PRICE)
     steady = project(wanted, {"vol-1": Tier.HOT}, CADENCE, PRICE, steady={"vol-1"})
-    assert steady.metrics[Tier.HOT] == pytest.approx(8 * MONTH / 180)
-    assert steady.dollars() == pytest.approx(every_minute.dollars() / 3)
+    assert steady.metrics[Tier.HOT] == pytest.approx(8 * MONTH / 120)
+    assert steady.dollars() == pytest.approx(every_minute.dollars() / 2)
 
 
 def test_every_metric_every_minute_is_what_polling_full_costs():

@@ -40,13 +40,15 @@ def test_first_cycle_backfills_then_fetches_what_is_new_plus_the_overlap():
     h = history()
     [(window, group)] = h.plan([VOLUME], at(0))
     assert group == [VOLUME]
-    assert window.end == T0 - timedelta(minutes=2)
+    assert window.end == T0  # up to the minute under way: CloudWatch answers what it has
     assert window.seconds == 3 * 3600
     h.merge(window, {VOLUME: fill(window)})
 
     [(window, _)] = h.plan([VOLUME], at(1))
-    assert window.end == T0 - timedelta(minutes=1)
-    assert window.start == T0 - timedelta(minutes=7)  # five minutes of overlap
+    assert window.end == T0 + timedelta(minutes=1)
+    # Five minutes of overlap, which ask again for the sum's newest minute, held back as it may
+    # still be filling.
+    assert window.start == T0 - timedelta(minutes=5)
 
 
 def test_nothing_is_asked_while_no_new_period_is_complete():
@@ -68,9 +70,10 @@ def test_new_points_replace_those_in_their_window_and_late_ones_are_taken():
     h.merge(second, {VOLUME: fill(second, 2.0)})
     series = held(h)
     assert series.status is Status.OK
-    assert tuple(series.values[-6:]) == (2.0,) * 6  # the overlap was refetched
+    # The overlap was asked again; its newest minute is held back, as it may still be filling.
+    assert tuple(series.values[-5:]) == (2.0,) * 5
     assert series.values[0] == 1.0
-    assert len(series) == 180  # the lookback moved on by a minute
+    assert len(series) == 179  # the lookback moved on by a minute; the newest held back
 
 
 def test_a_failed_fetch_keeps_what_was_known_and_is_retried_from_the_same_point():
@@ -83,7 +86,7 @@ def test_a_failed_fetch_keeps_what_was_known_and_is_retried_from_the_same_point(
     assert h.take_touched() == {VOLUME.resource_id}  # an error is news too
     series = held(h)
     assert series.status is Status.ERROR and series.error == "Throttling"
-    assert len(series) == 180  # as the last good fetch left it: nothing new to trim against
+    assert len(series) == 179  # as the last good fetch left it (its newest minute held back)
     [(retry, _)] = h.plan([VOLUME], at(2))
     assert retry.start == failed.start
 
@@ -186,3 +189,32 @@ def test_what_is_kept_is_keyed_by_the_queries_asked_for_now():
     assert next(q for q in h._until if q == VOLUME) is again
     assert held(h).values  # still found by an equal query
     assert h.plan([again], at(0)) == []  # and known to be up to date
+
+
+BALANCE = MetricQuery("vol-1", "AWS/EBS", "BurstBalance", (("VolumeId", "vol-1"),), "Average", 60)
+
+
+def test_a_sum_s_newest_minute_waits_for_the_next_and_a_balance_s_is_read_at_once():
+    """A balance is whole once CloudWatch has its datapoint; a sum's newest minute may still
+    be filling: it is read once the next minute is there, or the settle delay has passed."""
+    h = history()
+    asked = {"vol-1": [VOLUME, BALANCE]}
+    for window, group in h.plan([VOLUME, BALANCE], at(0)):
+        h.merge(window, {q: fill(window) for q in group})
+    series = h.current(asked)["vol-1"]
+    assert series["BurstBalance"].timestamps[-1] == T0 - timedelta(minutes=1)
+    assert series["VolumeReadOps"].timestamps[-1] == T0 - timedelta(minutes=2)
+    assert h.newest == T0 and h.data_end(at(0)) == T0
+    # The next cycle brings the next minute: the one held is complete, the new one held.
+    for window, group in h.plan([VOLUME, BALANCE], at(1)):
+        h.merge(window, {q: fill(window) for q in group})
+    series = h.current(asked)["vol-1"]
+    assert series["VolumeReadOps"].timestamps[-1] == T0 - timedelta(minutes=1)
+    # A sum that stops (its volume idles) gives its last minute once the settle delay passed.
+    for window, _ in h.plan([VOLUME], at(3)):
+        stopped = fill(Window(window.start, T0 + timedelta(minutes=1), 60))
+        h.merge(window, {VOLUME: stopped})
+    assert h.current(asked)["vol-1"]["VolumeReadOps"].timestamps[-1] == T0
+    # The data end: the newest minute published, never before the settle delay.
+    assert h.data_end(at(3)) == T0 + timedelta(minutes=1)
+    assert h.data_end(at(30)) == T0 + timedelta(minutes=28)

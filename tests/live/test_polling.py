@@ -217,8 +217,8 @@ def test_steady_alerts_are_read_less_often_and_change_at_most_two_minutes_later(
     comes in time or after the settle delay (`late_s`). Every alert goes through the same
     states as when every hot volume is read every minute, each change at most two minutes
     later, none of them a clearing that was not; the steady volumes are read as their data
-    goes stale (every third minute, or every second where the newest minute comes late), the
-    fourth every minute."""
+    goes stale (every second minute: a sum's newest minute is read once the next is there),
+    the fourth every minute."""
     start_at = 4 * 3600.0
     fleet = Fleet(late_s=late_s)
     fleet.add_instance(
@@ -276,7 +276,7 @@ def test_steady_alerts_are_read_less_often_and_change_at_most_two_minutes_later(
     assert [t[1] for t in steady[("volume-iops-cap", "vol-00000")]][-1] == "resolved"
     assert polled_then["vol-00002"] == polled_then["vol-00003"] == 60
     assert polled_now["vol-00003"] == 60  # its throughput is in play, and no alert names it
-    assert polled_now["vol-00002"] <= (40 if late_s else 30)
+    assert polled_now["vol-00002"] <= (40 if late_s else 35)
     assert polled_now["vol-00001"] < polled_then["vol-00001"]
 
 

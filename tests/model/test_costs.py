@@ -18,11 +18,12 @@ def test_each_tier_polls_at_its_own_cadence(tier: Tier, seconds: float) -> None:
 
 
 def test_a_steady_hot_resource_is_polled_while_its_data_stays_recent() -> None:
-    """One-minute data stays recent for two minutes after a poll (`STALE_PERIODS`): a poll
-    every third minute keeps its rules and alerts judged on data every cycle."""
-    assert STEADY_S == 180
-    assert CADENCE.of(Tier.HOT, steady=True) == 180
-    assert Cadence(60, 120, 900).of(Tier.HOT, steady=True) == 120  # never past the active
+    """One-minute data stays recent for two minutes (`STALE_PERIODS`), and a sum's newest
+    minute is read once the next is there: a poll every second minute keeps its rules and
+    alerts judged on data every cycle."""
+    assert STEADY_S == 120
+    assert CADENCE.of(Tier.HOT, steady=True) == 120
+    assert Cadence(60, 90, 900).of(Tier.HOT, steady=True) == 90  # never past the active
     assert Cadence(300, 300, 900).of(Tier.HOT, steady=True) == 300  # nor within the interval
     assert CADENCE.of(Tier.ACTIVE, steady=True) == 300  # steady says nothing of other tiers
 
