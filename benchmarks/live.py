@@ -66,7 +66,7 @@ class Compared:
     cycles: int
     failed: int
     metrics: int
-    volume_hours: float
+    resource_hours: float
     first_day: tuple[int, int, int] | None
     """Burst warnings on the first day: live, replayed, resources with a balance."""
     seconds: float
@@ -115,7 +115,7 @@ def compare(name: str, history: Recording, days: float, lag_s: float) -> Compare
     lived, cycles, failed, metrics = _played(history, start, end, lag_s)
     replayed = _replay(history, start, end, sight)
     allowed = _replay(history, start, end, EVERY_MINUTE)
-    volumes = sum(len(i.volumes) for i in history.inventories.values())
+    resources = history.resources()
     first = None
     reach = rules.load([Path("builtin")]).reach()
     day_start = history.start + timedelta(seconds=reach + 600)
@@ -124,7 +124,7 @@ def compare(name: str, history: Recording, days: float, lag_s: float) -> Compare
         live_day, *_ = _played(history, day_start, day_end, lag_s)
         replay_day = _replay(history, day_start, day_end, sight)
         first = (_bursts(live_day), _bursts(replay_day), len(replay_day.by_resource))
-    hours = volumes * (end - start).total_seconds() / 3600
+    hours = resources * (end - start).total_seconds() / 3600
     seconds = time.monotonic() - began
     lived, replayed, allowed = (_bare(r) for r in (lived, replayed, allowed))
     return Compared(name, lived, replayed, allowed, cycles, failed, metrics, hours, first, seconds)
@@ -208,7 +208,7 @@ def summary(found: Sequence[Compared], lag: float, wall: float) -> None:
     alarm = [lead for q in live for lead in q.alarm_leads]
     cycles = sum(one.cycles for one in found)
     failed = sum(one.failed for one in found)
-    hours = sum(one.volume_hours for one in found)
+    hours = sum(one.resource_hours for one in found)
     metrics = sum(one.metrics for one in found)
     print(
         f"\nCloudWatch published each minute {units.duration(lag) if lag else 'as it ended'}; "
@@ -219,10 +219,17 @@ def summary(found: Sequence[Compared], lag: float, wall: float) -> None:
         f"{units.duration(WITHIN_S)} after the data allowed it; its lead and the replay's "
         f"differ by at most {units.duration(worst)}."
     )
+    behind = sum(
+        1
+        for one in found
+        for e in one.live.exhaustions
+        if e.alarm_lead_seconds is not None
+        and (e.lead_seconds or 0.0) < e.alarm_lead_seconds - PHASE_S
+    )
     print(
         f"- Median lead: the daemon {_median(leads)}, its replay {_median(theirs)}, the alarm "
-        f"{_median(alarm)}; later than the alarm: the daemon "
-        f"{sum(q.later_than_alarm for q in live)}, its replay "
+        f"{_median(alarm)}; later than the alarm: the daemon {behind} (beyond its cycle's "
+        f"{units.duration(PHASE_S)} into the minute), its replay "
         f"{sum(q.later_than_alarm for q in replayed)}."
     )
     print(
@@ -240,7 +247,7 @@ def summary(found: Sequence[Compared], lag: float, wall: float) -> None:
         )
     print(
         f"- {cycles} cycles, {failed} failed, none skipped; "
-        f"{metrics / hours if hours else 0:.1f} metrics asked per volume-hour (the backfill "
+        f"{metrics / hours if hours else 0:.1f} metrics asked per resource-hour (the backfill "
         f"and the past included); {wall:.0f} s."
     )
 

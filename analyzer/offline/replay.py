@@ -165,8 +165,6 @@ class DataPast:
 
     minima: dict[Measure, list[tuple[datetime, float]]]
     profiles: dict[Measure, Grid]
-    drained: dict[Measure, datetime]
-    """When each balance first fell below `DRAINED_BELOW` in the data."""
 
 
 PAST_STATS = ("Minimum", "Average")
@@ -183,7 +181,6 @@ def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) 
     `past_name`), where given."""
     minima: dict[Measure, list[tuple[datetime, float]]] = {}
     profiles: dict[Measure, Grid] = {}
-    drained: dict[Measure, datetime] = {}
     before = before or {}
     for measure in BALANCES:
         name = balance_metric(measure)
@@ -195,8 +192,6 @@ def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) 
             for at, value in part.points():
                 day = at.replace(hour=0, minute=0, second=0, microsecond=0)
                 lows[day] = min(value, lows.get(day, value))
-                if value < DRAINED_BELOW and measure not in drained:
-                    drained[measure] = at + timedelta(seconds=part.period_s)
         if not lows:
             continue
         minima[measure] = _covered(sorted(lows.items()), lowest, _data_start(state))
@@ -206,7 +201,7 @@ def data_past(state: ResourceState, before: Mapping[str, Series] | None = None) 
         start = floor_to(joined.timestamps[0], PROFILE_PERIOD_S)
         end = joined.timestamps[-1] + timedelta(seconds=series.period_s)
         profiles[measure] = Grid.of(joined, start, end, PROFILE_PERIOD_S)
-    return DataPast(minima, profiles, drained)
+    return DataPast(minima, profiles)
 
 
 COVERED_FROM_S = 3600.0
@@ -297,9 +292,8 @@ def cut(
     and the 5-minute balance (the day profile, the drain record) of a balance whose minima
     show a drain. (The profile reads only moments hours before `at`, and the record the data
     up to the last six-hourly fetch, which the daemon's fetch holds.) The data's first days
-    have no whole day before them, where the daemon would have fetched the days before the
-    data: a balance that has fallen below `DRAINED_BELOW` since the data began counts as
-    drained from then on. `axes`: the step's axes cut so far, shared by every state cut at
+    have no whole day before them, as for the daemon over the same data: a resource without
+    a past. `axes`: the step's axes cut so far, shared by every state cut at
     `at` (the timestamps a series' identity keys must outlive the step). `measures`: its
     series as a cycle read them (`_read`), where they end elsewhere than at `at`."""
     if measures is None:
@@ -313,10 +307,9 @@ def cut(
         kept = [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY]
         if kept:
             minima[measure] = Series.of(kept, 86_400)
-        drained = past.drained.get(measure)
-        shows = (kept and min(v for _, v in kept) < DRAINED_BELOW) or (
-            drained is not None and at - PAST_DAYS * DAY <= drained <= at
-        )
+        # The day profile only where the whole days' minima show a drain, as the daemon
+        # fetches it (`PastDays`): a resource's first days have none, in the daemon and here.
+        shows = kept and min(v for _, v in kept) < DRAINED_BELOW
         if shows and measure in past.profiles:
             profiles[measure] = past.profiles[measure]
     return replace(

@@ -64,27 +64,27 @@ def test_a_replay_gives_each_cycle_the_daily_minima_of_the_days_before_it() -> N
     assert [f.rule for f in done.fired] == ["burst-daily-minimum-falling"]
 
 
-def test_a_balance_drained_since_the_data_began_gives_its_past_before_a_whole_day() -> None:
-    """The first hours of a replay have no whole day before them, where the daemon would have
-    fetched the fortnight before: a balance that has fallen below 90 % since the data began
-    counts as drained, and the rules get its 5-minute means (the day profile, the record)."""
+def test_a_replay_s_first_hours_have_no_past_as_the_daemon_s_do() -> None:
+    """The first hours of a replay have no whole day before them, as for the daemon over the
+    same data (its fetch of the days before finds none): no minima, and no day profile, even
+    where the balance has drained since the data began. The profile comes once the minima of
+    whole days show a drain."""
     from analyzer.model.series import Series, Status
     from analyzer.offline.replay import cut, data_past
 
-    values = [100.0] * 60 + [70.0] * 30 + [100.0] * 60
-    stamps = [T0 + timedelta(minutes=m) for m in range(len(values))]
+    midnight = T0.replace(hour=0, minute=0)
+    values = [100.0] * 60 + [70.0] * 30 + [100.0] * (24 * 60)
+    stamps = [midnight + timedelta(minutes=m) for m in range(len(values))]
     state = volume_state(
         "gp2",
         100,
         {Measure.BURST_BALANCE: Series.of(zip(stamps, values, strict=True), 60, Status.OK)},
     )
     past = data_past(state)
-    assert past.drained[Measure.BURST_BALANCE] == T0 + timedelta(minutes=61)
-    before = cut(state, T0 + timedelta(minutes=30), past)
-    after = cut(state, T0 + timedelta(minutes=120), past)
-    assert Measure.BURST_BALANCE not in before.past.days
-    assert after.past.days[Measure.BURST_BALANCE] is past.profiles[Measure.BURST_BALANCE]
-    assert not after.past.minima  # no whole day yet
+    after = cut(state, midnight + timedelta(minutes=120), past)
+    assert not after.past.minima and not after.past.days
+    next_day = cut(state, midnight + timedelta(days=1, hours=2), past)
+    assert next_day.past.days[Measure.BURST_BALANCE] is past.profiles[Measure.BURST_BALANCE]
 
 
 def test_series_of_one_time_axis_are_cut_to_one_copy_of_it() -> None:
