@@ -33,9 +33,10 @@ from analyzer.model.state import FetchStats
 DAYS = 14
 DAY_S = 86_400
 REFRESH_S = 6 * 3600.0
-"""A new whole day appears once a day; asked again a few times a day, for resources that
-failed or are new. The profile reads past days at least six hours old (see `credit_forecast`'s
-`profile_horizon`), so a balance fetched this often always holds them."""
+"""A new whole day appears once a day, and is asked for in the first cycle after midnight
+(UTC); asked again a few times a day besides, for resources that failed or are new. The
+profile reads past days at least six hours old (see `credit_forecast`'s `profile_horizon`),
+so a balance fetched this often always holds them."""
 PROFILE_PERIOD_S = 300
 PROFILE_SPAN_S = (DAYS + 1) * DAY_S
 """Fourteen days back from now, and the hours before the same moment of the oldest of them."""
@@ -128,11 +129,15 @@ class PastDays:
             self._planned = (inventory, past_queries(inventory))
         wanted = self._planned[1]
         never = datetime.min.replace(tzinfo=now.tzinfo)
+        today = now.replace(hour=0, minute=0, second=0, microsecond=0)
         due = [
             q
             for rid, found in wanted.items()
             if rid not in covered
-            and (now - self._asked.get(rid, never)) >= timedelta(seconds=self.refresh_s)
+            and (
+                (now - self._asked.get(rid, never)) >= timedelta(seconds=self.refresh_s)
+                or self._asked.get(rid, never) < today  # a new whole day to read
+            )
             for q in found
         ]
         if not due:

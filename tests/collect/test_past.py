@@ -43,6 +43,20 @@ def test_fetched_once_kept_and_asked_again_hours_later() -> None:
     assert not past.of("vol-gp3")
 
 
+def test_a_new_whole_day_is_read_in_the_first_cycle_after_midnight() -> None:
+    """Yesterday becomes a whole day at midnight (UTC): it is asked for then, not up to six
+    hours later, so that a trend of the daily minima speaks when its replay does."""
+    metrics = FakeMetricData(lambda q, t: 100.0)
+    past = PastDays()
+    late = datetime(2026, 11, 19, 23, 10, tzinfo=UTC)
+    past.refresh(metrics, INVENTORY, late, FetchStats())
+    past.refresh(metrics, INVENTORY, late + timedelta(minutes=30), FetchStats())
+    assert len(metrics.windows) == 1  # the same day: not due
+    past.refresh(metrics, INVENTORY, late + timedelta(minutes=51), FetchStats())
+    assert len(metrics.windows) == 2
+    assert metrics.windows[-1].end == datetime(2026, 11, 20, tzinfo=UTC)
+
+
 def test_a_bucket_whose_minima_show_a_drain_gets_its_day_profile() -> None:
     """vol-gp2 fell to 40 % on a day: its balance's 5-minute means over fifteen days are
     asked too; vol-full never went below 98 %: only its minima."""
