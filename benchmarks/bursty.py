@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def run(scenario: Bursts, rule_dirs: list[str], days: float) -> Backtest:
     ruleset = rules.load([Path(d) for d in rule_dirs])
     inventory, data = simulate(scenario, WARMUP_DAYS + days)
     start, end = span(days)
-    return backtest(
+    result = backtest(
         {inventory.region: inventory},
         {inventory.region: as_raw(data)},
         ruleset,
@@ -58,6 +59,8 @@ def run(scenario: Bursts, rule_dirs: list[str], days: float) -> Backtest:
         RESOLVE_AFTER_S,
         sight=SIGHT,
     )
+    # Sent back from a worker without the states judged nor the fixes offered (neither pickles).
+    return replace(result, states=[], fired=[replace(f, fix=None) for f in result.fired])
 
 
 def _lead(leads: list[float]) -> str:
