@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from analyzer.collect.queries import MetricQuery
-from analyzer.collect.window import MINUTE_S, Window, data_end, floor_to
+from analyzer.collect.window import MINUTE_S, Window, data_end, floor_to, read_end
 from analyzer.model.series import Series, Status
 
 
@@ -82,13 +82,9 @@ class History:
         return data_end(now, self.settle_s, period_s)
 
     def data_end(self, now: datetime) -> datetime:
-        """The end of the newest minute a cycle at `now` reads: the newest CloudWatch has
-        published for any series kept, never earlier than `settle_s` before `now` (what the
-        rules read then, when nothing newer has come), nor later than the minute under way."""
-        settled = data_end(now, self.settle_s)
-        if self.newest is None:
-            return settled
-        return max(settled, min(self.newest, data_end(now, 0.0)))
+        """The end of the newest minute a cycle at `now` reads (`window.read_end`), from the
+        newest CloudWatch has published for any series kept."""
+        return read_end(now, self.newest, self.settle_s)
 
     def expected_end(self, now: datetime) -> datetime:
         """`data_end` as it will stand once this cycle's answers are in: the newest minute
@@ -97,8 +93,7 @@ class History:
         if self.newest is None or self._newest_at is None:
             return self.data_end(now)
         passed = data_end(now, 0.0) - data_end(self._newest_at, 0.0)
-        settled = data_end(now, self.settle_s)
-        return max(settled, min(self.newest + passed, data_end(now, 0.0)))
+        return read_end(now, self.newest + passed, self.settle_s)
 
     def _held_from(self, fetched: Mapping[MetricQuery, Series]) -> dict[str, datetime]:
         """By resource id, the minute from which its one-minute sums are held back: the newest
@@ -111,7 +106,7 @@ class History:
             return {}
         newest: dict[str, datetime] = {}
         for query, series in fetched.items():
-            if query.stat == "Sum" and query.period_s == MINUTE_S and series.timestamps:
+            if _filling(query) and series.timestamps:
                 last = series.timestamps[-1]
                 if last > newest.get(query.resource_id, last - timedelta(seconds=1)):
                     newest[query.resource_id] = last
@@ -136,7 +131,7 @@ class History:
             until = window.end
             kept = new
             held = holds.get(query.resource_id)
-            if held is not None and query.stat == "Sum" and query.period_s == MINUTE_S:
+            if held is not None and _filling(query):
                 kept = new.until(held)
                 if not kept.timestamps:
                     kept = Series((), (), new.period_s, Status.NO_DATA)
@@ -217,6 +212,12 @@ class History:
 
     def __len__(self) -> int:
         return len(self._series)
+
+
+def _filling(query: MetricQuery) -> bool:
+    """Whether its newest minute may still be filling when CloudWatch first answers it: a
+    one-minute sum (a gauge is whole once its datapoint is there)."""
+    return query.stat == "Sum" and query.period_s == MINUTE_S
 
 
 def _spliced(old: Series, new: Series, window: Window, oldest: datetime) -> Series:

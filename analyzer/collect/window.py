@@ -41,6 +41,16 @@ def data_end(now: datetime, settle_s: float, period_s: int = MINUTE_S) -> dateti
     return floor_to(now - timedelta(seconds=settle_s), period_s)
 
 
+def read_end(now: datetime, newest: datetime | None, settle_s: float) -> datetime:
+    """The end of the newest minute a cycle at `now` reads: the end of the newest minute
+    CloudWatch has published (`newest`), never earlier than `settle_s` before `now` (what is
+    read when nothing newer has come), nor later than the minute under way."""
+    settled = data_end(now, settle_s)
+    if newest is None:
+        return settled
+    return max(settled, min(newest, data_end(now, 0.0)))
+
+
 def aligned(now: datetime, period_s: int, lookback_s: float, settle_s: float) -> Window:
     """The last `lookback_s` of whole periods up to the end of the data at `now`: both ends
     fall on multiples of `period_s`, and the window always covers at least one period."""

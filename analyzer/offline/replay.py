@@ -21,7 +21,7 @@ from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.states import build
 from analyzer.collect.past import DRAINED_BELOW, PROFILE_PERIOD_S
-from analyzer.collect.window import data_end, floor_to
+from analyzer.collect.window import data_end, floor_to, read_end
 from analyzer.model import metrics
 from analyzer.model.findings import Bottleneck, Finding, Remedy, Severity
 from analyzer.model.layers import balance_metric
@@ -52,11 +52,11 @@ class Sight:
         return data_end(at, self.lag_s) if self.lag_s else at
 
     def end(self, at: datetime, newest: datetime | None) -> datetime:
-        """The data end of a cycle at `at`, where `newest` ends the newest minute published."""
+        """The data end of a cycle at `at`, where `newest` ends the newest minute published,
+        as the daemon's (`window.read_end`)."""
         if not self.settle_s and not self.lag_s:
             return at
-        settled = data_end(at, self.settle_s)
-        return settled if newest is None else max(settled, min(newest, data_end(at, 0.0)))
+        return read_end(at, newest, self.settle_s)
 
     def settled(self, at: datetime) -> datetime:
         """A sum's minute that ends after this, and is its series' newest, is held back."""

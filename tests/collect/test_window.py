@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from analyzer.collect.window import aligned, floor_to
+from analyzer.collect.window import aligned, floor_to, read_end
 
 NOW = datetime(2026, 11, 21, 12, 7, 42, tzinfo=UTC)
 
@@ -34,3 +34,15 @@ def test_floor_to_converts_to_utc():
 def test_period_must_be_positive():
     with pytest.raises(ValueError):
         aligned(NOW, 0, 60, 0)
+
+
+def test_a_cycle_reads_up_to_the_newest_minute_published_within_its_bounds():
+    """The newest minute CloudWatch has published, never earlier than the settle delay before
+    the cycle, nor later than the minute under way."""
+    now = datetime(2026, 11, 21, 12, 5, 20, tzinfo=UTC)
+    minute = timedelta(minutes=1)
+    at_five = now.replace(second=0)
+    assert read_end(now, None, 120) == at_five - 2 * minute
+    assert read_end(now, at_five - minute, 120) == at_five - minute
+    assert read_end(now, at_five - 10 * minute, 120) == at_five - 2 * minute
+    assert read_end(now, at_five + 3 * minute, 120) == at_five
