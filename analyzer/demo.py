@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -29,7 +29,6 @@ from analyzer.errors import ConfigError
 from analyzer.live import daemon
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.live.watched import Watched
-from analyzer.model.resources import scope_of
 from analyzer.model.units import duration
 from analyzer.sim.account import (
     ACCOUNTS,
@@ -223,12 +222,9 @@ def _playback(
     ruleset = rule_files.load(settings.rule_dirs)
     played = RecordedAccount(recorded)
 
-    def recorded_account(account: Account, region: str) -> Region:
-        return replace(played.region(scope_of(account.id, region)), name=region, account=account)
-
     if once:
         analyzer = Analyzer(
-            settings, ruleset, connect=played.region, connect_account=recorded_account
+            settings, ruleset, connect=played.region, connect_account=played.account_region
         ).offering()
         result = analyzer.proven(analyzer.run(recorded.end), recorded.end)
         sys.stdout.write(
@@ -243,7 +239,7 @@ def _playback(
         played.region,
         clock,
         fallback=ConsoleChannel(),
-        connect_account=recorded_account,
+        connect_account=played.account_region,
     )
     count = recorded.resources()
     print(

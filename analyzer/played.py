@@ -15,7 +15,7 @@ that reads the replay's (`offline/replay.Transcript`), so that the two can be ju
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,11 +23,8 @@ from analyzer import settings as settings_mod
 from analyzer.analyze import prices
 from analyzer.analyze.alerts import Alert
 from analyzer.analyze.rules import RuleSet
-from analyzer.collect.accounts import Account
 from analyzer.collect.recording import Recording
-from analyzer.collect.regions import Region
 from analyzer.live import daemon
-from analyzer.model.resources import scope_of
 from analyzer.offline.replay import Replay, Transcript
 from analyzer.sim.playback import RecordedAccount
 from analyzer.sim.scenario import REGION
@@ -98,9 +95,6 @@ def play(
     clock = SteppedClock(start + timedelta(seconds=phase_s))
     played = RecordedAccount(recording, published=clock, lag_s=lag_s)
 
-    def recorded_account(account: Account, region: str) -> Region:
-        return replace(played.region(scope_of(account.id, region)), name=region, account=account)
-
     channel = Sent()
     process, server = daemon.build(
         settings,
@@ -109,7 +103,7 @@ def play(
         clock,
         process_metrics=False,
         fallback=channel,
-        connect_account=recorded_account,
+        connect_account=played.account_region,
     )
     transcript = Transcript()
     cycles = failed = 0

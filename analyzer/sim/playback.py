@@ -9,15 +9,16 @@ asked as CloudWatch would (the daily minima and the day profile included). Nothi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from analyzer.collect.accounts import Account
 from analyzer.collect.cloudwatch import CloudWatch
 from analyzer.collect.described import RecordedDescriber
 from analyzer.collect.recording import Recording
 from analyzer.collect.regions import Region
 from analyzer.model import metrics
-from analyzer.model.resources import Inventory
+from analyzer.model.resources import Inventory, scope_of
 from analyzer.model.series import Series
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import Datapoints, namespace_of
@@ -66,6 +67,12 @@ class RecordedAccount:
                 name, RecordedDescriber(inventory), metrics, listing=metrics
             )
         return self._regions[name]
+
+    def account_region(self, account: Account, region: str) -> Region:
+        """An account's region as `Analyzer(connect_account=…)` reads one: the region the
+        recording holds for that account and region, named as asked."""
+        found = self.region(scope_of(account.id, region))
+        return replace(found, name=region, account=account)
 
     def asked(self) -> int:
         """How many metric queries its regions' CloudWatch has answered."""

@@ -194,3 +194,21 @@ def test_a_recorded_agent_metric_plays_back_in_its_own_units_and_namespace():
     assert _fetch(account, query) == pytest.approx([12.5, 20.0])
     elsewhere = MetricQuery("vol-a", "CWAgent", held.name, dims, "Sum", 60, held.scale)
     assert _fetch(account, elsewhere) == []
+
+
+def test_a_recording_made_across_accounts_is_read_as_each_account_s_region() -> None:
+    """Each account's region is the recording's region of that scope, named as asked and
+    carrying the account: what `Analyzer(connect_account=…)` reads one through."""
+    from analyzer.collect.accounts import Account
+    from analyzer.model.resources import Inventory, scope_of
+
+    own, other = Account("111111111111", "prod"), Account("222222222222", "staging")
+    inventories = {
+        scope_of(a.id, REGION): Inventory(REGION, account_id=a.id, account_name=a.name)
+        for a in (own, other)
+    }
+    played = RecordedAccount(Recording(T0, T0 + timedelta(hours=1), inventories, {}))
+    region = played.account_region(other, REGION)
+    assert (region.name, region.account) == (REGION, other)
+    assert region.metrics is played.region(scope_of(other.id, REGION)).metrics
+    assert region.metrics is not played.account_region(own, REGION).metrics
