@@ -117,6 +117,8 @@ class History:
         """Take in a fetch over `window`: its points replace those the window covers."""
         oldest = window.end - timedelta(seconds=self.lookback_s)
         holds = self._held_from(fetched)
+        # What CloudWatch should have had by now: the settled end (`Snapshot.stale`).
+        settled = min(window.end, data_end(self._planned_at or window.end, self.settle_s))
         for query, new in fetched.items():
             self._touched.add(query.resource_id)
             old = self._series.get(query, Series((), (), query.period_s, Status.NO_DATA))
@@ -141,8 +143,6 @@ class History:
                 # in the window the query's other metrics share.)
             self._keep(query, self._shared(_spliced(old, kept, window, oldest)))
             self._until[query] = until
-            # What CloudWatch should have had by now: the settled end (`Snapshot.stale`).
-            settled = min(window.end, data_end(self._planned_at or window.end, self.settle_s))
             asked = self._asked_until.get(query.resource_id)
             if asked is None or settled > asked:
                 self._asked_until[query.resource_id] = settled
