@@ -15,8 +15,10 @@ level set by the volume's index, and once empty the volume runs at its baseline)
 at their 3,000 IOPS cap (VolumeIOPSExceededCheck 1). Idle volumes are answered as in `today`:
 zero I/O, full idle time. `nodes`: six volumes an instance, as databases and search nodes are
 laid out, by instance (`NODES`): most instances quiet, a few with a busy or a hot data volume,
-and late drainers, whose daily job starts while the benchmark runs (`LATE`). Still a function
-of resource, metric and minute, and nothing else.
+and late drainers, whose daily job starts while the benchmark runs (`LATE`). `shared`: six
+volumes an instance too (`SHARED`), most idle, a data volume at a third of a limit on most
+instances, and a few draining or at a cap. Still a function of resource, metric and minute,
+and nothing else.
 """
 
 from __future__ import annotations
@@ -62,17 +64,33 @@ own limits."""
 MIXES["nodes"] = ((60, "idle"), (15, "quiet"), (3, "busy"), (2, "hot"), (2, "late"), (3, "surge"))
 """What `nodes` comes to, of every 100 volumes (rounded): for the report."""
 
+_THIRD_NODE = ("idle", "busy", "idle", "idle", "idle", "idle")
+SHARED: tuple[tuple[str, ...], ...] = (
+    *(_THIRD_NODE,) * 6,
+    ("idle", "draining", "idle", "idle", "idle", "idle"),
+    ("idle", "capped", "idle", "idle", "idle", "idle"),
+)
+"""The `shared` mix, by instance, every eight instances: six volumes each, a root and a data
+volume in use and four idle. Of 240 volumes on 40 instances: 200 idle, 30 at a third of a limit
+(`busy`: 1,000 of a gp3's 3,000 IOPS), 5 gp2 draining their bucket (some empty within minutes,
+then held at their baseline) and 5 gp3 at their IOPS cap."""
+MIXES["shared"] = ((83, "idle"), (13, "busy"), (2, "draining"), (2, "capped"))
+"""What `shared` comes to, of every 100 volumes (rounded): for the report."""
+LAYOUTS = {"nodes": NODES, "shared": SHARED}
+"""The mixes laid out by instance."""
+
 mix = "today"
 """The mix this process serves (set from its arguments)."""
 
 
 def per_instance(of: str | None = None) -> int:
-    return NODE_VOLUMES if (of or mix) == "nodes" else VOLUMES_PER_INSTANCE
+    return NODE_VOLUMES if (of or mix) in LAYOUTS else VOLUMES_PER_INSTANCE
 
 
 def volume_kind(index: int, of: str | None = None) -> str:
-    if (of or mix) == "nodes":
-        return NODES[index // NODE_VOLUMES % len(NODES)][index % NODE_VOLUMES]
+    layout = LAYOUTS.get(of or mix)
+    if layout is not None:
+        return layout[index // NODE_VOLUMES % len(layout)][index % NODE_VOLUMES]
     slot = index % 100
     for count, kind in MIXES[of or mix]:
         if slot < count:

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -216,6 +217,8 @@ class Cycle:
     analyzer_peak_mb: float
     rss_after_mb: float
     """The process's resident memory just after the cycle."""
+    groups: Counter[str] = field(default_factory=Counter)
+    """The metrics asked, by the kind of resource they are about (`group_of`)."""
 
 
 def measure(fn: Any) -> tuple[float, float, Any]:
@@ -370,8 +373,12 @@ def run(
         for k, (wall, cpu, made, after) in enumerate(runs):
             sent = [recorder.next_copy() for _ in range(made)]
             bare_wall, bare_cpu, _ = measure(lambda: [bare.get_metric_data(**r) for r in sent])  # noqa: B023
-            metrics = sum(len(r["MetricDataQueries"]) for r in sent)
-            out.append(Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), metrics, peak_mb, after))
+            asked = [q for r in sent for q in r["MetricDataQueries"]]
+            groups = Counter(group_of(q, mix) for q in asked)
+            out.append(
+                Cycle(wall, cpu, bare_wall, bare_cpu, len(sent), len(asked), peak_mb, after, groups)
+            )
+            metrics = len(asked)
             print(
                 f"cycle {k:2d}: {wall:6.2f} s wall, {cpu:6.2f} s CPU; bare loop {bare_wall:6.2f} s "
                 f"wall, {bare_cpu:6.2f} s CPU; {len(sent)} requests, {metrics} metrics; "
@@ -427,6 +434,38 @@ def sample(
         return 0.0, 0  # a revision from before `cost --sample` (`--against`)
     projections, stats = analyzer.sampled(START + timedelta(seconds=5))
     return sum(p.dollars() for p in projections.values()), stats.metrics_requested
+
+
+def group_of(query: dict[str, Any], mix: str) -> str:
+    """What a query is about: a volume's kind in the mix, or an instance."""
+    dimensions = {d["Name"]: d["Value"] for d in query["MetricStat"]["Metric"]["Dimensions"]}
+    volume = dimensions.get("VolumeId")
+    if volume is None:
+        return "instance"
+    return volume_kind(int(volume.split("-")[1]), mix)
+
+
+def group_lines(volumes: int, mix: str, measured: Run, first: int) -> list[str]:
+    """Metrics per resource-hour by group, over the cycles from `first` on."""
+    cycles = measured.cycles[first:]
+    if not cycles:
+        return []
+    hours = len(cycles) / 60
+    asked: Counter[str] = Counter()
+    for cycle in cycles:
+        asked.update(cycle.groups)
+    found_volumes, found_instances = fleet(volumes, mix)
+    counts = Counter(volume_kind(int(v.volume_id.split("-")[1]), mix) for v in found_volumes)
+    counts["instance"] = len(found_instances)
+    on_volumes = sum(n for group, n in asked.items())
+    each = ", ".join(
+        f"{group} {asked[group] / (n * hours):.1f} ({n})" for group, n in sorted(counts.items())
+    )
+    return [
+        f"from cycle {first} over {len(cycles)} cycles: {on_volumes / (volumes * hours):.1f} "
+        f"metrics per volume-hour, instances' included; per resource-hour by group "
+        f"(how many): {each}"
+    ]
 
 
 def steady_rate(volumes: int, measured: Run) -> float:
@@ -516,7 +555,7 @@ def summary(volumes: int, mix: str, measured: Run) -> dict[str, Any]:
     }
 
 
-def report(volumes: int, measured: Run, mix: str = "today") -> str:
+def report(volumes: int, measured: Run, mix: str = "today", counted_from: int = 1) -> str:
     cycles = measured.cycles
     first, steady = cycles[0], cycles[1:]
     minutes = len(cycles)
@@ -553,6 +592,7 @@ def report(volumes: int, measured: Run, mix: str = "today") -> str:
             f"{per_thousand:,.1f} MB",
             f"metrics requested per volume-hour: {per_volume_hour:.1f} over the run, "
             f"{steady_per_volume_hour:.1f} in steady state (YACE, 7 a minute: 420)",
+            *group_lines(volumes, mix, measured, counted_from),
             *bill_lines(volumes, measured),
             weighing_line(measured),
             *drain_lines(volumes, mix, measured),
@@ -611,6 +651,13 @@ def main() -> int:
     parser.add_argument("--trace-memory", type=int, default=0, metavar="N")
     parser.add_argument("--polling", choices=("adaptive", "full"), default="adaptive")
     parser.add_argument(
+        "--from-cycle",
+        type=int,
+        default=1,
+        metavar="N",
+        help="count the metrics per group from cycle N on (0: the first, the backfill)",
+    )
+    parser.add_argument(
         "--compare",
         action="store_true",
         help="also run the fleet read in full, and `--against`'s revision, each in a process "
@@ -624,7 +671,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(summary(args.volumes, args.mix, measured)))
         return 0
-    print(report(args.volumes, measured, args.mix))
+    print(report(args.volumes, measured, args.mix, args.from_cycle))
     if args.compare:
         print(comparison(args, measured))
     return 0
