@@ -138,6 +138,10 @@ class Placement:
     minute: bool = False
     """An instance below the hot tier whose EBS bucket can change from one minute to the next
     (`near_baseline`): its balances are read every minute."""
+    full: bool = False
+    """Active by its load alone: every bucket of it read full and none drained. Nothing
+    about it changes but its load, which can rise as fast as an idle resource's can: it is
+    read at its idle cadence (`Cadence.of_resource`), for the active tier's metrics."""
 
 
 def place(
@@ -171,13 +175,12 @@ def place(
     # A bucket's balance is read once before its resource may go idle; where AWS reports
     # none (an unattached or a large gp2 volume), the load alone decides.
     never_read = previous is None and any(value is None for value, _ in balances)
-    if (
-        max((share for share, _ in shares), default=0.0) >= policy.quiet_utilization
-        or _draining(state, load)
-        or never_read
-        or any(value is not None and value < FULL_PERCENT for value, _ in balances)
-    ):
+    below = any(value is not None and value < FULL_PERCENT for value, _ in balances)
+    if _draining(state, load) or never_read or below:
         return Placement(Tier.ACTIVE)
+    if max((share for share, _ in shares), default=0.0) >= policy.quiet_utilization:
+        # Every bucket read full (none unread), none drained.
+        return Placement(Tier.ACTIVE, full=all(value is not None for value, _ in balances))
     return Placement(Tier.IDLE)
 
 

@@ -122,6 +122,9 @@ class RegionPoller:
     minute: set[str] = field(default_factory=set)
     """The instances below the hot tier whose balances are read every minute
     (`tiers.Placement.minute`)."""
+    full: set[str] = field(default_factory=set)
+    """The resources active by their load alone, read at their idle cadence
+    (`tiers.Placement.full`)."""
 
     def poll(
         self,
@@ -338,6 +341,7 @@ class RegionPoller:
             self._alarms = alarm_times(inv)
             self.tiers = {rid: t for rid, t in self.tiers.items() if rid in self._ids}
             self.minute &= self._ids
+            self.full &= self._ids
             self.hot_for = {rid: h for rid, h in self.hot_for.items() if rid in self._ids}
             self._recent_until = {
                 rid: t for rid, t in self._recent_until.items() if rid in self._ids
@@ -395,11 +399,13 @@ class RegionPoller:
             return "guard"
         if rid in self._guarded:
             return "guarded"
+        if rid in self.full:
+            return "full"
         return None
 
     def roles(self) -> dict[str, Role]:
         """By resource id, every role in force (what the projected bill counts)."""
-        return roles_of(self.guards, self.minute)
+        return roles_of(self.guards, self.minute, self.full)
 
     def _period(self) -> int | None:
         return None if self.resolution_s == MINUTE_S else self.resolution_s
@@ -451,6 +457,9 @@ class RegionPoller:
             if placed.minute is not (rid in self.minute):
                 self.minute ^= {rid}
                 self.steady_moves += 1  # what the projected bill follows
+            if placed.full is not (rid in self.full):
+                self.full ^= {rid}
+                self.steady_moves += 1
             empties = _to_empty(judged)
             soon = empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True)
             if soon or _emptied(judged, at):
@@ -546,10 +555,14 @@ def paying_guards(
 
 
 def roles_of(
-    guards: Mapping[str, tuple[str, ...]], minute: Collection[str] = ()
+    guards: Mapping[str, tuple[str, ...]],
+    minute: Collection[str] = (),
+    full: Collection[str] = (),
 ) -> dict[str, Role]:
-    """By resource id, what its instance makes of its cadence (`Cadence.of_resource`)."""
-    out: dict[str, Role] = dict.fromkeys(minute, "minute")
+    """By resource id, what its physics or its instance's makes of its cadence
+    (`Cadence.of_resource`)."""
+    out: dict[str, Role] = dict.fromkeys(full, "full")
+    out.update(dict.fromkeys(minute, "minute"))
     out.update({vid: "guarded" for vids in guards.values() for vid in vids})
     out.update(dict.fromkeys(guards, "guard"))
     return out

@@ -34,8 +34,8 @@ stale in, every second minute (sooner where the newest minute comes late). What 
 shows meanwhile is seen up to a minute later than with a poll every minute."""
 
 
-Role = Literal["minute", "guard", "guarded"] | None
-"""What a resource's instance makes of its cadence (`Cadence.of_resource`)."""
+Role = Literal["minute", "guard", "guarded", "full"] | None
+"""What a resource's physics, or its instance's, makes of its cadence (`Cadence.of_resource`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +74,13 @@ class Cadence:
         `minute`, an instance whose EBS bucket can change from one minute to the next (every
         interval); `guard`, an idle instance whose operation counts stand guard over its idle
         volumes (the active cadence: at least twice as often as any of them would be read,
-        for the price of one); `guarded`, such a volume (`GUARDED_S`)."""
+        for the price of one); `guarded`, such a volume (`GUARDED_S`); `full`, an active
+        resource whose buckets are full and undrained, which only a rise in its load can
+        change, as an idle one's: its idle cadence (`tiers.Placement.full`)."""
         if tier is not Tier.HOT and role == "minute":
             return self.interval_s
+        if tier is Tier.ACTIVE and role == "full":
+            return self.of(Tier.IDLE, alarm_s)
         if tier is Tier.IDLE and role == "guard":
             return self.active_s
         if tier is Tier.IDLE and role == "guarded":

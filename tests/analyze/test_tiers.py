@@ -73,6 +73,31 @@ def test_an_outlook_beyond_the_hot_horizon_is_active_not_hot() -> None:
     assert place(judged, Tier.ACTIVE, False, far, AT).tier is Tier.ACTIVE
 
 
+@pytest.mark.parametrize(
+    ("state", "full"),
+    [
+        # A third of its IOPS, no bucket: only a rise in its load can change anything.
+        (lambda: running("gp3", 500, 1_000, 16 * KIB, iops=3_000, throughput=125), True),
+        # gp2 of 500 GiB (1,500 IOPS baseline) at a third of its 3,000 burst: its bucket read
+        # full, and not drained.
+        (lambda: running("gp2", 500, 1_000, 16 * KIB, balance=100.0), True),
+        # The same with a bucket not read yet: its balance says nothing.
+        (lambda: running("gp2", 500, 1_000, 16 * KIB), False),
+        # Not full: it refills, and would fall the moment the load came back.
+        (lambda: running("gp2", 500, 1_000, 16 * KIB, balance=95.0), False),
+        # Draining its bucket: active, on the active cadence.
+        (lambda: running("gp2", 100, 600, 16 * KIB, balance=100.0), False),
+    ],
+)
+def test_an_active_resource_with_its_buckets_full_and_undrained_is_read_as_an_idle_one(
+    state, full
+) -> None:
+    judged = with_outlook(state(), ForecastWindows(), AT, AT)
+    placed = place(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT)
+    assert placed.tier is Tier.ACTIVE
+    assert placed.full is full
+
+
 def at_cap() -> ResourceState:
     """A gp3 volume at 97 % of its 3,000 IOPS, far from its throughput."""
     return running("gp3", 500, 2_910, 4 * KIB, iops=3_000, throughput=125)

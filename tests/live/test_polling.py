@@ -6,6 +6,7 @@ MetricData boundary), so that hundreds of volumes run through many cycles in a s
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -520,3 +521,20 @@ def test_an_instance_whose_volumes_near_its_baseline_has_its_balances_read_every
     assert read[0] == shown and read == list(range(shown, 40)), (shown, read)
     # Its rates are its volumes' sum: its own counts are not asked for them.
     assert not _minutes(polls["i-0000"], "EBSReadOps", after=shown)
+
+
+def test_a_volume_active_by_its_load_alone_is_read_at_its_idle_cadence() -> None:
+    """A gp3 volume at a third of its IOPS alone on an m5.large: it has no bucket, and the
+    instance's stays full, so nothing about it changes but its load, which can rise as fast as
+    an idle volume's. It is read for the active tier's metrics at its idle cadence (15
+    minutes: at its most it would take the instance's bucket hours to bring to 20 %), not
+    every 5 minutes; once its load nears its cap it is read every minute."""
+    start = 4 * 3600.0
+    fleet = Fleet()
+    fleet.add_instance([("gp3", 500, Load(2_950, before=1_000, since=start + 40 * 60))])
+    polls = _polls(fleet, minutes=55, start_at=start)
+    reads = [m for m in _minutes(polls["vol-00000"], "VolumeReadBytes", after=1) if m < 40]
+    assert len(reads) == 3 and all(b - a == 15 for a, b in itertools.pairwise(reads)), reads
+    capped = min(m for m in _minutes(polls["vol-00000"], "VolumeIOPSExceededCheck") if m > 40)
+    assert capped - 40 <= 15, capped
+    assert _minutes(polls["vol-00000"], "VolumeReadOps", after=capped) == list(range(capped, 55))

@@ -73,6 +73,9 @@ def test_an_instance_s_physics_sets_the_cadence_of_its_resources() -> None:
     assert Cadence(60.0, 300.0, 7_200.0).of_resource(Tier.IDLE, role="guarded") == 7_200.0
     # Off its role's tier, a resource keeps its tier's cadence.
     assert cadence.of_resource(Tier.ACTIVE, role="guarded") == 300.0
+    # Active by its load alone, its buckets full: read as an idle resource is.
+    assert cadence.of_resource(Tier.ACTIVE, 1_440.0, role="full") == cadence.of(Tier.IDLE, 1_440.0)
+    assert cadence.of_resource(Tier.ACTIVE, role="full") == cadence.idle_s
     assert cadence.of_resource(Tier.IDLE, 1_440.0) == cadence.of(Tier.IDLE, 1_440.0) == 600.0
 
 
