@@ -78,12 +78,23 @@ class _Load:
     bps: float
 
 
-def _load(state: ResourceState, at: datetime, window_s: float) -> _Load | None:
+def _load(
+    state: ResourceState, at: datetime, window_s: float, volumes: Sequence[ResourceState] = ()
+) -> _Load | None:
+    """Its rates over the window; bytes not read taken at `ASSUMED_IO_BYTES` an operation,
+    but for an instance whose volumes' latest rates account for some of its operations: those
+    at their own size (its guard's counts beside a busy volume are not a gigabyte a
+    second)."""
     iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
     if iops is None:
         return None
     bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
-    return _Load(iops, bps if bps is not None else iops * ASSUMED_IO_BYTES)
+    if bps is not None:
+        return _Load(iops, bps)
+    known = latest_load(volumes, window_s)
+    counted = min(known.iops, iops)
+    share = counted / known.iops if known.iops else 0.0
+    return _Load(iops, known.bps * share + (iops - counted) * ASSUMED_IO_BYTES)
 
 
 def _shares(state: ResourceState, load: _Load, at: datetime) -> list[tuple[float, Bottleneck]]:
@@ -157,7 +168,7 @@ def place(
     how near its baseline it is (`latest_load`)."""
     if state.status is Status.ERROR:
         return Placement(Tier.HOT if alerted else previous or Tier.ACTIVE, None)
-    load = _load(state, at, policy.window_s) or _Load(0.0, 0.0)
+    load = _load(state, at, policy.window_s, volumes) or _Load(0.0, 0.0)
     shares = _shares(state, load, at)
     balances = [(state.balance(b.balance, at), b) for b in state.buckets()]
     found = state.outlook

@@ -258,34 +258,36 @@ GUARD_PARTS = frozenset({Part.READ_OPS, Part.WRITE_OPS})
 def guards_of(
     inv: Inventory, tiers: Mapping[str, Tier], covered: Collection[str]
 ) -> dict[str, tuple[str, ...]]:
-    """By instance id, the volumes whose load the instance's own operation counts bound: an
-    idle Nitro instance, of a type with published limits, whose every attached volume is in
-    the inventory, idle, not Multi-Attach and not read by a node agent. On Nitro an instance's
-    EBSReadOps and EBSWriteOps are the sums of its volumes' (Amazon EC2 User Guide, "Instance
-    metrics"), so no volume does more than they show: its two counts stand for their six, or
-    more (where it pays: `Cadence.guard_pays`)."""
+    """By instance id, the idle volumes whose load the instance's own operation counts bound:
+    an idle Nitro instance, of a type with published limits, whose every attached volume is
+    in the inventory, not Multi-Attach and not read by a node agent, and at least two of them
+    idle. On Nitro an instance's EBSReadOps and EBSWriteOps are the sums of its volumes'
+    (Amazon EC2 User Guide, "Instance metrics"), so its idle volumes do no more than they show
+    less what its other volumes, read on their own, show: its two counts stand for their
+    own two each (where it pays: `Cadence.guard_pays`)."""
     volumes = {v.volume_id: v for v in inv.volumes}
     out = {}
     for instance in inv.instances:
         info = instance.type_info
         mine = [volumes.get(vid) for vid in instance.volume_ids]
+        idle = tuple(
+            v.volume_id
+            for v in mine
+            if v is not None and tiers.get(v.volume_id, Tier.IDLE) is Tier.IDLE
+        )
         if (
             instance.active
             and info is not None
             and info.nitro is True
             and instance_envelope(instance) is not None
             and tiers.get(instance.instance_id, Tier.IDLE) is Tier.IDLE
-            and len(mine) >= 2  # one volume's own two counts are as cheap
+            and len(idle) >= 2  # one volume's own two counts are as cheap
             and all(
-                v is not None
-                and v.active
-                and not v.multi_attach
-                and v.volume_id not in covered
-                and tiers.get(v.volume_id, Tier.IDLE) is Tier.IDLE
+                v is not None and v.active and not v.multi_attach and v.volume_id not in covered
                 for v in mine
             )
         ):
-            out[instance.instance_id] = tuple(instance.volume_ids)
+            out[instance.instance_id] = idle
     return out
 
 

@@ -9,12 +9,14 @@ tier reads (backfilled over the lookback), so a quiet volume that starts drainin
 full data the cycle its operations show it.
 
 An instance's EBS counters are its volumes' I/O, which sets two cadences by physics:
-- an idle instance whose volumes are all idle stands guard over them (`queries.guards_of`):
-  its two operation counts, read at the active cadence (at least twice as often as any of
-  them would be read idle), bound every volume's load. While they stay under what would
-  leave the least of its volumes idle (`tiers.idle_ceiling`), the volumes are read only every
-  `GUARDED_S`; once they do not, or cannot be read, every volume is read in the same cycle,
-  backfilled;
+- an idle instance stands guard over its idle volumes (`queries.guards_of`): its two
+  operation counts bound their load. Where every volume is idle, they are read at the
+  active cadence (at least twice as often as any of them would be read idle); beside volumes
+  read on their own, at the idle volumes' own idle cadence, with those volumes, whose counts
+  are taken off theirs minute by minute. While what is left stays under what would leave the
+  least of the idle volumes idle (`tiers.idle_ceiling`), they are read only every
+  `GUARDED_S`; once it does not, or the counts cannot be read, every volume is read in the
+  same cycle, backfilled;
 - an instance whose bucket can change from one minute to the next (below full, or its
   volumes' sum near its baseline: `tiers.near_baseline`) has its balances read every minute;
   its rates are summed from its volumes' (`queries._left_to_volumes`).
@@ -119,6 +121,16 @@ class RegionPoller:
     plan had them (`queries.guards_of`)."""
     _guarded: dict[str, str] = field(default_factory=dict)
     """By volume id, the instance that stands guard over it."""
+    beside: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """By guard, its volumes read on their own (none where all are idle): read with it, and
+    their counts taken off its own."""
+    _guard_alarms: dict[str, float | None] = field(default_factory=dict)
+    """By guard beside other volumes, the soonest alarm of the volumes it guards: what its
+    cadence follows (`Cadence.of_resource`, `guard_beside`)."""
+    _checked: dict[str, tuple[datetime, int, datetime]] = field(default_factory=dict)
+    """By guard beside other volumes: the end of the last stretch of its counts checked
+    against theirs, the period of its counts, and where those were asked up to when last
+    read."""
     minute: set[str] = field(default_factory=set)
     """The instances below the hot tier whose balances are read every minute
     (`tiers.Placement.minute`)."""
@@ -146,6 +158,7 @@ class RegionPoller:
             self.steady, self.steady_moves = settled, self.steady_moves + 1
         due = {rid for rid in ids if self._due(rid, rid in alerted, now)}
         due |= self._summed_volumes(inv, due)
+        due |= self._beside_due(due)
         new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
         self.silence.expire(now)
@@ -232,6 +245,17 @@ class RegionPoller:
             i.instance_id
             for i in inv.instances
             if i.instance_id not in due and any(v in due for v in i.volume_ids)
+        }
+
+    def _beside_due(self, due: set[str]) -> set[str]:
+        """The volumes beside the guards due now that are not read every cycle: read with
+        them, so that their counts cover the minutes the guard's do."""
+        return {
+            vid
+            for iid, vids in self.beside.items()
+            if iid in due
+            for vid in vids
+            if self.tiers.get(vid) is not Tier.HOT
         }
 
     def _summed_volumes(self, inv: Inventory, due: set[str]) -> set[str]:
@@ -369,12 +393,23 @@ class RegionPoller:
             return plan[4]
         tiers = self._query_tiers(self._ids_of(inv))
         # Only over volumes read once already: a first cycle reads every one of them anyway.
+        attached = {i.instance_id: i.volume_ids for i in inv.instances}
         self.guards = {
             iid: vids
             for iid, vids in paying_guards(inv, tiers, self.covered, self.cadence, self._alarms)
-            if iid in self.tiers and all(v in self.tiers for v in vids)
+            if iid in self.tiers and all(v in self.tiers for v in attached[iid])
         }
         self._guarded = {vid: iid for iid, vids in self.guards.items() for vid in vids}
+        self.beside = {
+            iid: others
+            for iid, vids in self.guards.items()
+            if (others := tuple(v for v in attached[iid] if v not in vids))
+        }
+        self._guard_alarms = {
+            iid: min((a for v in self.guards[iid] if (a := self._alarms.get(v))), default=None)
+            for iid in self.beside
+        }
+        self._checked = {iid: at for iid, at in self._checked.items() if iid in self.guards}
         wanted = queries.for_inventory(
             inv, tiers, self.known, self._period(), self.covered, agentless, self.guards
         )
@@ -383,20 +418,26 @@ class RegionPoller:
 
     def alarms(self, inv: Inventory) -> Mapping[str, float]:
         """By resource id of the inventory, how soon a full bucket it drains can reach 20 %:
-        what its idle cadence follows from."""
+        what its idle cadence follows from (a guard beside other volumes: the soonest of the
+        volumes it guards)."""
         self._ids_of(inv)
-        return self._alarms
+        if not self._guard_alarms:
+            return self._alarms
+        mine = {iid: a for iid, a in self._guard_alarms.items() if a is not None}
+        return {**self._alarms, **mine}
 
     def every(self, rid: str, tier: Tier) -> float:
         """Seconds between polls of a resource below the hot tier (`Cadence.of_resource`)."""
-        return self.cadence.of_resource(tier, self._alarms.get(rid), role=self.role(rid))
+        role = self.role(rid)
+        alarm = self._guard_alarms.get(rid) if role == "guard_beside" else self._alarms.get(rid)
+        return self.cadence.of_resource(tier, alarm, role=role)
 
     def role(self, rid: str) -> Role:
         """What its instance's physics makes of its cadence (`Cadence.of_resource`)."""
         if rid in self.minute:
             return "minute"
         if rid in self.guards:
-            return "guard"
+            return "guard_beside" if rid in self.beside else "guard"
         if rid in self._guarded:
             return "guarded"
         if rid in self.full:
@@ -405,7 +446,7 @@ class RegionPoller:
 
     def roles(self) -> dict[str, Role]:
         """By resource id, every role in force (what the projected bill counts)."""
-        return roles_of(self.guards, self.minute, self.full)
+        return roles_of(self.guards, self.minute, self.full, self.beside)
 
     def _period(self) -> int | None:
         return None if self.resolution_s == MINUTE_S else self.resolution_s
@@ -432,6 +473,14 @@ class RegionPoller:
             return until is None or self._expected_end(now) > until
         tier = Tier.HOT if alerted else self.tiers.get(rid, Tier.IDLE)
         every = self.cadence.interval_s if tier is Tier.HOT else self.every(rid, tier)
+        checked = self._checked.get(rid) if rid in self.beside else None
+        if checked is not None and tier is Tier.IDLE:
+            # A guard beside other volumes is read the cycle its counts have moved on by its
+            # cadence since its last check: with five-minute counts, as the period that ends
+            # it lands, so that a load is seen as soon as reading its volumes would see it.
+            landed = self.history.asked_end(now, checked[1])
+            moved = (landed - checked[2]).total_seconds() >= every
+            return moved and (now - last).total_seconds() >= every / 2
         # Half an interval of slack, so that a cycle a few seconds early is not a whole
         # interval late.
         wait = every - self.cadence.interval_s / 2
@@ -497,9 +546,57 @@ class RegionPoller:
             )
             since = recent(guard.measure(Measure.IOPS), at, self.every(iid, Tier.IDLE) + 60)
             unread = since.status is not Status.OK or not len(since.values)
-            if unread or max(since.values) >= ceiling:
+            if unread:
+                out.update(vids)
+                continue
+            others = self.beside.get(iid, ())
+            if not others:
+                if max(since.values) >= ceiling:
+                    out.update(vids)
+                continue
+            theirs = [states[o].measure(Measure.IOPS) for o in others if o in states]
+            left = self._left_over(iid, guard.measure(Measure.IOPS), others, theirs, at, now)
+            if left is None or (left and max(left) >= ceiling):
                 out.update(vids)
         return out
+
+    def _left_over(
+        self,
+        iid: str,
+        counts: Series,
+        others: tuple[str, ...],
+        theirs: list[Series],
+        at: datetime,
+        now: datetime,
+    ) -> list[float] | None:
+        """A guard's rates less those of the volumes beside it, period by period, over the
+        stretch since its last check that their reads cover (a minute of theirs without a
+        datapoint counts as none: AWS publishes none while a volume is idle); the end of it
+        is the next check's start. None where one of them has not been read."""
+        asked = self.history.asked_until()
+        ends = [asked.get(o) for o in others]
+        if len(theirs) < len(others) or any(end is None for end in ends):
+            return None
+        covered = min(e for e in ends if e is not None)
+        period = timedelta(seconds=counts.period_s)
+        checked = self._checked.get(iid)
+        start = checked[0] if checked else at - timedelta(seconds=self.every(iid, Tier.IDLE) + 60)
+        end = start
+        left = []
+        for stamp, rate in counts.until(at).points():
+            if stamp < start:
+                continue
+            if stamp + period > covered:
+                break
+            read = sum(
+                sum(series.between(stamp, stamp + period).values) * series.period_s
+                for series in theirs
+            )
+            left.append(rate - read / counts.period_s)
+            end = stamp + period
+        landed = self.history.asked_end(now, counts.period_s)
+        self._checked[iid] = (end, counts.period_s, landed)
+        return left
 
     def _fetch(self, wanted: list[MetricQuery], now: datetime, stats: FetchStats) -> None:
         """Fetch what the history lacks of `wanted`, and take the answers in as planned."""
@@ -547,10 +644,11 @@ def paying_guards(
 ) -> list[tuple[str, tuple[str, ...]]]:
     """The instances that can stand guard over their volumes (`queries.guards_of`) where
     that costs less than reading them at this cadence (`Cadence.guard_pays`), with them."""
+    attached = {i.instance_id: len(i.volume_ids) for i in inv.instances}
     return [
         (iid, vids)
         for iid, vids in queries.guards_of(inv, tiers, covered).items()
-        if cadence.guard_pays([alarms.get(v) for v in vids])
+        if cadence.guard_pays([alarms.get(v) for v in vids], beside=len(vids) < attached[iid])
     ]
 
 
@@ -558,13 +656,14 @@ def roles_of(
     guards: Mapping[str, tuple[str, ...]],
     minute: Collection[str] = (),
     full: Collection[str] = (),
+    beside: Collection[str] = (),
 ) -> dict[str, Role]:
     """By resource id, what its physics or its instance's makes of its cadence
     (`Cadence.of_resource`)."""
     out: dict[str, Role] = dict.fromkeys(full, "full")
     out.update(dict.fromkeys(minute, "minute"))
     out.update({vid: "guarded" for vids in guards.values() for vid in vids})
-    out.update(dict.fromkeys(guards, "guard"))
+    out.update({iid: "guard_beside" if iid in beside else "guard" for iid in guards})
     return out
 
 

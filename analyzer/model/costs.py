@@ -34,7 +34,7 @@ stale in, every second minute (sooner where the newest minute comes late). What 
 shows meanwhile is seen up to a minute later than with a poll every minute."""
 
 
-Role = Literal["minute", "guard", "guarded", "full"] | None
+Role = Literal["minute", "guard", "guard_beside", "guarded", "full"] | None
 """What a resource's physics, or its instance's, makes of its cadence (`Cadence.of_resource`)."""
 
 
@@ -74,7 +74,10 @@ class Cadence:
         `minute`, an instance whose EBS bucket can change from one minute to the next (every
         interval); `guard`, an idle instance whose operation counts stand guard over its idle
         volumes (the active cadence: at least twice as often as any of them would be read,
-        for the price of one); `guarded`, such a volume (`GUARDED_S`); `full`, an active
+        for the price of one); `guard_beside`, such an instance beside volumes read on their
+        own, whose counts it is read with (`alarm_s`: the soonest of its idle volumes'; their
+        idle cadence: as soon as reading them would see a load, for the price of one);
+        `guarded`, such a volume (`GUARDED_S`); `full`, an active
         resource whose buckets are full and undrained, which only a rise in its load can
         change, as an idle one's: its idle cadence (`tiers.Placement.full`)."""
         if tier is not Tier.HOT and role == "minute":
@@ -83,20 +86,25 @@ class Cadence:
             return self.of(Tier.IDLE, alarm_s)
         if tier is Tier.IDLE and role == "guard":
             return self.active_s
+        if tier is Tier.IDLE and role == "guard_beside":
+            return self.of(Tier.IDLE, alarm_s)
         if tier is Tier.IDLE and role == "guarded":
             return max(GUARDED_S, self.idle_s)
         return self.of(tier, alarm_s, steady)
 
-    def guard_pays(self, alarms: Sequence[float | None]) -> bool:
+    def guard_pays(self, alarms: Sequence[float | None], beside: bool = False) -> bool:
         """Whether an instance standing guard over idle volumes whose soonest alarms are
-        `alarms` costs less than reading them: the guard's two counts at its cadence and each
-        volume's two at `GUARDED_S`, against each volume's two at its idle cadence. Three
-        volumes on an instance whose bucket they can drain (10 minutes each) cost 36 metrics
-        an hour read, 30 guarded; two, 24 and 28."""
+        `alarms` costs less than reading them: the guard's two counts at its cadence (`beside`:
+        beside volumes read on their own, `guard_beside`) and each volume's two at
+        `GUARDED_S`, against each volume's two at its idle cadence. Three volumes on an
+        instance whose bucket they can drain (10 minutes each) cost 36 metrics an hour read,
+        30 guarded; two, 24 and 28; two beside a busy volume, 24 and 16."""
         read = sum(1 / self.of(Tier.IDLE, alarm) for alarm in alarms)
-        guarded = 1 / self.of_resource(Tier.IDLE, role="guard") + len(alarms) / self.of_resource(
-            Tier.IDLE, role="guarded"
-        )
+        role: Role = "guard_beside" if beside else "guard"
+        soonest = min((a for a in alarms if a is not None), default=None)
+        guarded = 1 / self.of_resource(Tier.IDLE, soonest, role=role) + len(
+            alarms
+        ) / self.of_resource(Tier.IDLE, role="guarded")
         return read > guarded
 
 

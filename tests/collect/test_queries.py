@@ -462,8 +462,10 @@ def test_an_idle_nitro_instance_stands_guard_over_its_idle_volumes_with_its_two_
     assert not names(asked) & {"EBSReadBytes", "EBSWriteBytes", "EBSIOBalance%"}
     # Without the guard, an idle instance asks nothing of its counts.
     assert not names(queries.for_inventory(inv, idle)["i-1"]) & {"EBSReadOps"}
-    # No guard where the counts would not bound every volume, or bound one alone.
-    assert not queries.guards_of(inv, {**idle, "vol-1": Tier.ACTIVE}, ())
+    # Beside a volume read on its own, it stands guard over the idle ones; not over one alone.
+    assert queries.guards_of(inv, {**idle, "vol-1": Tier.ACTIVE}, ()) == {"i-1": ("vol-0", "vol-2")}
+    assert not queries.guards_of(inv, {**idle, "vol-1": Tier.ACTIVE, "vol-2": Tier.HOT}, ())
+    # No guard where the counts would not bound every volume.
     assert not queries.guards_of(inv, {**idle, "i-1": Tier.ACTIVE}, ())
     assert not queries.guards_of(inv, idle, {"vol-2"})  # a node agent reads one
     assert not queries.guards_of(_node(*gp3, info=XEN), idle, ())

@@ -538,3 +538,60 @@ def test_a_volume_active_by_its_load_alone_is_read_at_its_idle_cadence() -> None
     capped = min(m for m in _minutes(polls["vol-00000"], "VolumeIOPSExceededCheck") if m > 40)
     assert capped - 40 <= 15, capped
     assert _minutes(polls["vol-00000"], "VolumeReadOps", after=capped) == list(range(capped, 55))
+
+
+def test_a_guard_beside_a_busy_volume_takes_its_counts_off_and_sees_a_drain_in_time() -> None:
+    """A busy gp3 volume (1,000 IOPS, read on its own) beside a gp2 volume and four idle gp3
+    on an m5.large with detailed monitoring: the instance's counts stand guard over the five
+    idle ones, read with the busy volume every 10 minutes (as often as the idle volumes would
+    be read: the instance's bucket, full to 20 % at their burst in 24 minutes), the busy
+    volume's counts taken off minute by minute. The gp2 volume starts draining 17 minutes in:
+    it is read the cycle the guard shows it, no later than reading it every 10 minutes would
+    have."""
+    start = 4 * 3600.0
+    fleet = Fleet()
+    late = Load(3_000, since=start + 17 * 60)
+    idle = [("gp3", 100, Load(0))] * 4
+    fleet.add_instance([("gp3", 500, Load(1_000)), ("gp2", 100, late), *idle], detailed=True)
+    polls = _polls(fleet, minutes=40, start_at=start)
+    guard = _minutes(polls["i-0000"], "EBSReadOps", after=1)
+    assert 3 <= len(guard) <= 5, guard
+    assert all(b - a == 10 for a, b in itertools.pairwise(m for m in guard if m < 17)), guard
+    # The busy volume is read with it: its counts cover the minutes the guard's do.
+    assert set(guard) <= set(_minutes(polls["vol-00000"], "VolumeReadOps")), guard
+    for vid in (f"vol-{n:05d}" for n in range(1, 6)):
+        assert len([m for m in _minutes(polls[vid], "VolumeReadOps", after=1) if m < 17]) <= 1
+    seen = min(_minutes(polls["vol-00001"], "VolumeReadOps", after=17))
+    assert seen in guard and seen - 17 <= 12, (seen, guard)
+    assert _minutes(polls["vol-00001"], "BurstBalance", after=seen) == list(range(seen, 40))
+    # Busy alone, the instance's counts are the busy volume's: no guarded volume is read.
+    quiet = Fleet()
+    quiet.add_instance([("gp3", 500, Load(1_000)), *[("gp3", 100, Load(0))] * 5], detailed=True)
+    polls = _polls(quiet, minutes=40, start_at=start)
+    assert len(_minutes(polls["i-0000"], "EBSReadOps", after=1)) >= 3
+    for vid in (f"vol-{n:05d}" for n in range(1, 6)):
+        assert len(_minutes(polls[vid], "VolumeReadOps", after=1)) <= 1, polls[vid]
+
+
+@pytest.mark.parametrize("detailed", [True, False])
+def test_beside_a_busy_volume_a_drain_is_seen_no_later_than_reading_each_volume(
+    detailed: bool,
+) -> None:
+    """Whichever minute a guarded gp2 volume starts draining, its instance's counts show it
+    as soon as its own reads every 10 minutes would: at most 12 minutes in. With basic
+    monitoring the counts are five-minute sums, and the guard is read as the one that ends
+    its cadence lands."""
+    start = 4 * 3600.0
+    worst = 0
+    for offset in range(15, 25):
+        fleet = Fleet()
+        late = Load(3_000, since=start + offset * 60)
+        idle = [("gp3", 100, Load(0))] * 4
+        fleet.add_instance(
+            [("gp3", 500, Load(1_000)), ("gp2", 100, late), *idle], detailed=detailed
+        )
+        polls = _polls(fleet, minutes=offset + 16, start_at=start)
+        assert len(_minutes(polls["i-0000"], "EBSReadOps", after=1)) >= 2
+        seen = min(_minutes(polls["vol-00001"], "VolumeReadOps", after=offset))
+        worst = max(worst, seen - offset)
+    assert worst <= 12, worst
