@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from analyzer.analyze.kinds import KINDS
 from analyzer.analyze.kinds.base import RuleBase
 from analyzer.analyze.kinds.credit_forecast import CreditForecast
+from analyzer.analyze.kinds.credits_exhausted import CreditsExhausted
 from analyzer.errors import ConfigError
 from analyzer.model.outlook import ForecastWindows
 from analyzer.model.state import ResourceState
@@ -82,6 +83,12 @@ class RuleSet:
             if isinstance(rule, CreditForecast) and rule.applies_to(state):
                 return rule
         return None
+
+    def empty_window(self, state: ResourceState) -> float:
+        """The longest window of a `credits_exhausted` rule in force that applies to `state`
+        (0 without one): how long after its bucket empties such a rule may still speak."""
+        mine = [r for r in self.rules if isinstance(r, CreditsExhausted) and r.applies_to(state)]
+        return max((r.window for r in mine), default=0.0)
 
     def forecast_windows(self, state: ResourceState) -> ForecastWindows:
         """The windows of `forecast_rule`, or the kind's defaults: the one set of windows its

@@ -266,6 +266,7 @@ class Analyzer:
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
                 past=PastDays() if self.rules.reads_past() else None,
                 windows=self.rules.forecast_windows,
+                empty_window=self.rules.empty_window,
                 resolution_s=self.resolution_s,
                 billed=self.billed,
             )

@@ -49,10 +49,12 @@ from analyzer.model.resources import Instance, Inventory
 from analyzer.model.series import Series, Status, recent
 from analyzer.model.state import EMPTY_BALANCE_PERCENT, FetchStats, ResourceState
 
-EMPTIED_WITHIN_S = 20 * 60.0
-"""A bucket that emptied this recently is read every cycle: the shipped rules on an empty
-bucket read its last 10 (a volume's) or 15 minutes (an instance's), and fire once they
-have; a bucket empty for longer has had its say."""
+EMPTIED_MARGIN_S = 2 * 60.0
+"""A bucket that emptied within the window of the rule on an empty bucket that applies to it
+(`RuleSet.empty_window`: 10 minutes a volume's, 15 an instance's), and this margin, is read
+every cycle: the rule fires once it has read its window, and a bucket empty for longer has
+had its say. The margin: a balance is read a minute ahead of the sums the rule reads with
+it, and the newest of those may be held a minute more."""
 MAX_ROUNDS = 3
 """idle → active → hot: at most two moves up in a cycle, each a fetch of its own."""
 FULL = "full"
@@ -93,6 +95,8 @@ class RegionPoller:
     """The balances' daily minima, fetched a few times a day beside the polls."""
     windows: Callable[[ResourceState], ForecastWindows] = lambda _: ForecastWindows()
     """The windows a resource's outlook is worked out over: its forecast rule's."""
+    empty_window: Callable[[ResourceState], float] = lambda _: 15 * 60.0
+    """The window of the rule on an empty bucket that applies to a resource (0: none)."""
     billed: Callable[[MetricQuery], bool] = lambda _: True
     """Whether CloudWatch bills this query: not where a node's NVMe statistics answer it."""
     resolution_s: int = MINUTE_S
@@ -249,13 +253,19 @@ class RegionPoller:
 
     def _beside_due(self, due: set[str]) -> set[str]:
         """The volumes beside the guards due now that are not read every cycle: read with
-        them, so that their counts cover the minutes the guard's do."""
-        return {
-            vid
+        them, so that their counts cover the minutes the guard's do. A guard not read yet is
+        read the first time one of them is due, so that from then on they share a phase."""
+        slow = {
+            iid: [v for v in vids if self.tiers.get(v) is not Tier.HOT]
             for iid, vids in self.beside.items()
-            if iid in due
-            for vid in vids
-            if self.tiers.get(vid) is not Tier.HOT
+        }
+        due = due | {
+            iid
+            for iid, vids in slow.items()
+            if iid not in self._checked and any(v in due for v in vids)
+        }
+        return {iid for iid in slow if iid in due} | {
+            v for iid, vids in slow.items() if iid in due for v in vids
         }
 
     def _summed_volumes(self, inv: Inventory, due: set[str]) -> set[str]:
@@ -511,7 +521,7 @@ class RegionPoller:
                 self.steady_moves += 1
             empties = _to_empty(judged)
             soon = empties is not None and empties <= self.cadence.of(Tier.HOT, steady=True)
-            if soon or _emptied(judged, at):
+            if soon or _emptied(judged, at, self.empty_window(state)):
                 self._emptying.add(rid)
             else:
                 self._emptying.discard(rid)
@@ -623,12 +633,15 @@ def _to_empty(state: ResourceState) -> float | None:
     return found.seconds_to_empty * left
 
 
-def _emptied(state: ResourceState, at: datetime) -> bool:
-    """Whether a bucket of it is empty and was not `EMPTIED_WITHIN_S` ago: the outlook has
-    no time to empty left to give, and the rule on an empty bucket is about to speak. Read
-    every cycle meanwhile, however steadily its alerts fire."""
+def _emptied(state: ResourceState, at: datetime, window_s: float) -> bool:
+    """Whether a bucket of it is empty and was not `window_s` (the window of the rule on an
+    empty bucket) and `EMPTIED_MARGIN_S` ago: the outlook has no time to empty left to give,
+    and that rule is about to speak. Read every cycle meanwhile, however steadily its alerts
+    fire."""
+    if window_s <= 0:
+        return False
     for bucket in state.buckets():
-        balance = recent(state.in_force(bucket.balance), at, EMPTIED_WITHIN_S)
+        balance = recent(state.in_force(bucket.balance), at, window_s + EMPTIED_MARGIN_S)
         empty = len(balance) and balance.values[-1] <= EMPTY_BALANCE_PERCENT
         if empty and max(balance.values) > EMPTY_BALANCE_PERCENT:
             return True

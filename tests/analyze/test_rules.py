@@ -154,3 +154,17 @@ def test_a_partial_rule_with_nothing_to_change_is_refused(tmp_path):
         ConfigError, match="rule 'mine': kind: missing, and no earlier rule with this id"
     ):
         rules.load([Path(rules.BUILTIN), tmp_path])
+
+
+def test_the_window_after_a_bucket_empties_is_the_longest_rule_on_an_empty_bucket_s() -> None:
+    """How long the poller reads an emptied bucket every minute: the window of the rule on
+    an empty bucket that applies to it (the shipped ones: 10 minutes a volume's, 15 an
+    instance's), none where no such rule is in force."""
+    from tests.fakes import M5
+    from tests.helpers import instance_state, volume_state
+
+    shipped = rules.load()
+    assert shipped.empty_window(volume_state("gp2", 100)) == 600.0
+    assert shipped.empty_window(instance_state(M5)) == 900.0
+    caps_only = rules.load([Path("rules/caps.yaml")])
+    assert caps_only.empty_window(volume_state("gp2", 100)) == 0.0
