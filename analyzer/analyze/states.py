@@ -190,7 +190,9 @@ def states_for(
         return cache.kept(rid)
 
     def cut(series: Mapping[str, Series]) -> Mapping[str, Series]:
-        return series if since is None else {n: s.since(since) for n, s in series.items()}
+        if since is None:
+            return series
+        return {n: _since(s, since, n in metrics.BALANCES) for n, s in series.items()}
 
     def volume(v: Volume) -> ResourceState:
         if kept := as_before(v.volume_id):
@@ -309,3 +311,12 @@ def build(
     asked_until: Mapping[str, Mapping[str, datetime]] | None = None,
 ) -> Snapshot:
     return Snapshot(generated_at, data_end, tuple(states), stats or FetchStats(), asked_until or {})
+
+
+def _since(series: Series, start: datetime, keep_last: bool) -> Series:
+    """Its periods from `start` on; `keep_last` (a balance's): its newest, however old, where
+    none is that recent (what an idle bucket's refill is worked out from)."""
+    found = series.since(start)
+    if found.timestamps or not keep_last or not series.timestamps:
+        return found
+    return series.since(series.timestamps[-1])

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import MINUTE_S, Window, data_end, floor_to, read_end
+from analyzer.model import metrics
 from analyzer.model.series import Series, Status
 
 
@@ -141,7 +142,8 @@ class History:
                     until = held  # asked again from the minute held back
                 # (With a minute of overlap or more, the next fetch asks for it again anyway,
                 # in the window the query's other metrics share.)
-            self._keep(query, self._shared(_spliced(old, kept, window, oldest)))
+            balance = query.metric in metrics.BALANCES
+            self._keep(query, self._shared(_spliced(old, kept, window, oldest, balance)))
             self._until[query] = until
             asked = self._asked_until.get(query.resource_id)
             if asked is None or settled > asked:
@@ -220,9 +222,14 @@ def _filling(query: MetricQuery) -> bool:
     return query.stat == "Sum" and query.period_s == MINUTE_S
 
 
-def _spliced(old: Series, new: Series, window: Window, oldest: datetime) -> Series:
+def _spliced(
+    old: Series, new: Series, window: Window, oldest: datetime, keep_last: bool = False
+) -> Series:
     """`old` from `oldest` on, with the points of `window` replaced by `new`'s: cut and joined
-    by position, since both are in time order."""
+    by position, since both are in time order. `keep_last` (a balance's): where nothing is
+    newer than `oldest`, its newest point is kept however old (`metrics.BALANCES`)."""
+    if keep_last and not new.timestamps and old.timestamps and old.timestamps[-1] < oldest:
+        oldest = old.timestamps[-1]
     stamps, values = old.timestamps, old.values
     if new.timestamps and not window.start <= new.timestamps[0] <= new.timestamps[-1] < window.end:
         # Points outside the window asked for: join point by point.

@@ -379,6 +379,15 @@ and the instance's EBS buckets (a node models a volume's BurstBalance, not its i
 _BY_NAME = {(m.namespace, m.name): m for m in CATALOGUE}
 _BY_FEED = {(m.namespace, m.feeds): m for m in CATALOGUE}
 
+BALANCES: frozenset[str] = frozenset(
+    m.name
+    for m in CATALOGUE
+    if m.feeds in (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
+)
+"""The metrics of a bucket's balance. AWS publishes none while a volume is idle, and its last
+reading, however old, is what the bucket's refill since is worked out from
+(`ResourceState.balance_at_most`): it is kept past every window that drops older points."""
+
 
 @cache
 def of(namespace: Namespace, tier: Tier | None = None) -> tuple[Metric, ...]:

@@ -163,3 +163,23 @@ def test_an_instance_summed_from_its_volumes_does_not_know_its_rates_without_one
     fetched[q("i-1", "EBSReadOps", "AWS/EC2")] = Series.failed("InternalError")
     states = {s.ref.resource_id: s for s in states_for(inventory(), fetched)}
     assert list(states["i-1"].measure(Measure.IOPS).values) == [100] * 5
+
+
+def test_only_what_the_rules_read_is_worked_out_but_a_balance_s_last_reading_is_kept() -> None:
+    """With `since`, measures start there; a balance with no reading that recent keeps its
+    last (AWS publishes none while a volume is idle), so an idle bucket's refill is still
+    worked out from it."""
+    inv = Inventory(
+        "us-east-1", volumes=(Volume("vol-g", "us-east-1", "gp2", 100, "in-use", None, None),)
+    )
+    fetched = {
+        q("vol-g", "VolumeReadOps"): series([60.0] * 10),
+        q("vol-g", "BurstBalance"): series([12.0] * 10),
+    }
+    since = T0 + timedelta(minutes=40)
+    [state] = states_for(inv, fetched, since=since)
+    assert not state.measure(Measure.IOPS).timestamps
+    assert state.measure(Measure.BURST_BALANCE).points() == [(T0 + timedelta(minutes=9), 12.0)]
+    # 100 GiB of gp2 earns 300 credits a second of 5.4 million: a third of a point a minute.
+    at = T0 + timedelta(minutes=70)
+    assert state.balance_at_most(Measure.BURST_BALANCE, at) == pytest.approx(12.0 + 60.5 / 3)

@@ -114,6 +114,22 @@ def test_history_is_trimmed_to_the_lookback():
     assert len(series) <= 11
 
 
+def test_a_balance_s_last_reading_outlives_the_lookback_and_a_rate_s_does_not() -> None:
+    """AWS publishes no BurstBalance while a volume is idle: its last reading, however old, is
+    what the bucket's refill since is worked out from, so it is kept where nothing newer is.
+    A rate's old points go with the lookback."""
+    balance = replace(VOLUME, metric="BurstBalance", stat="Average")
+    h = History(lookback_s=600, overlap_s=60, settle_s=0)
+    idle = T0 + timedelta(minutes=5)  # no datapoints at all from then on
+    for minute in range(0, 40):
+        for window, group in h.plan([VOLUME, balance], at(minute, 0)):
+            points = [(t, v) for t, v in fill(window, 7.0).points() if t < idle]
+            h.merge(window, {q: Series.of(points, 60) for q in group})
+    kept = h.current({"vol-1": [VOLUME, balance]})["vol-1"]
+    assert kept["BurstBalance"].points() == [(T0 + timedelta(minutes=4), 7.0)]
+    assert not kept["VolumeReadOps"].timestamps
+
+
 @given(
     st.lists(st.integers(min_value=0, max_value=60), unique=True, max_size=40),
     st.integers(min_value=0, max_value=60),
