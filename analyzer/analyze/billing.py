@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from analyzer.collect.queries import MetricQuery
 from analyzer.model.costs import SECONDS_PER_MONTH, Cadence, Projection, Role
-from analyzer.model.metrics import Tier
+from analyzer.model.metrics import BALANCES, Tier
 
 MAX_STRETCH_S = 3600.0
 """The budget never stretches a cadence beyond an hour: older data would no longer be one
@@ -39,8 +39,15 @@ def project(
     roles = roles or {}
     for rid, queries in wanted.items():
         tier = tiers.get(rid, Tier.IDLE)
-        every = cadence.of_resource(tier, alarms.get(rid), rid in steady, roles.get(rid))
-        metrics[tier] += sum(SECONDS_PER_MONTH / max(every, q.period_s) for q in queries)
+        role = roles.get(rid)
+        every = cadence.of_resource(tier, alarms.get(rid), rid in steady, role)
+        # An active resource's balance is read every interval between its polls
+        # (`RegionPoller._watched`), unless its role reads it in full as often or not at all.
+        watched = cadence.interval_s if tier is Tier.ACTIVE and role is None else every
+        metrics[tier] += sum(
+            SECONDS_PER_MONTH / max(watched if q.metric in BALANCES else every, q.period_s)
+            for q in queries
+        )
     return Projection(metrics, price_per_metric)
 
 

@@ -44,7 +44,7 @@ from analyzer.model.limits import (
 from analyzer.model.metrics import Measure, Tier
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import Instance, Inventory
-from analyzer.model.series import Series, Status, recent
+from analyzer.model.series import Series, Status, is_recent, recent
 from analyzer.model.state import ResourceState
 from analyzer.model.units import MIB, Unit
 
@@ -147,8 +147,9 @@ class Placement:
     """The limits that make it hot, its alerts aside: a rate at `hot_utilization` of one, a
     bucket that empties soon or is low. None where its data failed (nothing is known)."""
     minute: bool = False
-    """An instance below the hot tier whose EBS bucket can change from one minute to the next
-    (`near_baseline`): its balances are read every minute."""
+    """Below the hot tier, a bucket that can change from one minute to the next: an
+    instance's near its baseline (`near_baseline`), whose balances are read every minute; a
+    bucket `falling`, whose resource is read every minute while it falls."""
     full: bool = False
     """Active by its load alone: every bucket of it read full and none drained. Nothing
     about it changes but its load, which can rise as fast as an idle resource's can: it is
@@ -183,6 +184,8 @@ def place(
     nearest = _Load(max(load.iops, summed.iops), max(load.bps, summed.bps))
     if not state.has_storage and near_baseline(state, nearest, balances):
         return Placement(Tier.ACTIVE, minute=True)
+    if any(falling(state, bucket, at) for bucket in state.buckets()):
+        return Placement(Tier.ACTIVE, minute=True)
     # A bucket's balance is read once before its resource may go idle; where AWS reports
     # none (an unattached or a large gp2 volume), the load alone decides.
     never_read = previous is None and any(value is None for value, _ in balances)
@@ -193,6 +196,18 @@ def place(
         # Every bucket read full (none unread), none drained.
         return Placement(Tier.ACTIVE, full=all(value is not None for value, _ in balances))
     return Placement(Tier.IDLE)
+
+
+def falling(state: ResourceState, bucket: Bucket, at: datetime) -> bool:
+    """Whether its balance's newest reading, recent, is below the one a period before: the
+    bucket is being drained now, whatever the rates last read say (a burst between two reads
+    of an active resource shows in its balance, read every minute, first)."""
+    series = state.in_force(bucket.balance).until(at)
+    if len(series) < 2 or not is_recent(series, at):
+        return False
+    before, newest = series.timestamps[-2:]
+    was, now = series.values[-2:]
+    return (newest - before).total_seconds() <= series.period_s and now < was
 
 
 def latest_load(volumes: Iterable[ResourceState], window_s: float) -> _Load:

@@ -145,6 +145,8 @@ class History:
             balance = query.metric in metrics.BALANCES
             self._keep(query, self._shared(_spliced(old, kept, window, oldest, balance)))
             self._until[query] = until
+            if balance:
+                continue  # read on its own every minute (`RegionPoller`): not the rates'
             asked = self._asked_until.get(query.resource_id)
             if asked is None or settled > asked:
                 self._asked_until[query.resource_id] = settled
@@ -202,8 +204,9 @@ class History:
         self._until = {q: until[q] for queries in wanted.values() for q in queries if q in until}
 
     def asked_until(self) -> Mapping[str, datetime]:
-        """By resource id, the end of the latest window CloudWatch answered for it: data older
-        than that, by a few periods, was asked for and did not come (stale)."""
+        """By resource id, the end of the latest window CloudWatch answered for its rates (a
+        balance is read on its own): data older than that, by a few periods, was asked for and
+        did not come (stale)."""
         return self._asked_until
 
     def take_touched(self) -> set[str]:

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 
 from analyzer.analyze import states
 from analyzer.analyze.outlook import with_outlook
-from analyzer.analyze.tiers import TierPolicy, alarm_times, idle_ceiling, place
+from analyzer.analyze.tiers import TierPolicy, alarm_times, falling, idle_ceiling, place
 from analyzer.collect import queries
 from analyzer.collect.agent_metrics import Silence
 from analyzer.collect.fetch import fetch
@@ -166,13 +166,18 @@ class RegionPoller:
         new = {rid for rid in due if rid not in self.polled}
         found: list[ResourceState] = []
         self.silence.expire(now)
+        watched = self._watched(inv, due)
         for _ in range(MAX_ROUNDS):
             wanted = self.wanted(inv)
-            self._fetch([q for rid in sorted(due) for q in wanted[rid]], now, stats)
+            asked = [q for rid in sorted(due) for q in wanted[rid]]
+            asked += [q for rid in sorted(watched) for q in watched[rid]]
+            self._fetch(asked, now, stats)
             self.polled.update(dict.fromkeys(due, now))
             current, found = self._states(inv, wanted, now)
             decided = due | self._summing_over(inv, due)
             raised = self._decide(found, decided, alerted, now) | self._tripped(found, due, now)
+            raised |= self._fell(found, watched, now)
+            watched = {}
             # A volume whose CloudWatch agent fell silent: read from AWS/EBS in the next round.
             end = self.end(now)
             silent = self.silence.check(inv, current, due, end, now)
@@ -250,6 +255,41 @@ class RegionPoller:
             for i in inv.instances
             if i.instance_id not in due and any(v in due for v in i.volume_ids)
         }
+
+    def _watched(self, inv: Inventory, due: set[str]) -> dict[str, list[MetricQuery]]:
+        """The balance queries of the active resources not due now whose buckets are below
+        full or drained (not `full`, not read every minute already): read every cycle, so
+        that a burst between two reads shows the minute it starts."""
+        if not self.adaptive:
+            return {}
+        wanted = self.wanted(inv)
+        out = {}
+        for rid, tier in self.tiers.items():
+            if tier is not Tier.ACTIVE or rid in due or rid in self.minute or rid in self.full:
+                continue
+            balances = [q for q in wanted.get(rid, ()) if q.metric in metrics.BALANCES]
+            if balances:
+                out[rid] = balances
+        return out
+
+    def _fell(
+        self, found: list[ResourceState], watched: Mapping[str, object], now: datetime
+    ) -> set[str]:
+        """Of the resources whose balances alone were read, those a bucket of which is
+        falling (`tiers.falling`): read every minute from now on, in full from this cycle's
+        next round."""
+        if not watched:
+            return set()
+        at = self.end(now)
+        out = set()
+        for state in found:
+            rid = state.ref.resource_id
+            if rid in watched and any(falling(state, b, at) for b in state.buckets()):
+                out.add(rid)
+        if out:
+            self.minute |= out
+            self.steady_moves += 1  # what the projected bill follows
+        return out
 
     def _beside_due(self, due: set[str]) -> set[str]:
         """The volumes beside the guards due now that are not read every cycle: read with

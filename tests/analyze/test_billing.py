@@ -21,14 +21,22 @@ def gp2(vid: str = "vol-1") -> Volume:
 
 
 @pytest.mark.parametrize(
-    ("tier", "metrics", "every_s"),
-    [(Tier.IDLE, 2, 600), (Tier.ACTIVE, 5, 300), (Tier.HOT, 8, 60)],
+    ("tier", "metrics", "every_s", "per_month"),
+    # Active: four rates every 5 minutes, and its balance every minute between (`_watched`).
+    [
+        (Tier.IDLE, 2, 600, 2 * MONTH / 600),
+        (Tier.ACTIVE, 5, 300, 4 * MONTH / 300 + MONTH / 60),
+        (Tier.HOT, 8, 60, 8 * MONTH / 60),
+    ],
 )
-def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(tier, metrics, every_s):
+def test_a_gp2_volume_costs_its_tiers_metrics_at_its_tiers_cadence(
+    tier, metrics, every_s, per_month
+):
     wanted = {"vol-1": queries.for_volume(gp2(), nitro=True, tier=tier)}
+    assert len(wanted["vol-1"]) == metrics
     bill = project(wanted, {"vol-1": tier}, CADENCE, PRICE)
-    assert bill.metrics[tier] == pytest.approx(metrics * MONTH / every_s)
-    assert bill.dollars() == pytest.approx(metrics * MONTH / every_s * PRICE)
+    assert bill.metrics[tier] == pytest.approx(per_month)
+    assert bill.dollars() == pytest.approx(per_month * PRICE)
 
 
 def test_a_hot_volume_whose_alerts_fire_steadily_costs_a_half():

@@ -261,3 +261,22 @@ def test_the_idle_ceiling_is_the_load_at_which_a_resource_leaves_the_idle_tier(
         )
         judged = with_outlook(loaded, ForecastWindows(), AT, AT)
         assert place(judged, Tier.IDLE, False, TierPolicy(), AT).tier is tier, rate
+
+
+def test_a_bucket_is_falling_where_its_newest_balance_is_below_the_minute_before() -> None:
+    from analyzer.analyze.tiers import falling
+
+    def gp2(balances: list[float]) -> ResourceState:
+        state = running("gp2", 100, 200, 16 * KIB)
+        measures = {**state.measures, Measure.BURST_BALANCE: series(balances)}
+        return replace(state, measures=measures)
+
+    [bucket] = gp2([90.0]).buckets()
+    assert falling(gp2([90.0] * 29 + [89.0]), bucket, AT)
+    assert not falling(gp2([89.0] + [90.0] * 29), bucket, AT)  # refilling, or steady
+    assert not falling(gp2([90.0]), bucket, AT)  # one reading says nothing
+    # A fall the data no longer shows as recent is not a fall now.
+    assert not falling(gp2([90.0] * 20 + [89.0]), bucket, AT)
+    # Below the hot tier, a falling bucket is read every minute.
+    judged = with_outlook(gp2([90.0] * 29 + [89.0]), ForecastWindows(), AT, AT)
+    assert place(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT).minute

@@ -595,3 +595,22 @@ def test_beside_a_busy_volume_a_drain_is_seen_no_later_than_reading_each_volume(
         seen = min(_minutes(polls["vol-00001"], "VolumeReadOps", after=offset))
         worst = max(worst, seen - offset)
     assert worst <= 12, worst
+
+
+def test_a_burst_on_an_active_volume_is_read_in_full_the_minute_its_balance_falls() -> None:
+    """A gp2 volume of 100 GiB a little above its baseline (active, its bucket at full: it
+    drains it, slowly) is read every 5 minutes, and its BurstBalance alone every minute
+    between. A burst to 3,000 IOPS 20 minutes in shows in the balance of its first minute:
+    the volume is read in full that cycle, and every minute while the balance falls."""
+    start = 4 * 3600.0
+    fleet = Fleet()
+    fleet.add_instance([("gp2", 100, Load(3_000, since=start + 20 * 60, before=320))])
+    polls = _polls(fleet, minutes=30, start_at=start)
+    rates = _minutes(polls["vol-00000"], "VolumeReadOps", after=1)
+    before = [m for m in rates if m < 20]
+    assert 3 <= len(before) <= 5, before
+    assert _minutes(polls["vol-00000"], "BurstBalance", after=1) == list(range(1, 30))
+    seen = min(m for m in rates if m >= 20)
+    # The burst's first minute ends 21 minutes in, published at once; the cycle after reads it.
+    assert seen == 21, rates
+    assert [m for m in rates if m >= seen] == list(range(seen, 30))
