@@ -178,13 +178,15 @@ def place(
         hot_for.add(found.bucket.bottleneck)
     low = policy.low_balance_percent
     hot_for |= {b.bottleneck for value, b in balances if value is not None and value < low}
+    falls = {b.bottleneck for b in state.buckets() if falling(state, b, at)}
     if alerted or hot_for:
-        return Placement(Tier.HOT, _interned(hot_for))
+        # A hot resource whose bucket falls is not steady until an alert names the bucket.
+        return Placement(Tier.HOT, _interned(hot_for | falls))
     summed = latest_load(volumes, policy.window_s)
     nearest = _Load(max(load.iops, summed.iops), max(load.bps, summed.bps))
     if not state.has_storage and near_baseline(state, nearest, balances):
         return Placement(Tier.ACTIVE, minute=True)
-    if any(falling(state, bucket, at) for bucket in state.buckets()):
+    if falls:
         return Placement(Tier.ACTIVE, minute=True)
     # A bucket's balance is read once before its resource may go idle; where AWS reports
     # none (an unattached or a large gp2 volume), the load alone decides.

@@ -131,6 +131,9 @@ class RegionPoller:
     _guard_alarms: dict[str, float | None] = field(default_factory=dict)
     """By guard beside other volumes, the soonest alarm of the volumes it guards: what its
     cadence follows (`Cadence.of_resource`, `guard_beside`)."""
+    _unnamed: set[str] = field(default_factory=set)
+    """The hot resources a bucket of which is not among the limits that make them hot: what
+    falls there is news, and their balances are read every cycle while they are steady."""
     _checked: dict[str, tuple[datetime, int, datetime]] = field(default_factory=dict)
     """By guard beside other volumes: the end of the last stretch of its counts checked
     against theirs, the period of its counts, and where those were asked up to when last
@@ -257,15 +260,19 @@ class RegionPoller:
         }
 
     def _watched(self, inv: Inventory, due: set[str]) -> dict[str, list[MetricQuery]]:
-        """The balance queries of the active resources not due now whose buckets are below
-        full or drained (not `full`, not read every minute already): read every cycle, so
-        that a burst between two reads shows the minute it starts."""
+        """The balance queries of the resources not due now whose buckets can start to fall
+        unseen: active ones below full or drained (not `full`, not read every minute
+        already), and hot ones read only as their data goes stale (`steady`) whose bucket no
+        alert names. Read every cycle, so that a burst between two reads shows the minute it
+        starts."""
         if not self.adaptive:
             return {}
         wanted = self.wanted(inv)
         out = {}
         for rid, tier in self.tiers.items():
-            if tier is not Tier.ACTIVE or rid in due or rid in self.minute or rid in self.full:
+            if rid in due or rid in self.minute or rid in self.full:
+                continue
+            if tier is not Tier.ACTIVE and (rid not in self.steady or rid not in self._unnamed):
                 continue
             balances = [q for q in wanted.get(rid, ()) if q.metric in metrics.BALANCES]
             if balances:
@@ -276,18 +283,23 @@ class RegionPoller:
         self, found: list[ResourceState], watched: Mapping[str, object], now: datetime
     ) -> set[str]:
         """Of the resources whose balances alone were read, those a bucket of which is
-        falling (`tiers.falling`): read every minute from now on, in full from this cycle's
-        next round."""
+        falling (`tiers.falling`), and not already hot for it: read in full from this
+        cycle's next round, and every minute from now on (an active one on the minute, a
+        steady one no longer steady once its next placement names the bucket)."""
         if not watched:
             return set()
         at = self.end(now)
         out = set()
         for state in found:
             rid = state.ref.resource_id
-            if rid in watched and any(falling(state, b, at) for b in state.buckets()):
+            if rid not in watched:
+                continue
+            named = self.hot_for.get(rid) or frozenset()
+            if any(falling(state, b, at) and b.bottleneck not in named for b in state.buckets()):
                 out.add(rid)
-        if out:
-            self.minute |= out
+        active = {rid for rid in out if self.tiers.get(rid) is Tier.ACTIVE}
+        if active:
+            self.minute |= active
             self.steady_moves += 1  # what the projected bill follows
         return out
 
@@ -421,6 +433,7 @@ class RegionPoller:
                 rid: t for rid, t in self._recent_until.items() if rid in self._ids
             }
             self._emptying &= self._ids
+            self._unnamed &= self._ids
             self._inventory = inv
         return self._ids
 
@@ -553,6 +566,11 @@ class RegionPoller:
             placed = place(judged, previous, rid in alerted, self.policy, at, mine)
             tier = placed.tier
             self.hot_for[rid] = placed.hot_for
+            named = placed.hot_for or frozenset()
+            if tier is Tier.HOT and any(b.bottleneck not in named for b in state.buckets()):
+                self._unnamed.add(rid)
+            else:
+                self._unnamed.discard(rid)
             if placed.minute is not (rid in self.minute):
                 self.minute ^= {rid}
                 self.steady_moves += 1  # what the projected bill follows

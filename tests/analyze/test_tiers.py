@@ -277,6 +277,9 @@ def test_a_bucket_is_falling_where_its_newest_balance_is_below_the_minute_before
     assert not falling(gp2([90.0]), bucket, AT)  # one reading says nothing
     # A fall the data no longer shows as recent is not a fall now.
     assert not falling(gp2([90.0] * 20 + [89.0]), bucket, AT)
-    # Below the hot tier, a falling bucket is read every minute.
+    # Below the hot tier, a falling bucket is read every minute; a hot resource is hot for it
+    # too, so that it is not read as steady before an alert names the bucket.
     judged = with_outlook(gp2([90.0] * 29 + [89.0]), ForecastWindows(), AT, AT)
     assert place(judged, Tier.ACTIVE, False, ONLY_THE_OUTLOOK, AT).minute
+    hot = place(judged, Tier.HOT, True, ONLY_THE_OUTLOOK, AT)
+    assert hot.tier is Tier.HOT and hot.hot_for == {Bottleneck.BURST_CREDITS}
