@@ -139,8 +139,8 @@ class RegionPoller:
     against theirs, the period of its counts, and where those were asked up to when last
     read."""
     minute: set[str] = field(default_factory=set)
-    """The instances below the hot tier whose balances are read every minute
-    (`tiers.Placement.minute`)."""
+    """The resources below the hot tier read every minute (`tiers.Placement.minute`): an
+    instance near its baseline, for its balances; a resource whose bucket falls."""
     full: set[str] = field(default_factory=set)
     """The resources active by their load alone, read at their idle cadence
     (`tiers.Placement.full`)."""
