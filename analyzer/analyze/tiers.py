@@ -79,19 +79,18 @@ class _Load:
 
 
 def _load(
-    state: ResourceState, at: datetime, window_s: float, volumes: Sequence[ResourceState] = ()
+    state: ResourceState, at: datetime, window_s: float, known: _Load = _Load(0.0, 0.0)
 ) -> _Load | None:
     """Its rates over the window; bytes not read taken at `ASSUMED_IO_BYTES` an operation,
-    but for an instance whose volumes' latest rates account for some of its operations: those
-    at their own size (its guard's counts beside a busy volume are not a gigabyte a
-    second)."""
+    but for an instance whose volumes' latest rates (`known`: `latest_load`) account for some
+    of its operations: those at their own size (its guard's counts beside a busy volume are
+    not a gigabyte a second)."""
     iops = recent(state.measure(Measure.IOPS), at, window_s).mean()
     if iops is None:
         return None
     bps = recent(state.measure(Measure.THROUGHPUT), at, window_s).mean()
     if bps is not None:
         return _Load(iops, bps)
-    known = latest_load(volumes, window_s)
     counted = min(known.iops, iops)
     share = counted / known.iops if known.iops else 0.0
     return _Load(iops, known.bps * share + (iops - counted) * ASSUMED_IO_BYTES)
@@ -169,7 +168,8 @@ def place(
     how near its baseline it is (`latest_load`)."""
     if state.status is Status.ERROR:
         return Placement(Tier.HOT if alerted else previous or Tier.ACTIVE, None)
-    load = _load(state, at, policy.window_s, volumes) or _Load(0.0, 0.0)
+    summed = latest_load(volumes, policy.window_s)
+    load = _load(state, at, policy.window_s, summed) or _Load(0.0, 0.0)
     shares = _shares(state, load, at)
     balances = [(state.balance(b.balance, at), b) for b in state.buckets()]
     found = state.outlook
@@ -182,7 +182,6 @@ def place(
     if alerted or hot_for:
         # A hot resource whose bucket falls is not steady until an alert names the bucket.
         return Placement(Tier.HOT, _interned(hot_for | falls))
-    summed = latest_load(volumes, policy.window_s)
     nearest = _Load(max(load.iops, summed.iops), max(load.bps, summed.bps))
     if not state.has_storage and near_baseline(state, nearest, balances):
         return Placement(Tier.ACTIVE, minute=True)

@@ -472,7 +472,7 @@ class RegionPoller:
             iid: min((a for v in self.guards[iid] if (a := self._alarms.get(v))), default=None)
             for iid in self.beside
         }
-        self._checked = {iid: at for iid, at in self._checked.items() if iid in self.guards}
+        self._checked = {iid: c for iid, c in self._checked.items() if iid in self.guards}
         wanted = queries.for_inventory(
             inv, tiers, self.known, self._period(), self.covered, agentless, self.guards
         )
