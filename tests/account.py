@@ -13,8 +13,9 @@ from analyzer.collect import describe as inventory
 from analyzer.collect.aws import Clients
 from analyzer.model import metrics
 from analyzer.model.resources import InstanceType, Volume
-from analyzer.sim.datapoints import Datapoints, namespace_of
+from analyzer.sim.datapoints import Datapoints, namespace_of, quiet_past
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
+from analyzer.sim.scenario import QUIET_DAYS
 from analyzer.sim.workloads import Demand
 
 REGION = "us-east-1"
@@ -22,8 +23,15 @@ AMI = "ami-12c6146b"
 
 
 class Account:
-    def __init__(self, region: str = REGION, endpoint_url: str | None = None) -> None:
+    """`quiet_days`: each balance put has that many quiet days before its first point, as a
+    resource that existed before its simulation (0: new with its first point)."""
+
+    def __init__(
+        self, region: str = REGION, endpoint_url: str | None = None, quiet_days: float = QUIET_DAYS
+    ) -> None:
         self.region = region
+        self.quiet_days = quiet_days
+        self._put: set[tuple[str, str]] = set()
         self.ec2 = boto3.client("ec2", region_name=region, endpoint_url=endpoint_url)
         self.cloudwatch = boto3.client("cloudwatch", region_name=region, endpoint_url=endpoint_url)
 
@@ -155,7 +163,13 @@ class Account:
             )
             if dims is None:
                 continue
-            for stamp, value in points:
+            before: list[tuple[datetime, float]] = []
+            if name in metrics.BALANCES and points and (resource_id, name) not in self._put:
+                first = min(t for t, _ in points)
+                since = first - timedelta(days=self.quiet_days)
+                before = quiet_past(first, self.quiet_days, since, first)
+            self._put.add((resource_id, name))
+            for stamp, value in [*before, *points]:
                 by_namespace[namespace].append(
                     {
                         "MetricName": name,

@@ -34,6 +34,7 @@ from analyzer.sim.scenario import (
     AMI,
     DATABASES,
     HISTORY_MIN,
+    QUIET_DAYS,
     REGION,
     ROOT,
     SCENARIO,
@@ -274,7 +275,7 @@ def _build(
         _instance(ec2, spec, start) for spec in scenario
     ]
     simulations += [_database(ec2, rds, spec, start) for spec in databases]
-    cloudwatch = SimulatedCloudWatch(simulations=simulations)
+    cloudwatch = SimulatedCloudWatch(simulations=simulations, quiet_days=QUIET_DAYS)
     cloudwatch.advance(now)
     if spare:
         ec2.create_volume(

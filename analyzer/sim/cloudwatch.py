@@ -13,7 +13,7 @@ from analyzer.collect.queries import BASIC_PERIOD_S
 from analyzer.model import metrics
 from analyzer.model.metrics import Dimension, Namespace
 from analyzer.model.resources import AgentMetrics
-from analyzer.sim.datapoints import Datapoints, fold, namespace_of, statistic
+from analyzer.sim.datapoints import Datapoints, fold, namespace_of, quiet_past, statistic
 from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
 
@@ -48,6 +48,10 @@ class SimulatedCloudWatch:
 
     With `published` (the simulated clock), a datapoint is answered only once CloudWatch would
     have published it: `lag_s` after the end of its period (`publication_lag`).
+
+    With `quiet_days`, each balance has a past before its first point: that many days of a
+    quiet resource's, its bucket full (`datapoints.quiet_past`). Resources that existed before
+    the simulation have one; without it, each is as new as its first point.
     """
 
     def __init__(
@@ -59,8 +63,12 @@ class SimulatedCloudWatch:
         agents: Mapping[str, AgentMetrics] | None = None,
         published: Callable[[], datetime] | None = None,
         lag_s: float = 0.0,
+        quiet_days: float = 0.0,
     ) -> None:
         self._lock = threading.Lock()
+        self._quiet_days = quiet_days
+        self._first: dict[_Key, datetime] = {}
+        """Each balance's first point: its quiet past ends there."""
         self._data: dict[_Key, list[tuple[datetime, float]]] = {}
         self._stamps: dict[_Key, list[datetime]] = {}
         """The timestamps of `_data`'s points, for finding a window by bisection."""
@@ -94,6 +102,8 @@ class SimulatedCloudWatch:
                 namespace, dims = agent.namespace, agent.dimensions
             if dims is not None:
                 key = (namespace, name, frozenset(dims))
+                if name in metrics.BALANCES and points:
+                    self._first.setdefault(key, min(t for t, _ in points))
                 held = self._data.setdefault(key, [])
                 stamps = self._stamps.setdefault(key, [])
                 new = [t for t, _ in points]
@@ -130,6 +140,12 @@ class SimulatedCloudWatch:
         stamps = self._stamps.get(key)
         if not stamps:
             return []
+        first_point = self._first.get(key)
+        before = (
+            quiet_past(first_point, self._quiet_days, start, end)
+            if first_point is not None and self._quiet_days and start < first_point
+            else []
+        )
         points = self._data[key]
         first = bisect.bisect_left(stamps, start)
         last = bisect.bisect_left(stamps, end)
@@ -137,7 +153,7 @@ class SimulatedCloudWatch:
             # A point stamped t covers [t, t + period): published `lag` after that ends.
             period = timedelta(seconds=_period_s(stamps))
             last = min(last, bisect.bisect_right(stamps, self._published() - self._lag - period))
-        return points[first:last]
+        return before + points[first:last]
 
     def modify_volume(self, volume_id: str, at: datetime, **config: Any) -> None:
         """A volume modified at `at`: its simulation is played to then, and under the new

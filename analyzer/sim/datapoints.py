@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from analyzer.model import metrics
 from analyzer.model.metrics import Measure, Namespace, Part
@@ -31,6 +31,22 @@ def emit(
         if metric is None:
             raise ValueError(f"{namespace}: no metric feeds {feeds}")
         out.setdefault((resource_id, metric.name), []).append((stamp, value))
+
+
+QUIET_EVERY_S = 3600
+"""How often a quiet resource's balance is published before its simulation: AWS publishes a
+balance only for a minute with I/O, here an hourly job's."""
+
+
+def quiet_past(
+    first: datetime, days: float, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    """A bucket's balance over the `days` before `first` (its first simulated point), as a
+    quiet resource's: full, read once an hour; the points in `[start, end)`, oldest first."""
+    every = timedelta(seconds=QUIET_EVERY_S)
+    count = int(days * 86_400 // QUIET_EVERY_S)
+    stamps = (first - every * k for k in range(count, 0, -1))
+    return [(t, 100.0) for t in stamps if start <= t < end]
 
 
 def aggregate(values: Sequence[float], stat: str) -> float:

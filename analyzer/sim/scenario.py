@@ -11,6 +11,9 @@ from analyzer.sim.workloads import Demand, constant, periodic, steps
 
 REGION = "us-east-1"
 HISTORY_MIN = 4 * 60
+QUIET_DAYS = 14
+"""Before the four hours of history, a fortnight quiet: the resources are not new, and the
+rules read their past as they read an account's that has run for weeks."""
 AMI = "ami-12c6146b"
 _MIN = 60
 

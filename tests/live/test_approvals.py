@@ -31,6 +31,7 @@ from analyzer.model.resources import Volume
 from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.ec2 import SimInstance, Simulation, SimVolume
+from analyzer.sim.scenario import QUIET_DAYS
 from analyzer.sim.workloads import Demand, steps
 from tests.account import stamped_at
 from tests.live.test_daemon import HOUR, START, Clock
@@ -76,7 +77,9 @@ def _account(tags: list[dict[str, str]]) -> tuple[str, Any]:
     load = Demand(steps((0, 20), (HOUR, 1_500)), 16 * KIB)
     model = Volume(volume, "us-east-1", "gp2", 50, "in-use", 150, None, instance)
     sim = Simulation(SimInstance(instance, type_info, [SimVolume(model, load)]), START)
-    cloudwatch = SimulatedCloudWatch(sim.run(3 * 60), attachments=sim.attachments)
+    cloudwatch = SimulatedCloudWatch(
+        sim.run(3 * 60), attachments=sim.attachments, quiet_days=QUIET_DAYS
+    )
     return volume, lambda region: connect(region, Clients.for_region(region, cloudwatch=cloudwatch))
 
 

@@ -54,7 +54,7 @@ def _run(account: Account, points: list[tuple[datetime, float]], now: datetime) 
 
 
 def test_a_falling_daily_minimum_warns_days_ahead(aws: None) -> None:
-    account = Account()
+    account = Account(quiet_days=0)
     create_replica()
     past = [
         p
@@ -73,7 +73,7 @@ def test_a_falling_daily_minimum_warns_days_ahead(aws: None) -> None:
 def test_a_drain_deeper_every_day_warns_on_the_sixth_morning(aws: None) -> None:
     """90, 75, 60, 45 and 30 % from Monday to Friday, at the same working hours: the days
     drain alike by when, not by how deep, and Saturday morning is warned."""
-    account = Account()
+    account = Account(quiet_days=0)
     create_replica()
     past = [
         p
@@ -89,7 +89,7 @@ def test_a_drain_deeper_every_day_warns_on_the_sixth_morning(aws: None) -> None:
 def test_near_misses_after_a_partly_covered_first_day_are_not_warned(aws: None) -> None:
     """The history begins at 20:32 on Monday, full; Tuesday and Wednesday drain to 6.6 and
     5.6 % and refill. Monday's 100 % is that of three and a half hours: no day of a trend."""
-    account = Account()
+    account = Account(quiet_days=0)
     create_replica()
     start = MONDAY + timedelta(hours=20, minutes=32)
     first = [
@@ -112,7 +112,7 @@ def test_a_backtest_warns_the_sixth_morning_of_a_deepening_drain(aws: None, caps
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     monday = today - timedelta(days=today.weekday() + 7)
     saturday = monday + timedelta(days=5)
-    account = Account()
+    account = Account(quiet_days=0)
     create_replica()
     past = [
         p
@@ -148,7 +148,7 @@ def test_once_warns_the_morning_after_five_deepening_days(aws: None, capsys) -> 
 
     now = datetime.now(UTC)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    account = Account()
+    account = Account(quiet_days=0)
     create_replica()
     past = [
         p

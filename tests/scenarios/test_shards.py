@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from analyzer.model.units import KIB
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
+from analyzer.sim.scenario import QUIET_DAYS
 from analyzer.sim.workloads import Demand, steps
 from tests.account import Account
 from tests.cloudwatch_endpoint import CloudWatchEndpoint
@@ -63,7 +64,9 @@ def served_fleet() -> Iterator[tuple[dict[str, str], set[str]]]:
         simulations.append(account.simulation(instance, volumes, start))
         ids |= {instance, *volumes}
     ids.add(account.volume("gp2", 100))
-    cloudwatch = CloudWatchEndpoint(SimulatedCloudWatch(simulations=simulations)).start()
+    cloudwatch = CloudWatchEndpoint(
+        SimulatedCloudWatch(simulations=simulations, quiet_days=QUIET_DAYS)
+    ).start()
     yield (
         {
             "AWS_ENDPOINT_URL": f"http://{host}:{port}",

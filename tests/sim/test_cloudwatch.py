@@ -200,3 +200,36 @@ def test_points_older_than_kept_are_dropped() -> None:
     cloud.advance(T0 + timedelta(minutes=10))
     points = ask(cloud, "AWS/EBS", "VolumeReadOps", VOL, T0 + timedelta(minutes=10))
     assert points == minutes([5, 6, 7, 8, 9], T0 + timedelta(minutes=5))
+
+
+def _draining_gp2(quiet_days: float) -> SimulatedCloudWatch:
+    volume = Volume("vol-a", "us-east-1", "gp2", 100, "in-use", attached_to="i-a")
+    load = SimVolume(volume, Demand(constant(1_000), 16 * KIB), balance_percent=50.0)
+    sim = Simulation(SimInstance("i-a", NITRO, [load], True), T0)
+    return SimulatedCloudWatch(simulations=[sim], quiet_days=quiet_days)
+
+
+def test_a_quiet_past_is_a_full_balance_read_hourly_before_the_first_point() -> None:
+    cloud = _draining_gp2(quiet_days=14)
+    midnight = T0.replace(hour=0)
+    end = T0 + timedelta(minutes=10)
+    since = midnight - timedelta(days=14)
+    days = ask(cloud, "AWS/EBS", "BurstBalance", VOL, end, since, 86_400, "Minimum")
+    # From noon fourteen days back (T0 is noon), full every day, then today's drain.
+    assert [t for t, _ in days] == [since + timedelta(days=k) for k in range(15)]
+    assert [v for _, v in days[:-1]] == [100.0] * 14 and days[-1][1] < 50.0
+    # Read once an hour: a minute query over a quiet morning finds one point an hour.
+    morning = ask(cloud, "AWS/EBS", "BurstBalance", VOL, T0, T0 - timedelta(hours=3))
+    assert morning == [(T0 - timedelta(hours=h), 100.0) for h in (3, 2, 1)]
+    # Only the balance has a past: the rates are as new as the simulation.
+    ops = ask(cloud, "AWS/EBS", "VolumeReadOps", VOL, end, since, 86_400)
+    assert [t for t, _ in ops] == [midnight]
+
+
+def test_without_a_quiet_past_a_resource_is_as_new_as_its_first_point() -> None:
+    cloud = _draining_gp2(quiet_days=0)
+    midnight = T0.replace(hour=0)
+    since = midnight - timedelta(days=14)
+    end = T0 + timedelta(minutes=10)
+    days = ask(cloud, "AWS/EBS", "BurstBalance", VOL, end, since, 86_400, "Minimum")
+    assert [t for t, _ in days] == [midnight]
