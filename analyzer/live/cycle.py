@@ -121,6 +121,10 @@ class Analyzer:
     qualified: Callable[[ResourceState, datetime], str | None] = lambda _s, _e: None
     """What qualifies a resource's balance at the data end, said beside its credit findings
     and in its row: where a node carried it from a reading before its first page."""
+    past_days: bool = True
+    """Read each bucket's past days (`collect/past.py`) where a rule reads them: not where the
+    regions' metrics are a node's NVMe statistics, which hold its pages' minutes and no days
+    before them (a past read there would make every volume look new)."""
     proofs: Proofs | None = None
     """What the fixes' past showed, kept between cycles and read a few resources a cycle (the
     daemon); None: each `proven` reads the past of every finding (`once`)."""
@@ -264,7 +268,7 @@ class Analyzer:
                 ),
                 cadence=self.bill.cadence(),
                 span_s=self.rules.reach() + LOOKBACK_MARGIN_S,
-                past=PastDays() if self.rules.reads_past() else None,
+                past=PastDays() if self.past_days and self.rules.reads_past() else None,
                 windows=self.rules.forecast_windows,
                 empty_window=self.rules.empty_window,
                 resolution_s=self.resolution_s,

@@ -314,6 +314,7 @@ def replay(capture: Capture, settings: Settings, ruleset: RuleSet, every_s: int)
     )
     analyzer.billed = lambda _: False
     analyzer.qualified = node.qualified
+    analyzer.past_days = False
     know = _knowing(node, analyzer)
     moments = [start + i * ANCHOR_EVERY_S for i in range(int((end - start) // ANCHOR_EVERY_S) + 1)]
 
@@ -390,6 +391,7 @@ def attach(analyzer: Analyzer, metrics_: NodeMetrics, reader: Reader, every_s: i
     analyzer.resolution_s = every_s
     analyzer.billed = lambda _: False
     analyzer.qualified = metrics_.qualified
+    analyzer.past_days = False
     know = _knowing(metrics_, analyzer)
 
     def before() -> None:
