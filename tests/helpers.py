@@ -19,6 +19,20 @@ def minutes(n: float) -> timedelta:
     return timedelta(minutes=n)
 
 
+def quiet_past(state, days: int = 14):
+    """The state with a quiet fortnight behind each of its balances (full every day), as the
+    daemon reads the past of a resource that has run for weeks: not a young bucket."""
+    from dataclasses import replace
+
+    from analyzer.model.metrics import Measure
+    from analyzer.model.past import Past
+
+    balances = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
+    start = T0.replace(hour=0, minute=0) - timedelta(days=days)
+    minima = {m: series([100.0] * days, start, 86_400) for m in balances if m in state.measures}
+    return replace(state, past=Past(minima=minima))
+
+
 def series(values: Sequence[float], start: datetime = T0, period_s: int = 60) -> Series:
     """A series with one value per period from `start`."""
     points = [(start + timedelta(seconds=i * period_s), v) for i, v in enumerate(values)]

@@ -305,8 +305,9 @@ def cut(
     profiles = {}
     for measure, days in past.minima.items():
         kept = [(d, v) for d, v in days if d + DAY <= at and d >= at - PAST_DAYS * DAY]
-        if kept:
-            minima[measure] = Series.of(kept, 86_400)
+        # No whole day yet is a past read empty, as CloudWatch answers the daemon's fetch: a
+        # young bucket, judged so in both.
+        minima[measure] = Series.of(kept, 86_400)
         # The day profile only where the whole days' minima show a drain, as the daemon
         # fetches it (`PastDays`): a resource's first days have none, in the daemon and here.
         shows = kept and min(v for _, v in kept) < DRAINED_BELOW

@@ -25,6 +25,8 @@ Series values are the analyzer's per-second measures (IOPS; bytes a second; bala
 percent; freeable memory in bytes). `a+bxn` is a, then a+b, … n more steps; `axn` repeats a;
 `_` is a missing datapoint, `_xn` n of them. `past` gives a balance's daily minima of the
 whole days before the start (`burst_balance: 34 21 8`), which `credit_trend` rules read.
+Without it, each balance of the series has a quiet fortnight behind it (full every day);
+`past: {burst_balance: ""}` makes the resource new, a bucket `credit_forecast` judges young.
 """
 
 from __future__ import annotations
@@ -139,7 +141,9 @@ class RuleTest(_Strict):
     start: datetime = START
     series: dict[Measure, str]
     past: dict[Measure, str] = Field(default_factory=dict)
-    """Daily minima of the whole days before `start`, one a day, the newest last."""
+    """Daily minima of the whole days before `start`, one a day, the newest last. Without
+    it, each balance of the series has a quiet fortnight behind it (full every day): a
+    resource that has run for weeks; `past: {burst_balance: ""}` makes it new."""
     expect: list[Expectation] = Field(min_length=1)
     resolve_after: Duration = 300.0
 
@@ -187,14 +191,19 @@ def state_of(test: RuleTest) -> ResourceState:
         {m: _series(text, test.start, test.interval) for m, text in test.series.items()}
     )
     state = _state(test, measures)
+    given = test.past or {m: f"100x{QUIET_DAYS - 1}" for m in measures if m in _BALANCES}
     past = {}
-    for measure, text in test.past.items():
+    for measure, text in given.items():
         days = len(expand(text))
         past[measure] = _series(text, test.start - timedelta(days=days), DAY_S)
     return replace(state, past=Past(minima=MappingProxyType(past))) if past else state
 
 
 DAY_S = 86_400.0
+QUIET_DAYS = 14
+"""The quiet days behind a test's resource whose `past` is not given: the fortnight the
+daemon reads."""
+_BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
 
 
 def _state(test: RuleTest, measures: Mapping[Measure, Series]) -> ResourceState:
