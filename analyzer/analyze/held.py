@@ -76,7 +76,7 @@ def _held(seen: Demand, limits: Envelope, empty: Flags | None) -> Flags:
     """The periods whose rates a limit of `limits` in force held (`BOUND_AT`)."""
     iops, bps = seen.iops, seen.bps
     iops_limit, bps_limit = _limits_in_force(limits, iops, bps, seen.period_s, empty)
-    counted = _counted(limits, iops, bps)
+    counted = counted_iops(limits, iops, bps)
     held: Flags = (counted >= BOUND_AT * iops_limit) | (bps >= BOUND_AT * bps_limit)
     return held
 
@@ -120,7 +120,7 @@ def limited(demand: Demand, option: Envelope, empty: Flags | None = None) -> Fla
     """The periods of `demand` that `option` would have held back: above its limit in force
     (`LIMITED_ABOVE`), its bucket starting full, or empty in the periods of `empty` alone
     (the resource's own, as the data shows it)."""
-    counted = _counted(option, demand.iops, demand.bps)
+    counted = counted_iops(option, demand.iops, demand.bps)
     iops_limit, bps_limit = _limits_in_force(
         option, demand.iops, demand.bps, demand.period_s, empty
     )
@@ -195,7 +195,7 @@ def time_bought(option: Held, today: Held) -> float | None:
     return None
 
 
-def _counted(limits: Envelope, iops: Floats, bps: Floats) -> Floats:
+def counted_iops(limits: Envelope, iops: Floats, bps: Floats) -> Floats:
     """IOPS as the limit counts them (an I/O above the unit counts as several)."""
     if limits.io_unit_bytes is None:
         return iops
