@@ -285,6 +285,7 @@ def parse_volume(raw: Mapping[str, Any] | Reply, region: str) -> Volume:
         tags=_tags(item),
         multi_attach=bool(item.flag("MultiAttachEnabled")),
         also_attached_to=tuple(attached[1:]),
+        created=_utc(item.moment("CreateTime")) if "CreateTime" in item.present() else None,
     )
 
 

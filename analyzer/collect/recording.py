@@ -147,6 +147,8 @@ def _volume(raw: Mapping[str, Any]) -> Volume:
                 Initialization(**raw["initialization"]) if raw.get("initialization") else None
             ),
             "agent": _agent(raw.get("agent")),
+            # Recordings made before it was kept have none.
+            "created": datetime.fromisoformat(raw["created"]) if raw.get("created") else None,
         }
     )
 

@@ -187,6 +187,9 @@ class Volume:
     account_name: str = ""
     agent: AgentMetrics | None = None
     """The CloudWatch agent's NVMe metrics CloudWatch holds for it, where it has them."""
+    created: datetime | None = None
+    """When it was created (DescribeVolumes' `CreateTime`): how long an unattached volume
+    can have sat idle."""
 
     @property
     def scope(self) -> str:

@@ -1,5 +1,7 @@
 """The boto3 adapter for the Describe* calls, against moto, and botocore's Stubber for errors."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from botocore.stub import Stubber
 
@@ -20,6 +22,9 @@ def test_volumes_and_instances_with_their_limits(aws):
     assert volumes[gp3].attached_to == instance
     assert (volumes[gp3].iops, volumes[gp3].throughput_mibps) == (16_000, 1_000)
     assert volumes[io2].attached_to is None and volumes[io2].state == "available"
+    # CreateTime: how long an unattached volume can have sat idle.
+    created = volumes[io2].created
+    assert created is not None and abs(datetime.now(UTC) - created) < timedelta(minutes=5)
     [found] = inv.instances
     assert found.detailed_monitoring
     assert gp3 in found.volume_ids

@@ -42,6 +42,7 @@ def test_everything_comes_back_as_it_was(tmp_path) -> None:  # type: ignore[no-u
             (("InstanceId", "i-1"), ("VolumeId", "vol-1")),
             ("diskio_ebs_total_read_ops", "diskio_ebs_total_write_ops"),
         ),
+        created=T0 - timedelta(days=400),
     )
     instance = Instance("i-1", "eu-west-1", "m5.large", "running", True, ("vol-1",), M5)
     db = DbInstance(
