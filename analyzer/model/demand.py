@@ -36,3 +36,21 @@ class Demand:
     @property
     def days(self) -> float:
         return len(self.iops) * self.period_s / DAY_S
+
+
+@dataclass(frozen=True, slots=True)
+class LongPast:
+    """A volume's past as read for savings: its stretches, finest first, each a `Demand` of
+    per-period peaks; the first and the newest moment it showed any I/O."""
+
+    read_at: datetime
+    stretches: tuple[Demand, ...]
+    first_seen: datetime | None
+    last_active: datetime | None
+
+    @property
+    def days(self) -> float:
+        """How far back its data goes: the window the findings are proven over."""
+        if self.first_seen is None:
+            return 0.0
+        return (self.read_at - self.first_seen).total_seconds() / 86_400

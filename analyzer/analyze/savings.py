@@ -1,0 +1,419 @@
+"""Pure: what a volume pays for and never uses, proven on the longest past CloudWatch keeps.
+
+A volume's past is read as the peaks of each stretch at the finest period CloudWatch still
+holds for it (`collect/peaks.py`): each period's busiest raw datapoint, as a rate a second.
+The need for each limit is the peak over the window times the headroom, and never less than
+what keeps the analyzer's own cap rules from warning at the peak (`min_headroom`). The
+cheapest configuration AWS sells at or above the need is the target; it is offered only where
+the past, replayed period by period through its limits (`held.replay`, the code that proves
+the fixes), would have limited nothing, and where it costs less than the volume does today.
+
+Where the volume's own limits held its past back (`held.behind`: a rate at 95 % of a limit in
+force, or a bucket the data shows empty), what was asked then is unknown: the rate before the
+hold began stands for it, a floor, and the finding says so. A volume at its cap in its busiest
+minute is therefore never offered less than that cap.
+
+Kinds (SPEC.md, Savings): `gp2_to_gp3`; `iops_above_need`, `throughput_above_need` (gp3,
+io1, io2); `io1_to_gp3`, `io2_to_gp3` (never applied automatically: it gives up io2's
+durability and io's steadier latency); `unattached` (its monthly cost, the snapshot-then-delete
+commands, no fix).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from analyzer.analyze.advice.proof import option_limits
+from analyzer.analyze.held import behind, counted_iops, replay
+from analyzer.analyze.prices import PriceList
+from analyzer.analyze.sold import described
+from analyzer.model import limits
+from analyzer.model.demand import Demand, LongPast
+from analyzer.model.findings import Change
+from analyzer.model.limits import Envelope, volume_envelope
+from analyzer.model.resources import InstanceType, ResourceType, Volume
+from analyzer.model.units import MIB
+
+DEFAULT_HEADROOM = 1.2
+LEAST_DAYS = 14.0
+"""A window shorter than this offers nothing: a fortnight holds a workload's weekly cycle
+twice, the least AWS Compute Optimizer reads too."""
+IO_LEAST_IOPS = 100
+"""The fewest IOPS io1 and io2 provision (Amazon EBS User Guide, "Provisioned IOPS SSD
+volumes")."""
+DURABILITY = {"io2": "99.999 %", "io1": "99.8–99.9 %", "gp3": "99.8–99.9 %"}
+"""Annual durability by type (Amazon EBS User Guide, "Amazon EBS volume types")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Peak:
+    """A limit's peak over the window: the rate a second of the busiest raw datapoint, when,
+    and at what period CloudWatch still held it."""
+
+    value: float
+    at: datetime
+    period_s: int
+    floor: bool = False
+    """Held back then by the volume's own limits: what was asked is at least this."""
+
+    def as_dict(self, limit: float | None) -> dict[str, Any]:
+        return {
+            "value": round(self.value, 1),
+            "at": self.at.isoformat(),
+            "period_s": self.period_s,
+            "floor": self.floor,
+            "target_limit": round(limit, 1) if limit is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Saving:
+    """One volume's cut: today's configuration, the target, what it saves a month, and the
+    peaks that sized it."""
+
+    resource_type: ResourceType
+    resource_id: str
+    kind: str
+    today: Mapping[str, Any]
+    target: Mapping[str, Any] | None
+    fix_id: str | None
+    monthly_today: float
+    monthly_saving: float
+    window_days: float
+    period_s: int | None
+    peaks: Mapping[str, Peak]
+    target_limits: Mapping[str, float]
+    headroom: float
+    gives_up: str | None = None
+    commands: tuple[str, ...] = ()
+    alternative: Saving | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Where it is (account, region, claim): what a person finds it by."""
+
+    @property
+    def today_text(self) -> str:
+        """`io2 500 GiB, 20,000 IOPS`: today's configuration as an operator reads it."""
+        return described(self.today, self.resource_type)
+
+    @property
+    def target_text(self) -> str:
+        return described(self.target, self.resource_type) if self.target is not None else ""
+
+
+def need(peak: float, headroom: float, min_headroom: float) -> float:
+    """What a limit must carry for a peak: the headroom's share above it, and never less than
+    keeps the cap rules quiet at that peak."""
+    return peak * max(headroom, min_headroom)
+
+
+def peaks(past: LongPast, today: Envelope | None) -> dict[str, Peak]:
+    """The IOPS and throughput peaks over every stretch, the demand behind a hold lifted to
+    the rate before it (`held.behind`)."""
+    found: dict[str, Peak] = {}
+    for stretch in past.stretches:
+        lifted = behind(stretch, today) if today is not None else stretch
+        for name, rates in (("iops", lifted.iops), ("throughput", lifted.bps)):
+            if not len(rates):
+                continue
+            index = int(np.argmax(rates))
+            value = float(rates[index])
+            kept = found.get(name)
+            if kept is None or value > kept.value:
+                at = stretch.start.timestamp() + index * stretch.period_s
+                found[name] = Peak(
+                    value,
+                    datetime.fromtimestamp(at, stretch.start.tzinfo),
+                    stretch.period_s,
+                    bool(lifted.floor[index]),
+                )
+    return found
+
+
+def holds(past: LongPast, today: Envelope | None, option: Envelope, scale: float) -> bool:
+    """Whether `option` would have limited no period of the past, its demand (lifted where
+    the volume's limits held it) times `scale`."""
+    for stretch in past.stretches:
+        lifted = behind(stretch, today) if today is not None else stretch
+        scaled = Demand(
+            lifted.start, lifted.period_s, lifted.iops * scale, lifted.bps * scale, lifted.floor
+        )
+        if not replay(scaled, option).held:
+            return False
+    return True
+
+
+def _ceil(value: float) -> int:
+    return math.ceil(value - 1e-9)
+
+
+def _gp3(size: int, iops_need: float, mibps_need: float) -> dict[str, Any] | None:
+    """The cheapest gp3 at `size` that provisions the need; None where gp3 sells none."""
+    iops = max(limits.GP3_INCLUDED_IOPS, _ceil(iops_need))
+    mibps = max(limits.GP3_INCLUDED_MIBPS, _ceil(mibps_need))
+    # Throughput is sold up to a quarter MiB/s an IOPS: more throughput needs more IOPS.
+    iops = max(iops, _ceil(mibps / limits.GP3_MIBPS_PER_IOPS))
+    if iops > min(limits.GP3_MAX_IOPS, limits.GP3_IOPS_PER_GIB * size) and iops > 3_000:
+        return None
+    if mibps > limits.GP3_MAX_MIBPS:
+        return None
+    return {"volume_type": "gp3", "size_gib": size, "iops": iops, "throughput_mibps": mibps}
+
+
+def _provisioned_io(kind: str, size: int, iops_need: float) -> dict[str, Any] | None:
+    """io1 or io2 at `size` provisioned at the IOPS need (the throughput its IOPS bring is
+    checked by the replay, and the IOPS raised where it falls short: `_bumped`)."""
+    iops = max(IO_LEAST_IOPS, _ceil(iops_need))
+    if iops > _io_ceiling(kind, size):
+        return None
+    return {"volume_type": kind, "size_gib": size, "iops": iops}
+
+
+def _io_ceiling(kind: str, size: int) -> int:
+    most, per_gib = (
+        (limits.IO2_MAX_IOPS, limits.IO2_IOPS_PER_GIB)
+        if kind == "io2"
+        else (limits.IO1_MAX_IOPS, limits.IO1_IOPS_PER_GIB)
+    )
+    return int(min(most, per_gib * size))
+
+
+def _monthly(prices: PriceList, config: Mapping[str, Any]) -> float | None:
+    return prices.monthly(
+        str(config["volume_type"]),
+        int(config["size_gib"]),
+        config.get("iops"),
+        config.get("throughput_mibps"),
+    )
+
+
+def _today(volume: Volume) -> dict[str, Any]:
+    config: dict[str, Any] = {"volume_type": volume.volume_type, "size_gib": volume.size_gib}
+    if volume.volume_type in ("gp3", "io1", "io2") and volume.iops:
+        config["iops"] = volume.iops
+    if volume.volume_type == "gp3":
+        config["throughput_mibps"] = volume.throughput_mibps or limits.GP3_INCLUDED_MIBPS
+    return config
+
+
+def fix_id(volume_id: str, today: Mapping[str, Any], target: Mapping[str, Any]) -> str:
+    """The target in `--what-if` / `apply` syntax, naming only what changes."""
+    keys = {"volume_type": "type", "iops": "iops", "throughput_mibps": "throughput"}
+    parts = [
+        f"{short}={target[name]}"
+        for name, short in keys.items()
+        if name in target and target[name] != today.get(name)
+    ]
+    return f"{volume_id}:{','.join(parts)}"
+
+
+def unattached(
+    volume: Volume, past: LongPast | None, prices: PriceList, after_s: float, now: datetime
+) -> Saving | None:
+    """A volume attached to no instance, without I/O for longer than `after_s` (since its
+    last datapoint, or since it was created where it has none): its monthly cost, and the
+    commands that keep a snapshot of it and delete it. Never applied."""
+    if volume.state != "available":
+        return None
+    since = past.last_active if past is not None else None
+    if since is None:
+        since = volume.created
+    if since is None:
+        return None  # neither I/O nor a creation time: how long it has sat is not known
+    idle_s = (now - since).total_seconds()
+    if idle_s < after_s:
+        return None
+    config = _today(volume)
+    cost = _monthly(prices, config)
+    if cost is None:
+        return None
+    rid = volume.volume_id
+    return Saving(
+        ResourceType.VOLUME,
+        rid,
+        "unattached",
+        config,
+        None,
+        None,
+        cost,
+        cost,
+        idle_s / 86_400,
+        None,
+        {},
+        {},
+        0.0,
+        commands=(
+            f"aws ec2 create-snapshot --volume-id {rid} --region {volume.region} "
+            f'--description "before deleting {rid}"',
+            f"aws ec2 wait snapshot-completed --filters Name=volume-id,Values={rid} "
+            f"--region {volume.region}",
+            f"aws ec2 delete-volume --volume-id {rid} --region {volume.region}",
+        ),
+    )
+
+
+def cut(
+    volume: Volume,
+    instance_type: InstanceType | None,
+    past: LongPast,
+    prices: PriceList,
+    headroom: float = DEFAULT_HEADROOM,
+    min_headroom: float = 1.0,
+) -> Saving | None:
+    """The cheapest configuration AWS sells that would have carried every period of the
+    volume's past with `headroom`, where it costs less than today; None otherwise (a window
+    shorter than `LEAST_DAYS`, a type without a cut, a past that needs what it has)."""
+    if volume.state != "in-use" or past.days < LEAST_DAYS or not past.stretches:
+        return None
+    today_config = _today(volume)
+    today_cost = _monthly(prices, today_config)
+    if today_cost is None:
+        return None
+    today_limits = volume_envelope(volume, instance_type)
+    found = peaks(past, today_limits)
+    if "iops" not in found:
+        return None
+    scale = max(headroom, min_headroom)
+    iops_need = need(found["iops"].value, headroom, min_headroom)
+    mibps_need = need(found["throughput"].value, headroom, min_headroom) / MIB
+    kind = volume.volume_type
+    options: list[tuple[str, dict[str, Any] | None]] = []
+    if kind == "gp2":
+        options.append(("gp2_to_gp3", _gp3(volume.size_gib, iops_need, mibps_need)))
+    elif kind == "gp3":
+        options.append(("above_need", _gp3(volume.size_gib, iops_need, mibps_need)))
+    elif kind in ("io1", "io2"):
+        options.append(("above_need", _provisioned_io(kind, volume.size_gib, iops_need)))
+        options.append((f"{kind}_to_gp3", _gp3(volume.size_gib, iops_need, mibps_need)))
+    offered: list[Saving] = []
+    for name, config in options:
+        if config is None:
+            continue
+        saving = _priced(
+            volume,
+            today_config,
+            today_cost,
+            config,
+            name,
+            past,
+            found,
+            scale,
+            prices,
+            today_limits,
+        )
+        if saving is not None:
+            offered.append(saving)
+    if not offered:
+        return None
+    first, *rest = offered
+    return first if not rest else _with(first, rest[0])
+
+
+def _with(first: Saving, alternative: Saving) -> Saving:
+    """The in-family cut first, the change of type beside it: never the other way round."""
+    return replace(first, alternative=alternative)
+
+
+def _priced(
+    volume: Volume,
+    today: Mapping[str, Any],
+    today_cost: float,
+    target: dict[str, Any],
+    name: str,
+    past: LongPast,
+    found: Mapping[str, Peak],
+    scale: float,
+    prices: PriceList,
+    today_limits: Envelope | None,
+) -> Saving | None:
+    cost = _monthly(prices, target)
+    if cost is None or cost >= today_cost - 0.005:
+        return None
+    change = Change(ResourceType.VOLUME, volume.volume_id, today, target)
+    option = option_limits(change, volume)
+    if option is None:
+        return None
+    # The cheapest that carries the need by its limits may still count large I/O as several
+    # (its I/O unit), or bring too little throughput with its IOPS: the past replayed through
+    # it decides, and the target is raised to what it counts.
+    while not holds(past, today_limits, option, scale):
+        bumped = _bumped(target, option, past, today_limits, scale)
+        cost = _monthly(prices, bumped) if bumped is not None else None
+        if bumped is None or cost is None or cost >= today_cost - 0.005:
+            return None
+        target = bumped
+        option = option_limits(Change(ResourceType.VOLUME, volume.volume_id, today, target), volume)
+        if option is None:
+            return None
+    kind = name
+    if name == "above_need":
+        # Named after the larger part of the saving: the IOPS alone cut, or the throughput.
+        iops_only = _monthly(prices, {**today, "iops": target.get("iops")})
+        by_iops = today_cost - iops_only if iops_only is not None else 0.0
+        kind = "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
+    gives_up = None
+    if name.endswith("_to_gp3") and name != "gp2_to_gp3":
+        was = str(today["volume_type"])
+        gives_up = (
+            f"{was}'s durability ({DURABILITY[was]} a year against gp3's {DURABILITY['gp3']})"
+            f" and its steadier latency; never applied automatically"
+        )
+    return Saving(
+        ResourceType.VOLUME,
+        volume.volume_id,
+        kind,
+        dict(today),
+        target,
+        fix_id(volume.volume_id, today, target),
+        today_cost,
+        round(today_cost - cost, 2),
+        past.days,
+        max((p.period_s for p in found.values()), default=None),
+        dict(found),
+        {"iops": option.iops, "throughput": option.throughput_bps},
+        scale,
+        gives_up,
+    )
+
+
+def _bumped(
+    target: dict[str, Any],
+    option: Envelope,
+    past: LongPast,
+    today_limits: Envelope | None,
+    scale: float,
+) -> dict[str, Any] | None:
+    """The target raised to carry what its own limits count of the past's busiest period (an
+    I/O above the unit counts as several; io1 and io2 bring throughput with their IOPS);
+    None where nothing would change or AWS sells no more."""
+    iops_need = bps_need = 0.0
+    for stretch in past.stretches:
+        lifted = behind(stretch, today_limits) if today_limits is not None else stretch
+        found = counted_iops(option, lifted.iops * scale, lifted.bps * scale)
+        if len(found):
+            iops_need = max(iops_need, float(found.max()))
+            bps_need = max(bps_need, float(lifted.bps.max()) * scale)
+    raised = dict(target)
+    kind = str(target["volume_type"])
+    if kind == "gp3":
+        bigger = _gp3(
+            int(target["size_gib"]),
+            max(iops_need, float(target["iops"])),
+            max(bps_need / MIB, float(target["throughput_mibps"])),
+        )
+        if bigger is None:
+            return None
+        raised = bigger
+    else:
+        more = iops_need
+        if bps_need > option.throughput_bps > 0:
+            more = max(more, float(target["iops"]) * bps_need / option.throughput_bps)
+        raised["iops"] = max(int(target["iops"]), _ceil(more))
+        if raised["iops"] > _io_ceiling(kind, int(target["size_gib"])):
+            return None
+    return raised if raised != target else None

@@ -1,0 +1,196 @@
+"""A volume's load over the longest past CloudWatch keeps, as peaks (`analyze/savings.py`).
+
+CloudWatch keeps 1-minute data for 15 days, 5-minute for 63 and 1-hour for 455, and every
+period keeps its statistic set: an hour's `Maximum` of `VolumeReadOps` is the count of its
+busiest raw datapoint, and its `SampleCount` says how many raw datapoints it holds (60 where
+they come every minute, 12 where every five), so the peak is a rate a second over the raw
+interval, not over the hour. Each stretch is read at the finest period still held for it:
+the last 15 days' sums minute by minute (which reads and writes came in the same minute, and
+the bucket's course), then `Maximum` at 5 minutes back to 63 days, and at an hour back to 455.
+Metrics are billed per metric asked, not per datapoint (DOMAIN.md): four metrics a stretch
+and one `SampleCount` for each coarse one, 14 a volume, read once.
+
+A coarse period's peak rate is the sum of its reads' and its writes' busiest raw datapoints,
+which may come from different minutes: a bound above what was asked, never below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from analyzer.collect.boundaries import MetricData
+from analyzer.collect.demand import BYTES, OPS, demand_of
+from analyzer.collect.fetch import fetch
+from analyzer.collect.queries import MetricQuery
+from analyzer.collect.window import Window, data_end, floor_to
+from analyzer.model import metrics
+from analyzer.model.demand import Demand, LongPast
+from analyzer.model.metrics import Namespace
+from analyzer.model.resources import Volume
+from analyzer.model.series import Series, Status
+from analyzer.model.state import FetchStats
+
+DAY_S = 86_400
+STRETCHES = ((60, 15), (300, 63), (3_600, 455))
+"""Each period CloudWatch keeps, and for how many days (Amazon CloudWatch User Guide,
+"Metrics retention"; DOMAIN.md)."""
+HOUR_S = 3_600
+
+
+def _name(part: object) -> str:
+    found = metrics.feeding(Namespace.EBS, part)  # type: ignore[arg-type]
+    assert found is not None
+    return found.name
+
+
+_OPS = frozenset(_name(p) for p in OPS)
+_BYTES = frozenset(_name(p) for p in BYTES)
+_READ_OPS = _name(OPS[0])
+
+
+def windows(now: datetime, settle_s: float) -> list[Window]:
+    """The stretches, finest first, each ending where the finer one begins, each on whole
+    hours within what CloudWatch keeps at its period."""
+    end = data_end(now, settle_s, STRETCHES[0][0])
+    out: list[Window] = []
+    later = end
+    for period, days in STRETCHES:
+        start = _ceil_hour(end - timedelta(days=days))
+        out.append(Window(start, later, period))
+        later = start
+    return out
+
+
+def _ceil_hour(at: datetime) -> datetime:
+    floored = floor_to(at, HOUR_S)
+    return floored if floored == at else floored + timedelta(seconds=HOUR_S)
+
+
+def queries(volume: Volume) -> tuple[list[MetricQuery], list[MetricQuery]]:
+    """The minute sums of a volume's operations and bytes, and the `Maximum` of each with the
+    `SampleCount` of its reads, for a coarse stretch (period set per stretch). A volume
+    attached to nothing now is asked for them too: AWS/EBS holds what it published while it
+    was attached, under the volume's id alone."""
+    sums = []
+    for part in OPS + BYTES:
+        metric = metrics.feeding(Namespace.EBS, part)
+        dims = metrics.dimensions(metric, volume.volume_id, None) if metric else None
+        if metric is not None and dims is not None:
+            sums.append(
+                MetricQuery(volume.volume_id, Namespace.EBS.value, metric.name, dims, "Sum", 60)
+            )
+    coarse = [replace(q, stat="Maximum") for q in sums]
+    coarse += [replace(q, stat="SampleCount") for q in sums if q.metric == _READ_OPS]
+    return sums, coarse
+
+
+def read(
+    metrics_: MetricData, volume: Volume, now: datetime, settle_s: float, stats: FetchStats
+) -> LongPast | None:
+    """The volume's peaks over every stretch; None where a read failed (nothing is offered on
+    a past half read)."""
+    sums, coarse = queries(volume)
+    if not sums:
+        return None
+    minute, *rest = windows(now, settle_s)
+    read_sums = [(q.metric, _answer(metrics_, q, minute, stats)) for q in sums]
+    if any(s.status is Status.ERROR for _, s in read_sums):
+        return None
+    spacing = _spacing(next((s for name, s in read_sums if name == _READ_OPS), None))
+    found = demand_of(read_sums, minute)
+    stretches = [found] if found is not None else []
+    for window in rest:
+        asked = [replace(q, period_s=window.period_s) for q in coarse]
+        answered = _answers(metrics_, asked, window, stats)
+        if any(s.status is Status.ERROR for s in answered.values()):
+            return None
+        peaks = _peaks(answered, window, spacing)
+        if peaks is not None:
+            stretches.append(peaks)
+    return LongPast(now, tuple(stretches), _first(stretches), _last_active(stretches))
+
+
+def _spacing(series: Series | None) -> float | None:
+    """The least gap between a series' datapoints: 60 s where they come every minute, 300 s
+    where every five; None without two of them."""
+    if series is None or len(series.timestamps) < 2:
+        return None
+    stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
+    return float(np.diff(stamps).min())
+
+
+RAW_S = (60.0, 300.0)
+"""How often AWS/EBS publishes a raw datapoint: every minute (every volume today), or every
+five (some volumes' older data). A peak is a rate over this interval."""
+
+
+def raw_interval(period_s: int, most_samples: float, minute_spacing: float | None) -> float:
+    """The raw interval a coarse period's `Maximum` covers. More samples in a period than
+    five-minute data can give is one-minute data. Fewer is five-minute data, or one-minute
+    data with idle minutes (AWS publishes none while a volume is idle): five-minute only
+    where the volume's own minute stretch holds two datapoints five minutes apart and none
+    closer, otherwise one minute, which gives the higher rate, never a lower."""
+    if most_samples > period_s / RAW_S[1]:
+        return RAW_S[0]
+    return RAW_S[1] if minute_spacing == RAW_S[1] else RAW_S[0]
+
+
+def _answer(metrics_: MetricData, query: MetricQuery, window: Window, stats: FetchStats) -> Series:
+    return _answers(metrics_, [query], window, stats).get(query, Series.failed("not answered"))
+
+
+def _answers(
+    metrics_: MetricData, asked: list[MetricQuery], window: Window, stats: FetchStats
+) -> dict[MetricQuery, Series]:
+    out: dict[MetricQuery, Series] = {}
+    for _, got in fetch(metrics_, [(window, asked)], stats):
+        out.update(got)
+    return {q: out.get(q, Series.failed("not answered")) for q in asked}
+
+
+def _peaks(
+    answered: dict[MetricQuery, Series], window: Window, minute_spacing: float | None
+) -> Demand | None:
+    """A coarse stretch's peak rates a second: each metric's busiest raw datapoint over the
+    raw interval (`raw_interval`), reads and writes summed; None where it holds none."""
+    counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
+    most = max((max(s.values) for s in counts if s.values), default=0.0)
+    raw_s = raw_interval(window.period_s, most, minute_spacing)
+    iops, bps = np.zeros(window.periods), np.zeros(window.periods)
+    first, seen = window.periods, False
+    for query, series in answered.items():
+        if query.stat != "Maximum" or not series.values:
+            continue
+        into = iops if query.metric in _OPS else bps if query.metric in _BYTES else None
+        if into is None:
+            continue
+        stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
+        index = ((stamps - window.start.timestamp()) // window.period_s).astype(np.int64)
+        inside = (index >= 0) & (index < window.periods)
+        values = np.asarray(series.values, dtype=np.float64)[inside] / raw_s
+        np.add.at(into, index[inside], values)
+        first = min(first, int(index[inside].min()) if inside.any() else first)
+        seen = seen or bool(inside.any())
+    if not seen:
+        return None
+    start = window.start + timedelta(seconds=first * window.period_s)
+    return Demand.seen(start, window.period_s, iops[first:], bps[first:])
+
+
+def _first(stretches: Iterable[Demand]) -> datetime | None:
+    return min((s.start for s in stretches), default=None)
+
+
+def _last_active(stretches: Iterable[Demand]) -> datetime | None:
+    """The start of the newest period with any I/O."""
+    newest: datetime | None = None
+    for s in stretches:
+        busy = np.flatnonzero((s.iops > 0) | (s.bps > 0))
+        if len(busy):
+            at = s.start + timedelta(seconds=int(busy[-1]) * s.period_s)
+            newest = at if newest is None or at > newest else newest
+    return newest

@@ -1,0 +1,104 @@
+"""The longest past CloudWatch keeps, read as peaks: each stretch at the finest period it is
+still held at, a coarse period's `Maximum` a rate over the raw interval, 14 metrics a
+volume."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from analyzer.collect import peaks
+from analyzer.collect.aws import Clients
+from analyzer.collect.boundaries import MetricData
+from analyzer.collect.queries import for_volume
+from analyzer.collect.regions import connect
+from analyzer.model.resources import Volume
+from analyzer.model.state import FetchStats
+from analyzer.sim.cloudwatch import SimulatedCloudWatch
+from analyzer.sim.datapoints import Datapoints
+from tests.helpers import T0
+
+NOW = T0
+VOLUME = Volume("vol-a", "us-east-1", "io2", 500, "in-use", 20_000, None, "i-a")
+
+
+def _metrics(data: Datapoints) -> MetricData:
+    cloud = SimulatedCloudWatch(data, keep_s=500 * 86_400.0, attachments={"vol-a": "i-a"})
+    return connect("us-east-1", Clients.for_region("us-east-1", cloudwatch=cloud)).metrics
+
+
+def _minutes(busy: dict[float, float], days: int, quiet_iops: float = 100.0) -> Datapoints:
+    """Raw one-minute datapoints, one an hour at `quiet_iops` over `days` days back from NOW,
+    and at each `busy` moment (days ago → IOPS) one minute at that rate; 16 KiB reads."""
+    reads: list = []
+    for hour in range(days * 24, 0, -1):
+        reads.append((NOW - timedelta(hours=hour), quiet_iops * 60))
+    for ago, iops in busy.items():
+        at = (NOW - timedelta(days=ago)).replace(second=0, microsecond=0)
+        reads.append((at + timedelta(minutes=13), iops * 60))
+    reads.sort()
+    return {
+        ("vol-a", "VolumeReadOps"): reads,
+        ("vol-a", "VolumeWriteOps"): [(t, 0.0) for t, _ in reads],
+        ("vol-a", "VolumeReadBytes"): [(t, v * 16_384) for t, v in reads],
+        ("vol-a", "VolumeWriteBytes"): [(t, 0.0) for t, _ in reads],
+    }
+
+
+def test_each_stretch_is_read_at_the_finest_period_cloudwatch_holds_for_it() -> None:
+    data = _minutes({3.3: 3_000.0, 40.2: 18_000.0, 200.5: 9_000.0}, days=300)
+    stats = FetchStats()
+    past = peaks.read(_metrics(data), VOLUME, NOW, 120.0, stats)
+    assert past is not None
+    assert [s.period_s for s in past.stretches] == [60, 300, 3_600]
+    # Each ends where the finer one begins, 15, 63 and 455 days back (on whole hours).
+    minute, five, hour = past.stretches
+    assert five.start + timedelta(seconds=len(five.iops) * 300) == minute.start
+    assert NOW - minute.start <= timedelta(days=15)
+    assert NOW - five.start <= timedelta(days=63)
+    # The peaks as rates a second of their busiest minute, whatever the period.
+    assert float(minute.iops.max()) == pytest.approx(3_000)
+    assert float(five.iops.max()) == pytest.approx(18_000)
+    assert float(hour.iops.max()) == pytest.approx(9_000)
+    assert float(five.bps.max()) == pytest.approx(18_000 * 16_384)
+    assert past.days == pytest.approx(300, abs=0.1)
+    # 4 sums, then 4 maxima and a count at each coarse period: what it costs, once.
+    assert stats.metrics_requested == 14
+    assert len(for_volume(VOLUME, use_agent=False)) == 10
+
+
+def test_five_minute_raw_data_is_a_rate_over_five_minutes() -> None:
+    # A volume whose datapoints come every five minutes: a 5-minute sum over 300 s.
+    reads = [(NOW - timedelta(minutes=5 * k), 300 * 1_000.0) for k in range(1, 20 * 288)]
+    reads.sort()
+    data = {
+        ("vol-a", "VolumeReadOps"): reads,
+        ("vol-a", "VolumeWriteOps"): [(t, 0.0) for t, _ in reads],
+        ("vol-a", "VolumeReadBytes"): [(t, v * 16_384) for t, v in reads],
+        ("vol-a", "VolumeWriteBytes"): [(t, 0.0) for t, _ in reads],
+    }
+    past = peaks.read(_metrics(data), VOLUME, NOW, 120.0, FetchStats())
+    assert past is not None
+    five = past.stretches[1]
+    assert float(five.iops.max()) == pytest.approx(1_000)
+
+
+def test_idle_minutes_never_make_one_minute_data_look_coarser() -> None:
+    assert peaks.raw_interval(3_600, 1, None) == 60.0
+    assert peaks.raw_interval(3_600, 1, 3_600.0) == 60.0
+    assert peaks.raw_interval(3_600, 12, 300.0) == 300.0
+    assert peaks.raw_interval(3_600, 13, 300.0) == 60.0
+
+
+def test_a_failed_read_offers_no_past() -> None:
+    class Failing:
+        region = "us-east-1"
+
+        def fetch(self, queries, window):  # type: ignore[no-untyped-def]
+            from analyzer.model.series import Series
+
+            stats = FetchStats(metrics_requested=len(queries))
+            return {q: Series.failed("ThrottlingException") for q in queries}, stats
+
+    assert peaks.read(Failing(), VOLUME, NOW, 120.0, FetchStats()) is None
