@@ -65,6 +65,15 @@ COMMAND_EXIT_CODES: dict[str, Codes] = {
         (3, "AWS unreachable or refusing access; with --sample, also no metric could be read"),
         INTERRUPTED,
     ),
+    "savings": (
+        (
+            0,
+            "success, whatever was found (volumes whose past could not be read are said on stderr)",
+        ),
+        REFUSED,
+        UNREAD,
+        INTERRUPTED,
+    ),
     "apply": (
         (0, "applied, already so, or a dry run AWS says would succeed"),
         (
@@ -290,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     _once_command(commands)
     _run_command(commands)
     _cost_command(commands)
+    _savings_command(commands)
     _apply_command(commands)
     _demo_command(commands)
     _rules_command(commands)
@@ -573,6 +583,22 @@ def _cost_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="SECONDS",
         help="seconds between the daemon's cycles, or a duration such as 5m (default 60)",
     )
+
+
+def _savings_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    savings = commands.add_parser(
+        "savings",
+        help="what the fleet pays for and never uses: each volume's cut, proven on its past",
+        description="Reads each volume's peaks over the longest past CloudWatch keeps (a "
+        "minute for 15 days, five minutes for 63, an hour for 455), and prints the cheapest "
+        "configuration AWS sells that would have carried every period of it with "
+        "savings_headroom (gp2 to gp3, IOPS or throughput above need, io1 or io2 to gp3), "
+        "sorted by monthly saving, with its fix_id for apply; and the volumes attached to "
+        "nothing for longer than unattached_after, with the commands that snapshot and delete "
+        "them. What the read cost is printed on stderr.",
+    )
+    _format(savings)
+    _common(savings, lookback=False)
 
 
 APPLY_EPILOG = (

@@ -28,8 +28,9 @@ from analyzer.collect.boundaries import Describer
 from analyzer.collect.past import PROFILE_PERIOD_S, PROFILE_SPAN_S, past_queries
 from analyzer.collect.window import Window, data_end
 from analyzer.deliver import report
+from analyzer.deliver import savings as savings_report
 from analyzer.errors import AnalyzerError, AwsCallError, ConfigError
-from analyzer.live import daemon
+from analyzer.live import daemon, fleet_savings
 from analyzer.live.cycle import Analyzer, CycleResult
 from analyzer.model import units
 from analyzer.model.costs import Projection
@@ -165,6 +166,29 @@ def _cost(args: argparse.Namespace) -> int:
     coverage = (covered, asked.failing) if asked is not None else None
     sys.stdout.write(report.cost_table(table, *cadence, names=names, shard=part, coverage=coverage))
     return code
+
+
+def _savings(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
+    found = fleet_savings.find(analyzer, datetime.now(UTC))
+    _say_fetched(found.stats, settings)
+    currency = (analyzer.price_list or prices.load(settings.prices)).currency
+    if args.format == "json":
+        document = savings_report.document(
+            found.savings, found.stats.metrics_requested, found.unread, found.volumes
+        )
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        sys.stdout.write(savings_report.table(found.savings, currency))
+    if found.unread:
+        print(
+            f"{PROG}: warning: the past of {len(found.unread)} of {found.volumes} volumes could "
+            f"not be read (nothing is offered on them): {', '.join(found.unread[:5])}"
+            f"{' …' if len(found.unread) > 5 else ''}",
+            file=sys.stderr,
+        )
+    return _say_unread(found.stats, "their volumes are left out")
 
 
 def _sampled(
@@ -696,6 +720,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "once": _once,
     "rules": _rules,
     "cost": _cost,
+    "savings": _savings,
     "demo": _demo,
     "run": _run,
     "backtest": _backtest,

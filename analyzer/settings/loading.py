@@ -31,6 +31,7 @@ from analyzer.settings.polling import Polling
 from analyzer.settings.pricing import Pricing
 from analyzer.settings.reading import Reading
 from analyzer.settings.rules import Rules
+from analyzer.settings.savings import Savings
 from analyzer.settings.scope import Scope
 from analyzer.settings.shards import Shards
 from analyzer.settings.slack import Slack
@@ -48,6 +49,7 @@ class Settings(
     Agents,
     Logs,
     Alertmanager,
+    Savings,
     Applying,
     Slack,
     Alerts,

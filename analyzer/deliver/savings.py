@@ -1,0 +1,124 @@
+"""`ebs-analyzer savings`: the fleet's cuts as a table sorted by saving, or as JSON (SPEC.md,
+Savings)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from analyzer.analyze.savings import Peak, Saving
+from analyzer.model.units import MIB
+
+PERIODS = {300: "five-minute", 3_600: "hourly"}
+
+
+def document(
+    found: Sequence[Saving], metrics_requested: int, unread: Sequence[str], volumes: int
+) -> dict[str, Any]:
+    """The JSON document: each saving, the total, and what reading them cost."""
+    return {
+        "savings": [_row(s) for s in found],
+        "total_monthly_saving": total(found),
+        "volumes_read": volumes - len(unread),
+        "unread": list(unread),
+        "watch_cost": {"this_run_metrics_requested": metrics_requested},
+    }
+
+
+def _row(saving: Saving) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "resource_id": saving.resource_id,
+        "resource_type": saving.resource_type.value,
+        **dict(saving.labels),
+        "kind": saving.kind,
+        "today": dict(saving.today),
+        "target": dict(saving.target) if saving.target is not None else None,
+        "fix_id": saving.fix_id,
+        "monthly_cost": saving.monthly_today,
+        "monthly_saving": saving.monthly_saving,
+        "window_days": round(saving.window_days, 1),
+        "period_s": saving.period_s,
+        "peak": {
+            name: peak.as_dict(saving.target_limits.get(name))
+            for name, peak in saving.peaks.items()
+        },
+        "headroom": saving.headroom,
+    }
+    if saving.gives_up:
+        row["gives_up"] = saving.gives_up
+    if saving.commands:
+        row["commands"] = list(saving.commands)
+    if saving.alternative is not None:
+        row["alternative"] = _row(saving.alternative)
+    return row
+
+
+def table(found: Sequence[Saving], currency: str = "USD") -> str:
+    """One block a resource, the largest saving first, then the total."""
+    if not found:
+        return "No saving found: every volume read uses what it pays for.\n"
+    lines = []
+    for saving in found:
+        where = saving.labels.get("claim")
+        name = saving.resource_id + (f" (claim {where})" if where else "")
+        lines.append(f"{name}  saves {_money(saving.monthly_saving, currency)} a month")
+        lines.extend(f"  {line}" for line in _said(saving, currency))
+        if saving.alternative is not None:
+            other = saving.alternative
+            lines.append(f"  or: {_change(other)}, saving {_money(other.monthly_saving, currency)}")
+            lines.extend(f"      {line}" for line in _said(other, currency, short=True))
+        lines.append("")
+    lines.append(
+        f"Total: {_money(total(found), currency)} a month over {len(found)} "
+        f"volume{'s' if len(found) != 1 else ''}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _said(saving: Saving, currency: str, short: bool = False) -> list[str]:
+    if saving.kind == "unattached":
+        return [
+            f"attached to nothing, no I/O for {saving.window_days:.0f} days: "
+            f"{saving.today_text}, "
+            f"{_money(saving.monthly_today, currency)} a month",
+            "keep a snapshot, then delete it:",
+            *(f"  {command}" for command in saving.commands),
+        ]
+    out = [] if short else [_change(saving)]
+    for name, peak in saving.peaks.items():
+        limit = saving.target_limits.get(name)
+        out.append(_peak(name, peak, limit, saving.window_days))
+    if saving.gives_up:
+        out.append(f"gives up {saving.gives_up}")
+    if saving.fix_id:
+        out.append(f"fix_id {saving.fix_id}")
+    return out
+
+
+def _change(saving: Saving) -> str:
+    return f"{saving.today_text} → {saving.target_text}"
+
+
+def _peak(name: str, peak: Peak, limit: float | None, days: float) -> str:
+    """ "iops: its busiest minute in 455 days (from hourly data), …: 2,840 IOPS (the
+    target's limit 3,600 IOPS)"."""
+    value = f"{peak.value:,.0f} IOPS" if name == "iops" else f"{peak.value / MIB:,.0f} MiB/s"
+    target = ""
+    if limit is not None:
+        shown = f"{limit:,.0f} IOPS" if name == "iops" else f"{limit / MIB:,.0f} MiB/s"
+        target = f" (the target's limit {shown})"
+    floor = "; held back then by its own limit: at least this was asked" if peak.floor else ""
+    source = "" if peak.period_s <= 60 else f" (from {PERIODS.get(peak.period_s, 'coarse')} data)"
+    return (
+        f"{name}: its busiest minute in {days:.0f} days{source}, "
+        f"{peak.at:%Y-%m-%d %H:%M} UTC: {value}{target}{floor}"
+    )
+
+
+def total(found: Sequence[Saving]) -> float:
+    """The fleet's monthly saving: each volume's cut (an alternative is not added)."""
+    return round(sum(s.monthly_saving for s in found), 2)
+
+
+def _money(amount: float, currency: str) -> str:
+    return f"${amount:,.2f}" if currency == "USD" else f"{amount:,.2f} {currency}"

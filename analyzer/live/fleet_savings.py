@@ -1,0 +1,95 @@
+"""What the fleet pays for and never uses: each volume's longest past read as peaks
+(`collect/peaks.py`) and weighed for a cut (`analyze/savings.py`), scope by scope.
+
+A volume whose read failed is said and left out: a cut is offered only on a past read whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import structlog
+
+from analyzer.analyze import prices, savings
+from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
+from analyzer.analyze.rules import RuleSet
+from analyzer.analyze.savings import Saving
+from analyzer.collect import peaks
+from analyzer.errors import AnalyzerError
+from analyzer.live.cycle import Analyzer
+from analyzer.model.resources import InstanceType, Inventory, ResourceType, Volume
+from analyzer.model.state import FetchStats
+
+log = structlog.get_logger(__name__)
+
+
+def min_headroom(ruleset: RuleSet) -> float:
+    """The least headroom that keeps the cap rules quiet at a peak: above the reciprocal of
+    the lowest utilization a volume's cap rule warns at (0.95 shipped: 5.3 % above)."""
+    levels = [
+        rule.utilization
+        for rule in ruleset.rules
+        if isinstance(rule, IopsCap | ThroughputCap) and ResourceType.VOLUME in rule.resource_types
+    ]
+    return 1.0 / min(levels) + 0.001 if levels else 1.0
+
+
+@dataclass
+class Found:
+    """The savings of a fleet, what reading them cost, and the volumes whose past could not
+    be read."""
+
+    savings: list[Saving] = field(default_factory=list)
+    stats: FetchStats = field(default_factory=FetchStats)
+    unread: list[str] = field(default_factory=list)
+    volumes: int = 0
+
+
+def find(analyzer: Analyzer, now: datetime) -> Found:
+    """Every volume of every scope weighed, sorted by saving, most first."""
+    settings = analyzer.settings
+    price_list = analyzer.price_list or prices.load(settings.prices)
+    floor = min_headroom(analyzer.rules)
+    found = Found()
+    inventories = analyzer.refresh_inventory()
+    for where, inventory in inventories.items():
+        region = analyzer.scopes.at(where)
+        for volume, instance_type in _volumes(inventory):
+            found.volumes += 1
+            try:
+                past = peaks.read(region.metrics, volume, now, settings.settle_delay, found.stats)
+            except AnalyzerError as exc:
+                log.warning("savings.unread", resource_id=volume.volume_id, error=str(exc))
+                past = None
+            if past is None:
+                found.unread.append(volume.volume_id)
+                continue
+            if volume.state == "available":
+                one = savings.unattached(volume, past, price_list, settings.unattached_after, now)
+            else:
+                one = savings.cut(
+                    volume, instance_type, past, price_list, settings.savings_headroom, floor
+                )
+            if one is not None:
+                found.savings.append(replace(one, labels=_labels(volume)))
+    found.savings.sort(key=lambda s: (-s.monthly_saving, s.resource_id))
+    return found
+
+
+def _volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None]]:
+    types = {i.instance_id: i.type_info for i in inventory.instances}
+    for volume in inventory.volumes:
+        yield volume, types.get(volume.attached_to or "")
+
+
+def _labels(volume: Volume) -> dict[str, str]:
+    labels = {"region": volume.region}
+    if volume.account_id:
+        labels["account_id"] = volume.account_id
+    if volume.account_name:
+        labels["account"] = volume.account_name
+    if volume.claim is not None:
+        labels["claim"] = volume.claim.ref
+    return labels

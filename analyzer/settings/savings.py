@@ -1,0 +1,23 @@
+"""What the fleet pays for and never uses: how much headroom a cut keeps, when an unattached
+volume is worth a word, and whether a weekly digest is posted."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from analyzer.settings.values import Seconds
+
+
+class Savings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    savings_headroom: float = Field(default=1.2, gt=1.0, le=10.0)
+    """A cut carries each limit's peak over its past times this (and never less than keeps
+    the cap rules from warning at that peak)."""
+    unattached_after: Seconds = Field(default=7 * 86400.0, ge=3600.0)
+    """A volume attached to no instance, with no I/O for this long, is reported with its
+    monthly cost and the commands that keep a snapshot of it and delete it."""
+    savings_digest: Literal["weekly", "off"] = "weekly"
+    """A weekly Slack message of the fleet's savings, where a webhook is set."""

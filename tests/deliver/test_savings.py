@@ -1,0 +1,90 @@
+"""The savings table and its JSON (SPEC.md, Savings): sorted by the caller, the total, each
+cut's peaks against the target's limits, an unattached volume's commands."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from analyzer.analyze.savings import Peak, Saving
+from analyzer.deliver import savings as shown
+from analyzer.model.resources import ResourceType
+from analyzer.model.units import MIB
+from tests.helpers import T0
+
+
+def _cut(alternative: Saving | None = None) -> Saving:
+    return Saving(
+        ResourceType.VOLUME,
+        "vol-1",
+        "iops_above_need",
+        {"volume_type": "io2", "size_gib": 500, "iops": 20_000},
+        {"volume_type": "io2", "size_gib": 500, "iops": 3_600},
+        "vol-1:iops=3600",
+        1_362.5,
+        1_066.0,
+        455.0,
+        3_600,
+        {
+            "iops": Peak(3_000.0, T0 - timedelta(days=200), 3_600),
+            "throughput": Peak(47 * MIB, T0, 60),
+        },
+        {"iops": 3_600.0, "throughput": 921.6 * MIB},
+        1.2,
+        alternative=alternative,
+        labels={"region": "us-east-1", "claim": "db/data-0"},
+    )
+
+
+SPARE = Saving(
+    ResourceType.VOLUME,
+    "vol-9",
+    "unattached",
+    {"volume_type": "gp3", "size_gib": 500, "throughput_mibps": 125},
+    None,
+    None,
+    40.0,
+    40.0,
+    41.0,
+    None,
+    {},
+    {},
+    0.0,
+    commands=(
+        "aws ec2 create-snapshot --volume-id vol-9",
+        "aws ec2 delete-volume --volume-id vol-9",
+    ),
+)
+
+
+def test_the_document_has_the_fields_spec_names_and_the_total() -> None:
+    doc = shown.document([_cut(), SPARE], 28, [], 2)
+    first, spare = doc["savings"]
+    for key in ("resource_id", "kind", "today", "target", "fix_id", "monthly_saving"):
+        assert key in first
+    assert (first["window_days"], first["period_s"], first["headroom"]) == (455.0, 3_600, 1.2)
+    assert first["peak"]["iops"] == {
+        "value": 3_000.0,
+        "at": (T0 - timedelta(days=200)).isoformat(),
+        "period_s": 3_600,
+        "floor": False,
+        "target_limit": 3_600.0,
+    }
+    assert first["claim"] == "db/data-0"
+    assert spare["fix_id"] is None and spare["commands"][-1].startswith("aws ec2 delete-volume")
+    assert doc["total_monthly_saving"] == 1_106.0
+    assert doc["volumes_read"] == 2 and doc["watch_cost"]["this_run_metrics_requested"] == 28
+
+
+def test_the_table_says_the_change_the_peak_against_the_limit_and_the_total() -> None:
+    text = shown.table([_cut(), SPARE])
+    assert "vol-1 (claim db/data-0)  saves $1,066.00 a month" in text
+    assert "io2 500 GiB, 20,000 IOPS → io2 500 GiB, 3,600 IOPS" in text
+    assert "iops: its busiest minute in 455 days (from hourly data)" in text
+    assert "3,000 IOPS (the target's limit 3,600 IOPS)" in text
+    assert "throughput: its busiest minute in 455 days" in text
+    assert "attached to nothing, no I/O for 41 days" in text
+    assert "Total: $1,106.00 a month over 2 volumes." in text
+
+
+def test_no_saving_is_said_in_a_line() -> None:
+    assert shown.table([]) == "No saving found: every volume read uses what it pays for.\n"

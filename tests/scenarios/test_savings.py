@@ -1,0 +1,93 @@
+"""`ebs-analyzer savings` over a moto account: an io2 volume provisioned far above its busiest
+minute in 63 days is offered the need, with the saving, the window and the peak."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from analyzer.cli import main
+from tests.account import Account
+
+NOW = datetime.now(UTC).replace(second=0, microsecond=0)
+
+
+def _io2(busy: dict[float, float], days: int = 63) -> str:
+    """An io2 volume of 500 GiB at 20,000 IOPS on an m5.large: 100 IOPS of 16 KiB read once
+    an hour for `days` days, and one minute at each `busy` moment (days ago → IOPS)."""
+    account = Account()
+    instance = account.instance("m5.large")
+    volume = account.volume("io2", 500, instance, Iops=20_000)
+    reads = [(NOW - timedelta(hours=h), 100.0 * 60) for h in range(days * 24, 0, -1)]
+    for ago, iops in busy.items():
+        at = (NOW - timedelta(days=ago)).replace(minute=13)
+        reads.append((at, iops * 60))
+    reads.sort()
+    account.put(
+        {
+            (volume, "VolumeReadOps"): reads,
+            (volume, "VolumeWriteOps"): [(t, 0.0) for t, _ in reads],
+            (volume, "VolumeReadBytes"): [(t, v * 16_384) for t, v in reads],
+            (volume, "VolumeWriteBytes"): [(t, 0.0) for t, _ in reads],
+        }
+    )
+    return volume
+
+
+def _savings(capsys: pytest.CaptureFixture[str]) -> dict:
+    code = main(["savings", "--format", "json", "--region", "us-east-1"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)  # type: ignore[no-any-return]
+
+
+def test_an_io2_whose_busiest_minute_in_63_days_was_3000_is_offered_the_need(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0, 30.5: 2_000.0})
+    found = _savings(capsys)
+    [row] = [r for r in found["savings"] if r["resource_id"] == volume]
+    assert row["kind"] == "iops_above_need"
+    assert row["target"]["iops"] == 3_600 and row["fix_id"] == f"{volume}:iops=3600"
+    assert row["monthly_saving"] == pytest.approx((20_000 - 3_600) * 0.065, abs=0.01)
+    assert row["window_days"] == pytest.approx(63, abs=0.5)
+    assert row["peak"]["iops"]["value"] == 3_000
+    assert row["peak"]["iops"]["period_s"] == 60
+    assert row["alternative"]["kind"] == "io2_to_gp3"
+    assert found["total_monthly_saving"] >= row["monthly_saving"]
+    # 14 metrics a volume (its instance's root volume too), once.
+    assert found["watch_cost"]["this_run_metrics_requested"] == 14 * found["volumes_read"]
+
+
+def test_one_minute_at_18000_in_the_window_bounds_the_offer(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0, 40.5: 18_000.0})
+    [row] = [r for r in _savings(capsys)["savings"] if r["resource_id"] == volume]
+    assert row["target"]["iops"] <= 18_000 * 1.2
+    assert row["target"]["iops"] >= 18_000 * 1.2
+    assert row["peak"]["iops"]["value"] == 18_000
+    assert row["peak"]["iops"]["period_s"] == 300
+
+
+def test_a_past_shorter_than_a_fortnight_offers_nothing(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({2.2: 3_000.0}, days=10)
+    assert [r for r in _savings(capsys)["savings"] if r["resource_id"] == volume] == []
+
+
+def test_the_table_names_the_cut_its_saving_and_its_peak(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0})
+    assert main(["savings", "--region", "us-east-1"]) == 0
+    out = capsys.readouterr()
+    assert f"{volume}  saves $1,066.00 a month" in out.out
+    assert "io2 500 GiB, 20,000 IOPS → io2 500 GiB, 3,600 IOPS" in out.out
+    assert "iops: its busiest minute in 63 days" in out.out
+    assert f"fix_id {volume}:iops=3600" in out.out
+    assert "Total: $" in out.out
+    assert "fetched 28 metrics" in out.err  # the volume, and its instance's root volume
