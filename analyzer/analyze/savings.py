@@ -14,9 +14,9 @@ hold began stands for it, a floor, and the finding says so. A volume at its cap 
 minute is therefore never offered less than that cap.
 
 Kinds (SPEC.md, Savings): `gp2_to_gp3`; `iops_above_need`, `throughput_above_need` (gp3,
-io1, io2); `io1_to_gp3`, `io2_to_gp3` (never applied automatically: it gives up io2's
-durability and io's steadier latency); `unattached` (its monthly cost, the snapshot-then-delete
-commands, no fix).
+io1, io2); `io2_to_gp3`, for io1 too (the one kind SPEC.md names for the family; never
+applied automatically: it gives up io2's durability and io's steadier latency);
+`unattached` (its monthly cost, the snapshot-then-delete commands, no fix).
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ def cut(
         options.append(("above_need", _gp3(volume.size_gib, iops_need, mibps_need)))
     elif kind in ("io1", "io2"):
         options.append(("above_need", _provisioned_io(kind, volume.size_gib, iops_need)))
-        options.append((f"{kind}_to_gp3", _gp3(volume.size_gib, iops_need, mibps_need)))
+        options.append(("io2_to_gp3", _gp3(volume.size_gib, iops_need, mibps_need)))
     offered: list[Saving] = []
     for name, config in options:
         if config is None:
@@ -357,12 +357,14 @@ def _priced(
         by_iops = today_cost - iops_only if iops_only is not None else 0.0
         kind = "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
     gives_up = None
-    if name.endswith("_to_gp3") and name != "gp2_to_gp3":
+    if name == "io2_to_gp3":
         was = str(today["volume_type"])
-        gives_up = (
-            f"{was}'s durability ({DURABILITY[was]} a year against gp3's {DURABILITY['gp3']})"
-            f" and its steadier latency; never applied automatically"
+        durability = (
+            f"{was}'s durability ({DURABILITY[was]} a year against gp3's {DURABILITY['gp3']}) and "
+            if DURABILITY[was] != DURABILITY["gp3"]
+            else ""
         )
+        gives_up = f"{durability}{was}'s steadier latency; never applied automatically"
     return Saving(
         ResourceType.VOLUME,
         volume.volume_id,

@@ -219,3 +219,12 @@ def test_an_unattached_volume_without_any_io_is_idle_since_it_was_created() -> N
     # Neither I/O nor a creation time: how long it sat is not known, and nothing is said.
     unknown = Volume("vol-6", "us-east-1", "gp2", 100, "available")
     assert savings.unattached(unknown, nothing, PRICES, 7 * DAY, T0) is None
+
+
+def test_an_io1_moved_to_gp3_gives_up_latency_not_durability() -> None:
+    io1 = volume("io1", 500, iops=10_000)
+    found = cut(io1, past(stretch(15, 60, 3_000)))
+    assert found is not None and found.alternative is not None
+    other = found.alternative
+    assert other.kind == "io2_to_gp3" and other.gives_up is not None
+    assert "durability" not in other.gives_up and "io1's steadier latency" in other.gives_up
