@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from analyzer.act.plan import Plan
+from analyzer.analyze.held import BOUND_AT
 from analyzer.collect.inventory import TagFilter, tags_match
 from analyzer.model.resources import DbInstance, Modification, Volume
 
@@ -131,6 +132,28 @@ def db_limits(db: DbInstance) -> str | None:
     return None
 
 
+def busier(plan: Plan) -> str | None:
+    """A cut (`Plan.cuts`) is applied only where the resource's past, read afresh, stays below
+    the target's limits: one that got busier since the cut was offered is refused with its new
+    peak, and one whose past could not be read is refused too."""
+    if not plan.cuts:
+        return None
+    if plan.busiest is None:
+        why = f" ({plan.past_note})" if plan.past_note else ""
+        return (
+            f"{plan.fix_id} provisions less than {plan.resource_id} has, and its past could not "
+            f"be read{why}: a cut is applied only where its past proves it"
+        )
+    above = plan.busiest.above()
+    if above is None:
+        return None
+    return (
+        f"{plan.resource_id} is busier than the cut allows: its busiest minute in the last "
+        f"{plan.busiest.days:.0f} days reached {above} (refused at {BOUND_AT:.0%} of a limit, "
+        "where the cap rules warn): run `ebs-analyzer savings` again for a cut that carries it"
+    )
+
+
 def too_dear(plan: Plan, policy: Policy, allowed: bool) -> str | None:
     if allowed:
         return None
@@ -159,6 +182,7 @@ def refusal(
         out_of_scope(plan, policy),
         shrinks(plan),
         volume_limits(resource, now, made) if isinstance(resource, Volume) else db_limits(resource),
+        busier(plan),
         too_dear(plan, policy, allow_cost),
     )
     return next((reason for reason in reasons if reason is not None), None)

@@ -5,23 +5,55 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
+
+import numpy as np
 
 from analyzer.analyze.advice.proof import option_limits
 from analyzer.analyze.catalog import Catalog
-from analyzer.analyze.held import behind, replay
+from analyzer.analyze.held import BOUND_AT, behind, counted_iops, replay
 from analyzer.analyze.sold import Asked, configured, described
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Change, PastFit, delta_text, fix_id
-from analyzer.model.limits import volume_envelope
+from analyzer.model.limits import Envelope, volume_envelope
 from analyzer.model.rds_storage import db_storage_envelope
 from analyzer.model.resources import DbInstance, Inventory, ResourceType, Volume
+from analyzer.model.units import MIB
 
 Changeable = Volume | DbInstance
 
 PROVISIONS_IOPS = frozenset({"gp3", "io1", "io2"})
 COMPARED = ("volume_type", "storage_type", "size_gib", "allocated_gib", "iops", "throughput_mibps")
 """The fields of a configuration a fix sets (the limits after it are derived from them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Busiest:
+    """The busiest period of the past read, as the target's limits count it, beside them."""
+
+    iops: float
+    iops_at: datetime
+    bps: float
+    bps_at: datetime
+    iops_limit: float
+    bps_limit: float
+    days: float
+
+    def above(self) -> str | None:
+        """The limit the past reached (`BOUND_AT` of it or more), said with its peak; None
+        where it stayed below both."""
+        if self.iops >= BOUND_AT * self.iops_limit:
+            return (
+                f"{self.iops:,.0f} IOPS at {self.iops_at:%Y-%m-%d %H:%M} UTC, against the "
+                f"target's {self.iops_limit:,.0f}"
+            )
+        if self.bps >= BOUND_AT * self.bps_limit:
+            return (
+                f"{self.bps / MIB:,.0f} MiB/s at {self.bps_at:%Y-%m-%d %H:%M} UTC, against the "
+                f"target's {self.bps_limit / MIB:,.0f}"
+            )
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +70,8 @@ class Plan:
     past: PastFit | None = None
     past_note: str = ""
     """Why there is no past, where there is none."""
+    busiest: Busiest | None = None
+    """The past's busiest period against the target's limits, where it was read."""
 
     @property
     def fix_id(self) -> str:
@@ -66,6 +100,23 @@ class Plan:
     @property
     def after(self) -> dict[str, Any]:
         return _config(self.change.after)
+
+    @property
+    def cuts(self) -> bool:
+        """Whether the target provisions less than today: IOPS or throughput lowered on a type
+        that provisions them, or io1 or io2 moved to gp3 (a savings cut). Only the past proves
+        such a change: `guards.busier`."""
+        before, after = self.change.before, self.change.after
+        was = before.get("volume_type") or before.get("storage_type")
+        will = after.get("volume_type") or after.get("storage_type")
+        if was in ("io1", "io2") and will == "gp3":
+            return True
+        if was not in PROVISIONS_IOPS or will != was:
+            return False
+        return any(
+            after.get(k) is not None and before.get(k) is not None and after[k] < before[k]
+            for k in ("iops", "throughput_mibps")
+        )
 
     @property
     def already_so(self) -> bool:
@@ -154,4 +205,22 @@ def with_past(plan: Plan, seen: Demand | None, note: str = "") -> Plan:
         if isinstance(plan.resource, Volume)
         else db_storage_envelope(plan.resource)
     )
-    return replace(plan, past=replay(behind(seen, today), option).fit())
+    lifted = behind(seen, today)
+    return replace(plan, past=replay(lifted, option).fit(), busiest=_busiest(lifted, option))
+
+
+def _busiest(seen: Demand, option: Envelope) -> Busiest | None:
+    counted = counted_iops(option, seen.iops, seen.bps)
+    if not len(counted):
+        return None
+    at_iops, at_bps = int(np.argmax(counted)), int(np.argmax(seen.bps))
+    step = timedelta(seconds=seen.period_s)
+    return Busiest(
+        float(counted[at_iops]),
+        seen.start + step * at_iops,
+        float(seen.bps[at_bps]),
+        seen.start + step * at_bps,
+        option.iops,
+        option.throughput_bps,
+        seen.days,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from analyzer.act.plan import plan_of, with_past
 from analyzer.analyze import prices
 from analyzer.analyze.catalog import Catalog
@@ -46,3 +48,34 @@ def test_rds_storage_is_named_as_the_analyzer_names_it() -> None:
     )
     # The default price file holds no RDS storage: unknown, said so, never a guess.
     assert plan.monthly_delta is None and plan.cost_text() == "price unknown"
+
+
+IO2 = Volume("vol-2", "us-east-1", "io2", 500, "in-use", 20_000, None, "i-1")
+GP3 = Volume("vol-3", "us-east-1", "gp3", 500, "in-use", 6_000, 500, "i-1")
+
+
+@pytest.mark.parametrize(
+    ("volume", "fix", "cuts"),
+    [
+        (IO2, "vol-2:iops=3600", True),
+        (IO2, "vol-2:type=gp3,iops=3600,throughput=125", True),
+        (GP3, "vol-3:iops=3000", True),
+        (GP3, "vol-3:throughput=125", True),
+        (GP3, "vol-3:iops=8000", False),
+        (GP3, "vol-3:size=600", False),
+        (GP2, "vol-1:type=gp3", False),
+        (GP2, "vol-1:type=gp3,iops=3000,throughput=125", False),
+    ],
+)
+def test_a_cut_is_a_target_that_provisions_less(volume: Volume, fix: str, cuts: bool) -> None:
+    plan = plan_of(Asked.parse(fix, "apply"), "us-east-1", volume, CATALOG)
+    assert plan.cuts is cuts
+
+
+def test_the_past_read_afresh_names_its_busiest_period_against_the_targets_limits() -> None:
+    plan = plan_of(Asked.parse("vol-2:iops=3600", "apply"), "us-east-1", IO2, CATALOG)
+    seen = nightly_drain()
+    held = with_past(plan, seen)
+    assert held.busiest is not None
+    assert held.busiest.iops_limit == 3_600
+    assert held.busiest.iops == pytest.approx(float(seen.iops.max()), rel=0.01)

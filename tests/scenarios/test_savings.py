@@ -14,13 +14,23 @@ from tests.account import Account
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 
 
-def _io2(busy: dict[float, float], days: int = 63) -> str:
-    """An io2 volume of 500 GiB at 20,000 IOPS on an m5.large: 100 IOPS of 16 KiB read once
-    an hour for `days` days, and one minute at each `busy` moment (days ago → IOPS)."""
-    account = Account()
+ALLOWED = {"ResourceType": "volume", "Tags": [{"Key": "ebs-analyzer/apply", "Value": "allowed"}]}
+
+
+def _io2(busy: dict[float, float], days: int = 63, account: Account | None = None) -> str:
+    """An io2 volume of 500 GiB at 20,000 IOPS on an m5.large, in the apply scope: 100 IOPS of
+    16 KiB read once an hour for `days` days, and one minute at each `busy` moment (days ago
+    → IOPS)."""
+    account = account or Account()
     instance = account.instance("m5.large")
-    volume = account.volume("io2", 500, instance, Iops=20_000)
+    volume = account.volume("io2", 500, instance, Iops=20_000, TagSpecifications=[ALLOWED])
     reads = [(NOW - timedelta(hours=h), 100.0 * 60) for h in range(days * 24, 0, -1)]
+    _put(account, volume, reads, busy)
+    return volume
+
+
+def _put(account: Account, volume: str, reads: list, busy: dict[float, float]) -> None:
+    reads = list(reads)
     for ago, iops in busy.items():
         at = (NOW - timedelta(days=ago)).replace(minute=13)
         reads.append((at, iops * 60))
@@ -33,7 +43,6 @@ def _io2(busy: dict[float, float], days: int = 63) -> str:
             (volume, "VolumeWriteBytes"): [(t, 0.0) for t, _ in reads],
         }
     )
-    return volume
 
 
 def _savings(capsys: pytest.CaptureFixture[str]) -> dict:
@@ -91,3 +100,47 @@ def test_the_table_names_the_cut_its_saving_and_its_peak(
     assert f"fix_id {volume}:iops=3600" in out.out
     assert "Total: $" in out.out
     assert "fetched 28 metrics" in out.err  # the volume, and its instance's root volume
+
+
+def _iops(volume: str) -> int:
+    import boto3
+
+    found = boto3.client("ec2", "us-east-1").describe_volumes(VolumeIds=[volume])["Volumes"][0]
+    return int(found["Iops"])
+
+
+def _apply(fix: str) -> list[str]:
+    return ["apply", fix, "--region", "us-east-1", "--yes", "--wait", "0"]
+
+
+def test_apply_of_the_cut_goes_ahead_where_the_past_read_afresh_stays_below_it(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0})
+    [row] = [r for r in _savings(capsys)["savings"] if r["resource_id"] == volume]
+    assert main(_apply(row["fix_id"])) == 0, capsys.readouterr()
+    assert _iops(volume) == 3_600
+
+
+def test_apply_of_a_cut_whose_volume_got_busier_since_is_refused_with_the_new_peak(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    account = Account()
+    volume = _io2({4.2: 3_000.0}, account=account)
+    [row] = [r for r in _savings(capsys)["savings"] if r["resource_id"] == volume]
+    # Since the finding: a minute at 5,000 IOPS, six hours ago.
+    _put(account, volume, [], {0.25: 5_000.0})
+    assert main(_apply(row["fix_id"])) == 3
+    err = capsys.readouterr().err
+    assert f"{volume} is busier than the cut allows" in err
+    assert "reached 5,000 IOPS at" in err and "against the target's 3,600" in err
+    assert _iops(volume) == 20_000
+
+
+def test_a_cut_whose_past_is_not_read_is_refused(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0})
+    assert main([*_apply(f"{volume}:iops=3600"), "--no-past"]) == 3
+    assert "a cut is applied only where its past proves it" in capsys.readouterr().err
+    assert _iops(volume) == 20_000
