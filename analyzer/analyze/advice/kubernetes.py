@@ -122,6 +122,27 @@ def _attributes_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> b
     )
 
 
+def attributes_step(claim: Claim, after: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A claim's volume given the attributes of `after` through a VolumeAttributesClass: the
+    step in words, the kubectl command, and for a program the class's manifest and the
+    driver's annotations that do the same on a cluster without the class."""
+    params = parameters(after)
+    name = class_name(params)
+    command = class_command(claim, name)
+    listed = ", ".join(f"{key} {value}" for key, value in params.items())
+    annotated = ", ".join(f"{ANNOTATIONS[key]}={value}" for key, value in params.items())
+    step = (
+        f"create VolumeAttributesClass {name} (driverName {EBS_CSI_DRIVER}; {listed}), "
+        f"then {command} "
+        f"({VERSIONS}; before that, the driver's PVC annotations {annotated})"
+    )
+    program = {
+        "volume_attributes_class": class_manifest(params),
+        "annotations": {ANNOTATIONS[key]: value for key, value in params.items()},
+    }
+    return step, command, program
+
+
 def through_claim(remedy: Remedy, claim: Claim) -> Remedy:
     """A volume's fix as the claim's owner makes it: the claim resized, a VolumeAttributesClass
     named, or both in turn; its sizing and price as they were. A striped set is new claims, not
@@ -155,19 +176,10 @@ def through_claim(remedy: Remedy, claim: Claim) -> Remedy:
         commands.append(command)
         program["storage"] = f"{size}Gi"
     if attributes:
-        params = parameters(after)
-        name = class_name(params)
-        command = class_command(claim, name)
-        listed = ", ".join(f"{key} {value}" for key, value in params.items())
-        annotated = ", ".join(f"{ANNOTATIONS[key]}={value}" for key, value in params.items())
-        steps.append(
-            f"create VolumeAttributesClass {name} (driverName {EBS_CSI_DRIVER}; {listed}), "
-            f"then {command} "
-            f"({VERSIONS}; before that, the driver's PVC annotations {annotated})"
-        )
+        step, command, attributes_program = attributes_step(claim, after)
+        steps.append(step)
         commands.append(command)
-        program["volume_attributes_class"] = class_manifest(params)
-        program["annotations"] = {ANNOTATIONS[key]: value for key, value in params.items()}
+        program |= attributes_program
     program["commands"] = commands
     how = (
         f"through {claim.text()}: {steps[0]}"
