@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from analyzer.analyze.advice import kubernetes
 from analyzer.analyze.advice.proof import option_limits
 from analyzer.analyze.held import behind, counted_iops, replay
 from analyzer.analyze.prices import PriceList
@@ -36,6 +37,7 @@ from analyzer.analyze.sold import described
 from analyzer.model import limits
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.findings import Change
+from analyzer.model.kubernetes import Claim
 from analyzer.model.limits import Envelope, volume_envelope
 from analyzer.model.resources import InstanceType, ResourceType, Volume
 from analyzer.model.units import MIB
@@ -95,6 +97,9 @@ class Saving:
     alternative: Saving | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     """Where it is (account, region, claim): what a person finds it by."""
+    kubernetes: Mapping[str, Any] | None = None
+    """A claim's volume: the cut made through its claim (the VolumeAttributesClass, the
+    kubectl command, the driver's annotations), as a fix's `change.to.kubernetes` is."""
 
     @property
     def today_text(self) -> str:
@@ -419,3 +424,21 @@ def _bumped(
         if raised["iops"] > _io_ceiling(kind, int(target["size_gib"])):
             return None
     return raised if raised != target else None
+
+
+def through_claim(saving: Saving, claim: Claim) -> Saving:
+    """The cut as the claim's owner makes it: a VolumeAttributesClass with the target's
+    attributes, named on the claim; a claim the in-tree plugin made has none, and its cut is
+    EC2's alone (said in `kubernetes.unheard`). The alternative likewise."""
+    alternative = saving.alternative
+    if alternative is not None:
+        alternative = through_claim(alternative, claim)
+    if saving.target is None:
+        return replace(saving, alternative=alternative)
+    program: dict[str, Any] = {"namespace": claim.namespace, "persistentvolumeclaim": claim.name}
+    if not claim.csi:
+        program["unheard"] = kubernetes.UNHEARD.format(claim=claim.text())
+    else:
+        step, command, more = kubernetes.attributes_step(claim, saving.target)
+        program |= more | {"commands": [command], "step": step}
+    return replace(saving, kubernetes=program, alternative=alternative)

@@ -48,6 +48,8 @@ def _row(saving: Saving) -> dict[str, Any]:
         row["gives_up"] = saving.gives_up
     if saving.commands:
         row["commands"] = list(saving.commands)
+    if saving.kubernetes is not None:
+        row["kubernetes"] = {k: v for k, v in saving.kubernetes.items() if k != "step"}
     if saving.alternative is not None:
         row["alternative"] = _row(saving.alternative)
     return row
@@ -90,6 +92,9 @@ def _said(saving: Saving, currency: str, short: bool = False) -> list[str]:
         out.append(_peak(name, peak, limit, saving.window_days))
     if saving.gives_up:
         out.append(f"gives up {saving.gives_up}")
+    if saving.kubernetes is not None:
+        said = saving.kubernetes.get("step") or saving.kubernetes.get("unheard")
+        out.append(f"in the cluster: {said}")
     if saving.fix_id:
         out.append(f"fix_id {saving.fix_id}")
     return out

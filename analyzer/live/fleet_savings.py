@@ -73,6 +73,8 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
                     volume, instance_type, past, price_list, settings.savings_headroom, floor
                 )
             if one is not None:
+                if volume.claim is not None:
+                    one = savings.through_claim(one, volume.claim)
                 found.savings.append(replace(one, labels=_labels(volume)))
     found.savings.sort(key=lambda s: (-s.monthly_saving, s.resource_id))
     return found

@@ -228,3 +228,25 @@ def test_an_io1_moved_to_gp3_gives_up_latency_not_durability() -> None:
     other = found.alternative
     assert other.kind == "io2_to_gp3" and other.gives_up is not None
     assert "durability" not in other.gives_up and "io1's steadier latency" in other.gives_up
+
+
+def test_a_claims_cut_is_made_through_its_claim() -> None:
+    from analyzer.model.kubernetes import Claim
+
+    found = cut(IO2, SIXTY_THREE)
+    assert found is not None
+    made = savings.through_claim(found, Claim("db", "data-0"))
+    program = made.kubernetes
+    assert program is not None
+    assert program["commands"] == [
+        'kubectl -n db patch pvc data-0 -p \'{"spec":{"volumeAttributesClassName":"io2-3600"}}\''
+    ]
+    assert program["volume_attributes_class"]["parameters"] == {"type": "io2", "iops": "3600"}
+    assert program["annotations"] == {
+        "ebs.csi.aws.com/volumeType": "io2",
+        "ebs.csi.aws.com/iops": "3600",
+    }
+    assert made.alternative is not None and made.alternative.kubernetes is not None
+    # A volume the in-tree plugin made: no class modifies it, and the cut says so.
+    old = savings.through_claim(found, Claim("db", "data-0", csi=False))
+    assert old.kubernetes is not None and "will not know" in old.kubernetes["unheard"]

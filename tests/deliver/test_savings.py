@@ -88,3 +88,18 @@ def test_the_table_says_the_change_the_peak_against_the_limit_and_the_total() ->
 
 def test_no_saving_is_said_in_a_line() -> None:
     assert shown.table([]) == "No saving found: every volume read uses what it pays for.\n"
+
+
+def test_a_claims_cut_says_how_it_is_made_in_the_cluster() -> None:
+    from dataclasses import replace
+
+    program = {
+        "namespace": "db",
+        "persistentvolumeclaim": "data-0",
+        "commands": ["kubectl -n db patch pvc data-0 -p '{}'"],
+        "step": "create VolumeAttributesClass io2-3600 (…), then kubectl …",
+    }
+    claimed = replace(_cut(), kubernetes=program)
+    assert "  in the cluster: create VolumeAttributesClass io2-3600" in shown.table([claimed])
+    [row] = shown.document([claimed], 14, [], 1)["savings"]
+    assert row["kubernetes"]["commands"] == program["commands"] and "step" not in row["kubernetes"]
