@@ -173,6 +173,10 @@ def _savings(args: argparse.Namespace) -> int:
     analyzer = Analyzer(settings, rules.load(settings.rule_dirs))
     found = fleet_savings.find(analyzer, datetime.now(UTC))
     _say_fetched(found.stats, settings)
+    if found.volumes and len(found.unread) == found.volumes:
+        # Nothing read: no table, which would say there is nothing to save.
+        print(f"{PROG}: error: the past of no volume could be read: {found.why}", file=sys.stderr)
+        return AwsCallError.exit_code
     currency = (analyzer.price_list or prices.load(settings.prices)).currency
     if args.format == "json":
         document = savings_report.document(
@@ -184,11 +188,11 @@ def _savings(args: argparse.Namespace) -> int:
     if found.unread:
         print(
             f"{PROG}: warning: the past of {len(found.unread)} of {found.volumes} volumes could "
-            f"not be read (nothing is offered on them): {', '.join(found.unread[:5])}"
-            f"{' …' if len(found.unread) > 5 else ''}",
+            f"not be read (nothing is offered on them: {found.why}): "
+            f"{', '.join(found.unread[:5])}{' …' if len(found.unread) > 5 else ''}",
             file=sys.stderr,
         )
-    return _say_unread(found.stats, "their volumes are left out")
+    return 0
 
 
 def _sampled(

@@ -45,6 +45,13 @@ class Found:
     stats: FetchStats = field(default_factory=FetchStats)
     unread: list[str] = field(default_factory=list)
     volumes: int = 0
+    reasons: list[str] = field(default_factory=list)
+    """Why reads failed, as AWS said it, the first first."""
+
+    @property
+    def why(self) -> str:
+        """The first reason a read failed."""
+        return (self.reasons or self.stats.errors or ["unknown"])[0]
 
 
 def find(analyzer: Analyzer, now: datetime) -> Found:
@@ -61,7 +68,8 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
             try:
                 past = peaks.read(region.metrics, volume, now, settings.settle_delay, found.stats)
             except AnalyzerError as exc:
-                log.warning("savings.unread", resource_id=volume.volume_id, error=str(exc))
+                log.info("savings.unread", resource_id=volume.volume_id, error=str(exc))
+                found.reasons.append(str(exc))
                 past = None
             if past is None:
                 found.unread.append(volume.volume_id)

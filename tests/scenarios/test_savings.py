@@ -144,3 +144,43 @@ def test_a_cut_whose_past_is_not_read_is_refused(
     assert main([*_apply(f"{volume}:iops=3600"), "--no-past"]) == 3
     assert "a cut is applied only where its past proves it" in capsys.readouterr().err
     assert _iops(volume) == 20_000
+
+
+def test_where_no_past_can_be_read_it_says_so_and_shows_no_table(
+    aws: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analyzer.errors import AwsAccessError
+    from analyzer.live import fleet_savings
+
+    _io2({4.2: 3_000.0})
+
+    def refused(*_: object) -> None:
+        raise AwsAccessError("cloudwatch:GetMetricData in us-east-1: AccessDenied")
+
+    monkeypatch.setattr(fleet_savings.peaks, "read", refused)
+    assert main(["savings", "--region", "us-east-1"]) == 3
+    out = capsys.readouterr()
+    assert out.out == ""  # never "nothing to save" about a past not read
+    assert "the past of no volume could be read: cloudwatch:GetMetricData" in out.err
+    assert "AccessDenied" in out.err and len(out.err.strip().splitlines()) == 2
+
+
+def test_a_volume_whose_past_fails_is_named_and_the_others_are_weighed(
+    aws: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analyzer.errors import AwsCallError
+    from analyzer.live import fleet_savings
+
+    volume = _io2({4.2: 3_000.0})
+    real = fleet_savings.peaks.read
+
+    def some(metrics, vol, *rest):  # type: ignore[no-untyped-def]
+        if vol.volume_id != volume:
+            raise AwsCallError("cloudwatch:GetMetricData in us-east-1: ThrottlingException")
+        return real(metrics, vol, *rest)
+
+    monkeypatch.setattr(fleet_savings.peaks, "read", some)
+    assert main(["savings", "--region", "us-east-1"]) == 0
+    out = capsys.readouterr()
+    assert f"{volume}  saves $1,066.00 a month" in out.out
+    assert "could not be read (nothing is offered on them: cloudwatch:GetMetricData" in out.err
