@@ -2,9 +2,9 @@
 
 CloudWatch keeps 1-minute data for 15 days, 5-minute for 63 and 1-hour for 455, and every
 period keeps its statistic set: an hour's `Maximum` of `VolumeReadOps` is the count of its
-busiest raw datapoint, and its `SampleCount` says how many raw datapoints it holds (60 where
-they come every minute, 12 where every five), so the peak is a rate a second over the raw
-interval, not over the hour. Each stretch is read at the finest period still held for it:
+busiest raw datapoint, a minute's count (AWS/EBS publishes a datapoint a minute), so the peak
+is a rate a second over that minute, not over the hour; its `SampleCount` says the maximum is
+one (no more samples than minutes). Each stretch is read at the finest period still held for it:
 the last 15 days' sums minute by minute (which reads and writes came in the same minute, and
 the bucket's course), then `Maximum` at 5 minutes back to 63 days, and at an hour back to 455.
 Metrics are billed per metric asked, not per datapoint (DOMAIN.md): four metrics a stretch
@@ -100,7 +100,6 @@ def read(
     read_sums = [(q.metric, _answer(metrics_, q, minute, stats)) for q in sums]
     if any(s.status is Status.ERROR for _, s in read_sums):
         return None
-    spacing = _spacing(next((s for name, s in read_sums if name == _READ_OPS), None))
     found = demand_of(read_sums, minute)
     stretches = [found] if found is not None else []
     for window in rest:
@@ -108,35 +107,27 @@ def read(
         answered = _answers(metrics_, asked, window, stats)
         if any(s.status is Status.ERROR for s in answered.values()):
             return None
-        peaks = _peaks(answered, window, spacing)
-        if peaks is not None:
+        counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
+        most = max((max(s.values) for s in counts if s.values), default=0.0)
+        if not per_minute(window.period_s, most):
+            break  # its maxima are not a minute's counts: the window ends where it begins
+        peaks = _peaks(answered, window)
+        if peaks is not None:  # none: idle all along (AWS publishes nothing while idle)
             stretches.append(peaks)
     return LongPast(now, tuple(stretches), _first(stretches), _last_active(stretches))
 
 
-def _spacing(series: Series | None) -> float | None:
-    """The least gap between a series' datapoints: 60 s where they come every minute, 300 s
-    where every five; None without two of them."""
-    if series is None or len(series.timestamps) < 2:
-        return None
-    stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
-    return float(np.diff(stamps).min())
+RAW_S = 60.0
+"""How often AWS/EBS publishes a volume's raw datapoint: every minute, for every volume type
+(DOMAIN.md). A coarse period's `Maximum` is a minute's count, and its rate that over 60 s."""
 
 
-RAW_S = (60.0, 300.0)
-"""How often AWS/EBS publishes a raw datapoint: every minute (every volume today), or every
-five (some volumes' older data). A peak is a rate over this interval."""
-
-
-def raw_interval(period_s: int, most_samples: float, minute_spacing: float | None) -> float:
-    """The raw interval a coarse period's `Maximum` covers. More samples in a period than
-    five-minute data can give is one-minute data. Fewer is five-minute data, or one-minute
-    data with idle minutes (AWS publishes none while a volume is idle): five-minute only
-    where the volume's own minute stretch holds two datapoints five minutes apart and none
-    closer, otherwise one minute, which gives the higher rate, never a lower."""
-    if most_samples > period_s / RAW_S[1]:
-        return RAW_S[0]
-    return RAW_S[1] if minute_spacing == RAW_S[1] else RAW_S[0]
+def per_minute(period_s: int, most_samples: float) -> bool:
+    """Whether a coarse period's `Maximum` is a minute's count: its `SampleCount` never above
+    the minutes in the period. AWS gives `Maximum` of a volume's operations and bytes only on
+    Nitro instances; elsewhere the statistic set is another (EBS User Guide, "Amazon
+    CloudWatch metrics for Amazon EBS"), and a count above the minutes says so."""
+    return most_samples <= period_s / RAW_S
 
 
 def _answer(metrics_: MetricData, query: MetricQuery, window: Window, stats: FetchStats) -> Series:
@@ -152,14 +143,10 @@ def _answers(
     return {q: out.get(q, Series.failed("not answered")) for q in asked}
 
 
-def _peaks(
-    answered: dict[MetricQuery, Series], window: Window, minute_spacing: float | None
-) -> Demand | None:
-    """A coarse stretch's peak rates a second: each metric's busiest raw datapoint over the
-    raw interval (`raw_interval`), reads and writes summed; None where it holds none."""
-    counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
-    most = max((max(s.values) for s in counts if s.values), default=0.0)
-    raw_s = raw_interval(window.period_s, most, minute_spacing)
+def _peaks(answered: dict[MetricQuery, Series], window: Window) -> Demand | None:
+    """A coarse stretch's peak rates a second: each metric's busiest minute over 60 s, reads
+    and writes summed; None where it holds none."""
+    raw_s = RAW_S
     iops, bps = np.zeros(window.periods), np.zeros(window.periods)
     first, seen = window.periods, False
     for query, series in answered.items():

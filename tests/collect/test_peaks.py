@@ -68,10 +68,29 @@ def test_each_stretch_is_read_at_the_finest_period_cloudwatch_holds_for_it() -> 
     assert len(for_volume(VOLUME, use_agent=False)) == 10
 
 
-def test_five_minute_raw_data_is_a_rate_over_five_minutes() -> None:
-    # A volume whose datapoints come every five minutes: a 5-minute sum over 300 s.
-    reads = [(NOW - timedelta(minutes=5 * k), 300 * 1_000.0) for k in range(1, 20 * 288)]
-    reads.sort()
+def test_a_peak_is_a_minutes_rate_whatever_the_reads_spacing() -> None:
+    # Reads come every five minutes (idle minutes between); writes every minute, one at
+    # 18,000 IOPS forty days ago: the writes' busiest minute is a minute's, not five.
+    reads = [(NOW - timedelta(minutes=5 * k), 60 * 100.0) for k in range(1, 50 * 288)]
+    writes = [(NOW - timedelta(minutes=k), 60 * 500.0) for k in range(1, 50 * 1440)]
+    spike = (NOW - timedelta(days=40)).replace(second=0, microsecond=0)
+    writes = sorted([(t, v) for t, v in writes if t != spike] + [(spike, 60 * 18_000.0)])
+    data = {
+        ("vol-a", "VolumeReadOps"): sorted(reads),
+        ("vol-a", "VolumeWriteOps"): writes,
+        ("vol-a", "VolumeReadBytes"): [(t, v * 16_384) for t, v in sorted(reads)],
+        ("vol-a", "VolumeWriteBytes"): [(t, v * 16_384) for t, v in writes],
+    }
+    past = peaks.read(_metrics(data), VOLUME, NOW, 120.0, FetchStats())
+    assert past is not None
+    five = past.stretches[1]
+    assert float(five.iops.max()) == pytest.approx(18_000 + 100)
+
+
+def test_maxima_that_are_not_a_minutes_count_end_the_window() -> None:
+    # More samples in a period than it has minutes: not a datapoint a minute (a volume's
+    # statistic set off Nitro), so its Maximum is no minute's count, and nothing older is read.
+    reads = sorted((NOW - timedelta(seconds=20 * k), 100.0) for k in range(1, 20 * 4320))
     data = {
         ("vol-a", "VolumeReadOps"): reads,
         ("vol-a", "VolumeWriteOps"): [(t, 0.0) for t, _ in reads],
@@ -79,16 +98,22 @@ def test_five_minute_raw_data_is_a_rate_over_five_minutes() -> None:
         ("vol-a", "VolumeWriteBytes"): [(t, 0.0) for t, _ in reads],
     }
     past = peaks.read(_metrics(data), VOLUME, NOW, 120.0, FetchStats())
+    assert past is not None and [s.period_s for s in past.stretches] == [60]
+    assert past.days <= 15
+
+
+def test_a_stretch_idle_all_along_does_not_end_the_window() -> None:
+    # Busy 200 days ago, idle from 63 to 15 days back: the year-old peak still counts.
+    data = _minutes({3.3: 1_000.0, 200.5: 9_000.0}, days=0)
+    past = peaks.read(_metrics(data), VOLUME, NOW, 120.0, FetchStats())
     assert past is not None
-    five = past.stretches[1]
-    assert float(five.iops.max()) == pytest.approx(1_000)
+    assert [s.period_s for s in past.stretches] == [60, 3_600]
+    assert max(float(s.iops.max()) for s in past.stretches) == pytest.approx(9_000)
 
 
-def test_idle_minutes_never_make_one_minute_data_look_coarser() -> None:
-    assert peaks.raw_interval(3_600, 1, None) == 60.0
-    assert peaks.raw_interval(3_600, 1, 3_600.0) == 60.0
-    assert peaks.raw_interval(3_600, 12, 300.0) == 300.0
-    assert peaks.raw_interval(3_600, 13, 300.0) == 60.0
+def test_the_minute_is_the_raw_interval() -> None:
+    assert peaks.per_minute(3_600, 60) and peaks.per_minute(300, 5)
+    assert not peaks.per_minute(3_600, 61)
 
 
 def test_a_failed_read_offers_no_past() -> None:
