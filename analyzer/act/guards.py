@@ -182,7 +182,7 @@ def refusal(
         out_of_scope(plan, policy),
         shrinks(plan),
         volume_limits(resource, now, made) if isinstance(resource, Volume) else db_limits(resource),
-        busier(plan),
         too_dear(plan, policy, allow_cost),
+        busier(plan),
     )
     return next((reason for reason in reasons if reason is not None), None)

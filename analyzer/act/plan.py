@@ -103,19 +103,19 @@ class Plan:
 
     @property
     def cuts(self) -> bool:
-        """Whether the target provisions less than today: IOPS or throughput lowered on a type
-        that provisions them, or io1 or io2 moved to gp3 (a savings cut). Only the past proves
-        such a change: `guards.busier`."""
-        before, after = self.change.before, self.change.after
-        was = before.get("volume_type") or before.get("storage_type")
-        will = after.get("volume_type") or after.get("storage_type")
-        if was in ("io1", "io2") and will == "gp3":
-            return True
-        if was not in PROVISIONS_IOPS or will != was:
+        """Whether the target's IOPS or throughput limit is below today's by more than the
+        cap rules' margin (`BOUND_AT`): IOPS or throughput provisioned lower, io1 or io2 moved
+        to gp3 at less, a gp2 volume whose baseline or 250 MiB/s is above the gp3 it moves to
+        (a savings cut). Only the past proves such a change: `guards.busier`. A gp2 volume
+        below 1 TiB moved to gp3 at 3,000 IOPS is none: gp3 gives at all times what its burst
+        gave while credits lasted (128 MiB/s against 125 aside)."""
+        option = option_limits(self.change, self.resource)
+        today = _today_limits(self.resource)
+        if option is None or today is None:
             return False
-        return any(
-            after.get(k) is not None and before.get(k) is not None and after[k] < before[k]
-            for k in ("iops", "throughput_mibps")
+        return (
+            option.iops < BOUND_AT * today.iops
+            or option.throughput_bps < BOUND_AT * today.throughput_bps
         )
 
     @property
@@ -200,13 +200,14 @@ def with_past(plan: Plan, seen: Demand | None, note: str = "") -> Plan:
     option = option_limits(plan.change, plan.resource)
     if option is None:
         return replace(plan, past_note="no model of the target's limits")
-    today = (
-        volume_envelope(plan.resource)
-        if isinstance(plan.resource, Volume)
-        else db_storage_envelope(plan.resource)
-    )
-    lifted = behind(seen, today)
+    lifted = behind(seen, _today_limits(plan.resource))
     return replace(plan, past=replay(lifted, option).fit(), busiest=_busiest(lifted, option))
+
+
+def _today_limits(resource: Changeable) -> Envelope | None:
+    if isinstance(resource, Volume):
+        return volume_envelope(resource)
+    return db_storage_envelope(resource)
 
 
 def _busiest(seen: Demand, option: Envelope) -> Busiest | None:

@@ -52,6 +52,8 @@ def test_rds_storage_is_named_as_the_analyzer_names_it() -> None:
 
 IO2 = Volume("vol-2", "us-east-1", "io2", 500, "in-use", 20_000, None, "i-1")
 GP3 = Volume("vol-3", "us-east-1", "gp3", 500, "in-use", 6_000, 500, "i-1")
+BIG_GP2 = Volume("vol-4", "us-east-1", "gp2", 500, "in-use", 1_500, None, "i-1")
+HUGE_GP2 = Volume("vol-5", "us-east-1", "gp2", 2_000, "in-use", 6_000, None, "i-1")
 
 
 @pytest.mark.parametrize(
@@ -65,6 +67,11 @@ GP3 = Volume("vol-3", "us-east-1", "gp3", 500, "in-use", 6_000, 500, "i-1")
         (GP3, "vol-3:size=600", False),
         (GP2, "vol-1:type=gp3", False),
         (GP2, "vol-1:type=gp3,iops=3000,throughput=125", False),
+        # gp2 500 GiB bursts at 250 MiB/s; gp2 2,000 GiB has a 6,000 IOPS baseline.
+        (BIG_GP2, "vol-4:type=gp3,iops=3000,throughput=125", True),
+        (BIG_GP2, "vol-4:type=gp3,iops=3000,throughput=250", False),
+        (HUGE_GP2, "vol-5:type=gp3,iops=3000,throughput=250", True),
+        (HUGE_GP2, "vol-5:type=gp3,iops=6000,throughput=250", False),
     ],
 )
 def test_a_cut_is_a_target_that_provisions_less(volume: Volume, fix: str, cuts: bool) -> None:
