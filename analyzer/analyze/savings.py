@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -273,6 +273,7 @@ def cut(
     """The cheapest configuration AWS sells that would have carried every period of the
     volume's past with `headroom`, where it costs less than today; None otherwise (a window
     shorter than `LEAST_DAYS`, a type without a cut, a past that needs what it has)."""
+    past = _in_force(past, volume, instance_type)
     if volume.state != "in-use" or past.days < LEAST_DAYS or not past.stretches:
         return None
     today_config = _today(volume)
@@ -317,6 +318,41 @@ def cut(
         return None
     first, *rest = offered
     return first if not rest else _with(first, rest[0])
+
+
+def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None) -> LongPast:
+    """The past the volume's limits today were in force over: from its last modification on
+    (before it, a rate held at the old limits says nothing of what the new ones carry, and
+    the limits it was held by are not all known: AWS reports a volume's latest modification
+    only), and only the minute stretch off Nitro, where AWS gives no `Maximum` of a volume's
+    operations and bytes (EBS User Guide, "Amazon CloudWatch metrics for Amazon EBS")."""
+    stretches = past.stretches
+    if instance_type is not None and instance_type.nitro is False:
+        stretches = tuple(s for s in stretches if s.period_s <= 60)
+    changed = [m.started for m in volume.modifications if m.state != "failed"]
+    if changed:
+        since = max(changed)
+        stretches = tuple(t for s in stretches if (t := _from(s, since)) is not None)
+    if stretches == past.stretches:
+        return past
+    first = min((s.start for s in stretches), default=None)
+    return replace(past, stretches=stretches, first_seen=first)
+
+
+def _from(stretch: Demand, since: datetime) -> Demand | None:
+    """The periods of `stretch` that begin at `since` or after; None where none does."""
+    skip = max(math.ceil((since - stretch.start).total_seconds() / stretch.period_s), 0)
+    if skip >= len(stretch.iops):
+        return None
+    if skip == 0:
+        return stretch
+    return Demand(
+        stretch.start + timedelta(seconds=skip * stretch.period_s),
+        stretch.period_s,
+        stretch.iops[skip:],
+        stretch.bps[skip:],
+        stretch.floor[skip:],
+    )
 
 
 def _with(first: Saving, alternative: Saving) -> Saving:

@@ -250,3 +250,35 @@ def test_a_claims_cut_is_made_through_its_claim() -> None:
     # A volume the in-tree plugin made: no class modifies it, and the cut says so.
     old = savings.through_claim(found, Claim("db", "data-0", csi=False))
     assert old.kubernetes is not None and "will not know" in old.kubernetes["unheard"]
+
+
+def test_only_the_past_since_the_last_modification_sizes_a_cut() -> None:
+    from analyzer.model.resources import Modification
+
+    # gp3 raised from 3,000 to 10,000 IOPS twenty days ago: before it, a load pinned at the
+    # old cap says nothing of what it asks now; since, its busiest minute is 8,000.
+    raised = Modification("completed", T0 - timedelta(days=20))
+    gp3 = Volume(
+        "vol-1", "us-east-1", "gp3", 500, "in-use", 10_000, 125, "i-1", modifications=(raised,)
+    )
+    pinned = stretch(48, 300, 3_000, before=15)
+    found = cut(gp3, past(stretch(15, 60, 8_000), pinned))
+    assert found is not None and found.target is not None
+    assert found.target["iops"] == 9_600
+    assert found.window_days == pytest.approx(20, abs=0.1)
+    # Modified ten days ago: ten days are too few to offer anything.
+    lately = Modification("completed", T0 - timedelta(days=10))
+    recent = Volume(
+        "vol-1", "us-east-1", "gp3", 500, "in-use", 10_000, 125, "i-1", modifications=(lately,)
+    )
+    assert cut(recent, past(stretch(15, 60, 100), pinned)) is None
+
+
+def test_off_nitro_only_the_minute_stretch_is_read_as_peaks() -> None:
+    from dataclasses import replace
+
+    xen = replace(M5, nitro=False)
+    older = with_minute(stretch(48, 300, 2_500, before=15), 100, 9_000)
+    found = savings.cut(IO2, xen, past(stretch(15, 60, 3_000), older), PRICES)
+    assert found is not None and found.target is not None
+    assert found.target["iops"] == 3_600 and found.window_days == pytest.approx(15)
