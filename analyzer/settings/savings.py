@@ -1,9 +1,7 @@
-"""What the fleet pays for and never uses: how much headroom a cut keeps, when an unattached
-volume is worth a word, and whether a weekly digest is posted."""
+"""What the fleet pays for and never uses: how much headroom a cut keeps, and when an
+unattached volume is worth a word."""
 
 from __future__ import annotations
-
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,5 +17,3 @@ class Savings(BaseModel):
     unattached_after: Seconds = Field(default=7 * 86400.0, ge=3600.0)
     """A volume attached to no instance, with no I/O for this long, is reported with its
     monthly cost and the commands that keep a snapshot of it and delete it."""
-    savings_digest: Literal["weekly", "off"] = "weekly"
-    """A weekly Slack message of the fleet's savings, where a webhook is set."""

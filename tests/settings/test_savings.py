@@ -1,4 +1,4 @@
-"""How much headroom a cut keeps, when an unattached volume is worth a word, and the digest."""
+"""How much headroom a cut keeps, and when an unattached volume is worth a word."""
 
 import pytest
 
@@ -10,16 +10,13 @@ def test_the_defaults_keep_a_fifth_above_the_peak_and_name_a_week_idle() -> None
     loaded = settings.load()
     assert loaded.savings_headroom == 1.2
     assert loaded.unattached_after == 7 * 86_400.0
-    assert loaded.savings_digest == "weekly"
 
 
 def test_they_come_from_the_environment_and_a_duration_is_read_as_one(monkeypatch) -> None:
     monkeypatch.setenv("EBS_ANALYZER_SAVINGS_HEADROOM", "1.5")
     monkeypatch.setenv("EBS_ANALYZER_UNATTACHED_AFTER", "30d")
-    monkeypatch.setenv("EBS_ANALYZER_SAVINGS_DIGEST", "off")
     loaded = settings.load()
     assert (loaded.savings_headroom, loaded.unattached_after) == (1.5, 30 * 86_400.0)
-    assert loaded.savings_digest == "off"
 
 
 @pytest.mark.parametrize(
@@ -28,7 +25,6 @@ def test_they_come_from_the_environment_and_a_duration_is_read_as_one(monkeypatc
         ("EBS_ANALYZER_SAVINGS_HEADROOM", "1", "greater than 1"),
         ("EBS_ANALYZER_SAVINGS_HEADROOM", "0.8", "greater than 1"),
         ("EBS_ANALYZER_UNATTACHED_AFTER", "10m", "must be at least 1h"),
-        ("EBS_ANALYZER_SAVINGS_DIGEST", "daily", "'weekly' or 'off'"),
     ],
 )
 def test_a_wrong_setting_is_one_line_naming_its_variable(monkeypatch, name, value, says) -> None:
