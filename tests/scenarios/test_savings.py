@@ -32,7 +32,8 @@ def _io2(busy: dict[float, float], days: int = 63, account: Account | None = Non
 def _put(account: Account, volume: str, reads: list, busy: dict[float, float]) -> None:
     reads = list(reads)
     for ago, iops in busy.items():
-        at = (NOW - timedelta(days=ago)).replace(minute=13)
+        # Half an hour from the quiet reads, which fall on NOW's minute of each hour.
+        at = (NOW - timedelta(days=ago)).replace(minute=(NOW.minute + 30) % 60)
         reads.append((at, iops * 60))
     reads.sort()
     account.put(
