@@ -60,9 +60,19 @@ def table(found: Sequence[Saving], currency: str = "USD") -> str:
     if not found:
         return "No saving found: every volume read uses what it pays for.\n"
     lines = []
+    accounts = {a for s in found if (a := s.labels.get("account") or s.labels.get("account_id"))}
+    regions = {r for s in found if (r := s.labels.get("region"))}
     for saving in found:
-        where = saving.labels.get("claim")
-        name = saving.resource_id + (f" (claim {where})" if where else "")
+        # Where it is, as far as the fleet needs it said: the claim, and the account and the
+        # region where the fleet spans several.
+        labels = saving.labels
+        where = [f"claim {labels['claim']}"] if labels.get("claim") else []
+        account = labels.get("account") or labels.get("account_id")
+        if len(accounts) > 1 and account:
+            where.append(f"account {account}")
+        if len(regions) > 1 and labels.get("region"):
+            where.append(labels["region"])
+        name = saving.resource_id + (f" ({', '.join(where)})" if where else "")
         lines.append(f"{name}  saves {_money(saving.monthly_saving, currency)} a month")
         lines.extend(f"  {line}" for line in _said(saving, currency))
         if saving.alternative is not None:

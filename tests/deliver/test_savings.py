@@ -103,3 +103,17 @@ def test_a_claims_cut_says_how_it_is_made_in_the_cluster() -> None:
     assert "  in the cluster: create VolumeAttributesClass io2-3600" in shown.table([claimed])
     [row] = shown.document([claimed], 14, [], 1)["savings"]
     assert row["kubernetes"]["commands"] == program["commands"] and "step" not in row["kubernetes"]
+
+
+def test_across_accounts_and_regions_each_cut_says_where_it_is() -> None:
+    from dataclasses import replace
+
+    prod = replace(_cut(), labels={"region": "us-east-1", "account": "prod", "account_id": "1"})
+    staging = replace(
+        _cut(), resource_id="vol-2", labels={"region": "eu-west-1", "account_id": "2"}
+    )
+    text = shown.table([prod, staging])
+    assert "vol-1 (account prod, us-east-1)  saves" in text
+    assert "vol-2 (account 2, eu-west-1)  saves" in text
+    # One account, one region: nothing to tell apart.
+    assert "vol-1  saves" in shown.table([replace(_cut(), labels={"region": "us-east-1"})])
