@@ -221,17 +221,31 @@ def _one_by_one(
 
 
 def _answer(metrics: MetricData, query: MetricQuery, window: Window, stats: FetchStats) -> Series:
+    return answers(metrics, [query], window, stats)[query]
+
+
+def answers(
+    metrics: MetricData, asked: list[MetricQuery], window: Window, stats: FetchStats
+) -> dict[MetricQuery, Series]:
+    """Each query's series over `window` ("not answered", failed, where the call gave none)."""
     answered: dict[MetricQuery, Series] = {}
-    for _, got in fetch(metrics, [(window, [query])], stats):
+    for _, got in fetch(metrics, [(window, asked)], stats):
         answered.update(got)
-    return answered.get(query, Series.failed("not answered"))
+    return {q: answered.get(q, Series.failed("not answered")) for q in asked}
 
 
-def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | None:
+MINUTE_S = 60
+"""A volume's raw datapoint: AWS/EBS publishes one a minute."""
+
+
+def demand_of(
+    series: Iterable[tuple[str, Series]], window: Window, maxima: bool = False
+) -> Demand | None:
     """The rates these series show over `window`, from the first datapoint of any of them: a
     volume's sums (`OPS`, `BYTES`) or an RDS instance's rates (`RATES`, `BYTE_RATES`), by
-    metric name, each folded in as it comes. None where one failed (the rest are not taken)
-    or no operation was counted."""
+    metric name, each folded in as it comes. With `maxima`, each datapoint is a period's
+    `Maximum` of a volume's sums, its busiest minute's count: the rate over that minute. None
+    where one failed (the rest are not taken) or no operation was counted."""
     iops, bps = np.zeros(window.periods), np.zeros(window.periods)
     counted, first = False, window.periods
     for name, one in series:
@@ -240,7 +254,8 @@ def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | 
         if one.values:
             into = iops if name in _OPS else bps if name in _BYTES else None
             if into is not None:
-                into += _rates(one, window, name in _SUMS)
+                over = MINUTE_S if maxima else window.period_s if name in _SUMS else None
+                into += _rates(one, window, over)
                 counted = counted or into is iops
             first = min(first, _first_datapoint(one, window))
         # Let go of this series before the next is read: two fortnights are never held.
@@ -251,16 +266,16 @@ def demand_of(series: Iterable[tuple[str, Series]], window: Window) -> Demand | 
     return Demand.seen(start, window.period_s, iops[first:], bps[first:])
 
 
-def _rates(series: Series, window: Window, sums: bool) -> np.ndarray:
+def _rates(series: Series, window: Window, over_s: float | None) -> np.ndarray:
     """The per-second rate of the series in each period of `window` (zero where CloudWatch
-    has no datapoint: it publishes none while a volume is idle); `sums`: each datapoint a
-    period's sum, else already a rate."""
+    has no datapoint: it publishes none while a volume is idle); `over_s`: the seconds each
+    datapoint counts over (None: each is already a rate)."""
     total = np.zeros(window.periods)
     stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
     index = ((stamps - window.start.timestamp()) // window.period_s).astype(np.int64)
     inside = (index >= 0) & (index < len(total))
     np.add.at(total, index[inside], np.asarray(series.values, dtype=np.float64)[inside])
-    return total / window.period_s if sums else total
+    return total / over_s if over_s is not None else total
 
 
 def _first_datapoint(series: Series, window: Window) -> int:

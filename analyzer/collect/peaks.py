@@ -23,15 +23,14 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from analyzer.collect.boundaries import MetricData
-from analyzer.collect.demand import BYTES, OPS, demand_of
-from analyzer.collect.fetch import fetch
+from analyzer.collect.demand import BYTES, MINUTE_S, OPS, answers, demand_of
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window, data_end, floor_to
 from analyzer.model import metrics
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.metrics import Namespace
 from analyzer.model.resources import Volume
-from analyzer.model.series import Series, Status
+from analyzer.model.series import Status
 from analyzer.model.state import FetchStats
 
 DAY_S = 86_400
@@ -47,8 +46,6 @@ def _name(part: object) -> str:
     return found.name
 
 
-_OPS = frozenset(_name(p) for p in OPS)
-_BYTES = frozenset(_name(p) for p in BYTES)
 _READ_OPS = _name(OPS[0])
 
 
@@ -97,27 +94,28 @@ def read(
     if not sums:
         return None
     minute, *rest = windows(now, settle_s)
-    read_sums = [(q.metric, _answer(metrics_, q, minute, stats)) for q in sums]
+    read_sums = [(q.metric, answers(metrics_, [q], minute, stats)[q]) for q in sums]
     if any(s.status is Status.ERROR for _, s in read_sums):
         return None
     found = demand_of(read_sums, minute)
     stretches = [found] if found is not None else []
     for window in rest:
         asked = [replace(q, period_s=window.period_s) for q in coarse]
-        answered = _answers(metrics_, asked, window, stats)
+        answered = answers(metrics_, asked, window, stats)
         if any(s.status is Status.ERROR for s in answered.values()):
             return None
         counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
         most = max((max(s.values) for s in counts if s.values), default=0.0)
         if not per_minute(window.period_s, most):
             break  # its maxima are not a minute's counts: the window ends where it begins
-        peaks = _peaks(answered, window)
+        maxima = ((q.metric, s) for q, s in answered.items() if q.stat == "Maximum")
+        peaks = demand_of(maxima, window, maxima=True)
         if peaks is not None:  # none: idle all along (AWS publishes nothing while idle)
             stretches.append(peaks)
     return LongPast(now, tuple(stretches), _first(stretches), _last_active(stretches))
 
 
-RAW_S = 60.0
+RAW_S = float(MINUTE_S)
 """How often AWS/EBS publishes a volume's raw datapoint: every minute, for every volume type
 (DOMAIN.md). A coarse period's `Maximum` is a minute's count, and its rate that over 60 s."""
 
@@ -128,44 +126,6 @@ def per_minute(period_s: int, most_samples: float) -> bool:
     Nitro instances; elsewhere the statistic set is another (EBS User Guide, "Amazon
     CloudWatch metrics for Amazon EBS"), and a count above the minutes says so."""
     return most_samples <= period_s / RAW_S
-
-
-def _answer(metrics_: MetricData, query: MetricQuery, window: Window, stats: FetchStats) -> Series:
-    return _answers(metrics_, [query], window, stats).get(query, Series.failed("not answered"))
-
-
-def _answers(
-    metrics_: MetricData, asked: list[MetricQuery], window: Window, stats: FetchStats
-) -> dict[MetricQuery, Series]:
-    out: dict[MetricQuery, Series] = {}
-    for _, got in fetch(metrics_, [(window, asked)], stats):
-        out.update(got)
-    return {q: out.get(q, Series.failed("not answered")) for q in asked}
-
-
-def _peaks(answered: dict[MetricQuery, Series], window: Window) -> Demand | None:
-    """A coarse stretch's peak rates a second: each metric's busiest minute over 60 s, reads
-    and writes summed; None where it holds none."""
-    raw_s = RAW_S
-    iops, bps = np.zeros(window.periods), np.zeros(window.periods)
-    first, seen = window.periods, False
-    for query, series in answered.items():
-        if query.stat != "Maximum" or not series.values:
-            continue
-        into = iops if query.metric in _OPS else bps if query.metric in _BYTES else None
-        if into is None:
-            continue
-        stamps = np.fromiter((t.timestamp() for t in series.timestamps), np.float64)
-        index = ((stamps - window.start.timestamp()) // window.period_s).astype(np.int64)
-        inside = (index >= 0) & (index < window.periods)
-        values = np.asarray(series.values, dtype=np.float64)[inside] / raw_s
-        np.add.at(into, index[inside], values)
-        first = min(first, int(index[inside].min()) if inside.any() else first)
-        seen = seen or bool(inside.any())
-    if not seen:
-        return None
-    start = window.start + timedelta(seconds=first * window.period_s)
-    return Demand.seen(start, window.period_s, iops[first:], bps[first:])
 
 
 def _first(stretches: Iterable[Demand]) -> datetime | None:
