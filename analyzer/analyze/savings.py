@@ -117,13 +117,19 @@ def need(peak: float, headroom: float, min_headroom: float) -> float:
     return peak * max(headroom, min_headroom)
 
 
-def peaks(past: LongPast, today: Envelope | None) -> dict[str, Peak]:
-    """The IOPS and throughput peaks over every stretch, the demand behind a hold lifted to
-    the rate before it (`held.behind`)."""
+def lifted(past: LongPast, today: Envelope | None) -> LongPast:
+    """The past with the demand behind each hold of the volume's own limits lifted to the
+    rate before it, marked a floor (`held.behind`): what `peaks`, `holds` and `_bumped` read."""
+    if today is None:
+        return past
+    return replace(past, stretches=tuple(behind(s, today) for s in past.stretches))
+
+
+def peaks(past: LongPast) -> dict[str, Peak]:
+    """The IOPS and throughput peaks over every stretch of a `lifted` past."""
     found: dict[str, Peak] = {}
     for stretch in past.stretches:
-        lifted = behind(stretch, today) if today is not None else stretch
-        for name, rates in (("iops", lifted.iops), ("throughput", lifted.bps)):
+        for name, rates in (("iops", stretch.iops), ("throughput", stretch.bps)):
             if not len(rates):
                 continue
             index = int(np.argmax(rates))
@@ -135,16 +141,15 @@ def peaks(past: LongPast, today: Envelope | None) -> dict[str, Peak]:
                     value,
                     datetime.fromtimestamp(at, stretch.start.tzinfo),
                     stretch.period_s,
-                    bool(lifted.floor[index]),
+                    bool(stretch.floor[index]),
                 )
     return found
 
 
-def holds(past: LongPast, today: Envelope | None, option: Envelope, scale: float) -> bool:
-    """Whether `option` would have limited no period of the past, its demand (lifted where
-    the volume's limits held it) times `scale`."""
-    for stretch in past.stretches:
-        lifted = behind(stretch, today) if today is not None else stretch
+def holds(past: LongPast, option: Envelope, scale: float) -> bool:
+    """Whether `option` would have limited no period of a `lifted` past, its demand times
+    `scale`."""
+    for lifted in past.stretches:
         scaled = Demand(
             lifted.start, lifted.period_s, lifted.iops * scale, lifted.bps * scale, lifted.floor
         )
@@ -280,8 +285,8 @@ def cut(
     today_cost = _monthly(prices, today_config)
     if today_cost is None:
         return None
-    today_limits = volume_envelope(volume, instance_type)
-    found = peaks(past, today_limits)
+    past = lifted(past, volume_envelope(volume, instance_type))
+    found = peaks(past)
     if "iops" not in found:
         return None
     scale = max(headroom, min_headroom)
@@ -300,24 +305,14 @@ def cut(
     for name, config in options:
         if config is None:
             continue
-        saving = _priced(
-            volume,
-            today_config,
-            today_cost,
-            config,
-            name,
-            past,
-            found,
-            scale,
-            prices,
-            today_limits,
-        )
+        saving = _priced(volume, today_config, today_cost, config, name, past, found, scale, prices)
         if saving is not None:
             offered.append(saving)
     if not offered:
         return None
+    # The in-family cut first, the change of type beside it: never the other way round.
     first, *rest = offered
-    return first if not rest else _with(first, rest[0])
+    return replace(first, alternative=rest[0]) if rest else first
 
 
 def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None) -> LongPast:
@@ -355,11 +350,6 @@ def _from(stretch: Demand, since: datetime) -> Demand | None:
     )
 
 
-def _with(first: Saving, alternative: Saving) -> Saving:
-    """The in-family cut first, the change of type beside it: never the other way round."""
-    return replace(first, alternative=alternative)
-
-
 def _priced(
     volume: Volume,
     today: Mapping[str, Any],
@@ -370,7 +360,6 @@ def _priced(
     found: Mapping[str, Peak],
     scale: float,
     prices: PriceList,
-    today_limits: Envelope | None,
 ) -> Saving | None:
     cost = _monthly(prices, target)
     if cost is None or cost >= today_cost - 0.005:
@@ -382,8 +371,8 @@ def _priced(
     # The cheapest that carries the need by its limits may still count large I/O as several
     # (its I/O unit), or bring too little throughput with its IOPS: the past replayed through
     # it decides, and the target is raised to what it counts.
-    while not holds(past, today_limits, option, scale):
-        bumped = _bumped(target, option, past, today_limits, scale)
+    while not holds(past, option, scale):
+        bumped = _bumped(target, option, past, scale)
         cost = _monthly(prices, bumped) if bumped is not None else None
         if bumped is None or cost is None or cost >= today_cost - 0.005:
             return None
@@ -425,18 +414,13 @@ def _priced(
 
 
 def _bumped(
-    target: dict[str, Any],
-    option: Envelope,
-    past: LongPast,
-    today_limits: Envelope | None,
-    scale: float,
+    target: dict[str, Any], option: Envelope, past: LongPast, scale: float
 ) -> dict[str, Any] | None:
     """The target raised to carry what its own limits count of the past's busiest period (an
     I/O above the unit counts as several; io1 and io2 bring throughput with their IOPS);
     None where nothing would change or AWS sells no more."""
     iops_need = bps_need = 0.0
-    for stretch in past.stretches:
-        lifted = behind(stretch, today_limits) if today_limits is not None else stretch
+    for lifted in past.stretches:
         found = counted_iops(option, lifted.iops * scale, lifted.bps * scale)
         if len(found):
             iops_need = max(iops_need, float(found.max()))
