@@ -52,7 +52,7 @@ from analyzer.model.resources import DbInstance, Instance, InstanceType, Volume
 from analyzer.model.series import Series, Status
 from analyzer.model.state import ResourceState
 from analyzer.model.units import GIB, MB, Duration, PositiveDuration
-from analyzer.offline.replay import replay
+from analyzer.offline.replay import BALANCES, PAST_DAYS, replay
 from analyzer.yamlfile import read_model
 
 START = datetime(2026, 1, 5, tzinfo=UTC)
@@ -191,7 +191,8 @@ def state_of(test: RuleTest) -> ResourceState:
         {m: _series(text, test.start, test.interval) for m, text in test.series.items()}
     )
     state = _state(test, measures)
-    given = test.past or {m: f"100x{QUIET_DAYS - 1}" for m in measures if m in _BALANCES}
+    # A quiet fortnight: as many full days as the replay keeps of a past (`PAST_DAYS`).
+    given = test.past or {m: f"100x{PAST_DAYS - 1}" for m in measures if m in BALANCES}
     past = {}
     for measure, text in given.items():
         days = len(expand(text))
@@ -200,10 +201,6 @@ def state_of(test: RuleTest) -> ResourceState:
 
 
 DAY_S = 86_400.0
-QUIET_DAYS = 14
-"""The quiet days behind a test's resource whose `past` is not given: the fortnight the
-daemon reads."""
-_BALANCES = (Measure.BURST_BALANCE, Measure.IO_BALANCE, Measure.BYTE_BALANCE)
 
 
 def _state(test: RuleTest, measures: Mapping[Measure, Series]) -> ResourceState:
