@@ -278,15 +278,56 @@ def cut(
     """The cheapest configuration AWS sells that would have carried every period of the
     volume's past with `headroom`, where it costs less than today; None otherwise (a window
     shorter than `LEAST_DAYS`, a type without a cut, a past that needs what it has)."""
+    return weigh(volume, summarized(volume, instance_type, past), prices, headroom, min_headroom)
+
+
+def summarized(volume: Volume, instance_type: InstanceType | None, past: LongPast) -> LongPast:
+    """What of a past a cut is weighed on: the part in force (`_in_force`), lifted where the
+    volume's own limits held it (`lifted`), and of each stretch only its busiest periods, by
+    IOPS and by throughput, each a stretch of one period. Exact for every target a cut
+    offers: gp3, io1 and io2 have no bucket, so a period is held back where its IOPS as
+    counted (the larger of its operations and its bytes over the I/O unit) or its throughput
+    is above a limit, and the busiest periods by IOPS and by throughput decide it for all
+    (`weigh` refuses a target with a bucket). What the daemon keeps of a volume's past
+    between reads, a few figures a stretch (`live/long_pasts.py`)."""
     past = _in_force(past, volume, instance_type)
-    if volume.state != "in-use" or past.days < LEAST_DAYS or not past.stretches:
+    past = lifted(past, volume_envelope(volume, instance_type))
+    return replace(past, stretches=tuple(b for s in past.stretches for b in busiest(s)))
+
+
+def busiest(stretch: Demand) -> tuple[Demand, ...]:
+    """The stretch's busiest period by IOPS and by throughput (the first where several tie),
+    each a stretch of its own; one where they are the same, none where it has no period."""
+    if not len(stretch.iops):
+        return ()
+    picked = sorted({int(np.argmax(stretch.iops)), int(np.argmax(stretch.bps))})
+    return tuple(
+        Demand(
+            stretch.start + timedelta(seconds=i * stretch.period_s),
+            stretch.period_s,
+            stretch.iops[i : i + 1].copy(),
+            stretch.bps[i : i + 1].copy(),
+            stretch.floor[i : i + 1].copy(),
+        )
+        for i in picked
+    )
+
+
+def weigh(
+    volume: Volume,
+    summary: LongPast,
+    prices: PriceList,
+    headroom: float = DEFAULT_HEADROOM,
+    min_headroom: float = 1.0,
+) -> Saving | None:
+    """`cut` on a `summarized` past."""
+    if volume.state != "in-use" or summary.days < LEAST_DAYS or not summary.stretches:
         return None
     today_config = _today(volume)
     today_cost = _monthly(prices, today_config)
     if today_cost is None:
         return None
-    past = lifted(past, volume_envelope(volume, instance_type))
-    found = peaks(past)
+    found = peaks(summary)
     if "iops" not in found:
         return None
     scale = max(headroom, min_headroom)
@@ -305,7 +346,9 @@ def cut(
     for name, config in options:
         if config is None:
             continue
-        saving = _priced(volume, today_config, today_cost, config, name, past, found, scale, prices)
+        saving = _priced(
+            volume, today_config, today_cost, config, name, summary, found, scale, prices
+        )
         if saving is not None:
             offered.append(saving)
     if not offered:
@@ -366,8 +409,8 @@ def _priced(
         return None
     change = Change(ResourceType.VOLUME, volume.volume_id, today, target)
     option = option_limits(change, volume)
-    if option is None:
-        return None
+    if option is None or option.bursts:
+        return None  # a summary holds each stretch's busiest periods: no bucket's course
     # The cheapest that carries the need by its limits may still count large I/O as several
     # (its I/O unit), or bring too little throughput with its IOPS: the past replayed through
     # it decides, and the target is raised to what it counts.
@@ -378,7 +421,7 @@ def _priced(
             return None
         target = bumped
         option = option_limits(Change(ResourceType.VOLUME, volume.volume_id, today, target), volume)
-        if option is None:
+        if option is None or option.bursts:
             return None
     kind = name
     if name == "above_need":

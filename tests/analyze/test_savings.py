@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer.analyze import prices, savings
 from analyzer.analyze.savings import Saving
@@ -282,3 +284,45 @@ def test_off_nitro_only_the_minute_stretch_is_read_as_peaks() -> None:
     found = savings.cut(IO2, xen, past(stretch(15, 60, 3_000), older), PRICES)
     assert found is not None and found.target is not None
     assert found.target["iops"] == 3_600 and found.window_days == pytest.approx(15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(["gp2", "gp3", "io1", "io2"]),
+    size=st.sampled_from([50, 200, 500, 2_000]),
+    seed=st.integers(0, 2**32 - 1),
+    large_io=st.booleans(),
+)
+def test_a_summarized_past_weighs_the_cut_the_whole_past_weighs(
+    kind: str, size: int, seed: int, large_io: bool
+) -> None:
+    """The busiest periods by IOPS and by throughput decide every target a cut offers: the
+    whole past, in force and lifted, and its summary give the same cut, to the cent."""
+    rng = np.random.default_rng(seed)
+    stretches = []
+    for days, period, before in ((15, 60, 0), (48, 300, 15)):
+        n = int(days * DAY // period)
+        iops = rng.gamma(2.0, 600.0, n)
+        sizes = rng.choice([16 * KIB, 256 * KIB, 1024 * KIB] if large_io else [16 * KIB], n)
+        start = T0 - timedelta(days=before) - timedelta(seconds=n * period)
+        stretches.append(Demand.seen(start, period, iops, iops * sizes))
+    provisioned = {"gp3": 16_000, "io1": 20_000, "io2": 20_000}.get(kind)
+    v = volume(kind, size, iops=provisioned, mibps=1_000 if kind == "gp3" else None)
+    if provisioned is not None and provisioned > size * (500 if kind != "io1" else 50):
+        v = volume(kind, size, iops=min(provisioned, size * 50))
+    p = past(*stretches)
+    whole = savings.lifted(savings._in_force(p, v, M5), savings.volume_envelope(v, M5))
+    full = savings.weigh(v, whole, PRICES, 1.2, 1.054)
+    summary = savings.summarized(v, M5, p)
+    assert len(summary.stretches) <= 4
+    short = savings.weigh(v, summary, PRICES, 1.2, 1.054)
+    assert (full is None) == (short is None)
+    if full is not None and short is not None:
+        assert (short.kind, short.target, short.monthly_saving) == (
+            full.kind,
+            full.target,
+            full.monthly_saving,
+        )
+        assert {k: (p.value, p.at, p.floor) for k, p in short.peaks.items()} == {
+            k: (p.value, p.at, p.floor) for k, p in full.peaks.items()
+        }
