@@ -17,7 +17,7 @@ which may come from different minutes: a bound above what was asked, never below
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -94,25 +94,78 @@ def read(
     if not sums:
         return None
     minute, *rest = windows(now, settle_s)
-    read_sums = [(q.metric, answers(metrics_, [q], minute, stats)[q]) for q in sums]
-    if any(s.status is Status.ERROR for _, s in read_sums):
-        return None
-    found = demand_of(read_sums, minute)
-    stretches = [found] if found is not None else []
-    for window in rest:
-        asked = [replace(q, period_s=window.period_s) for q in coarse]
-        answered = answers(metrics_, asked, window, stats)
-        if any(s.status is Status.ERROR for s in answered.values()):
+    stretches: list[Demand] = []
+    for window in (minute, *rest):
+        one = _stretch(metrics_, sums, coarse, window, stats)
+        if one is None:
             return None
-        counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
-        most = max((max(s.values) for s in counts if s.values), default=0.0)
-        if not per_minute(window.period_s, most):
+        if not one.per_minute:
             break  # its maxima are not a minute's counts: the window ends where it begins
-        maxima = ((q.metric, s) for q, s in answered.items() if q.stat == "Maximum")
-        peaks = demand_of(maxima, window, maxima=True)
-        if peaks is not None:  # none: idle all along (AWS publishes nothing while idle)
-            stretches.append(peaks)
-    return LongPast(now, tuple(stretches), _first(stretches), _last_active(stretches))
+        if one.demand is not None:  # none: idle all along (AWS publishes nothing while idle)
+            stretches.append(one.demand)
+    return LongPast(now, tuple(stretches), first(stretches), last_active(stretches))
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    """One stretch as read: its peaks (None where the volume was idle all along), and whether
+    a coarse one's maxima are a minute's counts (off Nitro they are not, and say nothing)."""
+
+    period_s: int
+    read_at: datetime
+    demand: Demand | None
+    per_minute: bool = True
+
+
+def stretch_window(period_s: int, now: datetime, settle_s: float) -> Window:
+    """One stretch read on its own: from as far back as CloudWatch keeps its period to the
+    newest whole period. Read on a day of its own, it overlaps the finer stretches read on
+    other days, and leaves no gap between them."""
+    days = dict(STRETCHES)[period_s]
+    end = floor_to(data_end(now, settle_s, STRETCHES[0][0]), period_s)
+    return Window(_ceil_hour(end - timedelta(days=days)), end, period_s)
+
+
+def read_stretch(
+    metrics_: MetricData,
+    volume: Volume,
+    period_s: int,
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
+) -> Stretch | None:
+    """One stretch of the volume's past (`stretch_window`): four metrics at the minute, five
+    at a coarser period; None where the read failed."""
+    sums, coarse = queries(volume)
+    if not sums:
+        return None
+    window = stretch_window(period_s, now, settle_s)
+    found = _stretch(metrics_, sums, coarse, window, stats)
+    return replace(found, read_at=now) if found is not None else None
+
+
+def _stretch(
+    metrics_: MetricData,
+    sums: list[MetricQuery],
+    coarse: list[MetricQuery],
+    window: Window,
+    stats: FetchStats,
+) -> Stretch | None:
+    if window.period_s <= MINUTE_S:
+        read_sums = [(q.metric, answers(metrics_, [q], window, stats)[q]) for q in sums]
+        if any(s.status is Status.ERROR for _, s in read_sums):
+            return None
+        return Stretch(window.period_s, window.end, demand_of(read_sums, window))
+    asked = [replace(q, period_s=window.period_s) for q in coarse]
+    answered = answers(metrics_, asked, window, stats)
+    if any(s.status is Status.ERROR for s in answered.values()):
+        return None
+    counts = [s for q, s in answered.items() if q.stat == "SampleCount"]
+    most = max((max(s.values) for s in counts if s.values), default=0.0)
+    if not per_minute(window.period_s, most):
+        return Stretch(window.period_s, window.end, None, per_minute=False)
+    maxima = ((q.metric, s) for q, s in answered.items() if q.stat == "Maximum")
+    return Stretch(window.period_s, window.end, demand_of(maxima, window, maxima=True))
 
 
 RAW_S = float(MINUTE_S)
@@ -128,11 +181,12 @@ def per_minute(period_s: int, most_samples: float) -> bool:
     return most_samples <= period_s / RAW_S
 
 
-def _first(stretches: Iterable[Demand]) -> datetime | None:
+def first(stretches: Iterable[Demand]) -> datetime | None:
+    """The start of the oldest stretch."""
     return min((s.start for s in stretches), default=None)
 
 
-def _last_active(stretches: Iterable[Demand]) -> datetime | None:
+def last_active(stretches: Iterable[Demand]) -> datetime | None:
     """The start of the newest period with any I/O."""
     newest: datetime | None = None
     for s in stretches:

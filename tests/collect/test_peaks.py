@@ -127,3 +127,22 @@ def test_a_failed_read_offers_no_past() -> None:
             return {q: Series.failed("ThrottlingException") for q in queries}, stats
 
     assert peaks.read(Failing(), VOLUME, NOW, 120.0, FetchStats()) is None
+
+
+def test_a_stretch_read_on_its_own_reaches_the_newest_period() -> None:
+    """Read on a day of its own, a coarse stretch overlaps the finer ones: the busiest minute
+    three days ago is in the hour stretch too, at what it cost alone."""
+    data = _minutes({3.3: 3_000.0, 200.5: 9_000.0}, days=300)
+    stats = FetchStats()
+    hour = peaks.read_stretch(_metrics(data), VOLUME, 3_600, NOW, 120.0, stats)
+    assert hour is not None and hour.demand is not None and hour.per_minute
+    assert hour.read_at == NOW and stats.metrics_requested == 5
+    end = hour.demand.start + timedelta(seconds=len(hour.demand.iops) * 3_600)
+    assert NOW - timedelta(hours=1) <= end <= NOW
+    assert float(hour.demand.iops.max()) == pytest.approx(9_000)
+    recent = hour.demand.iops[-4 * 24 :]
+    assert float(recent.max()) == pytest.approx(3_000)
+    minute = peaks.read_stretch(_metrics(data), VOLUME, 60, NOW, 120.0, stats)
+    assert minute is not None and minute.demand is not None
+    assert stats.metrics_requested == 9
+    assert NOW - minute.demand.start <= timedelta(days=15)
