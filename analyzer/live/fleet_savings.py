@@ -14,13 +14,16 @@ import structlog
 
 from analyzer.analyze import prices, savings
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
+from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.savings import Saving
 from analyzer.collect import peaks
 from analyzer.errors import AnalyzerError
 from analyzer.live.cycle import Analyzer
+from analyzer.model.demand import LongPast
 from analyzer.model.resources import InstanceType, Inventory, ResourceType, Volume
 from analyzer.model.state import FetchStats
+from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
 
@@ -74,18 +77,34 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
             if past is None:
                 found.unread.append(volume.volume_id)
                 continue
-            if volume.state == "available":
-                one = savings.unattached(volume, past, price_list, settings.unattached_after, now)
-            else:
-                one = savings.cut(
-                    volume, instance_type, past, price_list, settings.savings_headroom, floor
-                )
+            summary = savings.summarized(volume, instance_type, past)
+            one = offered(volume, summary, settings, price_list, floor, now)
             if one is not None:
-                if volume.claim is not None:
-                    one = savings.through_claim(one, volume.claim)
-                found.savings.append(replace(one, labels=_labels(volume)))
+                found.savings.append(one)
     found.savings.sort(key=lambda s: (-s.monthly_saving, s.resource_id))
     return found
+
+
+def offered(
+    volume: Volume,
+    summary: LongPast,
+    settings: Settings,
+    price_list: PriceList,
+    floor: float,
+    now: datetime,
+) -> Saving | None:
+    """What one volume offers on its `summarized` past: a cut where it is attached, its cost
+    where it has sat unattached longer than `unattached_after`; through its claim where it
+    has one, and labelled with where it is."""
+    if volume.state == "available":
+        one = savings.unattached(volume, summary, price_list, settings.unattached_after, now)
+    else:
+        one = savings.weigh(volume, summary, price_list, settings.savings_headroom, floor)
+    if one is None:
+        return None
+    if volume.claim is not None:
+        one = savings.through_claim(one, volume.claim)
+    return replace(one, labels=labels(volume))
 
 
 def _volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None]]:
@@ -94,7 +113,8 @@ def _volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None
         yield volume, types.get(volume.attached_to or "")
 
 
-def _labels(volume: Volume) -> dict[str, str]:
+def labels(volume: Volume) -> dict[str, str]:
+    """Where a volume is, as a person finds it: region, account, claim."""
     labels = {"region": volume.region}
     if volume.account_id:
         labels["account_id"] = volume.account_id
