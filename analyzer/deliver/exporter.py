@@ -7,8 +7,9 @@ AWS. Series of resources that disappeared disappear with the next publication.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import prometheus_client
@@ -18,6 +19,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from analyzer.analyze.alerts import Alert
+from analyzer.analyze.savings import Saving
 from analyzer.deliver.deflated import Deflated
 from analyzer.deliver.labels import (
     ACCOUNT_ID,
@@ -52,8 +54,21 @@ class Published:
     exposition: Deflated
 
     @classmethod
-    def of(cls, readings: Sequence[Reading], firing: Sequence[Alert]) -> Published:
-        return cls(Deflated.of(rendered(snapshot_families(readings, firing))))
+    def of(
+        cls,
+        readings: Sequence[Reading],
+        firing: Sequence[Alert],
+        savings: Weighed | None = None,
+    ) -> Published:
+        families = snapshot_families(readings, firing)
+        if savings is not None:
+            families = chain(families, savings_families(*savings))
+        return cls(Deflated.of(rendered(families)))
+
+
+Weighed = tuple[Sequence[Saving], Mapping[str, int]]
+"""The savings offered, and the volumes by how far their long past is read (`weighed`,
+`reading`, `unread`)."""
 
 
 Spec = tuple[str, str, Callable[[Any], float | None]]
@@ -299,6 +314,49 @@ def snapshot_families(rows: Sequence[Reading], firing: Sequence[Alert]) -> Itera
     yield from _instance_families(of[ResourceType.INSTANCE], owned)
     yield from _db_families(of[ResourceType.DB_INSTANCE], owned)
     yield _finding_family(firing, owned, claimed)
+
+
+def savings_families(found: Sequence[Saving], counts: Mapping[str, int]) -> Iterator[Gauge]:
+    """Each saving offered, the fleet's total, and how far the volumes' long pasts are read:
+    a total over volumes not yet weighed is no total, and says so beside it."""
+    owned = any(s.labels.get("account_id") for s in found)
+    claimed = any(s.labels.get("claim") for s in found)
+    labels = (
+        *_owned(owned),
+        REGION,
+        RESOURCE_ID,
+        "kind",
+        *((NAMESPACE, PERSISTENTVOLUMECLAIM) if claimed else ()),
+    )
+
+    def values(saving: Saving) -> tuple[str, ...]:
+        got = saving.labels
+        owner = (got.get("account_id", ""), got.get("account", "")) if owned else ()
+        claim = tuple(got.get("claim", "/").split("/", 1)) if claimed else ()
+        return (*owner, got.get("region", ""), saving.resource_id, saving.kind, *claim)
+
+    yield Gauge(
+        "ebs_analyzer_savings_monthly_dollars",
+        "What a volume's cut would save a month (an unattached volume: what it costs), in the "
+        "price list's currency; proven on its longest past (ebs-analyzer savings). Never pages.",
+        labels,
+        [(values(s), s.monthly_saving) for s in found],
+    )
+    weighed = counts.get("weighed", 0)
+    yield Gauge(
+        "ebs_analyzer_savings_fleet_monthly_dollars",
+        "The savings offered together, a month; absent until a volume's long past is read "
+        "whole (ebs_analyzer_savings_volumes says how many are).",
+        (),
+        [((), round(sum(s.monthly_saving for s in found), 2))] if weighed else [],
+    )
+    yield Gauge(
+        "ebs_analyzer_savings_volumes",
+        "Volumes by how far their long past is read for savings: weighed (read whole), "
+        "reading (a stretch a day, three at most), unread (the last read failed).",
+        ("state",),
+        [((state,), float(counts.get(state, 0))) for state in ("weighed", "reading", "unread")],
+    )
 
 
 class _Fixed(Collector):

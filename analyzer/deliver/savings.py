@@ -3,13 +3,15 @@ Savings)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer.analyze.savings import Peak, Saving
 from analyzer.model.units import MIB
 
 PERIODS = {300: "five-minute", 3_600: "hourly"}
+DIGEST_SHOWN = 10
+"""The largest savings a digest names; the total counts them all."""
 
 
 def document(
@@ -137,3 +139,45 @@ def total(found: Sequence[Saving]) -> float:
 
 def _money(amount: float, currency: str) -> str:
     return f"${amount:,.2f}" if currency == "USD" else f"{amount:,.2f} {currency}"
+
+
+def digest(
+    found: Sequence[Saving], counts: Mapping[str, int], currency: str = "USD"
+) -> dict[str, Any]:
+    """The weekly Slack message: the total, the largest savings each with what to run, and
+    how many volumes are weighed. No alert: savings never page."""
+    weighed, reading, unread = (counts.get(k, 0) for k in ("weighed", "reading", "unread"))
+    head = (
+        f"*Savings this week: {_money(total(found), currency)} a month* over {len(found)} "
+        f"volume{'s' if len(found) != 1 else ''}, each cut proven on its longest past "
+        f"({weighed:,} volumes weighed"
+        + (f", {reading:,} still being read" if reading else "")
+        + (f", {unread:,} unread" if unread else "")
+        + ")."
+    )
+    lines = [head]
+    for saving in found[:DIGEST_SHOWN]:
+        claim = saving.labels.get("claim")
+        name = f"`{saving.resource_id}`" + (f" (claim {claim})" if claim else "")
+        money = _money(saving.monthly_saving, currency)
+        if saving.kind == "unattached":
+            lines.append(
+                f"• {name}: attached to nothing for {saving.window_days:.0f} days, "
+                f"{saving.today_text}: {money} a month"
+            )
+        else:
+            lines.append(
+                f"• {name}: {_change(saving)}: {money} a month · "
+                f"`ebs-analyzer apply {saving.fix_id}`"
+            )
+    if len(found) > DIGEST_SHOWN:
+        lines.append(f"…and {len(found) - DIGEST_SHOWN} more: `ebs-analyzer savings`.")
+    if not found:
+        lines = [
+            f"*No saving found this week*: the {weighed:,} volumes weighed use what they pay for."
+        ]
+    text = "\n".join(lines)
+    return {
+        "text": text[:3000],
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}],
+    }

@@ -127,6 +127,11 @@ class _StateFile(_Record):
     slack_seen: Any = None
     """The Slack signatures seen within the replay window (`deliver/seen.py`), read by
     `Seen.from_records`, which skips what it cannot read: never a reason to lose alerts."""
+    long_pasts: Any = None
+    """What each volume's longest past showed (`live/long_pasts.py`), read by
+    `LongPasts.from_records`, which skips what it cannot read."""
+    savings_digest_at: Any = None
+    """When the weekly savings digest was last posted; validated on its own."""
 
 
 _DEADLINE: TypeAdapter[AwareDatetime | None] = TypeAdapter(AwareDatetime | None)
@@ -143,6 +148,9 @@ class State:
     """The attempts to apply fixes, newest last."""
     slack_seen: Any = None
     """The Slack signatures seen lately, as written (`Seen.records`)."""
+    long_pasts: Any = None
+    """The volumes' long pasts, as written (`LongPasts.encoded`)."""
+    savings_digest_at: datetime | None = None
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -154,10 +162,12 @@ def encode(
     not_before: datetime | None = None,
     applied: Iterable[Attempt] = (),
     slack_seen: Iterable[dict[str, Any]] = (),
+    savings_digest_at: datetime | None = None,
 ) -> dict[str, Any]:
     return {
         "version": STATE_VERSION,
         "not_before": _iso(not_before),
+        "savings_digest_at": _iso(savings_digest_at),
         "applied": [_fitted(a) for a in applied],
         "slack_seen": list(slack_seen),
         "alerts": [
@@ -229,7 +239,13 @@ def read_state(document: Any) -> tuple[State, list[str]]:
             applied.append(_Attempt.model_validate(entry).attempt())
         except ValidationError as exc:
             rejected.append(_why(exc, f"applied.{index}"))
-    return State(_alerts(records), not_before, applied, parsed.slack_seen), rejected
+    digest_at: datetime | None = None
+    try:
+        digest_at = _DEADLINE.validate_python(parsed.savings_digest_at)
+    except ValidationError as exc:
+        rejected.append(_why(exc, "savings_digest_at"))
+    kept = (parsed.slack_seen, parsed.long_pasts, digest_at)
+    return State(_alerts(records), not_before, applied, *kept), rejected
 
 
 def _why(exc: ValidationError, prefix: str = "") -> str:
@@ -301,18 +317,23 @@ def save(
     not_before: datetime | None = None,
     applied: Iterable[Attempt] = (),
     slack_seen: Iterable[dict[str, Any]] = (),
+    long_pasts: str | None = None,
+    savings_digest_at: datetime | None = None,
 ) -> None:
     """Write the alerts (and the receiver's deadline) atomically and durably: the data is on
     disk before the rename, and the rename is on disk before this returns. OSError when the
-    file cannot be written."""
+    file cannot be written. `long_pasts`: that section as compact JSON already (thousands of
+    volumes' figures, worked out again only when they change), put in as it is."""
     path = target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(
-                encode(alerts, not_before, applied, slack_seen), out, indent=1, sort_keys=True
-            )
+            document = encode(alerts, not_before, applied, slack_seen, savings_digest_at)
+            text = json.dumps(document, indent=1, sort_keys=True)
+            if long_pasts is not None:
+                text = f'{text[:-2]},\n "long_pasts": {long_pasts}\n}}'
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

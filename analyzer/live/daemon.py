@@ -38,7 +38,8 @@ from analyzer.collect import regions
 from analyzer.collect.accounts import Account
 from analyzer.collect.regions import Region
 from analyzer.deliver import alertmanager, statefile
-from analyzer.deliver.exporter import Published, exposition_for
+from analyzer.deliver import savings as savings_report
+from analyzer.deliver.exporter import Published, Weighed, exposition_for
 from analyzer.deliver.interactions import Interactions, section
 from analyzer.deliver.notify import Channel, Dispatcher, channel_for
 from analyzer.deliver.seen import Seen
@@ -48,7 +49,9 @@ from analyzer.deliver.telemetry import Telemetry
 from analyzer.errors import ConfigError
 from analyzer.live.approvals import Approvals, approvals_for, report_unsettled
 from analyzer.live.cycle import Analyzer, CycleResult
+from analyzer.live.fleet_savings import min_headroom
 from analyzer.live.heap import Heap
+from analyzer.live.long_pasts import LongPasts
 from analyzer.live.proofs import Proofs
 from analyzer.live.schedule import StepWatch, every
 from analyzer.model.costs import Projection
@@ -66,6 +69,8 @@ take to finish, together, before they are abandoned: half the manifests' 20 s gr
 STUCK_AFTER_S = 1800.0
 """`/livez` allows at least this long without a cycle ending: a first backfill of a large
 account takes minutes."""
+DIGEST_EVERY_S = 7 * 86_400.0
+DIGEST_RETRY_S = 3600.0
 MAX_DEFERRAL_S = 3600.0
 """A receiver's deadline read back from the state file is honoured up to this far ahead: a
 stored time never silences the channel for long."""
@@ -150,6 +155,12 @@ class Daemon:
         """Fixes applied on a click, or by the policy of `apply_automatically`."""
         self.interactions: Interactions | None = None
         """What takes Slack's clicks on Apply buttons, where approvals are set up."""
+        self.long_pasts: LongPasts | None = None
+        """What each volume's longest past showed, read a stretch a day, kept in the state
+        file: the fleet's savings (`live/long_pasts.py`)."""
+        self.savings_digest_at: datetime | None = None
+        """When the weekly savings digest was last posted."""
+        self._digest_tried: float | None = None
         self.exit: Callable[[int], None] = os._exit
         """How a stop ends the process when a cycle it abandoned would hold the exit."""
         if analyzer.accounts.configured:
@@ -226,6 +237,8 @@ class Daemon:
                 # The past is evidence for the fixes, never a reason to hold an alert back.
                 log.error("past.failed", error=str(exc) or type(exc).__name__, exc_info=exc)
         self._cycles += 1
+        if self.long_pasts is not None:
+            self._read_long_pasts(now, result)
         with self._book_lock:
             try:
                 self._conclude(now, result)
@@ -234,12 +247,75 @@ class Daemon:
                 self._set_state_aside(failed)
                 return False
         self._last_end = self._ticks()
+        self._post_digest(now)
         if self.approvals is not None and self.approvals.automatic:
             try:
                 self.approvals.apply_automatically(self.book.firing())
             except Exception as exc:  # a fix is never a reason for the cycle to fail
                 log.error("apply.failed", error=str(exc) or type(exc).__name__, exc_info=exc)
         return True
+
+    def _read_long_pasts(self, now: datetime, result: CycleResult) -> None:
+        """The long pasts due read, billed with the cycle's other reads, and the savings
+        weighed again where they changed; a failure is logged, never the cycle's."""
+        assert self.long_pasts is not None
+        analyzer = self.analyzer
+        try:
+            stats = self.long_pasts.step(
+                analyzer.inventories(),
+                lambda where: analyzer.scopes.at(where).metrics,
+                self.settings,
+                analyzer.price_list or prices.load(self.settings.prices),
+                min_headroom(analyzer.rules),
+                now,
+                self.settings.interval,
+                reading=self._cycles > 1,  # not beside the first cycle's backfill
+            )
+        except Exception as exc:  # savings are never a reason for a cycle to fail
+            log.error("savings.failed", error=str(exc) or type(exc).__name__, exc_info=exc)
+            return
+        result.snapshot.stats.past_requested += stats.metrics_requested
+        result.snapshot.stats.requests.update(stats.requests)
+
+    def weighed(self) -> Weighed | None:
+        """The savings offered, and how far the volumes' long pasts are read; None where
+        they are not read (a node's NVMe statistics hold no long past)."""
+        if self.long_pasts is None:
+            return None
+        inventories = self.analyzer.inventories()
+        return self.long_pasts.savings(), self.long_pasts.counts(inventories)
+
+    def _post_digest(self, now: datetime) -> None:
+        """The weekly savings digest, where a Slack webhook is set: the first once nine in
+        ten volumes are weighed, then a week after the last one posted. A failure is tried
+        again an hour later, and never holds an alert."""
+        shown = self.weighed()
+        if (
+            shown is None
+            or self.settings.savings_digest != "weekly"
+            or self.settings.dry_run
+            or self.settings.webhook_url() is None
+        ):
+            return
+        found, counts = shown
+        if self.savings_digest_at is not None:
+            if (now - self.savings_digest_at).total_seconds() < DIGEST_EVERY_S:
+                return
+        elif counts["weighed"] == 0 or counts["reading"] > counts["weighed"] / 9:
+            return
+        ticks = self._ticks()
+        if self._digest_tried is not None and ticks - self._digest_tried < DIGEST_RETRY_S:
+            return
+        self._digest_tried = ticks
+        currency = self.analyzer.price_list.currency if self.analyzer.price_list else "USD"
+        try:
+            self.dispatcher.channel.send(savings_report.digest(found, counts, currency), [], now)
+        except DeliveryError as exc:
+            log.warning("savings.digest_failed", error=str(exc))
+            return
+        log.info("savings.digest_posted", savings=len(found), weighed=counts["weighed"])
+        self.savings_digest_at = now
+        self.save_state()
 
     def announce(self, lines: list[str]) -> None:
         """A fix applied by the policy, said where alerts go; a failure to say it is logged
@@ -270,7 +346,7 @@ class Daemon:
         with _step("updating the alert book"):
             self.book.update(now, result.findings, result.pending, result.unknown, result.reading)
         with _step("publishing"):
-            self._published = Published.of(result.readings, self.book.firing())
+            self._published = Published.of(result.readings, self.book.firing(), self.weighed())
         # Saved before sending (what is owed survives a crash) and after each message sent
         # (a crash sends again at most the one in flight), and once more where the receiver
         # asked to wait (the wait survives a restart).
@@ -308,6 +384,9 @@ class Daemon:
         self.slack_seen = Seen.from_records(state.slack_seen, time.time())
         self._restored = list(self.book)
         self._saved_not_before = state.not_before
+        self.savings_digest_at = state.savings_digest_at
+        if self.long_pasts is not None:
+            self.long_pasts = LongPasts.from_records(state.long_pasts, now)
         not_before = state.not_before
         latest = self.clock() + timedelta(seconds=MAX_DEFERRAL_S)
         if not_before is not None and not_before > latest:
@@ -345,7 +424,13 @@ class Daemon:
         not_before = self.dispatcher.not_before
         try:
             statefile.save(
-                list(self.book), path, not_before, self.ledger, self.slack_seen.records()
+                list(self.book),
+                path,
+                not_before,
+                self.ledger,
+                self.slack_seen.records(),
+                self.long_pasts.encoded() if self.long_pasts is not None else None,
+                self.savings_digest_at,
             )
         except OSError as exc:
             self.telemetry.state_saved(ok=False)
@@ -583,6 +668,8 @@ def _wire(
             settings.runbook_url,
             timeout_s=max(min(10.0, settings.interval / 4), 1.0),
         )
+    if past:
+        daemon.long_pasts = LongPasts()
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
     report_unsettled(daemon.ledger, daemon.announce, daemon.save_state)

@@ -274,3 +274,24 @@ def test_a_claims_volume_series_and_findings_carry_its_namespace_and_claim():
 def test_without_claims_no_series_has_a_claim_label():
     text = exposition(published())
     assert "persistentvolumeclaim" not in text and "namespace=" not in text
+
+
+def test_savings_are_gauges_with_the_fleets_total_and_how_far_they_are_read() -> None:
+    from tests.deliver.test_savings import SPARE, _cut
+
+    text = Published.of([], [], ([_cut(), SPARE], {"weighed": 2, "reading": 1})).exposition
+    body = text.text().decode()
+    assert (
+        'ebs_analyzer_savings_monthly_dollars{kind="iops_above_need",namespace="db",'
+        'persistentvolumeclaim="data-0",region="us-east-1",resource_id="vol-1"} 1066.0'
+    ) in body
+    assert 'namespace="",persistentvolumeclaim=""' in body  # the spare has no claim
+    assert "ebs_analyzer_savings_fleet_monthly_dollars 1106.0" in body
+    assert 'ebs_analyzer_savings_volumes{state="reading"} 1.0' in body
+    assert 'ebs_analyzer_savings_volumes{state="unread"} 0.0' in body
+
+
+def test_no_fleet_total_before_a_volume_is_weighed() -> None:
+    body = Published.of([], [], ([], {"weighed": 0, "reading": 5})).exposition.text().decode()
+    assert "\nebs_analyzer_savings_fleet_monthly_dollars " not in body
+    assert 'ebs_analyzer_savings_volumes{state="reading"} 5.0' in body

@@ -3,6 +3,7 @@ cut's peaks against the target's limits, an unattached volume's commands."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from analyzer.analyze.savings import Peak, Saving
@@ -117,3 +118,25 @@ def test_across_accounts_and_regions_each_cut_says_where_it_is() -> None:
     assert "vol-2 (account 2, eu-west-1)  saves" in text
     # One account, one region: nothing to tell apart.
     assert "vol-1  saves" in shown.table([replace(_cut(), labels={"region": "us-east-1"})])
+
+
+def test_the_digest_names_the_total_the_largest_and_what_to_run() -> None:
+    message = shown.digest([_cut(), SPARE], {"weighed": 40, "reading": 2, "unread": 1})
+    text = message["text"]
+    assert text.startswith("*Savings this week: $1,106.00 a month* over 2 volumes")
+    assert "40 volumes weighed, 2 still being read, 1 unread" in text
+    assert "`ebs-analyzer apply vol-1:iops=3600`" in text and "(claim db/data-0)" in text
+    assert "`vol-9`: attached to nothing for 41 days" in text
+    assert message["blocks"][0]["text"]["text"] == text
+
+
+def test_a_digest_names_ten_and_counts_the_rest() -> None:
+    many = [replace(_cut(), resource_id=f"vol-{i}") for i in range(13)]
+    text = shown.digest(many, {"weighed": 13})["text"]
+    assert text.count("ebs-analyzer apply") == 10
+    assert "…and 3 more: `ebs-analyzer savings`." in text
+
+
+def test_a_digest_without_a_saving_says_the_fleet_uses_what_it_pays_for() -> None:
+    text = shown.digest([], {"weighed": 12})["text"]
+    assert text == "*No saving found this week*: the 12 volumes weighed use what they pay for."

@@ -461,3 +461,26 @@ def test_a_limits_moment_without_a_timezone_is_refused_alone(tmp_path) -> None:
     state, rejected = statefile.read_state(document)
     assert state.alerts == [] and len(rejected) == 1
     assert rejected[0].startswith("alerts.0.finding.limits_since")
+
+
+def test_the_long_pasts_and_the_digests_time_come_back(tmp_path) -> None:
+    """The volumes' long pasts go in as the compact JSON they were given, beside the alerts,
+    and the file stays one JSON document."""
+    path = tmp_path / "state.json"
+    section = '[{"scope":"us-east-1","volume_id":"vol-1","stretches":[]}]'
+    statefile.save(list(book_with_an_alert()), path, long_pasts=section, savings_digest_at=T0)
+    document = json.loads(path.read_text())
+    assert document["long_pasts"] == json.loads(section)
+    state = statefile.load_state(path)
+    assert state.long_pasts == json.loads(section)
+    assert state.savings_digest_at == T0 and len(state.alerts) == 1
+
+
+def test_a_digest_time_that_cannot_be_read_loses_nothing_else(tmp_path) -> None:
+    path = tmp_path / "state.json"
+    statefile.save(list(book_with_an_alert()), path)
+    document = json.loads(path.read_text())
+    document["savings_digest_at"] = "last tuesday"
+    state, rejected = statefile.read_state(document)
+    assert state.savings_digest_at is None and len(state.alerts) == 1
+    assert rejected and rejected[0].startswith("savings_digest_at")

@@ -1,0 +1,406 @@
+"""What each volume's longest past showed, kept between cycles and read a stretch a day.
+
+The daemon reads a volume's past for savings (`collect/peaks.py`) one stretch at a time, at
+most one a volume a day: the minute stretch first (four metrics), the 5-minute one the next
+day and the hour one the day after (five each; off Nitro the minute stretch alone, since AWS
+gives no `Maximum` there), then, each day, whichever was read longest ago. A coarse stretch
+is read up to the newest whole period, so that stretches read on different days overlap and
+leave no gap. At most one stretch a volume a day is never more metrics than one full read of
+the volume (`once`'s nine or more), and the reads are spread over the day: a few volumes a
+cycle, for at most `budget_s`.
+
+Of each stretch only what a cut is weighed on is kept (`savings.summarized`: its busiest
+periods by IOPS and by throughput), a few figures a volume, and kept in the state file: a
+restart reads nothing again. A volume is weighed once every stretch it has is read, and again
+each time one is read anew or the volume changes; until then it is `reading`. A modification
+sets its stretches aside (the past before it says nothing of the new limits), and a volume
+whose read failed is `unread` until its next day.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import structlog
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from analyzer.analyze import savings
+from analyzer.analyze.prices import PriceList
+from analyzer.analyze.savings import Saving
+from analyzer.collect import peaks
+from analyzer.collect.boundaries import MetricData
+from analyzer.errors import AnalyzerError
+from analyzer.live.fleet_savings import offered
+from analyzer.model.demand import Demand, LongPast
+from analyzer.model.resources import InstanceType, Inventory, Volume
+from analyzer.model.state import FetchStats
+from analyzer.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+Key = tuple[str, str]
+"""(scope, volume id)."""
+
+DAY_S = 86_400.0
+PERIODS = tuple(period for period, _ in peaks.STRETCHES)
+BUDGET_S = 2.0
+"""At most this long a cycle is spent reading long pasts, whatever the count (at least one
+volume is read)."""
+SPREAD = 2.0
+"""A cycle reads this many times its share of a day's reads: the whole fleet's day's reads
+end within half a day, and a cycle that could not read its share leaves room for it."""
+KEPT_MAX = 100_000
+"""Volumes a state file may give back: more is not a state file this daemon wrote."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """One stretch as kept: when it was read, the modification its past is in force from,
+    and its busiest periods (`savings.busiest`) as (epoch seconds, IOPS, bytes a second,
+    floor)."""
+
+    period_s: int
+    read_at: datetime
+    since: datetime | None
+    busiest: tuple[tuple[float, float, float, bool], ...]
+    first_seen: datetime | None
+    last_active: datetime | None
+    per_minute: bool = True
+
+    def demands(self) -> Iterator[Demand]:
+        for at, iops, bps, floor in self.busiest:
+            yield Demand(
+                datetime.fromtimestamp(at, self.read_at.tzinfo),
+                self.period_s,
+                np.array([iops]),
+                np.array([bps]),
+                np.array([floor]),
+            )
+
+
+def _shape(volume: Volume, instance_type: InstanceType | None) -> tuple[Any, ...]:
+    """What a volume's saving depends on besides its past: weighed again when it changes."""
+    return (
+        volume.volume_type,
+        volume.size_gib,
+        volume.iops,
+        volume.throughput_mibps,
+        volume.state,
+        volume.attached_to,
+        volume.claim,
+        instance_type.name if instance_type is not None else None,
+    )
+
+
+def _since(volume: Volume) -> datetime | None:
+    """The start of the volume's latest modification that did not fail."""
+    return max((m.started for m in volume.modifications if m.state != "failed"), default=None)
+
+
+def wanted(instance_type: InstanceType | None, kept: Mapping[int, Kept]) -> tuple[int, ...]:
+    """The stretches a volume's past is read in: the minute one alone off Nitro, and none
+    coarser than one whose maxima were found not to be a minute's counts."""
+    if instance_type is not None and instance_type.nitro is False:
+        return PERIODS[:1]
+    out: list[int] = []
+    for period in PERIODS:
+        out.append(period)
+        one = kept.get(period)
+        if one is not None and not one.per_minute:
+            break
+    return tuple(out)
+
+
+@dataclass
+class LongPasts:
+    budget_s: float = BUDGET_S
+    kept: dict[Key, dict[int, Kept]] = field(default_factory=dict)
+    weighed: dict[Key, tuple[tuple[Any, ...], Saving | None]] = field(default_factory=dict)
+    """By volume read whole, its shape when weighed and the saving it offers (None: none)."""
+    failed: dict[Key, datetime] = field(default_factory=dict)
+    """Volumes whose last read failed, and when: read again a day later."""
+    reads: int = 0
+    """Stretches read since the start."""
+    _encoded: str | None = field(default=None, repr=False)
+
+    # --- what is shown ---------------------------------------------------------------------
+
+    def savings(self) -> list[Saving]:
+        """Every saving offered, most first."""
+        found = [s for _, s in self.weighed.values() if s is not None]
+        return sorted(found, key=lambda s: (-s.monthly_saving, s.resource_id))
+
+    def counts(self, inventories: Mapping[str, Inventory]) -> dict[str, int]:
+        """Volumes `weighed` (read whole), `reading` (a stretch or more to go) and `unread`
+        (the last read failed)."""
+        out = {"weighed": 0, "reading": 0, "unread": 0}
+        for where, inventory in inventories.items():
+            for volume in inventory.volumes:
+                key = (where, volume.volume_id)
+                state = (
+                    "unread"
+                    if key in self.failed
+                    else "weighed"
+                    if key in self.weighed
+                    else "reading"
+                )
+                out[state] += 1
+        return out
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def step(
+        self,
+        inventories: Mapping[str, Inventory],
+        metrics_of: Callable[[str], MetricData],
+        settings: Settings,
+        price_list: PriceList,
+        floor: float,
+        now: datetime,
+        interval_s: float,
+        reading: bool = True,
+    ) -> FetchStats:
+        """Read the stretches due, a cycle's share of the day's (none where not `reading`:
+        a backfill's cycle), and weigh what changed.
+        `metrics_of(scope)`: where a scope's metrics are read. What the reads cost, in the
+        stats returned; a read that fails is logged, and that volume read a day later."""
+        stats = FetchStats()
+        volumes = dict(self._volumes(inventories))
+        self._forget(inventories, volumes)
+        due = sorted(
+            (newest, key) for key in volumes if (newest := self._newest_read(key, now)) is not None
+        )
+        share = math.ceil(SPREAD * len(volumes) * interval_s / DAY_S) if volumes else 0
+        started = time.monotonic()
+        for tried, (_, key) in enumerate(due[: max(share, 1)] if reading else ()):
+            if tried and time.monotonic() - started > self.budget_s:
+                break
+            volume, instance_type = volumes[key]
+            self._read(key, volume, instance_type, metrics_of(key[0]), settings, now, stats)
+        for key, (volume, instance_type) in volumes.items():
+            self._weigh(key, volume, instance_type, settings, price_list, floor, now)
+        return stats
+
+    @staticmethod
+    def _volumes(
+        inventories: Mapping[str, Inventory],
+    ) -> Iterator[tuple[Key, tuple[Volume, InstanceType | None]]]:
+        for where, inventory in inventories.items():
+            types = {i.instance_id: i.type_info for i in inventory.instances}
+            for volume in inventory.volumes:
+                yield (where, volume.volume_id), (volume, types.get(volume.attached_to or ""))
+
+    def _forget(self, inventories: Mapping[str, Inventory], volumes: Mapping[Key, object]) -> None:
+        """Let go of the volumes gone from a scope described now (a scope not described now
+        keeps its own), and of stretches read before a modification since."""
+        for book in (self.kept, self.weighed, self.failed):
+            for key in [k for k in book if k[0] in inventories and k not in volumes]:
+                del book[key]
+                self._encoded = None
+
+    def _newest_read(self, key: Key, now: datetime) -> float | None:
+        """Where a volume's read is due, when its newest read was (epoch seconds, 0 for none:
+        never read first); None where it was read, or failed, within the day."""
+        failed = self.failed.get(key)
+        if failed is not None and (now - failed).total_seconds() < DAY_S:
+            return None
+        kept = self.kept.get(key, {})
+        newest = max((k.read_at for k in kept.values()), default=None)
+        if newest is not None and (now - newest).total_seconds() < DAY_S:
+            return None
+        return newest.timestamp() if newest is not None else 0.0
+
+    def _next(self, kept: Mapping[int, Kept], instance_type: InstanceType | None) -> int:
+        """The stretch to read: the first not yet read, else the one read longest ago."""
+        periods = wanted(instance_type, kept)
+        missing = [p for p in periods if p not in kept]
+        if missing:
+            return missing[0]
+        return min(periods, key=lambda p: kept[p].read_at)
+
+    def _read(
+        self,
+        key: Key,
+        volume: Volume,
+        instance_type: InstanceType | None,
+        metrics_: MetricData,
+        settings: Settings,
+        now: datetime,
+        stats: FetchStats,
+    ) -> None:
+        since = _since(volume)
+        kept = {p: k for p, k in self.kept.get(key, {}).items() if k.since == since}
+        period = self._next(kept, instance_type)
+        try:
+            read = peaks.read_stretch(metrics_, volume, period, now, settings.settle_delay, stats)
+        except AnalyzerError as exc:
+            read, why = None, str(exc)
+        else:
+            why = stats.errors[-1] if stats.errors else "no metric of its operations"
+        self.reads += 1
+        self._encoded = None
+        if read is None:
+            self.failed[key] = now
+            log.info("savings.unread", resource_id=volume.volume_id, period_s=period, error=why)
+            return
+        self.failed.pop(key, None)
+        stretches = (read.demand,) if read.demand is not None else ()
+        past = LongPast(now, stretches, peaks.first(stretches), peaks.last_active(stretches))
+        summary = savings.summarized(volume, instance_type, past)
+        kept[period] = Kept(
+            period,
+            now,
+            since,
+            tuple(
+                (d.start.timestamp(), float(d.iops[0]), float(d.bps[0]), bool(d.floor[0]))
+                for d in summary.stretches
+            ),
+            summary.first_seen,
+            summary.last_active,
+            read.per_minute,
+        )
+        self.kept[key] = kept
+        self.weighed.pop(key, None)
+
+    def _weigh(
+        self,
+        key: Key,
+        volume: Volume,
+        instance_type: InstanceType | None,
+        settings: Settings,
+        price_list: PriceList,
+        floor: float,
+        now: datetime,
+    ) -> None:
+        """Weigh a volume read whole whose past or shape changed since it was last weighed;
+        one with a stretch still to read, or set aside by a modification, offers nothing."""
+        shape = _shape(volume, instance_type)
+        done = self.weighed.get(key)
+        if done is not None and done[0] == shape:
+            return
+        since = _since(volume)
+        kept = {p: k for p, k in self.kept.get(key, {}).items() if k.since == since}
+        if not kept or any(p not in kept for p in wanted(instance_type, kept)):
+            self.weighed.pop(key, None)
+            return
+        summary = combined(kept.values())
+        self.weighed[key] = (
+            shape,
+            offered(volume, summary, settings, price_list, floor, now),
+        )
+
+    # --- the state file --------------------------------------------------------------------
+
+    def encoded(self) -> str:
+        """The kept stretches as the state file's `long_pasts`: compact JSON, worked out
+        again only when something changed."""
+        if self._encoded is None:
+            self._encoded = json.dumps(list(self.records()), separators=(",", ":"))
+        return self._encoded
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        for (scope, rid), kept in sorted(self.kept.items()):
+            yield {
+                "scope": scope,
+                "volume_id": rid,
+                "stretches": [
+                    {
+                        "period_s": k.period_s,
+                        "read_at": k.read_at.isoformat(),
+                        "since": _iso(k.since),
+                        "first_seen": _iso(k.first_seen),
+                        "last_active": _iso(k.last_active),
+                        "per_minute": k.per_minute,
+                        "busiest": [list(b) for b in k.busiest],
+                    }
+                    for _, k in sorted(kept.items())
+                ],
+            }
+
+    @classmethod
+    def from_records(cls, records: Any, now: datetime) -> LongPasts:
+        """What the state file kept; an entry that cannot be read is left out and said (that
+        volume's past is read again), never a reason to lose the rest."""
+        out = cls()
+        if records is None:
+            return out
+        if not isinstance(records, list) or len(records) > KEPT_MAX:
+            log.warning("state.long_pasts_unreadable", error="not a list of volumes' pasts")
+            return out
+        skipped: list[str] = []
+        for index, entry in enumerate(records):
+            try:
+                record = _Record.model_validate(entry)
+            except ValidationError as exc:
+                skipped.append(f"long_pasts.{index}: {exc.errors()[0]['msg']}")
+                continue
+            kept: dict[int, Kept] = {}
+            for s in record.stretches:
+                if s.read_at > now:
+                    continue  # a time to come (a clock gone wrong): read again
+                kept[s.period_s] = Kept(
+                    s.period_s,
+                    s.read_at,
+                    s.since,
+                    tuple(tuple(b) for b in s.busiest),  # type: ignore[misc]
+                    s.first_seen,
+                    s.last_active,
+                    s.per_minute,
+                )
+            if kept:
+                out.kept[(record.scope, record.volume_id)] = kept
+        if skipped:
+            log.warning("state.long_pasts_skipped", count=len(skipped), first=skipped[0])
+        return out
+
+
+def combined(kept: Iterable[Kept]) -> LongPast:
+    """A volume's summarized past from its kept stretches."""
+    stretches = list(kept)
+    firsts = [k.first_seen for k in stretches if k.first_seen is not None]
+    lasts = [k.last_active for k in stretches if k.last_active is not None]
+    return LongPast(
+        max(k.read_at for k in stretches),
+        tuple(d for k in stretches for d in k.demands()),
+        min(firsts, default=None),
+        max(lasts, default=None),
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+_Point = tuple[
+    Annotated[float, Field(ge=0)],
+    Annotated[float, Field(ge=0)],
+    Annotated[float, Field(ge=0)],
+    bool,
+]
+
+
+class _Stretch(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    period_s: Literal[60, 300, 3600]
+    read_at: AwareDatetime
+    since: AwareDatetime | None = None
+    first_seen: AwareDatetime | None = None
+    last_active: AwareDatetime | None = None
+    per_minute: bool = True
+    busiest: list[_Point] = Field(max_length=4)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    scope: Annotated[str, Field(min_length=1, max_length=200)]
+    volume_id: Annotated[str, Field(min_length=1, max_length=64)]
+    stretches: list[_Stretch] = Field(max_length=len(PERIODS))
