@@ -540,6 +540,12 @@ def _once_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "it and print the report on stdout. Logs go to stderr.",
     )
     _format(once)
+    once.add_argument(
+        "--savings",
+        action="store_true",
+        help="also weigh each volume's cut on its longest past, as `ebs-analyzer savings` does "
+        "(14 metrics a volume more): the report gains its savings, which never page",
+    )
     _common(once)
     _sharding(once)
 

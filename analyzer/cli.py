@@ -83,14 +83,33 @@ def _once(args: argparse.Namespace) -> int:
     ruleset = rules.load(settings.rule_dirs)
     analyzer = Analyzer(settings, ruleset).offering()
     now = datetime.now(UTC)
-    return _report(args, analyzer.proven(analyzer.run(now), now))
+    result = analyzer.proven(analyzer.run(now), now)
+    found = None
+    if args.savings:
+        found = fleet_savings.find(analyzer, now)
+        result.snapshot.stats.past_requested += found.stats.metrics_requested
+        if found.unread:
+            print(
+                f"{PROG}: warning: the past of {len(found.unread)} of {found.volumes} volumes "
+                f"could not be read (no saving is weighed for them): {found.why}",
+                file=sys.stderr,
+            )
+    return _report(args, result, found)
 
 
-def _report(args: argparse.Namespace, result: CycleResult) -> int:
-    """The report of one cycle on stdout; the exit code says whether its data was read."""
+def _report(
+    args: argparse.Namespace, result: CycleResult, found: fleet_savings.Found | None = None
+) -> int:
+    """The report of one cycle on stdout (with the savings `found`, where weighed); the exit
+    code says whether its data was read."""
     sys.stdout.write(
         report.render(
-            result.snapshot, result.readings, result.findings, args.format, result.projection
+            result.snapshot,
+            result.readings,
+            result.findings,
+            args.format,
+            result.projection,
+            savings=found.savings if found is not None else None,
         )
     )
     # Where none was read, the report says "No verdict" on every row, and the exit code says so.

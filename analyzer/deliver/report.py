@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from analyzer.analyze.savings import Saving
+from analyzer.deliver import savings as savings_report
 from analyzer.deliver.rows import to_dict
 from analyzer.deliver.text import APPLY, table, to_text
 from analyzer.model.costs import Projection
@@ -20,8 +22,11 @@ def to_json(
     readings: Sequence[Reading],
     findings: Sequence[Finding],
     projection: Projection | None = None,
+    savings: Sequence[Saving] | None = None,
 ) -> str:
     document = to_dict(snap.generated_at, readings, findings)
+    if savings is not None:
+        document |= savings_report.listed(savings)
     if projection is not None:
         document["watch_cost"] = watch_cost(snap, projection)
     return json.dumps(document, indent=2, allow_nan=False)
@@ -34,16 +39,25 @@ def render(
     fmt: str,
     projection: Projection | None = None,
     apply: str = APPLY,
+    savings: Sequence[Saving] | None = None,
 ) -> str:
     """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated;
     with a projection, what watching these resources with the daemon would cost. `apply`: the
-    command that applies a fix_id where these resources are, said under each such fix."""
+    command that applies a fix_id where these resources are, said under each such fix.
+    `savings`: the savings weighed (`once --savings`), findings of their own kind that never
+    page, after the findings."""
     if fmt == "json":
-        return to_json(snap, readings, findings, projection) + "\n"
+        return to_json(snap, readings, findings, projection, savings) + "\n"
     text = to_text(snap.generated_at, readings, findings, apply)
+    if savings is not None:
+        text += f"\nSAVINGS ({len(savings)})\n" + _indented(savings_report.table(savings))
     if projection is not None:
         text += "\n" + cost_text(snap, projection) + "\n"
     return text
+
+
+def _indented(text: str) -> str:
+    return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(True))
 
 
 def watch_cost(snap: Snapshot, projection: Projection) -> dict[str, Any]:

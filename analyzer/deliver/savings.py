@@ -19,12 +19,16 @@ def document(
 ) -> dict[str, Any]:
     """The JSON document: each saving, the total, and what reading them cost."""
     return {
-        "savings": [_row(s) for s in found],
-        "total_monthly_saving": total(found),
+        **listed(found),
         "volumes_read": volumes - len(unread),
         "unread": list(unread),
         "watch_cost": {"this_run_metrics_requested": metrics_requested},
     }
+
+
+def listed(found: Sequence[Saving]) -> dict[str, Any]:
+    """SPEC.md's `savings` (one object a volume) and `total_monthly_saving`."""
+    return {"savings": [_row(s) for s in found], "total_monthly_saving": total(found)}
 
 
 def _row(saving: Saving) -> dict[str, Any]:

@@ -185,3 +185,27 @@ def test_a_volume_whose_past_fails_is_named_and_the_others_are_weighed(
     out = capsys.readouterr()
     assert f"{volume}  saves $1,066.00 a month" in out.out
     assert "could not be read (nothing is offered on them: cloudwatch:GetMetricData" in out.err
+
+
+def test_once_with_savings_carries_them_beside_the_findings_and_never_as_one(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    volume = _io2({4.2: 3_000.0})
+    assert main(["once", "--savings", "--format", "json", "--region", "us-east-1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    [row] = [r for r in report["savings"] if r["resource_id"] == volume]
+    assert row["fix_id"] == f"{volume}:iops=3600" and row["monthly_saving"] == 1_066.0
+    assert report["total_monthly_saving"] >= 1_066.0
+    assert not [f for f in report["findings"] if f["resource_id"] == volume]
+    assert main(["once", "--savings", "--region", "us-east-1"]) == 0
+    text = capsys.readouterr().out
+    assert "SAVINGS (1)" in text and f"  {volume}  saves $1,066.00 a month" in text
+
+
+def test_once_without_savings_reads_no_long_past(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _io2({4.2: 3_000.0})
+    assert main(["once", "--format", "json", "--region", "us-east-1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "savings" not in report and "total_monthly_saving" not in report
