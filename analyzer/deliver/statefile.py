@@ -127,9 +127,6 @@ class _StateFile(_Record):
     slack_seen: Any = None
     """The Slack signatures seen within the replay window (`deliver/seen.py`), read by
     `Seen.from_records`, which skips what it cannot read: never a reason to lose alerts."""
-    long_pasts: Any = None
-    """What each volume's longest past showed (`live/long_pasts.py`), read by
-    `LongPasts.from_records`, which skips what it cannot read."""
     savings_digest_at: Any = None
     """When the weekly savings digest was last posted; validated on its own."""
 
@@ -148,8 +145,6 @@ class State:
     """The attempts to apply fixes, newest last."""
     slack_seen: Any = None
     """The Slack signatures seen lately, as written (`Seen.records`)."""
-    long_pasts: Any = None
-    """The volumes' long pasts, as written (`LongPasts.encoded`)."""
     savings_digest_at: datetime | None = None
 
 
@@ -244,7 +239,7 @@ def read_state(document: Any) -> tuple[State, list[str]]:
         digest_at = _DEADLINE.validate_python(parsed.savings_digest_at)
     except ValidationError as exc:
         rejected.append(_why(exc, "savings_digest_at"))
-    kept = (parsed.slack_seen, parsed.long_pasts, digest_at)
+    kept = (parsed.slack_seen, digest_at)
     return State(_alerts(records), not_before, applied, *kept), rejected
 
 
@@ -317,22 +312,53 @@ def save(
     not_before: datetime | None = None,
     applied: Iterable[Attempt] = (),
     slack_seen: Iterable[dict[str, Any]] = (),
-    long_pasts: str | None = None,
     savings_digest_at: datetime | None = None,
 ) -> None:
     """Write the alerts (and the receiver's deadline) atomically and durably: the data is on
     disk before the rename, and the rename is on disk before this returns. OSError when the
-    file cannot be written. `long_pasts`: that section as compact JSON already (thousands of
-    volumes' figures, worked out again only when they change), put in as it is."""
-    path = target(path)
+    file cannot be written."""
+    document = encode(alerts, not_before, applied, slack_seen, savings_digest_at)
+    _write(target(path), json.dumps(document, indent=1, sort_keys=True))
+
+
+LONG_PASTS = ".long-pasts"
+"""The suffix of the file beside the state file that keeps the volumes' long pasts."""
+
+
+def long_pasts_path(path: Path) -> Path:
+    """Where the volumes' long pasts are kept (`live/long_pasts.py`): beside the state file
+    (its target, where it is a link), in a file of their own. Thousands of volumes' figures
+    change a few volumes a cycle; the alerts are written every cycle and after every message
+    sent, and would write them all again each time."""
+    state = target(path)
+    return state.with_name(state.name + LONG_PASTS)
+
+
+def save_long_pasts(path: Path, text: str) -> None:
+    """Write the long pasts, already JSON, beside the state file at `path`, atomically and
+    durably; OSError when it cannot be written."""
+    _write(long_pasts_path(path), text)
+
+
+def load_long_pasts(path: Path) -> Any:
+    """The long pasts kept beside the state file at `path`, parsed; None where there are none,
+    or where they cannot be read (then the file is set aside, and a log line says where: the
+    volumes' pasts are read again, a stretch a day)."""
+    where = long_pasts_path(path)
+    if not where.exists():
+        return None
+    try:
+        return _parse(where)
+    except (OSError, ValueError, RecursionError) as exc:
+        _set_aside(where, _message(exc))
+        return None
+
+
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".state-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            document = encode(alerts, not_before, applied, slack_seen, savings_digest_at)
-            text = json.dumps(document, indent=1, sort_keys=True)
-            if long_pasts is not None:
-                text = f'{text[:-2]},\n "long_pasts": {long_pasts}\n}}'
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

@@ -276,6 +276,17 @@ class Daemon:
             return
         result.snapshot.stats.past_requested += stats.metrics_requested
         result.snapshot.stats.requests.update(stats.requests)
+        path = self.settings.state_file
+        if path is not None and self.long_pasts.changed:
+            try:
+                statefile.save_long_pasts(path, self.long_pasts.encoded())
+            except OSError as exc:
+                self.telemetry.state_saved(ok=False)
+                log.error(
+                    "state.save_failed",
+                    path=str(statefile.long_pasts_path(path)),
+                    error=exc.strerror or str(exc),
+                )
 
     def weighed(self) -> Weighed | None:
         """The savings offered, and how far the volumes' long pasts are read; None where
@@ -385,8 +396,6 @@ class Daemon:
         self._restored = list(self.book)
         self._saved_not_before = state.not_before
         self.savings_digest_at = state.savings_digest_at
-        if self.long_pasts is not None:
-            self.long_pasts = LongPasts.from_records(state.long_pasts, now)
         not_before = state.not_before
         latest = self.clock() + timedelta(seconds=MAX_DEFERRAL_S)
         if not_before is not None and not_before > latest:
@@ -429,7 +438,6 @@ class Daemon:
                 not_before,
                 self.ledger,
                 self.slack_seen.records(),
-                self.long_pasts.encoded() if self.long_pasts is not None else None,
                 self.savings_digest_at,
             )
         except OSError as exc:
@@ -668,10 +676,11 @@ def _wire(
             settings.runbook_url,
             timeout_s=max(min(10.0, settings.interval / 4), 1.0),
         )
-    if past:
-        daemon.long_pasts = LongPasts()
     if settings.state_file is not None:
         daemon.restore(statefile.load_state(settings.state_file))
+    if past:
+        kept = statefile.load_long_pasts(settings.state_file) if settings.state_file else None
+        daemon.long_pasts = LongPasts.from_records(kept, clock())
     report_unsettled(daemon.ledger, daemon.announce, daemon.save_state)
     daemon.approvals = approvals_for(
         settings,

@@ -10,8 +10,9 @@ the volume (`once`'s nine or more), and the reads are spread over the day: a few
 cycle, for at most `budget_s`.
 
 Of each stretch only what a cut is weighed on is kept (`savings.summarized`: its busiest
-periods by IOPS and by throughput), a few figures a volume, and kept in the state file: a
-restart reads nothing again. A volume is weighed once every stretch it has is read, and again
+periods by IOPS and by throughput), a few figures a volume, kept beside the state file
+(`statefile.long_pasts_path`) and written when they change: a restart reads nothing again.
+Weighing, and the reads, each stop for the cycle after `budget_s`. A volume is weighed once every stretch it has is read, and again
 each time one is read anew or the volume changes; until then it is `reading`. A modification
 sets its stretches aside (the past before it says nothing of the new limits), and a volume
 whose read failed is `unread` until its next day.
@@ -23,7 +24,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -129,6 +130,8 @@ class LongPasts:
     reads: int = 0
     """Stretches read since the start."""
     _encoded: str | None = field(default=None, repr=False)
+    _fragments: dict[Key, str] = field(default_factory=dict, repr=False)
+    """Each volume's entry of `encoded`, as JSON: worked out again only when it changes."""
 
     # --- what is shown ---------------------------------------------------------------------
 
@@ -184,8 +187,12 @@ class LongPasts:
                 break
             volume, instance_type = volumes[key]
             self._read(key, volume, instance_type, metrics_of(key[0]), settings, now, stats)
+        # Weighed where changed, for as long again at most: after a restart, every volume.
+        started = time.monotonic()
         for key, (volume, instance_type) in volumes.items():
-            self._weigh(key, volume, instance_type, settings, price_list, floor, now)
+            weighed = self._weigh(key, volume, instance_type, settings, price_list, floor, now)
+            if weighed and time.monotonic() - started > self.budget_s:
+                break
         return stats
 
     @staticmethod
@@ -199,8 +206,8 @@ class LongPasts:
 
     def _forget(self, inventories: Mapping[str, Inventory], volumes: Mapping[Key, object]) -> None:
         """Let go of the volumes gone from a scope described now (a scope not described now
-        keeps its own), and of stretches read before a modification since."""
-        for book in (self.kept, self.weighed, self.failed):
+        keeps its own)."""
+        for book in (self.kept, self.weighed, self.failed, self._fragments):
             for key in [k for k in book if k[0] in inventories and k not in volumes]:
                 del book[key]
                 self._encoded = None
@@ -246,6 +253,7 @@ class LongPasts:
             why = stats.errors[-1] if stats.errors else "no metric of its operations"
         self.reads += 1
         self._encoded = None
+        self._fragments.pop(key, None)
         if read is None:
             self.failed[key] = now
             log.info("savings.unread", resource_id=volume.volume_id, period_s=period, error=why)
@@ -278,51 +286,63 @@ class LongPasts:
         price_list: PriceList,
         floor: float,
         now: datetime,
-    ) -> None:
+    ) -> bool:
         """Weigh a volume read whole whose past or shape changed since it was last weighed;
-        one with a stretch still to read, or set aside by a modification, offers nothing."""
+        one with a stretch still to read, or set aside by a modification, offers nothing.
+        Whether it was weighed. The change of type offered beside a cut is not kept: neither
+        the metric nor the digest shows it (`ebs-analyzer savings` does)."""
         shape = _shape(volume, instance_type)
         done = self.weighed.get(key)
         if done is not None and done[0] == shape:
-            return
+            return False
         since = _since(volume)
         kept = {p: k for p, k in self.kept.get(key, {}).items() if k.since == since}
         if not kept or any(p not in kept for p in wanted(instance_type, kept)):
             self.weighed.pop(key, None)
-            return
-        summary = combined(kept.values())
-        self.weighed[key] = (
-            shape,
-            offered(volume, summary, settings, price_list, floor, now),
-        )
+            return False
+        one = offered(volume, combined(kept.values()), settings, price_list, floor, now)
+        self.weighed[key] = (shape, replace(one, alternative=None) if one is not None else None)
+        return True
 
     # --- the state file --------------------------------------------------------------------
 
+    @property
+    def changed(self) -> bool:
+        """Whether what is kept changed since it was last `encoded`."""
+        return self._encoded is None
+
     def encoded(self) -> str:
-        """The kept stretches as the state file's `long_pasts`: compact JSON, worked out
-        again only when something changed."""
+        """The kept stretches as the file beside the state file keeps them: compact JSON,
+        each volume's worked out again only when it changed."""
         if self._encoded is None:
-            self._encoded = json.dumps(list(self.records()), separators=(",", ":"))
+            for key in self.kept.keys() - self._fragments.keys():
+                self._fragments[key] = json.dumps(self._record(key), separators=(",", ":"))
+            self._encoded = "[" + ",".join(self._fragments[k] for k in sorted(self.kept)) + "]"
         return self._encoded
 
     def records(self) -> Iterator[dict[str, Any]]:
-        for (scope, rid), kept in sorted(self.kept.items()):
-            yield {
-                "scope": scope,
-                "volume_id": rid,
-                "stretches": [
-                    {
-                        "period_s": k.period_s,
-                        "read_at": k.read_at.isoformat(),
-                        "since": _iso(k.since),
-                        "first_seen": _iso(k.first_seen),
-                        "last_active": _iso(k.last_active),
-                        "per_minute": k.per_minute,
-                        "busiest": [list(b) for b in k.busiest],
-                    }
-                    for _, k in sorted(kept.items())
-                ],
-            }
+        for key in sorted(self.kept):
+            yield self._record(key)
+
+    def _record(self, key: Key) -> dict[str, Any]:
+        scope, rid = key
+        kept = self.kept[key]
+        return {
+            "scope": scope,
+            "volume_id": rid,
+            "stretches": [
+                {
+                    "period_s": k.period_s,
+                    "read_at": k.read_at.isoformat(),
+                    "since": _iso(k.since),
+                    "first_seen": _iso(k.first_seen),
+                    "last_active": _iso(k.last_active),
+                    "per_minute": k.per_minute,
+                    "busiest": [list(b) for b in k.busiest],
+                }
+                for _, k in sorted(kept.items())
+            ],
+        }
 
     @classmethod
     def from_records(cls, records: Any, now: datetime) -> LongPasts:

@@ -463,17 +463,30 @@ def test_a_limits_moment_without_a_timezone_is_refused_alone(tmp_path) -> None:
     assert rejected[0].startswith("alerts.0.finding.limits_since")
 
 
-def test_the_long_pasts_and_the_digests_time_come_back(tmp_path) -> None:
-    """The volumes' long pasts go in as the compact JSON they were given, beside the alerts,
-    and the file stays one JSON document."""
+def test_the_long_pasts_are_kept_beside_the_state_file(tmp_path) -> None:
+    """Thousands of volumes' figures are written when they change, apart from the alerts,
+    which are written every cycle and after every message."""
     path = tmp_path / "state.json"
     section = '[{"scope":"us-east-1","volume_id":"vol-1","stretches":[]}]'
-    statefile.save(list(book_with_an_alert()), path, long_pasts=section, savings_digest_at=T0)
-    document = json.loads(path.read_text())
-    assert document["long_pasts"] == json.loads(section)
+    statefile.save(list(book_with_an_alert()), path, savings_digest_at=T0)
+    statefile.save_long_pasts(path, section)
+    assert statefile.long_pasts_path(path) == tmp_path / "state.json.long-pasts"
+    assert "long_pasts" not in json.loads(path.read_text())
+    assert statefile.load_long_pasts(path) == json.loads(section)
     state = statefile.load_state(path)
-    assert state.long_pasts == json.loads(section)
     assert state.savings_digest_at == T0 and len(state.alerts) == 1
+
+
+def test_long_pasts_that_cannot_be_read_are_set_aside_and_the_alerts_kept(tmp_path) -> None:
+    path = tmp_path / "state.json"
+    statefile.save(list(book_with_an_alert()), path)
+    statefile.long_pasts_path(path).write_text("[{broken")
+    with capture_logs() as logs:
+        assert statefile.load_long_pasts(path) is None
+    assert (tmp_path / "state.json.long-pasts.unreadable").exists()
+    assert [e["event"] for e in logs] == ["state.unreadable"]
+    assert len(statefile.load_state(path).alerts) == 1
+    assert statefile.load_long_pasts(tmp_path / "none.json") is None
 
 
 def test_a_digest_time_that_cannot_be_read_loses_nothing_else(tmp_path) -> None:
