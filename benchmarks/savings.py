@@ -14,6 +14,10 @@ is stood in for by that function, answering each query at its period and statist
 CloudWatch aggregates one-minute datapoints (`Sum` per minute, `Maximum` and `SampleCount`
 per coarse period), through the analyzer's own read path (`live/fleet_savings.py`).
 
+The daemon reads the same past a stretch a day (`live/long_pasts.py`): its cycles, a minute
+apart, are run over the six days up to the same moment, each volume's metrics counted by day,
+and what it offers then is set beside the one read's.
+
 The hand computation is independent of the analyzer: each volume's peak from its function,
 times 1.2, rounded up, priced by DOMAIN.md's list prices. The replay runs each cut offered
 over the volume's 455 days minute by minute (`analyze/held.py`): throttled minutes must be 0.
@@ -25,6 +29,7 @@ import argparse
 import math
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analyzer import logs, settings
-from analyzer.analyze import rules
+from analyzer.analyze import prices, rules
 from analyzer.analyze.advice.proof import option_limits
 from analyzer.analyze.held import replay
 from analyzer.collect import queries
@@ -45,6 +50,7 @@ from analyzer.collect.regions import Region
 from analyzer.collect.window import Window
 from analyzer.live import fleet_savings
 from analyzer.live.cycle import Analyzer
+from analyzer.live.long_pasts import LongPasts
 from analyzer.model.demand import Demand
 from analyzer.model.findings import Change
 from analyzer.model.resources import (
@@ -160,11 +166,13 @@ class Functions:
     def __init__(self, by_id: dict[str, Spec]) -> None:
         self.by_id = by_id
         self.asked = 0
+        self.by_volume: Counter[str] = Counter()
 
     def fetch(
         self, asked: Sequence[MetricQuery], window: Window
     ) -> tuple[dict[MetricQuery, Series], FetchStats]:
         self.asked += len(asked)
+        self.by_volume.update(q.resource_id for q in asked)
         out = {}
         starts = window.start.timestamp() + window.period_s * np.arange(window.periods)
         for query in asked:
@@ -313,6 +321,37 @@ def main() -> None:
         f"Read: {found.stats.metrics_requested:,} metrics, {per_volume:.1f} a volume, once "
         f"(one poll of a volume: {poll:.1f}); ${found.stats.metrics_requested / 100_000:,.4f}; "
         f"{took:.1f} s."
+    )
+    print(daemon(inventory, by_id, config))
+
+
+DAEMON_DAYS = 6
+
+
+def daemon(inventory: Inventory, by_id: dict[str, Spec], config: settings.Settings) -> str:
+    """The daemon's paced read over `DAEMON_DAYS` days up to NOW, a cycle a minute: what it
+    offers at the end, and the most metrics a volume cost on any one day."""
+    metrics = Functions(by_id)
+    kept = LongPasts()
+    floor = fleet_savings.min_headroom(rules.load())
+    price_list = prices.load(config.prices)
+    most = 0
+    began = time.perf_counter()
+    for day in range(DAEMON_DAYS):
+        metrics.by_volume.clear()
+        start = NOW - timedelta(days=DAEMON_DAYS - 1 - day)
+        for minute in range(0, 24 * 60 if day < DAEMON_DAYS - 1 else 1):
+            now = start + timedelta(minutes=minute)
+            kept.step({REGION: inventory}, lambda _: metrics, config, price_list, floor, now, 60)
+        most = max(most, max(metrics.by_volume.values(), default=0))
+    took = time.perf_counter() - began
+    total = sum(s.monthly_saving for s in kept.savings())
+    counts = kept.counts({REGION: inventory})
+    return (
+        f"Daemon: {DAEMON_DAYS} days of cycles a minute up to the same moment, a stretch a volume "
+        f"a day; the most metrics a volume cost on one day: {most}; "
+        f"{counts['weighed']} volumes weighed, ${total:,.2f} a month found; "
+        f"{len(kept.encoded()) / max(counts['weighed'], 1):,.0f} bytes kept a volume; {took:.1f} s."
     )
 
 
