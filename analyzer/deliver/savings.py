@@ -142,7 +142,8 @@ def total(found: Sequence[Saving]) -> float:
 
 
 def _money(amount: float, currency: str) -> str:
-    return f"${amount:,.2f}" if currency == "USD" else f"{amount:,.2f} {currency}"
+    """`$1,066.00`, or `EUR 1,066.00`: as a fix's cost is written (`delta_text`)."""
+    return f"${amount:,.2f}" if currency == "USD" else f"{currency} {amount:,.2f}"
 
 
 def digest(

@@ -140,3 +140,10 @@ def test_a_digest_names_ten_and_counts_the_rest() -> None:
 def test_a_digest_without_a_saving_says_the_fleet_uses_what_it_pays_for() -> None:
     text = shown.digest([], {"weighed": 12})["text"]
     assert text == "*No saving found this week*: the 12 volumes weighed use what they pay for."
+
+
+def test_another_currency_is_written_as_a_fixs_cost_is() -> None:
+    assert "saves EUR 1,066.00 a month" in shown.table([_cut()], "EUR")
+    assert shown.digest([_cut()], {"weighed": 1}, "EUR")["text"].startswith(
+        "*Savings this week: EUR 1,066.00 a month*"
+    )
