@@ -297,22 +297,21 @@ class Daemon:
         return self.long_pasts.savings(), self.long_pasts.counts(inventories)
 
     def _post_digest(self, now: datetime) -> None:
-        """The weekly savings digest, where a Slack webhook is set: the first once nine in
-        ten volumes are weighed, then a week after the last one posted. A failure is tried
-        again an hour later, and never holds an alert."""
+        """The weekly savings digest, where alerts go to Slack: the first once no more than
+        one volume in ten is still being read, then a week after the last one posted. A
+        failure is tried again an hour later, and never holds an alert nor fails a cycle."""
         shown = self.weighed()
         if (
             shown is None
             or self.settings.savings_digest != "weekly"
-            or self.settings.dry_run
-            or self.settings.webhook_url() is None
+            or self.dispatcher.channel.name != "slack"  # no webhook, or a dry run
         ):
             return
         found, counts = shown
         if self.savings_digest_at is not None:
             if (now - self.savings_digest_at).total_seconds() < DIGEST_EVERY_S:
                 return
-        elif counts["weighed"] == 0 or counts["reading"] > counts["weighed"] / 9:
+        elif counts["weighed"] == 0 or counts["reading"] > sum(counts.values()) / 10:
             return
         ticks = self._ticks()
         if self._digest_tried is not None and ticks - self._digest_tried < DIGEST_RETRY_S:
@@ -321,8 +320,8 @@ class Daemon:
         currency = self.analyzer.price_list.currency if self.analyzer.price_list else "USD"
         try:
             self.dispatcher.channel.send(savings_report.digest(found, counts, currency), [], now)
-        except DeliveryError as exc:
-            log.warning("savings.digest_failed", error=str(exc))
+        except Exception as exc:  # Slack refusing, or a bug: the alerts go on
+            log.warning("savings.digest_failed", error=str(exc) or type(exc).__name__)
             return
         log.info("savings.digest_posted", savings=len(found), weighed=counts["weighed"])
         self.savings_digest_at = now

@@ -12,10 +12,10 @@ cycle, for at most `budget_s`.
 Of each stretch only what a cut is weighed on is kept (`savings.summarized`: its busiest
 periods by IOPS and by throughput), a few figures a volume, kept beside the state file
 (`statefile.long_pasts_path`) and written when they change: a restart reads nothing again.
-Weighing, and the reads, each stop for the cycle after `budget_s`. A volume is weighed once every stretch it has is read, and again
-each time one is read anew or the volume changes; until then it is `reading`. A modification
-sets its stretches aside (the past before it says nothing of the new limits), and a volume
-whose read failed is `unread` until its next day.
+A volume is weighed once every stretch it has is read, and again each time one is read anew
+or the volume changes; until then it is `reading`. Weighing, and the reads, each stop for
+the cycle after `budget_s`. A modification sets its stretches aside (the past before it says
+nothing of the new limits), and a volume whose read failed is `unread` until its next day.
 """
 
 from __future__ import annotations
@@ -97,12 +97,22 @@ def _shape(volume: Volume, instance_type: InstanceType | None) -> tuple[Any, ...
         volume.attached_to,
         volume.claim,
         instance_type.name if instance_type is not None else None,
+        _since(volume),
     )
 
 
 def _since(volume: Volume) -> datetime | None:
     """The start of the volume's latest modification that did not fail."""
     return max((m.started for m in volume.modifications if m.state != "failed"), default=None)
+
+
+def in_force(kept: Mapping[int, Kept], since: datetime | None) -> dict[int, Kept]:
+    """The stretches read since the volume's latest modification (`since`): one read before
+    it says nothing of the new limits. Where no modification is known now (none, or
+    DescribeVolumesModifications did not answer), every stretch kept stands."""
+    if since is None:
+        return dict(kept)
+    return {p: k for p, k in kept.items() if k.since is not None and k.since >= since}
 
 
 def wanted(instance_type: InstanceType | None, kept: Mapping[int, Kept]) -> tuple[int, ...]:
@@ -243,7 +253,7 @@ class LongPasts:
         stats: FetchStats,
     ) -> None:
         since = _since(volume)
-        kept = {p: k for p, k in self.kept.get(key, {}).items() if k.since == since}
+        kept = in_force(self.kept.get(key, {}), since)
         period = self._next(kept, instance_type)
         try:
             read = peaks.read_stretch(metrics_, volume, period, now, settings.settle_delay, stats)
@@ -291,16 +301,21 @@ class LongPasts:
         one with a stretch still to read, or set aside by a modification, offers nothing.
         Whether it was weighed. The change of type offered beside a cut is not kept: neither
         the metric nor the digest shows it (`ebs-analyzer savings` does)."""
+        if key in self.failed:
+            self.weighed.pop(key, None)  # its last read failed: nothing offered meanwhile
+            return False
         shape = _shape(volume, instance_type)
         done = self.weighed.get(key)
         if done is not None and done[0] == shape:
             return False
-        since = _since(volume)
-        kept = {p: k for p, k in self.kept.get(key, {}).items() if k.since == since}
-        if not kept or any(p not in kept for p in wanted(instance_type, kept)):
+        kept = in_force(self.kept.get(key, {}), _since(volume))
+        periods = wanted(instance_type, kept)
+        if any(p not in kept for p in periods):
             self.weighed.pop(key, None)
             return False
-        one = offered(volume, combined(kept.values()), settings, price_list, floor, now)
+        # Only the stretches wanted now: coarse ones read on Nitro say nothing off it.
+        past = combined(kept[p] for p in periods)
+        one = offered(volume, past, settings, price_list, floor, now)
         self.weighed[key] = (shape, replace(one, alternative=None) if one is not None else None)
         return True
 
@@ -315,21 +330,24 @@ class LongPasts:
         """The kept stretches as the file beside the state file keeps them: compact JSON,
         each volume's worked out again only when it changed."""
         if self._encoded is None:
-            for key in self.kept.keys() - self._fragments.keys():
-                self._fragments[key] = json.dumps(self._record(key), separators=(",", ":"))
-            self._encoded = "[" + ",".join(self._fragments[k] for k in sorted(self.kept)) + "]"
+            keys = sorted(self.kept.keys() | self.failed.keys())
+            for key in keys:
+                if key not in self._fragments:
+                    self._fragments[key] = json.dumps(self._record(key), separators=(",", ":"))
+            self._encoded = "[" + ",".join(self._fragments[k] for k in keys) + "]"
         return self._encoded
 
     def records(self) -> Iterator[dict[str, Any]]:
-        for key in sorted(self.kept):
+        for key in sorted(self.kept.keys() | self.failed.keys()):
             yield self._record(key)
 
     def _record(self, key: Key) -> dict[str, Any]:
         scope, rid = key
-        kept = self.kept[key]
+        kept = self.kept.get(key, {})
         return {
             "scope": scope,
             "volume_id": rid,
+            "failed_at": _iso(self.failed.get(key)),
             "stretches": [
                 {
                     "period_s": k.period_s,
@@ -374,8 +392,11 @@ class LongPasts:
                     s.last_active,
                     s.per_minute,
                 )
+            key = (record.scope, record.volume_id)
             if kept:
-                out.kept[(record.scope, record.volume_id)] = kept
+                out.kept[key] = kept
+            if record.failed_at is not None and record.failed_at <= now:
+                out.failed[key] = record.failed_at
         if skipped:
             log.warning("state.long_pasts_skipped", count=len(skipped), first=skipped[0])
         return out
@@ -424,3 +445,4 @@ class _Record(BaseModel):
     scope: Annotated[str, Field(min_length=1, max_length=200)]
     volume_id: Annotated[str, Field(min_length=1, max_length=64)]
     stretches: list[_Stretch] = Field(max_length=len(PERIODS))
+    failed_at: AwareDatetime | None = None

@@ -197,3 +197,44 @@ def test_a_read_time_to_come_is_read_again() -> None:
     kept, metrics = LongPasts(), Counting()
     days(kept, metrics, 3)
     assert LongPasts.from_records(json.loads(kept.encoded()), T0).kept == {}
+
+
+def test_a_failed_read_again_takes_the_saving_off_until_it_is_read() -> None:
+    kept, metrics = LongPasts(), Counting()
+    now = days(kept, metrics, 3)
+    assert kept.savings()
+    metrics.fail = True
+    step(kept, metrics, now + timedelta(days=1))
+    assert kept.savings() == []
+    assert kept.counts(inventory()) == {"weighed": 0, "reading": 0, "unread": 1}
+
+
+def test_modifications_not_answered_keep_what_was_read() -> None:
+    """DescribeVolumesModifications failing for a while says no modification: the stretches
+    read since the last one stand, and the saving with them."""
+    modified = replace(IO2, modifications=(Modification("completed", T0 - timedelta(days=100)),))
+    kept, metrics = LongPasts(), Counting()
+    now = days(kept, metrics, 3, inventories=inventory(modified))
+    [before] = kept.savings()
+    step(kept, metrics, now + timedelta(days=1), inventories=inventory(IO2))
+    assert sorted(kept.kept[("us-east-1", "vol-big")]) == [60, 300, 3_600]
+    assert [s.monthly_saving for s in kept.savings()] == [before.monthly_saving]
+
+
+def test_a_volume_moved_off_nitro_is_weighed_on_its_minute_stretch_alone() -> None:
+    kept, metrics = LongPasts(), Counting()
+    now = days(kept, metrics, 3)
+    [on_nitro] = kept.savings()
+    assert on_nitro.peaks["iops"].value == 3_000  # the coarse stretches' spike
+    step(kept, metrics, now + timedelta(hours=1), inventories=inventory(type_info=XEN))
+    [off_nitro] = kept.savings()
+    assert off_nitro.peaks["iops"].period_s == 60 and off_nitro.peaks["iops"].value == 1_000
+
+
+def test_a_failed_read_is_remembered_across_a_restart() -> None:
+    kept, metrics = LongPasts(), Counting(fail=True)
+    step(kept, metrics, T0 + timedelta(minutes=3))
+    again = LongPasts.from_records(json.loads(kept.encoded()), T0 + timedelta(hours=1))
+    step(again, metrics, T0 + timedelta(hours=2))
+    assert len(metrics.asked) == 4  # not read again within the day
+    assert again.counts(inventory())["unread"] == 1

@@ -159,8 +159,9 @@ def test_a_restart_reads_nothing_again_and_shows_the_cut_at_once(
     before = sum(counted.values())
     clock.now -= timedelta(hours=20)  # the same day as the last reads
     again = _build(world["tmp"], clock)
-    clock.now += timedelta(minutes=1)
-    again.cycle()
+    for _ in range(3):  # the first cycle reads none: the next ones would, were any due
+        clock.now += timedelta(minutes=1)
+        again.cycle()
     assert sum(counted.values()) == before
     found, _ = again.weighed()  # type: ignore[misc]
     assert [s.resource_id for s in found if s.resource_id == volume] == [volume]
@@ -205,5 +206,25 @@ def test_no_digest_where_it_is_off(world: dict[str, Any]) -> None:
         process = _build(world["tmp"], clock, slack_webhook_url=receiver.url, savings_digest="off")
         _days(process, clock, 4)
         assert not [m for m in receiver.requests if "Savings" in m["text"]]
+    finally:
+        receiver.stop()
+
+
+def test_a_digest_that_fails_fails_no_cycle(world: dict[str, Any]) -> None:
+    clock = world["clock"]
+    receiver = Receiver().start()
+    try:
+        process = _build(world["tmp"], clock, slack_webhook_url=receiver.url)
+
+        def broken(*_: Any) -> None:
+            raise RuntimeError("a bug")
+
+        process.dispatcher.channel.send = broken  # type: ignore[method-assign]
+        for _ in range(3):
+            for _ in range(3):
+                clock.now += timedelta(minutes=1)
+                assert process.cycle()
+            clock.now += timedelta(days=1) - timedelta(minutes=3)
+        assert process.savings_digest_at is None
     finally:
         receiver.stop()
