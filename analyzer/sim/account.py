@@ -213,7 +213,9 @@ def _data_volume(ec2: Any, spec: DemoVolume, instance_id: str, device: str) -> S
         instance_id,
     )
     resizes = [(ago(10), spec.size_gib)] if spec.grown_from_gib else []
-    return SimVolume(model, spec.demand, spec.balance_percent, resizes)
+    return SimVolume(
+        model, spec.demand, spec.balance_percent, resizes, steady_days=spec.steady_days
+    )
 
 
 def _instance(ec2: Any, spec: DemoInstance, start: datetime) -> Simulation:

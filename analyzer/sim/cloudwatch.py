@@ -18,6 +18,8 @@ from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
 
 _Key = tuple[str, str, frozenset[tuple[str, str]]]
+STEADY = frozenset({"VolumeReadOps", "VolumeWriteOps", "VolumeReadBytes", "VolumeWriteBytes"})
+"""A volume's sums: what a steady volume's past holds (`SimVolume.steady_days`)."""
 """Namespace, metric name and the dimensions it is published with: what CloudWatch matches."""
 
 
@@ -51,7 +53,8 @@ class SimulatedCloudWatch:
 
     With `quiet_days`, each balance has a past before its first point: that many days of a
     quiet resource's, its bucket full (`datapoints.quiet_past`). Resources that existed before
-    the simulation have one; without it, each is as new as its first point.
+    the simulation have one; without it, each is as new as its first point. A simulated volume
+    with `steady_days` has its operations' and bytes' past likewise, at its first minute's.
     """
 
     def __init__(
@@ -69,6 +72,8 @@ class SimulatedCloudWatch:
         self._quiet_days = quiet_days
         self._first: dict[_Key, datetime] = {}
         """Each balance's first point: its quiet past ends there."""
+        self._steady: dict[_Key, tuple[float, float]] = {}
+        """A steady volume's sums: the days of their past, and their first point's value."""
         self._data: dict[_Key, list[tuple[datetime, float]]] = {}
         self._stamps: dict[_Key, list[datetime]] = {}
         """The timestamps of `_data`'s points, for finding a window by bisection."""
@@ -81,9 +86,15 @@ class SimulatedCloudWatch:
         self._agents = dict(agents or {})
         """By volume id: where its CloudWatch agent metrics were recorded, namespace and
         dimensions (the agent's configuration decides both); others get the catalogue's."""
+        self._steady_days: dict[str, float] = {}
         for simulation in simulations:
             if isinstance(simulation, Simulation):
                 self._attachments.update(simulation.attachments)
+                self._steady_days |= {
+                    v.volume.volume_id: v.steady_days
+                    for v in simulation.instance.volumes
+                    if v.steady_days
+                }
         self._basic = {
             s.instance.instance_id
             for s in simulations
@@ -104,6 +115,11 @@ class SimulatedCloudWatch:
                 key = (namespace, name, frozenset(dims))
                 if name in metrics.BALANCES and points:
                     self._first.setdefault(key, min(t for t, _ in points))
+                days = self._steady_days.get(resource_id)
+                if days and name in STEADY and points and key not in self._first:
+                    first = min(points)
+                    self._first[key] = first[0]
+                    self._steady[key] = (days, first[1])
                 held = self._data.setdefault(key, [])
                 stamps = self._stamps.setdefault(key, [])
                 new = [t for t, _ in points]
@@ -141,9 +157,10 @@ class SimulatedCloudWatch:
         if not stamps:
             return []
         first_point = self._first.get(key)
+        days, value = self._steady.get(key, (self._quiet_days, 100.0))
         before = (
-            quiet_past(first_point, self._quiet_days, start, end)
-            if first_point is not None and self._quiet_days and start < first_point
+            quiet_past(first_point, days, start, end, value)
+            if first_point is not None and days and start < first_point
             else []
         )
         points = self._data[key]

@@ -39,14 +39,15 @@ balance only for a minute with I/O, here an hourly job's."""
 
 
 def quiet_past(
-    first: datetime, days: float, start: datetime, end: datetime
+    first: datetime, days: float, start: datetime, end: datetime, value: float = 100.0
 ) -> list[tuple[datetime, float]]:
     """A bucket's balance over the `days` before `first` (its first simulated point), as a
-    quiet resource's: full, read once an hour; the points in `[start, end)`, oldest first."""
+    quiet resource's: full, read once an hour; the points in `[start, end)`, oldest first.
+    With `value`, a steady volume's sums likewise: its first minute's, once an hour."""
     every = timedelta(seconds=QUIET_EVERY_S)
     count = int(days * 86_400 // QUIET_EVERY_S)
     stamps = (first - every * k for k in range(count, 0, -1))
-    return [(t, 100.0) for t in stamps if start <= t < end]
+    return [(t, value) for t in stamps if start <= t < end]
 
 
 def aggregate(values: Sequence[float], stat: str) -> float:

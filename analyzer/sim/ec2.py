@@ -41,6 +41,9 @@ class SimVolume:
     stalls: Sequence[tuple[float, float]] = ()
     """(from, to) in seconds from the start: I/O submitted but none completed (an impaired
     volume): no operations, a queue that stays, the stalled-I/O check failing."""
+    steady_days: float = 0.0
+    """Its operations and bytes ran as in its first simulated minute, a minute an hour, for
+    this many days before the start: a long past a saving is weighed on."""
     envelope: Envelope = field(init=False)
     credits: float = field(init=False, default=0.0)
     instance_type: InstanceType | None = field(init=False, default=None)

@@ -233,3 +233,20 @@ def test_without_a_quiet_past_a_resource_is_as_new_as_its_first_point() -> None:
     end = T0 + timedelta(minutes=10)
     days = ask(cloud, "AWS/EBS", "BurstBalance", VOL, end, since, 86_400, "Minimum")
     assert [t for t, _ in days] == [midnight]
+
+
+def test_a_steady_volume_has_its_sums_past_at_its_first_minute_hourly() -> None:
+    volume = Volume("vol-a", "us-east-1", "io2", 100, "in-use", 5_000, attached_to="i-a")
+    load = SimVolume(volume, Demand(constant(400), 16 * KIB), steady_days=30)
+    cloud = SimulatedCloudWatch(
+        simulations=[Simulation(SimInstance("i-a", NITRO, [load], True), T0)]
+    )
+    end = T0 + timedelta(minutes=10)
+    since = T0 - timedelta(days=40)
+    hours = ask(cloud, "AWS/EBS", "VolumeReadOps", VOL, end, since, 3_600, "Maximum")
+    # Thirty days of one minute an hour at the first minute's count, then the simulation.
+    assert hours[0][0] == T0 - timedelta(days=30)
+    assert len(hours) == 30 * 24 + 1
+    assert {v for _, v in hours} == {hours[-1][1]}
+    minutes_ = ask(cloud, "AWS/EBS", "VolumeReadOps", VOL, T0, T0 - timedelta(hours=3))
+    assert [t for t, _ in minutes_] == [T0 - timedelta(hours=h) for h in (3, 2, 1)]
