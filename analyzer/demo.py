@@ -26,7 +26,7 @@ from analyzer.collect.regions import Region
 from analyzer.deliver import report
 from analyzer.deliver.notify import ConsoleChannel
 from analyzer.errors import ConfigError
-from analyzer.live import daemon
+from analyzer.live import daemon, fleet_savings
 from analyzer.live.cycle import LOOKBACK_MARGIN_S, Analyzer
 from analyzer.live.watched import Watched
 from analyzer.model.units import duration
@@ -116,6 +116,8 @@ def run(
             )
             watched.append(process.analyzer.accounts)
             process.dispatcher.apply = APPLY
+            if process.long_pasts is not None:
+                process.long_pasts.at_once = True  # a simulated account's reads cost nothing
             _banner(simulated)
             _live(settings, server.port, speed, process.dispatcher.channel.name)
             return process.run(server, speed=speed)
@@ -124,11 +126,20 @@ def run(
             _applied(analyzer, settings, apply, allow_cost_increase) if apply is not None else None
         )
         result = analyzer.proven(analyzer.run(simulated.now), simulated.now)
+        # As `once --savings`: the savings weighed on each volume's long past.
+        found = fleet_savings.find(analyzer, simulated.now)
+        result.snapshot.stats.past_requested += found.stats.metrics_requested
     if fmt == "text":
         _banner(simulated)
     sys.stdout.write(
         report.render(
-            result.snapshot, result.readings, result.findings, fmt, result.projection, APPLY
+            result.snapshot,
+            result.readings,
+            result.findings,
+            fmt,
+            result.projection,
+            APPLY,
+            savings=found.savings,
         )
     )
     if applied is None:

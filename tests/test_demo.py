@@ -344,6 +344,12 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
         resolved = "RESOLVED  volume-throughput-cap"
         while time.monotonic() < deadline and not any(resolved in line for line in lines):
             time.sleep(0.5)
+        # The savings, each volume's long past read at once on the simulated account.
+        saving = f'ebs_analyzer_savings_monthly_dollars{{{prod},kind="iops_above_need"'
+        while time.monotonic() < deadline + 30 and saving not in metrics:
+            time.sleep(0.5)
+            _, metrics = wait_for(f"http://127.0.0.1:{port}/metrics")
+        assert saving in metrics
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
@@ -602,3 +608,16 @@ def test_after_the_readmes_fix_the_report_reads_the_volume_on_its_new_limits(cap
         "effect: its limits are the new ones, and only its datapoints since are judged against "
         "them"
     ]
+
+
+def test_demo_once_weighs_the_savings_and_names_the_idle_io2(once_text, once_json):
+    """The logs host's index, io2 bought for 5,000 IOPS, has run at 400 for a month: a cut
+    proven on that month, beside the findings and never among them."""
+    assert "SAVINGS (1)" in once_text
+    assert '"logs-index"  saves $293.80 a month' in once_text
+    assert "io2 100 GiB, 5,000 IOPS → io2 100 GiB, 480 IOPS" in once_text
+    [saving] = once_json["savings"]
+    assert (saving["name"], saving["kind"]) == ("logs-index", "iops_above_need")
+    assert saving["target"]["iops"] == 480 and saving["window_days"] >= 30
+    assert once_json["total_monthly_saving"] == 293.8
+    assert saving["resource_id"] not in {f["resource_id"] for f in once_json["findings"]}

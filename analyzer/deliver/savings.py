@@ -78,7 +78,8 @@ def table(found: Sequence[Saving], currency: str = "USD") -> str:
             where.append(f"account {account}")
         if len(regions) > 1 and labels.get("region"):
             where.append(labels["region"])
-        name = saving.resource_id + (f" ({', '.join(where)})" if where else "")
+        named = f' "{labels["name"]}"' if labels.get("name") else ""
+        name = saving.resource_id + named + (f" ({', '.join(where)})" if where else "")
         lines.append(f"{name}  saves {_money(saving.monthly_saving, currency)} a month")
         lines.extend(f"  {line}" for line in _said(saving, currency))
         if saving.alternative is not None:
@@ -163,7 +164,8 @@ def digest(
     lines = [head]
     for saving in found[:DIGEST_SHOWN]:
         claim = saving.labels.get("claim")
-        name = f"`{saving.resource_id}`" + (f" (claim {claim})" if claim else "")
+        named = f' "{saving.labels["name"]}"' if saving.labels.get("name") else ""
+        name = f"`{saving.resource_id}`{named}" + (f" (claim {claim})" if claim else "")
         money = _money(saving.monthly_saving, currency)
         if saving.kind == "unattached":
             lines.append(

@@ -21,6 +21,7 @@ from analyzer.collect import peaks
 from analyzer.errors import AnalyzerError
 from analyzer.live.cycle import Analyzer
 from analyzer.model.demand import LongPast
+from analyzer.model.kubernetes import own_name
 from analyzer.model.resources import InstanceType, Inventory, ResourceType, Volume
 from analyzer.model.state import FetchStats
 from analyzer.settings import Settings
@@ -114,8 +115,12 @@ def _volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None
 
 
 def labels(volume: Volume) -> dict[str, str]:
-    """Where a volume is, as a person finds it: region, account, claim."""
+    """Where a volume is, as a person finds it: its Name (where it says more than its claim),
+    region, account, claim."""
     labels = {"region": volume.region}
+    name = own_name(volume.tags.get("Name"), volume.claim)
+    if name:
+        labels["name"] = name
     if volume.account_id:
         labels["account_id"] = volume.account_id
     if volume.account_name:

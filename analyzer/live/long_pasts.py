@@ -139,6 +139,9 @@ class LongPasts:
     """Volumes whose last read failed, and when: read again a day later."""
     reads: int = 0
     """Stretches read since the start."""
+    at_once: bool = False
+    """Read every stretch of a volume due in one visit: the demo's simulated accounts, whose
+    reads cost nothing and whose days pass in minutes."""
     _encoded: str | None = field(default=None, repr=False)
     _fragments: dict[Key, str] = field(default_factory=dict, repr=False)
     """Each volume's entry of `encoded`, as JSON: worked out again only when it changes."""
@@ -196,7 +199,12 @@ class LongPasts:
             if tried and time.monotonic() - started > self.budget_s:
                 break
             volume, instance_type = volumes[key]
-            self._read(key, volume, instance_type, metrics_of(key[0]), settings, now, stats)
+            for _ in range(len(PERIODS) if self.at_once else 1):
+                read = self._read(
+                    key, volume, instance_type, metrics_of(key[0]), settings, now, stats
+                )
+                if not read or self._whole_at(key, volume, instance_type, now):
+                    break
         # Weighed where changed, for as long again at most: after a restart, every volume.
         started = time.monotonic()
         for key, (volume, instance_type) in volumes.items():
@@ -234,6 +242,13 @@ class LongPasts:
             return None
         return newest.timestamp() if newest is not None else 0.0
 
+    def _whole_at(
+        self, key: Key, volume: Volume, instance_type: InstanceType | None, now: datetime
+    ) -> bool:
+        """Whether every stretch wanted of the volume was read at `now`."""
+        kept = in_force(self.kept.get(key, {}), _since(volume))
+        return all(p in kept and kept[p].read_at == now for p in wanted(instance_type, kept))
+
     def _next(self, kept: Mapping[int, Kept], instance_type: InstanceType | None) -> int:
         """The stretch to read: the first not yet read, else the one read longest ago."""
         periods = wanted(instance_type, kept)
@@ -251,7 +266,8 @@ class LongPasts:
         settings: Settings,
         now: datetime,
         stats: FetchStats,
-    ) -> None:
+    ) -> bool:
+        """One stretch of a volume read and kept; whether it was."""
         since = _since(volume)
         kept = in_force(self.kept.get(key, {}), since)
         period = self._next(kept, instance_type)
@@ -267,7 +283,7 @@ class LongPasts:
         if read is None:
             self.failed[key] = now
             log.info("savings.unread", resource_id=volume.volume_id, period_s=period, error=why)
-            return
+            return False
         self.failed.pop(key, None)
         stretches = (read.demand,) if read.demand is not None else ()
         past = LongPast(now, stretches, peaks.first(stretches), peaks.last_active(stretches))
@@ -286,6 +302,7 @@ class LongPasts:
         )
         self.kept[key] = kept
         self.weighed.pop(key, None)
+        return True
 
     def _weigh(
         self,
