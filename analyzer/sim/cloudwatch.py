@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from analyzer.collect.demand import BYTES, OPS
 from analyzer.collect.queries import BASIC_PERIOD_S
 from analyzer.model import metrics
 from analyzer.model.metrics import Dimension, Namespace
@@ -18,8 +19,11 @@ from analyzer.sim.ec2 import Simulation
 from analyzer.sim.rds import DatabaseSimulation
 
 _Key = tuple[str, str, frozenset[tuple[str, str]]]
-STEADY = frozenset({"VolumeReadOps", "VolumeWriteOps", "VolumeReadBytes", "VolumeWriteBytes"})
-"""A volume's sums: what a steady volume's past holds (`SimVolume.steady_days`)."""
+STEADY = frozenset(
+    m.name for part in OPS + BYTES if (m := metrics.feeding(Namespace.EBS, part)) is not None
+)
+"""A volume's operation and byte sums: what a steady volume's past holds
+(`SimVolume.steady_days`)."""
 """Namespace, metric name and the dimensions it is published with: what CloudWatch matches."""
 
 
