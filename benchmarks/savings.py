@@ -4,6 +4,7 @@ would have throttled a minute of the fleet's own past.
 
     .venv/bin/python benchmarks/savings.py
     .venv/bin/python benchmarks/savings.py --copies 4        # four times the mix
+    .venv/bin/python benchmarks/savings.py --copies 4 --kept 10000   # and what 10,000 cost
 
 The fleet (one region, every volume on an m5.large): gp2 volumes quiet, busy, and at their
 burst cap; io2 provisioned at 10,000, 20,000 and 40,000 IOPS with peaks well below; gp3 with
@@ -18,6 +19,11 @@ The daemon reads the same past a stretch a day (`live/long_pasts.py`): its cycle
 apart, are run over the six days up to the same moment, each volume's metrics counted by day,
 and what it offers then is set beside the one read's.
 
+With `--kept N`, what the daemon keeps of the mix's long pasts is copied to N volumes, each
+with times of its own, and measured: the memory the figures and the savings weighed on them
+take (`tracemalloc`, against the same process before), the file beside the state file, and
+how long writing it, reading it back and weighing every volume take.
+
 The hand computation is independent of the analyzer: each volume's peak from its function,
 times 1.2, rounded up, priced by DOMAIN.md's list prices. The replay runs each cut offered
 over the volume's 455 days minute by minute (`analyze/held.py`): throttled minutes must be 0.
@@ -26,12 +32,14 @@ over the volume's 455 days minute by minute (`analyze/held.py`): throttled minut
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -277,6 +285,9 @@ def throttled(saving: object, spec: Spec, volume: Volume) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=1, help="how many times the mix (1)")
+    parser.add_argument(
+        "--kept", type=int, default=0, help="measure what the daemon keeps for this many volumes"
+    )
     args = parser.parse_args()
     logs.configure("error")
     inventory, by_id = fleet(args.copies)
@@ -322,13 +333,18 @@ def main() -> None:
         f"(one poll of a volume: {poll:.1f}); ${found.stats.metrics_requested / 100_000:,.4f}; "
         f"{took:.1f} s."
     )
-    print(daemon(inventory, by_id, config))
+    said, kept = daemon(inventory, by_id, config)
+    print(said)
+    if args.kept:
+        print(kept_for(args.kept, kept, inventory, config))
 
 
 DAEMON_DAYS = 6
 
 
-def daemon(inventory: Inventory, by_id: dict[str, Spec], config: settings.Settings) -> str:
+def daemon(
+    inventory: Inventory, by_id: dict[str, Spec], config: settings.Settings
+) -> tuple[str, LongPasts]:
     """The daemon's paced read over `DAEMON_DAYS` days up to NOW, a cycle a minute: what it
     offers at the end, and the most metrics a volume cost on any one day."""
     metrics = Functions(by_id)
@@ -352,6 +368,57 @@ def daemon(inventory: Inventory, by_id: dict[str, Spec], config: settings.Settin
         f"a day; the most metrics a volume cost on one day: {most}; "
         f"{counts['weighed']} volumes weighed, ${total:,.2f} a month found; "
         f"{len(kept.encoded()) / max(counts['weighed'], 1):,.0f} bytes kept a volume; {took:.1f} s."
+    ), kept
+
+
+def _copied(at: datetime | None) -> datetime | None:
+    """A time of its own (a copy shares no object, as volumes read apart share none)."""
+    return datetime.fromtimestamp(at.timestamp(), UTC) if at is not None else None
+
+
+def kept_for(n: int, kept: LongPasts, inventory: Inventory, config: settings.Settings) -> str:
+    """The mix's kept figures copied to `n` volumes: their memory, file and times."""
+    volumes = [v for v in inventory.volumes if (REGION, v.volume_id) in kept.kept]
+    copies = [replace(volumes[i % len(volumes)], volume_id=f"vol-{i:017x}") for i in range(n)]
+    fleet = {REGION: replace(inventory, volumes=tuple(copies))}
+    floor = fleet_savings.min_headroom(rules.load())
+    price_list = prices.load(config.prices)
+    tracemalloc.start()
+    before, _ = tracemalloc.get_traced_memory()
+    many = LongPasts(budget_s=float("inf"))
+    for i, volume in enumerate(copies):
+        source = kept.kept[(REGION, volumes[i % len(volumes)].volume_id)]
+        many.kept[(REGION, volume.volume_id)] = {
+            p: replace(
+                k,
+                read_at=_copied(k.read_at),
+                first_seen=_copied(k.first_seen),
+                last_active=_copied(k.last_active),
+                busiest=tuple(tuple(b) for b in k.busiest),
+            )
+            for p, k in source.items()
+        }
+    figures, _ = tracemalloc.get_traced_memory()
+    began = time.perf_counter()
+    last = max(k.read_at for one in many.kept.values() for k in one.values())
+    many.step(fleet, lambda _: None, config, price_list, floor, last, 60, reading=False)
+    weighing = time.perf_counter() - began
+    weighed, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    began = time.perf_counter()
+    text = many.encoded()
+    encoding = time.perf_counter() - began
+    began = time.perf_counter()
+    again = LongPasts.from_records(json.loads(text), last)
+    loading = time.perf_counter() - began
+    assert again.kept.keys() == many.kept.keys()
+    found = len(many.savings())
+    return (
+        f"Kept for {n:,} volumes ({found:,} with a saving): the figures "
+        f"{(figures - before) / 1e6:,.1f} MB, with the savings weighed "
+        f"{(weighed - before) / 1e6:,.1f} MB; the file {len(text) / 1e6:,.1f} MB, written in "
+        f"{encoding:.2f} s, read back in {loading:.2f} s; every volume weighed in "
+        f"{weighing:.1f} s (after a restart: 2 s a cycle until done)."
     )
 
 
