@@ -110,6 +110,7 @@ def _report(
             args.format,
             result.projection,
             savings=found.savings if found is not None else None,
+            currency=found.currency if found is not None else "USD",
         )
     )
     # Where none was read, the report says "No verdict" on every row, and the exit code says so.
@@ -196,14 +197,13 @@ def _savings(args: argparse.Namespace) -> int:
         # Nothing read: no table, which would say there is nothing to save.
         print(f"{PROG}: error: the past of no volume could be read: {found.why}", file=sys.stderr)
         return AwsCallError.exit_code
-    currency = (analyzer.price_list or prices.load(settings.prices)).currency
     if args.format == "json":
         document = savings_report.document(
             found.savings, found.stats.metrics_requested, found.unread, found.volumes
         )
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
-        sys.stdout.write(savings_report.table(found.savings, currency))
+        sys.stdout.write(savings_report.table(found.savings, found.currency))
     if found.unread:
         print(
             f"{PROG}: warning: the past of {len(found.unread)} of {found.volumes} volumes could "

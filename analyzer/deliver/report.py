@@ -40,17 +40,18 @@ def render(
     projection: Projection | None = None,
     apply: str = APPLY,
     savings: Sequence[Saving] | None = None,
+    currency: str = "USD",
 ) -> str:
     """The report as `once` and `demo --once` print it: `text` or `json`, newline-terminated;
     with a projection, what watching these resources with the daemon would cost. `apply`: the
     command that applies a fix_id where these resources are, said under each such fix.
     `savings`: the savings weighed (`once --savings`), findings of their own kind that never
-    page, after the findings."""
+    page, after the findings, in the price list's `currency`."""
     if fmt == "json":
         return to_json(snap, readings, findings, projection, savings) + "\n"
     text = to_text(snap.generated_at, readings, findings, apply)
     if savings is not None:
-        text += f"\nSAVINGS ({len(savings)})\n" + _indented(savings_report.table(savings))
+        text += f"\nSAVINGS ({len(savings)})\n" + _indented(savings_report.table(savings, currency))
     if projection is not None:
         text += "\n" + cost_text(snap, projection) + "\n"
     return text

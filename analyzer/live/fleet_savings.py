@@ -51,6 +51,8 @@ class Found:
     volumes: int = 0
     reasons: list[str] = field(default_factory=list)
     """Why reads failed, as AWS said it, the first first."""
+    currency: str = "USD"
+    """The price list's, which the savings are in."""
 
     @property
     def why(self) -> str:
@@ -63,7 +65,7 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
     settings = analyzer.settings
     price_list = analyzer.price_list or prices.load(settings.prices)
     floor = min_headroom(analyzer.rules)
-    found = Found()
+    found = Found(currency=price_list.currency)
     inventories = analyzer.refresh_inventory()
     for where, inventory in inventories.items():
         region = analyzer.scopes.at(where)

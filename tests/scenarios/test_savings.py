@@ -209,3 +209,15 @@ def test_once_without_savings_reads_no_long_past(
     assert main(["once", "--format", "json", "--region", "us-east-1"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert "savings" not in report and "total_monthly_saving" not in report
+
+
+def test_once_with_savings_writes_them_in_the_price_lists_currency(
+    aws: None, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    volume = _io2({4.2: 3_000.0})
+    priced = tmp_path / "prices.yaml"
+    priced.write_text("currency: EUR\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"prices: {priced}\npricing_api: false\n")
+    assert main(["once", "--savings", "--region", "us-east-1", "--config", str(config)]) == 0
+    assert f"  {volume}  saves EUR 1,066.00 a month" in capsys.readouterr().out
