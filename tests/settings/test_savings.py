@@ -33,3 +33,13 @@ def test_a_wrong_setting_is_one_line_naming_its_variable(monkeypatch, name, valu
         settings.load()
     assert name in str(info.value) and says in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_bare_off_in_yaml_turns_the_digest_off(tmp_path) -> None:
+    """YAML reads `savings_digest: off` as false: it means what it was written as."""
+    config = tmp_path / "config.yaml"
+    config.write_text("region: [us-east-1]\nsavings_digest: off\n")
+    assert settings.load(config_file=config).savings_digest == "off"
+    assert settings.load({"region": ["us-east-1"], "savings_digest": True}).savings_digest == (
+        "weekly"
+    )
