@@ -350,6 +350,10 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
             time.sleep(0.5)
             _, metrics = wait_for(f"http://127.0.0.1:{port}/metrics")
         assert saving in metrics
+        # The digest once no more than one volume in ten is still being read.
+        digest = "Savings this week"
+        while time.monotonic() < deadline + 60 and not any(digest in line for line in lines):
+            time.sleep(0.5)
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
@@ -363,6 +367,9 @@ def test_the_live_demo_fires_and_resolves_alerts_and_serves_metrics():
     # Each fix that can be applied names the command that applies it to the demo's account.
     assert "             apply: ebs-analyzer demo --once --apply vol-" in text
     assert "ebs-analyzer apply " not in text
+    # The savings digest, on the console where the demo's alerts go.
+    assert "Savings this week: $293.80 a month over 1 volume" in text
+    assert "ebs-analyzer demo --once --apply vol-" in text.split("Savings this week")[1]
 
 
 def test_the_scrape_benchmark_serves_the_size_the_performance_notes_give():
@@ -615,6 +622,7 @@ def test_demo_once_weighs_the_savings_and_names_the_idle_io2(once_text, once_jso
     proven on that month, beside the findings and never among them."""
     assert "SAVINGS (1)" in once_text
     assert '"logs-index"  saves $293.80 a month' in once_text
+    assert "    apply: ebs-analyzer demo --once --apply vol-" in once_text.split("SAVINGS")[1]
     assert "io2 100 GiB, 5,000 IOPS → io2 100 GiB, 480 IOPS" in once_text
     [saving] = once_json["savings"]
     assert (saving["name"], saving["kind"]) == ("logs-index", "iops_above_need")

@@ -331,7 +331,7 @@ def savings_families(found: Sequence[Saving], counts: Mapping[str, int]) -> Iter
 
     def values(saving: Saving) -> tuple[str, ...]:
         got = saving.labels
-        owner = (got.get("account_id", ""), got.get("account", "")) if owned else ()
+        owner = (got.get("account_id", ""), got.get("account_name", "")) if owned else ()
         claim = tuple(got.get("claim", "/").split("/", 1)) if claimed else ()
         return (*owner, got.get("region", ""), saving.resource_id, saving.kind, *claim)
 

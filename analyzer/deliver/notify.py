@@ -51,7 +51,15 @@ class ConsoleChannel:
     def send(self, message: dict[str, Any], alerts: Sequence[Alert], now: datetime) -> None:
         out = self._out or sys.stdout
         now = now.astimezone(UTC)
-        if alerts and now.date() != self._day:
+        if not alerts:
+            # A message of no alert (the savings digest, a fix applied by the policy): its
+            # text, without Slack's markup.
+            plain = str(message.get("text", "")).replace("*", "").replace("`", "")
+            for n, line in enumerate(plain.splitlines()):
+                print(f"{now:%H:%M}  {line}" if n == 0 else f"        {line}", file=out)
+            out.flush()
+            return
+        if now.date() != self._day:
             self._day = now.date()
             print(f"── {now:%a %d %b %Y} (UTC) ──", file=out)
         stamp = now.strftime("%H:%M")

@@ -51,7 +51,9 @@ def render(
         return to_json(snap, readings, findings, projection, savings) + "\n"
     text = to_text(snap.generated_at, readings, findings, apply)
     if savings is not None:
-        text += f"\nSAVINGS ({len(savings)})\n" + _indented(savings_report.table(savings, currency))
+        text += f"\nSAVINGS ({len(savings)})\n" + _indented(
+            savings_report.table(savings, currency, apply)
+        )
     if projection is not None:
         text += "\n" + cost_text(snap, projection) + "\n"
     return text

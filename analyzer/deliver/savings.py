@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer.analyze.savings import Peak, Saving
+from analyzer.deliver.text import APPLY
 from analyzer.model.units import MIB
 
 PERIODS = {300: "five-minute", 3_600: "hourly"}
@@ -61,19 +62,22 @@ def _row(saving: Saving) -> dict[str, Any]:
     return row
 
 
-def table(found: Sequence[Saving], currency: str = "USD") -> str:
-    """One block a resource, the largest saving first, then the total."""
+def table(found: Sequence[Saving], currency: str = "USD", apply: str = APPLY) -> str:
+    """One block a resource, the largest saving first, then the total. Each cut says
+    `apply: {apply} FIX_ID`, the command that makes it, as each fix of a finding does."""
     if not found:
         return "No saving found: every volume read uses what it pays for.\n"
     lines = []
-    accounts = {a for s in found if (a := s.labels.get("account") or s.labels.get("account_id"))}
+    accounts = {
+        a for s in found if (a := s.labels.get("account_name") or s.labels.get("account_id"))
+    }
     regions = {r for s in found if (r := s.labels.get("region"))}
     for saving in found:
         # Where it is, as far as the fleet needs it said: the claim, and the account and the
         # region where the fleet spans several.
         labels = saving.labels
         where = [f"claim {labels['claim']}"] if labels.get("claim") else []
-        account = labels.get("account") or labels.get("account_id")
+        account = labels.get("account_name") or labels.get("account_id")
         if len(accounts) > 1 and account:
             where.append(f"account {account}")
         if len(regions) > 1 and labels.get("region"):
@@ -81,11 +85,11 @@ def table(found: Sequence[Saving], currency: str = "USD") -> str:
         named = f' "{labels["name"]}"' if labels.get("name") else ""
         name = saving.resource_id + named + (f" ({', '.join(where)})" if where else "")
         lines.append(f"{name}  saves {_money(saving.monthly_saving, currency)} a month")
-        lines.extend(f"  {line}" for line in _said(saving, currency))
+        lines.extend(f"  {line}" for line in _said(saving, currency, apply))
         if saving.alternative is not None:
             other = saving.alternative
             lines.append(f"  or: {_change(other)}, saving {_money(other.monthly_saving, currency)}")
-            lines.extend(f"      {line}" for line in _said(other, currency, short=True))
+            lines.extend(f"      {line}" for line in _said(other, currency, apply, short=True))
         lines.append("")
     lines.append(
         f"Total: {_money(total(found), currency)} a month over {len(found)} "
@@ -94,7 +98,7 @@ def table(found: Sequence[Saving], currency: str = "USD") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _said(saving: Saving, currency: str, short: bool = False) -> list[str]:
+def _said(saving: Saving, currency: str, apply: str, short: bool = False) -> list[str]:
     if saving.kind == "unattached":
         return [
             f"attached to nothing, no I/O for {saving.window_days:.0f} days: "
@@ -113,7 +117,7 @@ def _said(saving: Saving, currency: str, short: bool = False) -> list[str]:
         said = saving.kubernetes.get("step") or saving.kubernetes.get("unheard")
         out.append(f"in the cluster: {said}")
     if saving.fix_id:
-        out.append(f"fix_id {saving.fix_id}")
+        out.append(f"apply: {apply} {saving.fix_id}")
     return out
 
 
@@ -148,10 +152,10 @@ def _money(amount: float, currency: str) -> str:
 
 
 def digest(
-    found: Sequence[Saving], counts: Mapping[str, int], currency: str = "USD"
+    found: Sequence[Saving], counts: Mapping[str, int], currency: str = "USD", apply: str = APPLY
 ) -> dict[str, Any]:
-    """The weekly Slack message: the total, the largest savings each with what to run, and
-    how many volumes are weighed. No alert: savings never page."""
+    """The weekly Slack message: the total, the largest savings each with what to run
+    (`{apply} FIX_ID`), and how many volumes are weighed. No alert: savings never page."""
     weighed, reading, unread = (counts.get(k, 0) for k in ("weighed", "reading", "unread"))
     head = (
         f"*Savings this week: {_money(total(found), currency)} a month* over {len(found)} "
@@ -174,8 +178,7 @@ def digest(
             )
         else:
             lines.append(
-                f"• {name}: {_change(saving)}: {money} a month · "
-                f"`ebs-analyzer apply {saving.fix_id}`"
+                f"• {name}: {_change(saving)}: {money} a month · `{apply} {saving.fix_id}`"
             )
     if len(found) > DIGEST_SHOWN:
         lines.append(f"…and {len(found) - DIGEST_SHOWN} more: `ebs-analyzer savings`.")

@@ -53,7 +53,8 @@ class Telemetry:
         self.metrics_requested = Counter(
             "ebs_analyzer_cloudwatch_metrics_requested",
             "Metrics requested from GetMetricData, what CloudWatch bills, by the polling tier "
-            "of their resource (full: every metric; past: the fortnights fixes are weighed on).",
+            "of their resource (full: every metric; past: the fortnights fixes are weighed on, "
+            "and the long pasts savings are weighed on).",
             ["tier"],
             registry=r,
         )

@@ -297,14 +297,16 @@ class Daemon:
         return self.long_pasts.savings(), self.long_pasts.counts(inventories)
 
     def _post_digest(self, now: datetime) -> None:
-        """The weekly savings digest, where alerts go to Slack: the first once no more than
-        one volume in ten is still being read, then a week after the last one posted. A
-        failure is tried again an hour later, and never holds an alert nor fails a cycle."""
+        """The weekly savings digest, where alerts go to Slack (or the demo's console): the
+        first once no more than one volume in ten is still being read, then a week after the
+        last one posted. A failure is tried again an hour later, and never holds an alert nor
+        fails a cycle."""
         shown = self.weighed()
         if (
             shown is None
             or self.settings.savings_digest != "weekly"
-            or self.dispatcher.channel.name != "slack"  # no webhook, or a dry run
+            # Slack, or the demo's console; not the log (no webhook, or a dry run).
+            or self.dispatcher.channel.name not in ("slack", "console")
         ):
             return
         found, counts = shown
@@ -319,7 +321,8 @@ class Daemon:
         self._digest_tried = ticks
         currency = self.analyzer.price_list.currency if self.analyzer.price_list else "USD"
         try:
-            self.dispatcher.channel.send(savings_report.digest(found, counts, currency), [], now)
+            message = savings_report.digest(found, counts, currency, self.dispatcher.apply)
+            self.dispatcher.channel.send(message, [], now)
         except Exception as exc:  # Slack refusing, or a bug: the alerts go on
             log.warning("savings.digest_failed", error=str(exc) or type(exc).__name__)
             return

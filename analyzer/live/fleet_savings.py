@@ -126,7 +126,7 @@ def labels(volume: Volume) -> dict[str, str]:
     if volume.account_id:
         labels["account_id"] = volume.account_id
     if volume.account_name:
-        labels["account"] = volume.account_name
+        labels["account_name"] = volume.account_name
     if volume.claim is not None:
         labels["claim"] = volume.claim.ref
     return labels

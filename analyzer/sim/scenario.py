@@ -19,7 +19,8 @@ _MIN = 60
 
 
 APPLY_ALLOWED = {"ebs-analyzer/apply": "allowed"}
-"""The shop's volumes opt in to `apply` (`demo --once --apply`); the others do not."""
+"""The shop's volumes and the logs index opt in to `apply` (`demo --once --apply`); the others
+do not."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,13 @@ SCENARIO: tuple[DemoInstance, ...] = (
         (
             DemoVolume("logs-archive", "st1", 2_048, Demand(constant(50), 1024 * KIB, 0.1)),
             DemoVolume(
-                "logs-index", "io2", 100, Demand(constant(400), 16 * KIB), 5_000, steady_days=30
+                "logs-index",
+                "io2",
+                100,
+                Demand(constant(400), 16 * KIB),
+                5_000,
+                tags=APPLY_ALLOWED,
+                steady_days=30,
             ),
         ),
     ),

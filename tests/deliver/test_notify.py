@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from structlog.testing import capture_logs
@@ -126,3 +126,16 @@ def test_a_slack_message_names_the_command_its_dispatcher_was_given() -> None:
     text = json.dumps(sent)
     assert "`ebs-analyzer demo --once --apply vol-" in text
     assert "`ebs-analyzer apply " not in text
+
+
+def test_the_console_prints_a_message_of_no_alert_as_plain_text() -> None:
+    """The savings digest (or a fix the policy applied) in the demo: its text, without
+    Slack's markup, under the time."""
+    out = io.StringIO()
+    now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+    message = {"text": "*Savings this week: $293.80 a month*\n• `vol-1`: io2 → io2", "blocks": []}
+    ConsoleChannel(out).send(message, [], now)
+    assert out.getvalue().splitlines() == [
+        f"{now:%H:%M}  Savings this week: $293.80 a month",
+        "        • vol-1: io2 → io2",
+    ]

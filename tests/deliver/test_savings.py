@@ -109,7 +109,9 @@ def test_a_claims_cut_says_how_it_is_made_in_the_cluster() -> None:
 def test_across_accounts_and_regions_each_cut_says_where_it_is() -> None:
     from dataclasses import replace
 
-    prod = replace(_cut(), labels={"region": "us-east-1", "account": "prod", "account_id": "1"})
+    prod = replace(
+        _cut(), labels={"region": "us-east-1", "account_name": "prod", "account_id": "1"}
+    )
     staging = replace(
         _cut(), resource_id="vol-2", labels={"region": "eu-west-1", "account_id": "2"}
     )

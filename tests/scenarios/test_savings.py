@@ -98,7 +98,7 @@ def test_the_table_names_the_cut_its_saving_and_its_peak(
     assert f"{volume}  saves $1,066.00 a month" in out.out
     assert "io2 500 GiB, 20,000 IOPS → io2 500 GiB, 3,600 IOPS" in out.out
     assert "iops: its busiest minute in 63 days" in out.out
-    assert f"fix_id {volume}:iops=3600" in out.out
+    assert f"apply: ebs-analyzer apply {volume}:iops=3600" in out.out
     assert "Total: $" in out.out
     assert "fetched 28 metrics" in out.err  # the volume, and its instance's root volume
 
