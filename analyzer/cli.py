@@ -16,10 +16,11 @@ from typing import Any
 
 from analyzer import demo, logs
 from analyzer import settings as settings_mod
+from analyzer.act import past as act_past
 from analyzer.act.apply import Applier, Outcome, audit
 from analyzer.act.apply import Result as ApplyResult
 from analyzer.act.cluster import KubernetesCluster
-from analyzer.act.plan import Plan, with_past
+from analyzer.act.plan import Plan
 from analyzer.analyze import prices, rules, sold
 from analyzer.analyze.catalog import Catalog
 from analyzer.arguments import LOG_LEVELS, PROG, build_parser, subcommand
@@ -562,28 +563,13 @@ def _apply(args: argparse.Namespace) -> int:
         raise ConfigError(f"--wait {args.wait}: must be 0 to 1h")
     analyzer = Analyzer(settings, rules.load(settings.rule_dirs)).offering()
     regions = [analyzer.scopes.connected(r, a) for a, r in analyzer.scopes.targets()]
-    by_scope = {r.scope: r for r in regions}
 
-    def past(plan: Plan) -> Plan:
-        stats = FetchStats()
-        try:
-            seen = next(
-                (
-                    d
-                    for _, d in demand.fetch_demand(
-                        by_scope[plan.scope].metrics,
-                        [plan.resource],
-                        datetime.now(UTC),
-                        settings.settle_delay,
-                        stats,
-                    )
-                ),
-                None,
-            )
-        except AnalyzerError as exc:
-            return with_past(plan, None, str(exc))
-        _say_fetched(stats, settings)
-        return with_past(plan, seen)
+    past = act_past.reader(
+        {r.scope: r.metrics for r in regions},
+        settings.settle_delay,
+        lambda: datetime.now(UTC),
+        lambda stats: _say_fetched(stats, settings),
+    )
 
     applier = Applier(
         [(r.scope, r.changes) for r in regions if r.changes is not None],
