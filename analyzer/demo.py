@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from analyzer import settings as settings_mod
+from analyzer.act import past as act_past
 from analyzer.act.apply import Applier, Outcome, Result, audit
 from analyzer.analyze import prices
 from analyzer.analyze import rules as rule_files
@@ -123,7 +124,9 @@ def run(
             return process.run(server, speed=speed)
         analyzer = over(simulated, settings, ruleset).offering()
         applied = (
-            _applied(analyzer, settings, apply, allow_cost_increase) if apply is not None else None
+            _applied(analyzer, settings, apply, allow_cost_increase, simulated.now)
+            if apply is not None
+            else None
         )
         result = analyzer.proven(analyzer.run(simulated.now), simulated.now)
         # As `once --savings`: the savings weighed on each volume's long past.
@@ -178,16 +181,25 @@ class Applied:
 
 
 def _applied(
-    analyzer: Analyzer, settings: settings_mod.Settings, fix_id: str, allow_cost: bool
+    analyzer: Analyzer,
+    settings: settings_mod.Settings,
+    fix_id: str,
+    allow_cost: bool,
+    now: datetime,
 ) -> Applied:
     """A fix applied to the simulated account as `apply --yes` applies it (moto takes the
-    ModifyVolume), before the report reads the account again: its plan and its outcome."""
+    ModifyVolume), before the report reads the account again: its plan and its outcome. Its
+    past is read as the simulated account holds it at `now`, the simulation's present."""
     regions = [analyzer.scopes.connected(r, a) for a, r in analyzer.scopes.targets()]
     applier = Applier(
         [(r.scope, r.changes) for r in regions if r.changes is not None],
         Catalog(prices.load(settings.prices), analyzer.offers),
         settings.apply_policy(),
         lambda: datetime.now(UTC),
+        # The past as `apply` reads it: a cut goes ahead only where it proves it.
+        past=act_past.reader(
+            {r.scope: r.metrics for r in regions}, settings.settle_delay, lambda: now
+        ),
     )
     planned = applier.plan(fix_id)
     lines: list[str] = []

@@ -629,3 +629,18 @@ def test_demo_once_weighs_the_savings_and_names_the_idle_io2(once_text, once_jso
     assert saving["target"]["iops"] == 480 and saving["window_days"] >= 30
     assert once_json["total_monthly_saving"] == 293.8
     assert saving["resource_id"] not in {f["resource_id"] for f in once_json["findings"]}
+
+
+def test_the_demos_saving_applies_once_its_past_proves_it(once_json, capsys):
+    """The cut `demo --once` printed goes through every guard `apply` has, the fortnight read
+    afresh among them, and the simulated volume is cut."""
+    logs.configure("warning")
+    [saving] = once_json["savings"]
+    code = demo_command.run(
+        True, "json", 30.0, "127.0.0.1:9877", None, now=PRESENT, apply=saving["fix_id"]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "past:   would have limited 0 min of the last 14 days" in captured.err
+    assert "applied: modification completed; now io2 100 GiB, 480 IOPS" in captured.err
+    assert json.loads(captured.out)["savings"] == []
