@@ -254,7 +254,8 @@ def demand_of(
         if one.values:
             into = iops if name in _OPS else bps if name in _BYTES else None
             if into is not None:
-                over = MINUTE_S if maxima else window.period_s if name in _SUMS else None
+                # A sum's maximum is a minute's count; a rate (AWS/RDS) is one already.
+                over = (MINUTE_S if maxima else window.period_s) if name in _SUMS else None
                 into += _rates(one, window, over)
                 counted = counted or into is iops
             first = min(first, _first_datapoint(one, window))

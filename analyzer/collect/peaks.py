@@ -12,6 +12,10 @@ and one `SampleCount` for each coarse one, 14 a volume, read once.
 
 A coarse period's peak rate is the sum of its reads' and its writes' busiest raw datapoints,
 which may come from different minutes: a bound above what was asked, never below it.
+
+An RDS instance's storage is read the same way, from AWS/RDS's rates (ReadIOPS, WriteIOPS,
+ReadThroughput, WriteThroughput), already per second and published a minute at a time: the
+minute's `Average` is its rate, and a coarse period's `Maximum` its busiest minute's.
 """
 
 from __future__ import annotations
@@ -23,13 +27,21 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from analyzer.collect.boundaries import MetricData
-from analyzer.collect.demand import BYTES, MINUTE_S, OPS, answers, demand_of
+from analyzer.collect.demand import (
+    BYTES,
+    MINUTE_S,
+    OPS,
+    RATES,
+    answers,
+    demand_of,
+    demand_queries,
+)
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.window import Window, data_end, floor_to
 from analyzer.model import metrics
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.metrics import Namespace
-from analyzer.model.resources import Volume
+from analyzer.model.resources import DbInstance, Volume
 from analyzer.model.series import Status
 from analyzer.model.state import FetchStats
 
@@ -40,13 +52,15 @@ STRETCHES = ((60, 15), (300, 63), (3_600, 455))
 HOUR_S = 3_600
 
 
-def _name(part: object) -> str:
-    found = metrics.feeding(Namespace.EBS, part)  # type: ignore[arg-type]
+def _name(namespace: Namespace, part: object) -> str:
+    found = metrics.feeding(namespace, part)  # type: ignore[arg-type]
     assert found is not None
     return found.name
 
 
-_READ_OPS = _name(OPS[0])
+READS = frozenset({_name(Namespace.EBS, OPS[0]), _name(Namespace.RDS, RATES[0])})
+"""A volume's read operations and an RDS instance's read IOPS: whose `SampleCount` says
+whether a coarse period's `Maximum` is a minute's."""
 
 
 def windows(now: datetime, settle_s: float) -> list[Window]:
@@ -67,30 +81,40 @@ def _ceil_hour(at: datetime) -> datetime:
     return floored if floored == at else floored + timedelta(seconds=HOUR_S)
 
 
-def queries(volume: Volume) -> tuple[list[MetricQuery], list[MetricQuery]]:
-    """The minute sums of a volume's operations and bytes, and the `Maximum` of each with the
-    `SampleCount` of its reads, for a coarse stretch (period set per stretch). A volume
-    attached to nothing now is asked for them too: AWS/EBS holds what it published while it
-    was attached, under the volume's id alone."""
-    sums = []
-    for part in OPS + BYTES:
-        metric = metrics.feeding(Namespace.EBS, part)
-        dims = metrics.dimensions(metric, volume.volume_id, None) if metric else None
-        if metric is not None and dims is not None:
-            sums.append(
-                MetricQuery(volume.volume_id, Namespace.EBS.value, metric.name, dims, "Sum", 60)
-            )
+def queries(resource: Volume | DbInstance) -> tuple[list[MetricQuery], list[MetricQuery]]:
+    """A volume's minute sums of its operations and bytes (an RDS instance's minute rates of
+    its storage's: AWS/RDS's ReadIOPS, WriteIOPS, ReadThroughput, WriteThroughput), and the
+    `Maximum` of each with the `SampleCount` of its reads, for a coarse stretch (period set per
+    stretch). A volume attached to nothing now is asked for them too: AWS/EBS holds what it
+    published while it was attached, under the volume's id alone."""
+    if isinstance(resource, DbInstance):
+        sums = demand_queries(resource)
+    else:
+        sums = []
+        for part in OPS + BYTES:
+            metric = metrics.feeding(Namespace.EBS, part)
+            dims = metrics.dimensions(metric, resource.volume_id, None) if metric else None
+            if metric is not None and dims is not None:
+                sums.append(
+                    MetricQuery(
+                        resource.volume_id, Namespace.EBS.value, metric.name, dims, "Sum", 60
+                    )
+                )
     coarse = [replace(q, stat="Maximum") for q in sums]
-    coarse += [replace(q, stat="SampleCount") for q in sums if q.metric == _READ_OPS]
+    coarse += [replace(q, stat="SampleCount") for q in sums if q.metric in READS]
     return sums, coarse
 
 
 def read(
-    metrics_: MetricData, volume: Volume, now: datetime, settle_s: float, stats: FetchStats
+    metrics_: MetricData,
+    resource: Volume | DbInstance,
+    now: datetime,
+    settle_s: float,
+    stats: FetchStats,
 ) -> LongPast | None:
-    """The volume's peaks over every stretch; None where a read failed (nothing is offered on
-    a past half read)."""
-    sums, coarse = queries(volume)
+    """The resource's peaks over every stretch; None where a read failed (nothing is offered
+    on a past half read)."""
+    sums, coarse = queries(resource)
     if not sums:
         return None
     minute, *rest = windows(now, settle_s)
@@ -128,15 +152,15 @@ def stretch_window(period_s: int, now: datetime, settle_s: float) -> Window:
 
 def read_stretch(
     metrics_: MetricData,
-    volume: Volume,
+    resource: Volume | DbInstance,
     period_s: int,
     now: datetime,
     settle_s: float,
     stats: FetchStats,
 ) -> Stretch | None:
-    """One stretch of the volume's past (`stretch_window`): four metrics at the minute, five
-    at a coarser period; None where the read failed."""
-    sums, coarse = queries(volume)
+    """One stretch of the resource's past (`stretch_window`): four metrics at the minute,
+    five at a coarser period; None where the read failed."""
+    sums, coarse = queries(resource)
     if not sums:
         return None
     window = stretch_window(period_s, now, settle_s)

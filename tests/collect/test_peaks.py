@@ -13,7 +13,7 @@ from analyzer.collect.aws import Clients
 from analyzer.collect.boundaries import MetricData
 from analyzer.collect.queries import for_volume
 from analyzer.collect.regions import connect
-from analyzer.model.resources import Volume
+from analyzer.model.resources import DbInstance, Volume
 from analyzer.model.state import FetchStats
 from analyzer.sim.cloudwatch import SimulatedCloudWatch
 from analyzer.sim.datapoints import Datapoints
@@ -146,3 +146,29 @@ def test_a_stretch_read_on_its_own_reaches_the_newest_period() -> None:
     assert minute is not None and minute.demand is not None
     assert stats.metrics_requested == 9
     assert NOW - minute.demand.start <= timedelta(days=15)
+
+
+def test_an_rds_instances_rates_are_read_as_rates_at_every_period() -> None:
+    """AWS/RDS publishes ReadIOPS a minute at a time, already per second: a coarse period's
+    `Maximum` is its busiest minute's rate, not a count to divide."""
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.large", "io1", 400, "available", 20_000)
+    reads: list = [(NOW - timedelta(hours=h), 300.0) for h in range(100 * 24, 0, -1)]
+    reads.append(((NOW - timedelta(days=40.2)).replace(second=0, microsecond=0), 2_500.0))
+    reads.sort()
+    data = {
+        ("orders", "ReadIOPS"): reads,
+        ("orders", "WriteIOPS"): [(t, 50.0) for t, _ in reads],
+        ("orders", "ReadThroughput"): [(t, v * 16_384) for t, v in reads],
+        ("orders", "WriteThroughput"): [(t, 50.0 * 16_384) for t, _ in reads],
+    }
+    cloud = SimulatedCloudWatch(data, keep_s=500 * 86_400.0)
+    metrics = connect("us-east-1", Clients.for_region("us-east-1", cloudwatch=cloud)).metrics
+    stats = FetchStats()
+    past = peaks.read(metrics, db, NOW, 120.0, stats)
+    assert past is not None
+    assert [s.period_s for s in past.stretches] == [60, 300, 3_600]
+    minute, five, _ = past.stretches
+    assert float(minute.iops.max()) == pytest.approx(350.0)
+    assert float(five.iops.max()) == pytest.approx(2_550.0)  # reads' busiest + writes'
+    assert float(five.bps.max()) == pytest.approx(2_550.0 * 16_384)
+    assert stats.metrics_requested == 14
