@@ -22,7 +22,7 @@ applied automatically: it gives up io2's durability and io's steadier latency);
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,12 +34,13 @@ from analyzer.analyze.advice.proof import option_limits
 from analyzer.analyze.held import behind, counted_iops, replay
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.sold import described
-from analyzer.model import limits
+from analyzer.model import limits, rds_storage
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.findings import Change
 from analyzer.model.kubernetes import Claim
 from analyzer.model.limits import Envelope, volume_envelope
-from analyzer.model.resources import InstanceType, ResourceType, Volume
+from analyzer.model.rds_storage import db_storage_envelope
+from analyzer.model.resources import DbInstance, InstanceType, ResourceType, Volume
 from analyzer.model.units import MIB
 
 DEFAULT_HEADROOM = 1.2
@@ -356,6 +357,90 @@ def weigh(
     # The in-family cut first, the change of type beside it: never the other way round.
     first, *rest = offered
     return replace(first, alternative=rest[0]) if rest else first
+
+
+Priced = Callable[[Mapping[str, Any]], float | None]
+"""An RDS instance's storage configuration → its monthly cost (None: not priced)."""
+BUMPS = 8
+"""How many times a target is raised to what its own limits count before it is given up."""
+
+
+def cut_db(
+    db: DbInstance,
+    past: LongPast,
+    price: Priced,
+    headroom: float = DEFAULT_HEADROOM,
+    min_headroom: float = 1.0,
+) -> Saving | None:
+    """An RDS instance's io1 or io2 storage provisioned above its need: the same type and size
+    at the IOPS its past's peak needs, within what RDS provisions at that size
+    (`rds_storage.provisioned_range`), replayed through RDS's storage model and raised where
+    its own limits count more; where it costs less. None otherwise. Only the IOPS are cut: a
+    change of storage type on RDS moves data, and gp3's included IOPS depend on the size."""
+    if db.storage_type not in ("io1", "io2") or not db.iops or db.state != "available":
+        return None
+    today: dict[str, Any] = {
+        "storage_type": db.storage_type,
+        "allocated_gib": db.allocated_gib,
+        "iops": db.iops,
+    }
+    today_cost = price(today)
+    if today_cost is None:
+        return None
+    lifted_past = lifted(past, db_storage_envelope(db))
+    summary = replace(
+        lifted_past, stretches=tuple(b for s in lifted_past.stretches for b in busiest(s))
+    )
+    if summary.days < LEAST_DAYS or not summary.stretches:
+        return None
+    found = peaks(summary)
+    if "iops" not in found:
+        return None
+    scale = max(headroom, min_headroom)
+    low, high = rds_storage.provisioned_range(db)
+    iops = max(low, _ceil(need(found["iops"].value, headroom, min_headroom)))
+    for _ in range(BUMPS):
+        if iops > high or iops >= db.iops:
+            return None
+        target = {**today, "iops": iops}
+        change = Change(ResourceType.DB_INSTANCE, db.db_instance_id, today, target)
+        option = option_limits(change, db)
+        if option is None or option.bursts:
+            return None
+        if holds(summary, option, scale):
+            break
+        # Large I/O counts as several, and io1 and io2 bring throughput with their IOPS.
+        counted = max(
+            float(counted_iops(option, s.iops * scale, s.bps * scale).max())
+            for s in summary.stretches
+        )
+        bps = max(float(s.bps.max()) for s in summary.stretches) * scale
+        more = counted
+        if bps > option.throughput_bps > 0:
+            more = max(more, iops * bps / option.throughput_bps)
+        if _ceil(more) <= iops:
+            return None
+        iops = _ceil(more)
+    else:
+        return None
+    cost = price(target)
+    if cost is None or cost >= today_cost - 0.005:
+        return None
+    return Saving(
+        ResourceType.DB_INSTANCE,
+        db.db_instance_id,
+        "iops_above_need",
+        today,
+        target,
+        fix_id(db.db_instance_id, today, target),
+        today_cost,
+        round(today_cost - cost, 2),
+        summary.days,
+        max((p.period_s for p in found.values()), default=None),
+        dict(found),
+        {"iops": option.iops, "throughput": option.throughput_bps},
+        scale,
+    )
 
 
 def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None) -> LongPast:

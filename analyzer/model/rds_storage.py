@@ -9,6 +9,7 @@ IOPS storage reaches 256,000 IOPS and 4,000 MiB/s on the striped sizes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from analyzer.model.limits import (
@@ -44,12 +45,34 @@ PROVISIONED_SINGLE = Ceiling(64_000, 500)
 GiB ratio first: 19,950 at 399 GiB)."""
 PROVISIONED_SQLSERVER = Ceiling(64_000, 1_000)
 """io1/io2 on SQL Server: one volume, up to 64,000 IOPS and 1,000 MiB/s."""
+PROVISIONED_LEAST_IOPS = 1_000
+"""The fewest IOPS RDS provisions on io1 and io2 (Amazon RDS User Guide, "Provisioned IOPS SSD
+storage": 1,000 to 256,000)."""
+IOPS_PER_GIB = {"sqlserver": (1.0, 50.0)}
+IOPS_PER_GIB_OTHERS = (0.5, 50.0)
+"""Provisioned IOPS as a multiple of the storage: 0.5 to 50 for Db2, MariaDB, MySQL, Oracle and
+PostgreSQL, 1 to 50 for SQL Server (Amazon RDS API Reference, CreateDBInstance, `Iops`)."""
 GP2_STRIPED_MIBPS = (500, 1_000)
 """gp2 on the striped sizes: 500 to 1,000 MiB/s of throughput, 1,200 to 64,000 IOPS of
 baseline. Not the product of the baseline IOPS and 256 KiB: the IOPS limit bounds large I/O
 on its own."""
 GP3_STRIPED = Ceiling(64_000, 4_000)
 GP3_SQLSERVER = Ceiling(16_000, 1_000)
+
+
+def provisioned_range(db: DbInstance) -> tuple[int, int]:
+    """The fewest and the most IOPS RDS provisions on this instance's io1 or io2 storage, at
+    its size: RDS's least, its ratios to the storage, its ceiling for the engine and size."""
+    low_ratio, high_ratio = IOPS_PER_GIB.get(family(db.engine), IOPS_PER_GIB_OTHERS)
+    if family(db.engine) == "sqlserver":
+        ceiling = PROVISIONED_SQLSERVER
+    elif rds_stripes(db.engine, db.allocated_gib) > 1:
+        ceiling = PROVISIONED_STRIPED
+    else:
+        ceiling = PROVISIONED_SINGLE
+    low = max(PROVISIONED_LEAST_IOPS, math.ceil(low_ratio * db.allocated_gib))
+    high = int(min(ceiling.iops, high_ratio * db.allocated_gib))
+    return low, high
 
 
 def family(engine: str) -> str:

@@ -326,3 +326,51 @@ def test_a_summarized_past_weighs_the_cut_the_whole_past_weighs(
         assert {k: (p.value, p.at, p.floor) for k, p in short.peaks.items()} == {
             k: (p.value, p.at, p.floor) for k, p in full.peaks.items()
         }
+
+
+def rds(engine: str = "mysql", size: int = 400, iops: int = 20_000, kind: str = "io1"):
+    from analyzer.model.resources import DbInstance
+
+    return DbInstance("orders", "us-east-1", engine, "db.m5.large", kind, size, "available", iops)
+
+
+def rds_price(config) -> float:
+    """io1 on RDS, Single-AZ, us-east-1 as a price file gives it: $0.125 a GB-month, $0.10 an
+    IOPS-month."""
+    return round(0.125 * config["allocated_gib"] + 0.10 * config["iops"], 2)
+
+
+def test_rds_io1_above_its_need_is_cut_to_the_need_within_what_rds_provisions() -> None:
+    db = rds()
+    found = savings.cut_db(db, SIXTY_THREE, rds_price, 1.2, 1.054)
+    assert found is not None and found.resource_type.value == "db_instance"
+    assert found.kind == "iops_above_need" and found.fix_id == "orders:iops=3600"
+    assert found.target == {"storage_type": "io1", "allocated_gib": 400, "iops": 3_600}
+    assert found.monthly_saving == pytest.approx((20_000 - 3_600) * 0.10, abs=0.01)
+    assert found.peaks["iops"].value == 3_000 and found.window_days == pytest.approx(63, abs=0.1)
+    assert found.today_text.startswith("io1 400 GiB")
+
+
+def test_rds_provisions_no_fewer_than_1000_iops_nor_below_its_ratio_to_the_storage() -> None:
+    """Amazon RDS User Guide ("Provisioned IOPS SSD storage": 1,000 to 256,000) and the API
+    Reference (CreateDBInstance, Iops: 0.5 to 50 × the storage, 1 to 50 on SQL Server)."""
+    from analyzer.model import rds_storage
+
+    assert rds_storage.PROVISIONED_LEAST_IOPS == 1_000
+    assert rds_storage.IOPS_PER_GIB_OTHERS == (0.5, 50.0)
+    assert rds_storage.IOPS_PER_GIB["sqlserver"] == (1.0, 50.0)
+    quiet = past(stretch(15, 60, 100), stretch(48, 300, 80, before=15))
+    small = savings.cut_db(rds(), quiet, rds_price)
+    assert small is not None and small.target is not None and small.target["iops"] == 1_000
+    sql = savings.cut_db(rds("sqlserver-se", 2_000, 20_000), quiet, rds_price)
+    assert sql is not None and sql.target is not None and sql.target["iops"] == 2_000
+    assert rds_storage.provisioned_range(rds("postgres", 399)) == (1_000, 19_950)
+
+
+def test_rds_storage_unpriced_or_under_a_fortnight_or_not_provisioned_offers_nothing() -> None:
+    assert savings.cut_db(rds(), SIXTY_THREE, lambda _: None) is None
+    short = past(stretch(10, 60, 3_000))
+    assert savings.cut_db(rds(), short, rds_price) is None
+    assert savings.cut_db(rds(kind="gp2", iops=0), SIXTY_THREE, rds_price) is None
+    # Its need is what it has: no cut.
+    assert savings.cut_db(rds(iops=3_600), SIXTY_THREE, rds_price) is None
