@@ -95,6 +95,7 @@ def _once(args: argparse.Namespace) -> int:
                 f"could not be read (no saving is weighed for them): {found.why}",
                 file=sys.stderr,
             )
+        _say_unpriced(found)
     return _report(args, result, found)
 
 
@@ -212,7 +213,21 @@ def _savings(args: argparse.Namespace) -> int:
             f"{', '.join(found.unread[:5])}{' …' if len(found.unread) > 5 else ''}",
             file=sys.stderr,
         )
+    _say_unpriced(found)
     return 0
+
+
+def _say_unpriced(found: fleet_savings.Found) -> None:
+    """One line where RDS instances with provisioned IOPS could not be weighed for want of a
+    price: never a silent "nothing to save" about them."""
+    if found.unpriced:
+        names = ", ".join(found.unpriced[:5]) + (" …" if len(found.unpriced) > 5 else "")
+        print(
+            f"{PROG}: warning: {len(found.unpriced)} RDS instance(s) with provisioned IOPS not "
+            f"weighed: the price of RDS's IOPS is not known (give rds_storage in the price file, "
+            f"docs/savings.md): {names}",
+            file=sys.stderr,
+        )
 
 
 def _sampled(

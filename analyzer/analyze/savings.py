@@ -377,6 +377,26 @@ def cut_db(
     (`rds_storage.provisioned_range`), replayed through RDS's storage model and raised where
     its own limits count more; where it costs less. None otherwise. Only the IOPS are cut: a
     change of storage type on RDS moves data, and gp3's included IOPS depend on the size."""
+    return weigh_db(db, summarized_db(db, past), price, headroom, min_headroom)
+
+
+def summarized_db(db: DbInstance, past: LongPast) -> LongPast:
+    """What of an RDS instance's past its cut is weighed on, as `summarized` for a volume:
+    lifted where its storage's limits held it, each stretch's busiest periods."""
+    lifted_past = lifted(past, db_storage_envelope(db))
+    return replace(
+        lifted_past, stretches=tuple(b for s in lifted_past.stretches for b in busiest(s))
+    )
+
+
+def weigh_db(
+    db: DbInstance,
+    summary: LongPast,
+    price: Priced,
+    headroom: float = DEFAULT_HEADROOM,
+    min_headroom: float = 1.0,
+) -> Saving | None:
+    """`cut_db` on a `summarized_db` past."""
     if db.storage_type not in ("io1", "io2") or not db.iops or db.state != "available":
         return None
     today: dict[str, Any] = {
@@ -387,10 +407,6 @@ def cut_db(
     today_cost = price(today)
     if today_cost is None:
         return None
-    lifted_past = lifted(past, db_storage_envelope(db))
-    summary = replace(
-        lifted_past, stretches=tuple(b for s in lifted_past.stretches for b in busiest(s))
-    )
     if summary.days < LEAST_DAYS or not summary.stretches:
         return None
     found = peaks(summary)

@@ -6,23 +6,26 @@ A volume whose read failed is said and left out: a cut is offered only on a past
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 import structlog
 
 from analyzer.analyze import prices, savings
+from analyzer.analyze.catalog import Catalog
 from analyzer.analyze.kinds.caps import IopsCap, ThroughputCap
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.rules import RuleSet
 from analyzer.analyze.savings import Saving
 from analyzer.collect import peaks
+from analyzer.collect.boundaries import MetricData
 from analyzer.errors import AnalyzerError
 from analyzer.live.cycle import Analyzer
 from analyzer.model.demand import LongPast
 from analyzer.model.kubernetes import own_name
-from analyzer.model.resources import InstanceType, Inventory, ResourceType, Volume
+from analyzer.model.resources import DbInstance, InstanceType, Inventory, ResourceType, Volume
 from analyzer.model.state import FetchStats
 from analyzer.settings import Settings
 
@@ -53,6 +56,10 @@ class Found:
     """Why reads failed, as AWS said it, the first first."""
     currency: str = "USD"
     """The price list's, which the savings are in."""
+    unpriced: list[str] = field(default_factory=list)
+    """RDS instances with provisioned IOPS whose storage the prices do not cover: the price
+    file's `rds_storage` gives RDS's IOPS prices; the Price List lookup reads storage by the
+    GB only."""
 
     @property
     def why(self) -> str:
@@ -61,7 +68,8 @@ class Found:
 
 
 def find(analyzer: Analyzer, now: datetime) -> Found:
-    """Every volume of every scope weighed, sorted by saving, most first."""
+    """Every volume of every scope weighed, and every RDS instance's provisioned IOPS, sorted by
+    saving, most first."""
     settings = analyzer.settings
     price_list = analyzer.price_list or prices.load(settings.prices)
     floor = min_headroom(analyzer.rules)
@@ -84,8 +92,73 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
             one = offered(volume, summary, settings, price_list, floor, now)
             if one is not None:
                 found.savings.append(one)
+        for db in inventory.db_instances:
+            catalog = Catalog(price_list, analyzer.offers)
+            _weigh_db(db, region.metrics, settings, catalog, floor, now, found)
     found.savings.sort(key=lambda s: (-s.monthly_saving, s.resource_id))
     return found
+
+
+def _weigh_db(
+    db: DbInstance,
+    metrics: MetricData,
+    settings: Settings,
+    catalog: Catalog,
+    floor: float,
+    now: datetime,
+    found: Found,
+) -> None:
+    """An RDS instance's provisioned IOPS weighed on its storage's longest past, where its
+    storage is io1 or io2 and priced: one unpriced is named, and not read."""
+    if db.storage_type not in ("io1", "io2") or not db.iops:
+        return
+    price = db_price(db, catalog)
+    if (
+        price({"storage_type": db.storage_type, "allocated_gib": db.allocated_gib, "iops": 1})
+        is None
+    ):
+        found.unpriced.append(db.db_instance_id)
+        return
+    found.volumes += 1
+    try:
+        past = peaks.read(metrics, db, now, settings.settle_delay, found.stats)
+    except AnalyzerError as exc:
+        log.info("savings.unread", resource_id=db.db_instance_id, error=str(exc))
+        found.reasons.append(str(exc))
+        past = None
+    if past is None:
+        found.unread.append(db.db_instance_id)
+        return
+    one = savings.cut_db(db, past, price, settings.savings_headroom, floor)
+    if one is not None:
+        found.savings.append(replace(one, labels=db_labels(db)))
+
+
+def db_price(db: DbInstance, catalog: Catalog) -> savings.Priced:
+    """An RDS instance's storage configuration → its monthly cost, Multi-AZ twice: every IOPS
+    of io1 and io2 is provisioned beyond what the storage includes."""
+
+    def price(config: Mapping[str, Any]) -> float | None:
+        return catalog.db_storage_monthly(
+            str(config["storage_type"]),
+            db.engine,
+            db.region,
+            db.multi_az,
+            int(config["allocated_gib"]),
+            extra_iops=float(config.get("iops") or 0),
+        )
+
+    return price
+
+
+def db_labels(db: DbInstance) -> dict[str, str]:
+    """Where an RDS instance is, as a person finds it: region, account."""
+    labels = {"region": db.region}
+    if db.account_id:
+        labels["account_id"] = db.account_id
+    if db.account_name:
+        labels["account_name"] = db.account_name
+    return labels
 
 
 def offered(

@@ -221,3 +221,96 @@ def test_once_with_savings_writes_them_in_the_price_lists_currency(
     config.write_text(f"prices: {priced}\npricing_api: false\n")
     assert main(["once", "--savings", "--region", "us-east-1", "--config", str(config)]) == 0
     assert f"  {volume}  saves EUR 1,066.00 a month" in capsys.readouterr().out
+
+
+def _rds_io1(busiest: float, recent: float | None = None) -> str:
+    """A MySQL instance on io1 400 GiB at 20,000 IOPS, in the apply scope: 300 IOPS of 16 KiB
+    reads once an hour for 63 days, one minute at `busiest` 30 days ago, and at `recent` two
+    days ago where given, as AWS/RDS publishes them (rates)."""
+    import boto3
+
+    boto3.client("rds", region_name="us-east-1").create_db_instance(
+        DBInstanceIdentifier="orders",
+        Engine="mysql",
+        DBInstanceClass="db.m5.large",
+        AllocatedStorage=400,
+        StorageType="io1",
+        Iops=20_000,
+        MasterUsername="admin",
+        MasterUserPassword="password123",
+        Tags=[{"Key": "ebs-analyzer/apply", "Value": "allowed"}],
+    )
+    reads = [(NOW - timedelta(hours=h), 300.0) for h in range(63 * 24, 0, -1)]
+    reads.append(((NOW - timedelta(days=30)).replace(minute=(NOW.minute + 30) % 60), busiest))
+    if recent is not None:
+        reads.append(((NOW - timedelta(days=2)).replace(minute=(NOW.minute + 30) % 60), recent))
+    reads.sort()
+    Account().put(
+        {
+            ("orders", "ReadIOPS"): reads,
+            ("orders", "WriteIOPS"): [(t, 0.0) for t, _ in reads],
+            ("orders", "ReadThroughput"): [(t, v * 16_384) for t, v in reads],
+            ("orders", "WriteThroughput"): [(t, 0.0) for t, _ in reads],
+        }
+    )
+    return "orders"
+
+
+def _rds_prices(tmp_path) -> list[str]:
+    """A price file with RDS's io1 storage (us-east-1, Single-AZ): $0.125 a GB-month and
+    $0.10 an IOPS-month."""
+    priced = tmp_path / "prices.yaml"
+    priced.write_text("rds_storage:\n  io1:\n    per_gib: 0.125\n    per_iops: 0.10\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"prices: {priced}\npricing_api: false\n")
+    return ["--config", str(config)]
+
+
+def test_an_rds_instance_provisioned_far_above_its_busiest_minute_is_offered_the_need(
+    aws: None, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    db = _rds_io1(3_000.0)
+    args = ["savings", "--format", "json", "--region", "us-east-1", *_rds_prices(tmp_path)]
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    [row] = [r for r in found["savings"] if r["resource_id"] == db]
+    assert row["resource_type"] == "db_instance" and row["kind"] == "iops_above_need"
+    assert row["fix_id"] == "orders:iops=3600" and row["target"]["iops"] == 3_600
+    assert row["monthly_saving"] == pytest.approx((20_000 - 3_600) * 0.10, abs=0.01)
+    assert row["peak"]["iops"]["value"] == pytest.approx(3_000)
+
+
+def test_an_rds_instance_without_its_iops_price_is_named_not_weighed(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _rds_io1(3_000.0)
+    assert main(["savings", "--format", "json", "--region", "us-east-1"]) == 0
+    out = capsys.readouterr()
+    assert [r for r in json.loads(out.out)["savings"] if r["resource_id"] == "orders"] == []
+    assert "1 RDS instance(s) with provisioned IOPS not weighed" in out.err
+    assert "orders" in out.err
+
+
+def _rds_iops() -> int:
+    import boto3
+
+    rds = boto3.client("rds", region_name="us-east-1")
+    return int(rds.describe_db_instances(DBInstanceIdentifier="orders")["DBInstances"][0]["Iops"])
+
+
+def test_apply_of_an_rds_cut_goes_ahead_where_its_fortnight_proves_it(
+    aws: None, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    _rds_io1(3_000.0)
+    assert main([*_apply("orders:iops=3600"), *_rds_prices(tmp_path)]) == 0, capsys.readouterr().err
+    assert _rds_iops() == 3_600
+
+
+def test_apply_of_an_rds_cut_whose_fortnight_got_busier_is_refused_unchanged(
+    aws: None, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    _rds_io1(3_000.0, recent=5_000.0)
+    assert main([*_apply("orders:iops=3600"), *_rds_prices(tmp_path)]) == 3
+    err = capsys.readouterr().err
+    assert "5,000 IOPS" in err
+    assert _rds_iops() == 20_000
