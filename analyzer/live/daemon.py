@@ -270,6 +270,7 @@ class Daemon:
                 now,
                 self.settings.interval,
                 reading=self._cycles > 1,  # not beside the first cycle's backfill
+                offers=analyzer.offers,
             )
         except Exception as exc:  # savings are never a reason for a cycle to fail
             log.error("savings.failed", error=str(exc) or type(exc).__name__, exc_info=exc)

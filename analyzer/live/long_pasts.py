@@ -33,21 +33,24 @@ import structlog
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer.analyze import savings
+from analyzer.analyze.catalog import NO_OFFERS, Catalog, Offers
 from analyzer.analyze.prices import PriceList
 from analyzer.analyze.savings import Saving
 from analyzer.collect import peaks
 from analyzer.collect.boundaries import MetricData
 from analyzer.errors import AnalyzerError
-from analyzer.live.fleet_savings import offered
+from analyzer.live.fleet_savings import db_labels, db_price, offered
 from analyzer.model.demand import Demand, LongPast
-from analyzer.model.resources import InstanceType, Inventory, Volume
+from analyzer.model.resources import DbInstance, InstanceType, Inventory, Volume
 from analyzer.model.state import FetchStats
 from analyzer.settings import Settings
 
 log = structlog.get_logger(__name__)
 
 Key = tuple[str, str]
-"""(scope, volume id)."""
+"""(scope, volume id or RDS instance id)."""
+Weighed = Volume | DbInstance
+"""What a long past is read of: a volume, or an RDS instance's storage."""
 
 DAY_S = 86_400.0
 PERIODS = tuple(period for period, _ in peaks.STRETCHES)
@@ -86,8 +89,12 @@ class Kept:
             )
 
 
-def _shape(volume: Volume, instance_type: InstanceType | None) -> tuple[Any, ...]:
-    """What a volume's saving depends on besides its past: weighed again when it changes."""
+def _shape(resource: Weighed, instance_type: InstanceType | None) -> tuple[Any, ...]:
+    """What a saving depends on besides its past: weighed again when it changes."""
+    if isinstance(resource, DbInstance):
+        db = resource
+        return (db.storage_type, db.allocated_gib, db.iops, db.state, db.multi_az, db.engine)
+    volume = resource
     return (
         volume.volume_type,
         volume.size_gib,
@@ -101,9 +108,12 @@ def _shape(volume: Volume, instance_type: InstanceType | None) -> tuple[Any, ...
     )
 
 
-def _since(volume: Volume) -> datetime | None:
-    """The start of the volume's latest modification that did not fail."""
-    return max((m.started for m in volume.modifications if m.state != "failed"), default=None)
+def _since(resource: Weighed) -> datetime | None:
+    """The start of a volume's latest modification that did not fail; None for an RDS
+    instance, whose storage's modifications DescribeDBInstances does not date."""
+    if isinstance(resource, DbInstance):
+        return None
+    return max((m.started for m in resource.modifications if m.state != "failed"), default=None)
 
 
 def in_force(kept: Mapping[int, Kept], since: datetime | None) -> dict[int, Kept]:
@@ -144,6 +154,8 @@ class LongPasts:
     reads cost nothing and whose days pass in minutes."""
     _encoded: str | None = field(default=None, repr=False)
     _fragments: dict[Key, str] = field(default_factory=dict, repr=False)
+    _dbs: set[Key] = field(default_factory=set, repr=False)
+    """The RDS instances weighed at the last step: io1 or io2, and priced."""
     """Each volume's entry of `encoded`, as JSON: worked out again only when it changes."""
 
     # --- what is shown ---------------------------------------------------------------------
@@ -154,12 +166,18 @@ class LongPasts:
         return sorted(found, key=lambda s: (-s.monthly_saving, s.resource_id))
 
     def counts(self, inventories: Mapping[str, Inventory]) -> dict[str, int]:
-        """Volumes `weighed` (read whole), `reading` (a stretch or more to go) and `unread`
-        (the last read failed)."""
+        """Volumes (and RDS instances with provisioned IOPS, priced) `weighed` (read whole),
+        `reading` (a stretch or more to go) and `unread` (the last read failed)."""
         out = {"weighed": 0, "reading": 0, "unread": 0}
         for where, inventory in inventories.items():
-            for volume in inventory.volumes:
-                key = (where, volume.volume_id)
+            ids = [v.volume_id for v in inventory.volumes]
+            ids += [
+                db.db_instance_id
+                for db in inventory.db_instances
+                if (where, db.db_instance_id) in self._dbs
+            ]
+            for rid in ids:
+                key = (where, rid)
                 state = (
                     "unread"
                     if key in self.failed
@@ -182,13 +200,16 @@ class LongPasts:
         now: datetime,
         interval_s: float,
         reading: bool = True,
+        offers: Offers = NO_OFFERS,
     ) -> FetchStats:
         """Read the stretches due, a cycle's share of the day's (none where not `reading`:
         a backfill's cycle), and weigh what changed.
         `metrics_of(scope)`: where a scope's metrics are read. What the reads cost, in the
         stats returned; a read that fails is logged, and that volume read a day later."""
         stats = FetchStats()
-        volumes = dict(self._volumes(inventories))
+        catalog = Catalog(price_list, offers)
+        volumes = dict(self._resources(inventories, catalog))
+        self._dbs = {k for k, (r, _) in volumes.items() if isinstance(r, DbInstance)}
         self._forget(inventories, volumes)
         due = sorted(
             (newest, key) for key in volumes if (newest := self._newest_read(key, now)) is not None
@@ -208,19 +229,30 @@ class LongPasts:
         # Weighed where changed, for as long again at most: after a restart, every volume.
         started = time.monotonic()
         for key, (volume, instance_type) in volumes.items():
-            weighed = self._weigh(key, volume, instance_type, settings, price_list, floor, now)
+            weighed = self._weigh(key, volume, instance_type, settings, catalog, floor, now)
             if weighed and time.monotonic() - started > self.budget_s:
                 break
         return stats
 
     @staticmethod
-    def _volumes(
-        inventories: Mapping[str, Inventory],
-    ) -> Iterator[tuple[Key, tuple[Volume, InstanceType | None]]]:
+    def _resources(
+        inventories: Mapping[str, Inventory], catalog: Catalog
+    ) -> Iterator[tuple[Key, tuple[Weighed, InstanceType | None]]]:
+        """Every volume, with its instance's type; every RDS instance on io1 or io2 whose
+        storage is priced (`fleet_savings.db_price`)."""
         for where, inventory in inventories.items():
             types = {i.instance_id: i.type_info for i in inventory.instances}
             for volume in inventory.volumes:
                 yield (where, volume.volume_id), (volume, types.get(volume.attached_to or ""))
+            for db in inventory.db_instances:
+                if db.storage_type in ("io1", "io2") and db.iops:
+                    probe = {
+                        "storage_type": db.storage_type,
+                        "allocated_gib": db.allocated_gib,
+                        "iops": 1,
+                    }
+                    if db_price(db, catalog)(probe) is not None:
+                        yield (where, db.db_instance_id), (db, None)
 
     def _forget(self, inventories: Mapping[str, Inventory], volumes: Mapping[Key, object]) -> None:
         """Let go of the volumes gone from a scope described now (a scope not described now
@@ -243,7 +275,7 @@ class LongPasts:
         return newest.timestamp() if newest is not None else 0.0
 
     def _whole_at(
-        self, key: Key, volume: Volume, instance_type: InstanceType | None, now: datetime
+        self, key: Key, volume: Weighed, instance_type: InstanceType | None, now: datetime
     ) -> bool:
         """Whether every stretch wanted of the volume was read at `now`."""
         kept = in_force(self.kept.get(key, {}), _since(volume))
@@ -260,7 +292,7 @@ class LongPasts:
     def _read(
         self,
         key: Key,
-        volume: Volume,
+        volume: Weighed,
         instance_type: InstanceType | None,
         metrics_: MetricData,
         settings: Settings,
@@ -282,12 +314,16 @@ class LongPasts:
         self._fragments.pop(key, None)
         if read is None:
             self.failed[key] = now
-            log.info("savings.unread", resource_id=volume.volume_id, period_s=period, error=why)
+            log.info("savings.unread", resource_id=key[1], period_s=period, error=why)
             return False
         self.failed.pop(key, None)
         stretches = (read.demand,) if read.demand is not None else ()
         past = LongPast(now, stretches, peaks.first(stretches), peaks.last_active(stretches))
-        summary = savings.summarized(volume, instance_type, past)
+        summary = (
+            savings.summarized_db(volume, past)
+            if isinstance(volume, DbInstance)
+            else savings.summarized(volume, instance_type, past)
+        )
         kept[period] = Kept(
             period,
             now,
@@ -307,10 +343,10 @@ class LongPasts:
     def _weigh(
         self,
         key: Key,
-        volume: Volume,
+        volume: Weighed,
         instance_type: InstanceType | None,
         settings: Settings,
-        price_list: PriceList,
+        catalog: Catalog,
         floor: float,
         now: datetime,
     ) -> bool:
@@ -332,7 +368,13 @@ class LongPasts:
             return False
         # Only the stretches wanted now: coarse ones read on Nitro say nothing off it.
         past = combined(kept[p] for p in periods)
-        one = offered(volume, past, settings, price_list, floor, now)
+        if isinstance(volume, DbInstance):
+            cut = savings.weigh_db(
+                volume, past, db_price(volume, catalog), settings.savings_headroom, floor
+            )
+            one = replace(cut, labels=db_labels(volume)) if cut is not None else None
+        else:
+            one = offered(volume, past, settings, catalog.prices, floor, now)
         self.weighed[key] = (shape, replace(one, alternative=None) if one is not None else None)
         return True
 

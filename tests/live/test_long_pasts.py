@@ -238,3 +238,39 @@ def test_a_failed_read_is_remembered_across_a_restart() -> None:
     step(again, metrics, T0 + timedelta(hours=2))
     assert len(metrics.asked) == 4  # not read again within the day
     assert again.counts(inventory())["unread"] == 1
+
+
+def rds_busy(query: MetricQuery, at: datetime) -> float | None:
+    """An RDS instance's rates: 1,000 read IOPS of 16 KiB, and 3,000 in a minute 20 days ago
+    (in the coarse stretches only)."""
+    if query.stat == "SampleCount":
+        return query.period_s / 60
+    rate = {"ReadIOPS": 1_000.0, "ReadThroughput": 1_000.0 * 16_384}.get(query.metric, 0.0)
+    busiest = T0 - timedelta(days=20)
+    if query.period_s > 60 and busiest - timedelta(seconds=query.period_s) < at <= busiest:
+        rate *= 3
+    return rate
+
+
+def test_an_rds_instances_provisioned_iops_are_weighed_a_stretch_a_day_where_priced() -> None:
+    from analyzer.analyze.prices import VolumePrice
+    from analyzer.model.resources import DbInstance
+
+    db = DbInstance("orders", "us-east-1", "mysql", "db.m5.large", "io1", 400, "available", 20_000)
+    fleet = {"us-east-1": Inventory("us-east-1", (), (), (db,))}
+    priced = PRICES.model_copy(
+        update={"rds_storage": {"io1": VolumePrice(per_gib=0.125, per_iops=0.10)}}
+    )
+    kept, metrics = LongPasts(), Counting(rds_busy)
+    for day in range(3):
+        now = T0 + timedelta(days=day, minutes=3)
+        kept.step(fleet, lambda _: metrics, SETTINGS, priced, FLOOR, now, 60)
+    assert [window for _, _, window in metrics.asked] == [60] * 4 + [300] * 5 + [3_600] * 5
+    [cut] = kept.savings()
+    assert cut.resource_id == "orders" and cut.fix_id == "orders:iops=3600"
+    assert cut.monthly_saving == pytest.approx((20_000 - 3_600) * 0.10, abs=0.01)
+    assert kept.counts(fleet) == {"weighed": 1, "reading": 0, "unread": 0}
+    # Its IOPS unpriced: not read at all, and not counted.
+    unpriced, untouched = LongPasts(), Counting(rds_busy)
+    unpriced.step(fleet, lambda _: untouched, SETTINGS, PRICES, FLOOR, T0, 60)
+    assert untouched.asked == [] and unpriced.counts(fleet)["reading"] == 0
