@@ -372,11 +372,11 @@ def cut_db(
     headroom: float = DEFAULT_HEADROOM,
     min_headroom: float = 1.0,
 ) -> Saving | None:
-    """An RDS instance's io1 or io2 storage provisioned above its need: the same type and size
-    at the IOPS its past's peak needs, within what RDS provisions at that size
-    (`rds_storage.provisioned_range`), replayed through RDS's storage model and raised where
-    its own limits count more; where it costs less. None otherwise. Only the IOPS are cut: a
-    change of storage type on RDS moves data, and gp3's included IOPS depend on the size."""
+    """An RDS instance's storage provisioned above its need (io1 and io2; gp3 where RDS lets
+    performance be provisioned above what it includes): the same type and size at what its
+    past's peaks need, within what RDS provisions at that size (`rds_storage`), replayed
+    through RDS's storage model and raised where its own limits count more; where it costs
+    less. None otherwise. The type is kept: a change of storage type on RDS copies the data."""
     return weigh_db(db, summarized_db(db, past), price, headroom, min_headroom)
 
 
@@ -397,28 +397,24 @@ def weigh_db(
     min_headroom: float = 1.0,
 ) -> Saving | None:
     """`cut_db` on a `summarized_db` past."""
-    if db.storage_type not in ("io1", "io2") or not db.iops or db.state != "available":
+    today = _db_today(db)
+    if today is None or db.state != "available":
         return None
-    today: dict[str, Any] = {
-        "storage_type": db.storage_type,
-        "allocated_gib": db.allocated_gib,
-        "iops": db.iops,
-    }
     today_cost = price(today)
-    if today_cost is None:
-        return None
-    if summary.days < LEAST_DAYS or not summary.stretches:
+    if today_cost is None or summary.days < LEAST_DAYS or not summary.stretches:
         return None
     found = peaks(summary)
     if "iops" not in found:
         return None
     scale = max(headroom, min_headroom)
-    low, high = rds_storage.provisioned_range(db)
-    iops = max(low, _ceil(need(found["iops"].value, headroom, min_headroom)))
+    iops_need = need(found["iops"].value, headroom, min_headroom)
+    bps_need = need(found["throughput"].value, headroom, min_headroom)
     for _ in range(BUMPS):
-        if iops > high or iops >= db.iops:
+        target = _db_target(db, today, iops_need, bps_need / MIB)
+        if target is None or all(
+            target[k] >= today[k] for k in ("iops", "throughput_mibps") if k in today
+        ):
             return None
-        target = {**today, "iops": iops}
         change = Change(ResourceType.DB_INSTANCE, db.db_instance_id, today, target)
         option = option_limits(change, db)
         if option is None or option.bursts:
@@ -432,20 +428,25 @@ def weigh_db(
         )
         bps = max(float(s.bps.max()) for s in summary.stretches) * scale
         more = counted
-        if bps > option.throughput_bps > 0:
-            more = max(more, iops * bps / option.throughput_bps)
-        if _ceil(more) <= iops:
+        if bps > option.throughput_bps > 0 and db.storage_type != "gp3":
+            more = max(more, float(target["iops"]) * bps / option.throughput_bps)
+        if _ceil(more) <= int(target["iops"]) and bps <= option.throughput_bps:
             return None
-        iops = _ceil(more)
+        iops_need, bps_need = max(iops_need, more), max(bps_need, bps)
     else:
         return None
     cost = price(target)
     if cost is None or cost >= today_cost - 0.005:
         return None
+    kind = "iops_above_need"
+    if "throughput_mibps" in today:
+        iops_only = price({**today, "iops": target["iops"]})
+        by_iops = today_cost - iops_only if iops_only is not None else 0.0
+        kind = "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
     return Saving(
         ResourceType.DB_INSTANCE,
         db.db_instance_id,
-        "iops_above_need",
+        kind,
         today,
         target,
         fix_id(db.db_instance_id, today, target),
@@ -457,6 +458,41 @@ def weigh_db(
         {"iops": option.iops, "throughput": option.throughput_bps},
         scale,
     )
+
+
+def _db_today(db: DbInstance) -> dict[str, Any] | None:
+    """An RDS instance's storage by the fields a fix sets, where performance is provisioned on
+    it: io1 and io2, and gp3 where RDS lets performance be provisioned above what it includes
+    (the striped sizes, and SQL Server); None otherwise."""
+    base: dict[str, Any] = {"storage_type": db.storage_type, "allocated_gib": db.allocated_gib}
+    if db.storage_type in ("io1", "io2") and db.iops:
+        return {**base, "iops": db.iops}
+    if db.storage_type == "gp3" and rds_storage.gp3_provisioned(db):
+        iops, mibps = rds_storage.gp3_included(db)
+        return {
+            **base,
+            "iops": max(db.iops or 0, iops),
+            "throughput_mibps": max(db.throughput_mibps or 0, mibps),
+        }
+    return None
+
+
+def _db_target(
+    db: DbInstance, today: Mapping[str, Any], iops_need: float, mibps_need: float
+) -> dict[str, Any] | None:
+    """The least RDS provisions on this storage at the need; None where it provisions no
+    such thing."""
+    if db.storage_type in ("io1", "io2"):
+        low, high = rds_storage.provisioned_range(db)
+        iops = max(low, _ceil(iops_need))
+        return {**today, "iops": iops} if iops <= high else None
+    included_iops, included_mibps = rds_storage.gp3_included(db)
+    most = rds_storage.gp3_ceiling(db)
+    mibps = max(included_mibps, _ceil(mibps_need))
+    iops = max(included_iops, _ceil(iops_need), _ceil(mibps / limits.GP3_MIBPS_PER_IOPS))
+    if iops > most.iops or mibps > most.throughput_mibps:
+        return None
+    return {**today, "iops": iops, "throughput_mibps": mibps}
 
 
 def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None) -> LongPast:

@@ -23,6 +23,7 @@ from analyzer.collect import peaks
 from analyzer.collect.boundaries import MetricData
 from analyzer.errors import AnalyzerError
 from analyzer.live.cycle import Analyzer
+from analyzer.model import rds_storage
 from analyzer.model.demand import LongPast
 from analyzer.model.kubernetes import own_name
 from analyzer.model.resources import DbInstance, InstanceType, Inventory, ResourceType, Volume
@@ -134,18 +135,36 @@ def _weigh_db(
         found.savings.append(replace(one, labels=db_labels(db)))
 
 
+def provisioned(db: DbInstance) -> bool:
+    """Whether an RDS instance's storage has performance provisioned that a cut could lower:
+    io1 and io2, and gp3 where RDS provisions it above what it includes."""
+    if db.storage_type in ("io1", "io2"):
+        return bool(db.iops)
+    return db.storage_type == "gp3" and rds_storage.gp3_provisioned(db)
+
+
+def priced(db: DbInstance, price: savings.Priced) -> bool:
+    """Whether the price list prices what the storage provisions: RDS bills IOPS and
+    throughput by the month, which the Price List lookup does not read."""
+    probe = {"storage_type": db.storage_type, "allocated_gib": db.allocated_gib, "iops": 1e6}
+    return price({**probe, "throughput_mibps": 1e5}) is not None
+
+
 def db_price(db: DbInstance, catalog: Catalog) -> savings.Priced:
     """An RDS instance's storage configuration → its monthly cost, Multi-AZ twice: every IOPS
-    of io1 and io2 is provisioned beyond what the storage includes."""
+    of io1 and io2 is provisioned beyond what the storage includes, and gp3's beyond what it
+    includes at the size (`rds_storage.gp3_included`)."""
 
     def price(config: Mapping[str, Any]) -> float | None:
+        kind, size = str(config["storage_type"]), int(config["allocated_gib"])
+        iops, mibps = float(config.get("iops") or 0), float(config.get("throughput_mibps") or 0)
+        if kind == "gp3":
+            included_iops, included_mibps = rds_storage.gp3_included(
+                replace(db, allocated_gib=size)
+            )
+            iops, mibps = max(iops - included_iops, 0.0), max(mibps - included_mibps, 0.0)
         return catalog.db_storage_monthly(
-            str(config["storage_type"]),
-            db.engine,
-            db.region,
-            db.multi_az,
-            int(config["allocated_gib"]),
-            extra_iops=float(config.get("iops") or 0),
+            kind, db.engine, db.region, db.multi_az, size, extra_iops=iops, extra_mibps=mibps
         )
 
     return price

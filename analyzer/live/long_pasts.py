@@ -39,7 +39,7 @@ from analyzer.analyze.savings import Saving
 from analyzer.collect import peaks
 from analyzer.collect.boundaries import MetricData
 from analyzer.errors import AnalyzerError
-from analyzer.live.fleet_savings import db_labels, db_price, offered
+from analyzer.live.fleet_savings import db_labels, db_price, offered, priced, provisioned
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.resources import DbInstance, InstanceType, Inventory, Volume
 from analyzer.model.state import FetchStats
@@ -238,21 +238,15 @@ class LongPasts:
     def _resources(
         inventories: Mapping[str, Inventory], catalog: Catalog
     ) -> Iterator[tuple[Key, tuple[Weighed, InstanceType | None]]]:
-        """Every volume, with its instance's type; every RDS instance on io1 or io2 whose
-        storage is priced (`fleet_savings.db_price`)."""
+        """Every volume, with its instance's type; every RDS instance whose storage has
+        performance provisioned, and priced (`fleet_savings.provisioned`, `priced`)."""
         for where, inventory in inventories.items():
             types = {i.instance_id: i.type_info for i in inventory.instances}
             for volume in inventory.volumes:
                 yield (where, volume.volume_id), (volume, types.get(volume.attached_to or ""))
             for db in inventory.db_instances:
-                if db.storage_type in ("io1", "io2") and db.iops:
-                    probe = {
-                        "storage_type": db.storage_type,
-                        "allocated_gib": db.allocated_gib,
-                        "iops": 1,
-                    }
-                    if db_price(db, catalog)(probe) is not None:
-                        yield (where, db.db_instance_id), (db, None)
+                if provisioned(db) and priced(db, db_price(db, catalog)):
+                    yield (where, db.db_instance_id), (db, None)
 
     def _forget(self, inventories: Mapping[str, Inventory], volumes: Mapping[Key, object]) -> None:
         """Let go of the volumes gone from a scope described now (a scope not described now

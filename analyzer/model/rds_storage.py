@@ -75,6 +75,24 @@ def provisioned_range(db: DbInstance) -> tuple[int, int]:
     return low, high
 
 
+def gp3_included(db: DbInstance) -> tuple[int, int]:
+    """What gp3 includes on this instance: 3,000 IOPS and 125 MiB/s a volume, four volumes on
+    the striped sizes (`_gp3`)."""
+    stripes = rds_stripes(db.engine, db.allocated_gib)
+    return 3_000 * stripes, 125 * stripes
+
+
+def gp3_provisioned(db: DbInstance) -> bool:
+    """Whether RDS lets gp3 performance be provisioned above what it includes: on the striped
+    sizes, and on SQL Server."""
+    return family(db.engine) == "sqlserver" or rds_stripes(db.engine, db.allocated_gib) > 1
+
+
+def gp3_ceiling(db: DbInstance) -> Ceiling:
+    """The most gp3 provisions on this engine."""
+    return GP3_SQLSERVER if family(db.engine) == "sqlserver" else GP3_STRIPED
+
+
 def family(engine: str) -> str:
     """mysql, mariadb, postgres, oracle, sqlserver or db2: RDS's tables go by engine family."""
     for name in ("oracle", "sqlserver", "db2"):
@@ -139,7 +157,7 @@ def _gp3(db: DbInstance, stripes: int) -> Envelope:
     included_iops, included_mibps = 3_000 * stripes, 125 * stripes
     iops = float(max(db.iops or 0, included_iops))
     throughput = float(max(db.throughput_mibps or 0, included_mibps)) * MIB
-    ceiling = GP3_SQLSERVER if family(db.engine) == "sqlserver" else GP3_STRIPED
+    ceiling = gp3_ceiling(db)
     return _within(Envelope(iops, throughput, iops, throughput), ceiling)
 
 

@@ -374,3 +374,34 @@ def test_rds_storage_unpriced_or_under_a_fortnight_or_not_provisioned_offers_not
     assert savings.cut_db(rds(kind="gp2", iops=0), SIXTY_THREE, rds_price) is None
     # Its need is what it has: no cut.
     assert savings.cut_db(rds(iops=3_600), SIXTY_THREE, rds_price) is None
+
+
+def rds_gp3_price(config) -> float:
+    """RDS gp3 as a price file gives it (striped sizes of MySQL: 12,000 IOPS and 500 MiB/s
+    included): $0.115 a GB-month, $0.02 an IOPS-month and $0.08 a MiB/s-month above them."""
+    return round(
+        0.115 * config["allocated_gib"]
+        + 0.02 * max(config["iops"] - 12_000, 0)
+        + 0.08 * max(config["throughput_mibps"] - 500, 0),
+        2,
+    )
+
+
+def test_rds_gp3_provisioned_above_its_need_is_cut_to_what_it_includes() -> None:
+    from dataclasses import replace as with_
+
+    db = with_(rds(size=1_000, iops=40_000, kind="gp3"), throughput_mibps=2_000)
+    found = savings.cut_db(db, SIXTY_THREE, rds_gp3_price, 1.2, 1.054)
+    assert found is not None and found.target is not None
+    assert (found.target["iops"], found.target["throughput_mibps"]) == (12_000, 500)
+    assert found.kind == "iops_above_need"
+    assert found.monthly_saving == pytest.approx(28_000 * 0.02 + 1_500 * 0.08, abs=0.01)
+    assert found.fix_id == "orders:iops=12000,throughput=500"
+
+
+def test_rds_gp3_below_its_striping_offers_nothing_to_cut() -> None:
+    """Below 400 GiB (MySQL) RDS gp3 is 3,000 IOPS and 125 MiB/s, nothing provisioned."""
+    from dataclasses import replace as with_
+
+    small = with_(rds(size=200, iops=0, kind="gp3"), iops=None)
+    assert savings.cut_db(small, SIXTY_THREE, rds_gp3_price) is None
