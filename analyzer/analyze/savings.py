@@ -398,8 +398,8 @@ def weigh_db(
 ) -> Saving | None:
     """`cut_db` on a `summarized_db` past."""
     today = _db_today(db)
-    if today is None or db.state != "available":
-        return None
+    if today is None or not db.active or db.cluster is not None or db.additional_volumes:
+        return None  # stopped; the cluster's storage; I/O counted with other volumes
     today_cost = price(today)
     if today_cost is None or summary.days < LEAST_DAYS or not summary.stretches:
         return None

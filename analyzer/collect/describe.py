@@ -341,4 +341,5 @@ def parse_db_instance(
         ),
         dedicated_log_volume=bool(item.flag("DedicatedLogVolume")),
         pending=tuple(item.member("PendingModifiedValues").present()),
+        cluster=item.text("DBClusterIdentifier", None),
     )

@@ -109,15 +109,13 @@ def _weigh_db(
     now: datetime,
     found: Found,
 ) -> None:
-    """An RDS instance's provisioned IOPS weighed on its storage's longest past, where its
-    storage is io1 or io2 and priced: one unpriced is named, and not read."""
-    if db.storage_type not in ("io1", "io2") or not db.iops:
+    """An RDS instance's provisioned performance weighed on its storage's longest past, where
+    it has some a cut could lower (`provisioned`) and it is priced: one unpriced is named, and
+    not read."""
+    if not provisioned(db):
         return
     price = db_price(db, catalog)
-    if (
-        price({"storage_type": db.storage_type, "allocated_gib": db.allocated_gib, "iops": 1})
-        is None
-    ):
+    if not priced(db, price):
         found.unpriced.append(db.db_instance_id)
         return
     found.volumes += 1
@@ -136,18 +134,26 @@ def _weigh_db(
 
 
 def provisioned(db: DbInstance) -> bool:
-    """Whether an RDS instance's storage has performance provisioned that a cut could lower:
-    io1 and io2, and gp3 where RDS provisions it above what it includes."""
+    """Whether an RDS instance's storage has performance provisioned that a cut of the
+    instance could lower: io1 and io2, and gp3 where RDS provisions it above what it
+    includes. Not a stopped instance (AWS/RDS publishes nothing while stopped), not a member
+    of a Multi-AZ DB cluster (its storage is the cluster's), not one with additional storage
+    volumes (AWS/RDS counts their I/O with the primary's, so no cut of one is proven)."""
+    if not db.active or db.cluster is not None or db.additional_volumes:
+        return False
     if db.storage_type in ("io1", "io2"):
         return bool(db.iops)
     return db.storage_type == "gp3" and rds_storage.gp3_provisioned(db)
 
 
 def priced(db: DbInstance, price: savings.Priced) -> bool:
-    """Whether the price list prices what the storage provisions: RDS bills IOPS and
-    throughput by the month, which the Price List lookup does not read."""
-    probe = {"storage_type": db.storage_type, "allocated_gib": db.allocated_gib, "iops": 1e6}
-    return price({**probe, "throughput_mibps": 1e5}) is not None
+    """Whether the price list prices what the storage provisions: more IOPS cost more. RDS
+    bills IOPS by the month, which the Price List lookup does not read, and a price entry
+    without an IOPS price would make them free."""
+    base: dict[str, Any] = {"storage_type": db.storage_type, "allocated_gib": db.allocated_gib}
+    low = price({**base, "iops": 100_000.0, "throughput_mibps": 4_000.0})
+    high = price({**base, "iops": 200_000.0, "throughput_mibps": 4_000.0})
+    return low is not None and high is not None and high > low
 
 
 def db_price(db: DbInstance, catalog: Catalog) -> savings.Priced:

@@ -93,7 +93,15 @@ def _shape(resource: Weighed, instance_type: InstanceType | None) -> tuple[Any, 
     """What a saving depends on besides its past: weighed again when it changes."""
     if isinstance(resource, DbInstance):
         db = resource
-        return (db.storage_type, db.allocated_gib, db.iops, db.state, db.multi_az, db.engine)
+        return (
+            db.storage_type,
+            db.allocated_gib,
+            db.iops,
+            db.throughput_mibps,
+            db.active,
+            db.multi_az,
+            db.engine,
+        )
     volume = resource
     return (
         volume.volume_type,

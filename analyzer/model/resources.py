@@ -407,6 +407,9 @@ class DbInstance:
     dedicated_log_volume: bool = False
     """A Dedicated Log Volume (DLV) holds the database's transaction logs, apart from its
     storage, with limits of its own."""
+    cluster: str | None = None
+    """The Multi-AZ DB cluster it is a member of: its storage is the cluster's, changed on the
+    cluster, not on the instance."""
     account_id: str = ""
     account_name: str = ""
 

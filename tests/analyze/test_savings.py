@@ -405,3 +405,19 @@ def test_rds_gp3_below_its_striping_offers_nothing_to_cut() -> None:
 
     small = with_(rds(size=200, iops=0, kind="gp3"), iops=None)
     assert savings.cut_db(small, SIXTY_THREE, rds_gp3_price) is None
+
+
+def test_rds_with_other_volumes_in_a_cluster_or_stopped_offers_nothing() -> None:
+    """AWS/RDS counts additional storage volumes' I/O with the primary's: no cut of one is
+    proven. A Multi-AZ DB cluster's storage is the cluster's. A stopped instance publishes
+    nothing. A backup window is none of these: the cut stands through it."""
+    from dataclasses import replace as with_
+
+    from analyzer.model.resources import StorageVolume
+
+    db = rds()
+    extra = StorageVolume("rdsdbdata2", "io2", 2_000, 40_000, None)
+    assert savings.cut_db(with_(db, additional_volumes=(extra,)), SIXTY_THREE, rds_price) is None
+    assert savings.cut_db(with_(db, cluster="orders-cluster"), SIXTY_THREE, rds_price) is None
+    assert savings.cut_db(with_(db, state="stopped"), SIXTY_THREE, rds_price) is None
+    assert savings.cut_db(with_(db, state="backing-up"), SIXTY_THREE, rds_price) is not None

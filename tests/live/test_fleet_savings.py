@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from analyzer import settings
-from analyzer.analyze import rules
+from analyzer.analyze import prices, rules
 from analyzer.collect.queries import MetricQuery
 from analyzer.collect.regions import Region
 from analyzer.collect.window import Window
@@ -74,3 +74,23 @@ def test_each_volume_is_weighed_the_failed_one_said_and_the_largest_first() -> N
     assert big.labels == {"region": "us-east-1"}
     # 14 metrics a volume read whole; the failed one stops at its first stretch's four.
     assert found.stats.metrics_requested == 14 * 2 + 4
+
+
+def test_an_rds_instance_whose_iops_price_is_missing_is_named_and_a_stopped_one_skipped() -> None:
+    """A price entry without an IOPS price (or whose io2 tiers the RDS prices do not read)
+    would make IOPS free: the instance is unpriced, said, not weighed. A stopped instance,
+    which AWS/RDS publishes nothing of, is neither read nor said unread."""
+    from analyzer.analyze.prices import VolumePrice
+    from analyzer.model.resources import DbInstance
+
+    io1 = DbInstance("orders", "us-east-1", "mysql", "db.m5.large", "io1", 400, "available", 20_000)
+    stopped = DbInstance("old", "us-east-1", "mysql", "db.m5.large", "io1", 400, "stopped", 20_000)
+    describer = FakeDescriber(found_volumes=[], found_instances=[], found_dbs=[io1, stopped])
+    config = settings.load({"region": ["us-east-1"]})
+    metrics = FakeMetricData(busy)
+    analyzer = Analyzer(config, rules.load(), connect=lambda r: Region(r, describer, metrics))
+    analyzer.price_list = prices.load().model_copy(
+        update={"rds_storage": {"io1": VolumePrice(per_gib=0.125)}}
+    )
+    found = fleet_savings.find(analyzer, T0)
+    assert found.unpriced == ["orders"] and found.unread == [] and metrics.windows == []
