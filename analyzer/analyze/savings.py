@@ -421,15 +421,10 @@ def weigh_db(
             return None
         if holds(summary, option, scale):
             break
-        # Large I/O counts as several, and io1 and io2 bring throughput with their IOPS.
-        counted = max(
-            float(counted_iops(option, s.iops * scale, s.bps * scale).max())
-            for s in summary.stretches
-        )
-        bps = max(float(s.bps.max()) for s in summary.stretches) * scale
+        counted, bps = _counted(option, summary, scale)
         more = counted
-        if bps > option.throughput_bps > 0 and db.storage_type != "gp3":
-            more = max(more, float(target["iops"]) * bps / option.throughput_bps)
+        if db.storage_type != "gp3":
+            more = _io_iops(counted, bps, option, float(target["iops"]))
         if _ceil(more) <= int(target["iops"]) and bps <= option.throughput_bps:
             return None
         iops_need, bps_need = max(iops_need, more), max(bps_need, bps)
@@ -440,9 +435,7 @@ def weigh_db(
         return None
     kind = "iops_above_need"
     if "throughput_mibps" in today:
-        iops_only = price({**today, "iops": target["iops"]})
-        by_iops = today_cost - iops_only if iops_only is not None else 0.0
-        kind = "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
+        kind = _above_need(today_cost, cost, price({**today, "iops": target["iops"]}))
     return Saving(
         ResourceType.DB_INSTANCE,
         db.db_instance_id,
@@ -562,10 +555,9 @@ def _priced(
             return None
     kind = name
     if name == "above_need":
-        # Named after the larger part of the saving: the IOPS alone cut, or the throughput.
-        iops_only = _monthly(prices, {**today, "iops": target.get("iops")})
-        by_iops = today_cost - iops_only if iops_only is not None else 0.0
-        kind = "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
+        kind = _above_need(
+            today_cost, cost, _monthly(prices, {**today, "iops": target.get("iops")})
+        )
     gives_up = None
     if name == "io2_to_gp3":
         was = str(today["volume_type"])
@@ -599,12 +591,7 @@ def _bumped(
     """The target raised to carry what its own limits count of the past's busiest period (an
     I/O above the unit counts as several; io1 and io2 bring throughput with their IOPS);
     None where nothing would change or AWS sells no more."""
-    iops_need = bps_need = 0.0
-    for lifted in past.stretches:
-        found = counted_iops(option, lifted.iops * scale, lifted.bps * scale)
-        if len(found):
-            iops_need = max(iops_need, float(found.max()))
-            bps_need = max(bps_need, float(lifted.bps.max()) * scale)
+    iops_need, bps_need = _counted(option, past, scale)
     raised = dict(target)
     kind = str(target["volume_type"])
     if kind == "gp3":
@@ -617,13 +604,38 @@ def _bumped(
             return None
         raised = bigger
     else:
-        more = iops_need
-        if bps_need > option.throughput_bps > 0:
-            more = max(more, float(target["iops"]) * bps_need / option.throughput_bps)
+        more = _io_iops(iops_need, bps_need, option, float(target["iops"]))
         raised["iops"] = max(int(target["iops"]), _ceil(more))
         if raised["iops"] > _io_ceiling(kind, int(target["size_gib"])):
             return None
     return raised if raised != target else None
+
+
+def _counted(option: Envelope, past: LongPast, scale: float) -> tuple[float, float]:
+    """What `option`'s limits count of the past's busiest period, its demand times `scale`:
+    the IOPS (an I/O above the unit counts as several) and the bytes a second."""
+    iops_need = bps_need = 0.0
+    for stretch in past.stretches:
+        found = counted_iops(option, stretch.iops * scale, stretch.bps * scale)
+        if len(found):
+            iops_need = max(iops_need, float(found.max()))
+            bps_need = max(bps_need, float(stretch.bps.max()) * scale)
+    return iops_need, bps_need
+
+
+def _io_iops(iops_need: float, bps_need: float, option: Envelope, iops: float) -> float:
+    """The IOPS io1 or io2 needs: `iops_need`, and enough that the throughput its IOPS bring
+    (`option`'s at `iops`) carries `bps_need`."""
+    if bps_need > option.throughput_bps > 0:
+        return max(iops_need, iops * bps_need / option.throughput_bps)
+    return iops_need
+
+
+def _above_need(today_cost: float, cost: float, iops_only: float | None) -> str:
+    """A cut of IOPS and throughput named after the larger part of its saving: the IOPS alone
+    cut (`iops_only`, what that costs), or the throughput."""
+    by_iops = today_cost - iops_only if iops_only is not None else 0.0
+    return "iops_above_need" if by_iops >= (today_cost - cost) / 2 else "throughput_above_need"
 
 
 def through_claim(saving: Saving, claim: Claim) -> Saving:
