@@ -78,26 +78,41 @@ def find(analyzer: Analyzer, now: datetime) -> Found:
     inventories = analyzer.refresh_inventory()
     for where, inventory in inventories.items():
         region = analyzer.scopes.at(where)
-        for volume, instance_type in _volumes(inventory):
-            found.volumes += 1
-            try:
-                past = peaks.read(region.metrics, volume, now, settings.settle_delay, found.stats)
-            except AnalyzerError as exc:
-                log.info("savings.unread", resource_id=volume.volume_id, error=str(exc))
-                found.reasons.append(str(exc))
-                past = None
+        for volume, instance_type in volumes(inventory):
+            past = _read(region.metrics, volume, volume.volume_id, settings, now, found)
             if past is None:
-                found.unread.append(volume.volume_id)
                 continue
             summary = savings.summarized(volume, instance_type, past)
             one = offered(volume, summary, settings, price_list, floor, now)
             if one is not None:
                 found.savings.append(one)
+        catalog = Catalog(price_list, analyzer.offers)
         for db in inventory.db_instances:
-            catalog = Catalog(price_list, analyzer.offers)
             _weigh_db(db, region.metrics, settings, catalog, floor, now, found)
     found.savings.sort(key=lambda s: (-s.monthly_saving, s.resource_id))
     return found
+
+
+def _read(
+    metrics: MetricData,
+    resource: Volume | DbInstance,
+    rid: str,
+    settings: Settings,
+    now: datetime,
+    found: Found,
+) -> LongPast | None:
+    """A resource's longest past, counted in `found`; None where the read failed, which
+    `found` names with AWS's reason."""
+    found.volumes += 1
+    try:
+        past = peaks.read(metrics, resource, now, settings.settle_delay, found.stats)
+    except AnalyzerError as exc:
+        log.info("savings.unread", resource_id=rid, error=str(exc))
+        found.reasons.append(str(exc))
+        past = None
+    if past is None:
+        found.unread.append(rid)
+    return past
 
 
 def _weigh_db(
@@ -118,15 +133,8 @@ def _weigh_db(
     if not priced(db, price):
         found.unpriced.append(db.db_instance_id)
         return
-    found.volumes += 1
-    try:
-        past = peaks.read(metrics, db, now, settings.settle_delay, found.stats)
-    except AnalyzerError as exc:
-        log.info("savings.unread", resource_id=db.db_instance_id, error=str(exc))
-        found.reasons.append(str(exc))
-        past = None
+    past = _read(metrics, db, db.db_instance_id, settings, now, found)
     if past is None:
-        found.unread.append(db.db_instance_id)
         return
     one = savings.cut_db(db, past, price, settings.savings_headroom, floor)
     if one is not None:
@@ -208,7 +216,9 @@ def offered(
     return replace(one, labels=labels(volume))
 
 
-def _volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None]]:
+def volumes(inventory: Inventory) -> Iterator[tuple[Volume, InstanceType | None]]:
+    """Each volume, with the type of the instance it is attached to (None: attached to none,
+    or the type unknown)."""
     types = {i.instance_id: i.type_info for i in inventory.instances}
     for volume in inventory.volumes:
         yield volume, types.get(volume.attached_to or "")

@@ -39,7 +39,14 @@ from analyzer.analyze.savings import Saving
 from analyzer.collect import peaks
 from analyzer.collect.boundaries import MetricData
 from analyzer.errors import AnalyzerError
-from analyzer.live.fleet_savings import db_labels, db_price, offered, priced, provisioned
+from analyzer.live.fleet_savings import (
+    db_labels,
+    db_price,
+    offered,
+    priced,
+    provisioned,
+    volumes,
+)
 from analyzer.model.demand import Demand, LongPast
 from analyzer.model.resources import DbInstance, InstanceType, Inventory, Volume
 from analyzer.model.state import FetchStats
@@ -216,18 +223,20 @@ class LongPasts:
         stats returned; a read that fails is logged, and that volume read a day later."""
         stats = FetchStats()
         catalog = Catalog(price_list, offers)
-        volumes = dict(self._resources(inventories, catalog))
-        self._dbs = {k for k, (r, _) in volumes.items() if isinstance(r, DbInstance)}
-        self._forget(inventories, volumes)
+        resources = dict(self._resources(inventories, catalog))
+        self._dbs = {k for k, (r, _) in resources.items() if isinstance(r, DbInstance)}
+        self._forget(inventories, resources)
         due = sorted(
-            (newest, key) for key in volumes if (newest := self._newest_read(key, now)) is not None
+            (newest, key)
+            for key in resources
+            if (newest := self._newest_read(key, now)) is not None
         )
-        share = math.ceil(SPREAD * len(volumes) * interval_s / DAY_S) if volumes else 0
+        share = math.ceil(SPREAD * len(resources) * interval_s / DAY_S) if resources else 0
         started = time.monotonic()
         for tried, (_, key) in enumerate(due[: max(share, 1)] if reading else ()):
             if tried and time.monotonic() - started > self.budget_s:
                 break
-            volume, instance_type = volumes[key]
+            volume, instance_type = resources[key]
             for _ in range(len(PERIODS) if self.at_once else 1):
                 read = self._read(
                     key, volume, instance_type, metrics_of(key[0]), settings, now, stats
@@ -236,7 +245,7 @@ class LongPasts:
                     break
         # Weighed where changed, for as long again at most: after a restart, every volume.
         started = time.monotonic()
-        for key, (volume, instance_type) in volumes.items():
+        for key, (volume, instance_type) in resources.items():
             weighed = self._weigh(key, volume, instance_type, settings, catalog, floor, now)
             if weighed and time.monotonic() - started > self.budget_s:
                 break
@@ -249,18 +258,19 @@ class LongPasts:
         """Every volume, with its instance's type; every RDS instance whose storage has
         performance provisioned, and priced (`fleet_savings.provisioned`, `priced`)."""
         for where, inventory in inventories.items():
-            types = {i.instance_id: i.type_info for i in inventory.instances}
-            for volume in inventory.volumes:
-                yield (where, volume.volume_id), (volume, types.get(volume.attached_to or ""))
+            for volume, instance_type in volumes(inventory):
+                yield (where, volume.volume_id), (volume, instance_type)
             for db in inventory.db_instances:
                 if provisioned(db) and priced(db, db_price(db, catalog)):
                     yield (where, db.db_instance_id), (db, None)
 
-    def _forget(self, inventories: Mapping[str, Inventory], volumes: Mapping[Key, object]) -> None:
-        """Let go of the volumes gone from a scope described now (a scope not described now
-        keeps its own)."""
+    def _forget(
+        self, inventories: Mapping[str, Inventory], resources: Mapping[Key, object]
+    ) -> None:
+        """Let go of the volumes and RDS instances gone from a scope described now (a scope
+        not described now keeps its own)."""
         for book in (self.kept, self.weighed, self.failed, self._fragments):
-            for key in [k for k in book if k[0] in inventories and k not in volumes]:
+            for key in [k for k in book if k[0] in inventories and k not in resources]:
                 del book[key]
                 self._encoded = None
 
