@@ -301,23 +301,28 @@ class Daemon:
         """The weekly savings digest, where alerts go to Slack (or the demo's console): the
         first once no more than one volume in ten is still being read, then a week after the
         last one posted. A failure is tried again an hour later, and never holds an alert nor
-        fails a cycle."""
-        shown = self.weighed()
+        fails a cycle. What is cheap to tell is told first: the savings are gathered (sorted,
+        the fleet's volumes counted) only in a cycle that may post."""
         if (
-            shown is None
+            self.long_pasts is None
             or self.settings.savings_digest != "weekly"
             # Slack, or the demo's console; not the log (no webhook, or a dry run).
             or self.dispatcher.channel.name not in ("slack", "console")
         ):
             return
-        found, counts = shown
-        if self.savings_digest_at is not None:
-            if (now - self.savings_digest_at).total_seconds() < DIGEST_EVERY_S:
-                return
-        elif counts["weighed"] == 0 or counts["reading"] > sum(counts.values()) / 10:
+        last = self.savings_digest_at
+        if last is not None and (now - last).total_seconds() < DIGEST_EVERY_S:
             return
         ticks = self._ticks()
         if self._digest_tried is not None and ticks - self._digest_tried < DIGEST_RETRY_S:
+            return
+        shown = self.weighed()
+        if shown is None:
+            return
+        found, counts = shown
+        if last is None and (
+            counts["weighed"] == 0 or counts["reading"] > sum(counts.values()) / 10
+        ):
             return
         self._digest_tried = ticks
         currency = self.analyzer.price_list.currency if self.analyzer.price_list else "USD"
