@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer.analyze.savings import Peak, Saving
+from analyzer.deliver.interactions import section
 from analyzer.deliver.text import APPLY
 from analyzer.model.units import MIB
 
@@ -189,5 +190,5 @@ def digest(
     text = "\n".join(lines)
     return {
         "text": text[:3000],
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}],
+        "blocks": [section(text)],
     }
