@@ -488,6 +488,12 @@ def _db_target(
     return {**today, "iops": iops, "throughput_mibps": mibps}
 
 
+def last_modified(volume: Volume) -> datetime | None:
+    """The start of the volume's latest modification that did not fail: the past its limits
+    today are in force over begins there."""
+    return max((m.started for m in volume.modifications if m.state != "failed"), default=None)
+
+
 def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None) -> LongPast:
     """The past the volume's limits today were in force over: from its last modification on
     (before it, a rate held at the old limits says nothing of what the new ones carry, and
@@ -497,9 +503,8 @@ def _in_force(past: LongPast, volume: Volume, instance_type: InstanceType | None
     stretches = past.stretches
     if instance_type is not None and instance_type.nitro is False:
         stretches = tuple(s for s in stretches if s.period_s <= 60)
-    changed = [m.started for m in volume.modifications if m.state != "failed"]
-    if changed:
-        since = max(changed)
+    since = last_modified(volume)
+    if since is not None:
         stretches = tuple(t for s in stretches if (t := _from(s, since)) is not None)
     if stretches == past.stretches:
         return past

@@ -126,9 +126,7 @@ def _shape(resource: Weighed, instance_type: InstanceType | None) -> tuple[Any, 
 def _since(resource: Weighed) -> datetime | None:
     """The start of a volume's latest modification that did not fail; None for an RDS
     instance, whose storage's modifications DescribeDBInstances does not date."""
-    if isinstance(resource, DbInstance):
-        return None
-    return max((m.started for m in resource.modifications if m.state != "failed"), default=None)
+    return None if isinstance(resource, DbInstance) else savings.last_modified(resource)
 
 
 def in_force(kept: Mapping[int, Kept], since: datetime | None) -> dict[int, Kept]:
